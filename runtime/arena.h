@@ -1,0 +1,30 @@
+// The activation arena: exactly plan.arena_bytes of device memory, addressed by offset. It is one
+// allocation unless the device's maxMemoryAllocationSize forces chunks (2 GiB on lavapipe); a
+// tensor must then lie inside one chunk, and slice() says so when it does not.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/buffer.h"
+
+namespace remat {
+
+class Arena {
+ public:
+  // chunk_bytes 0 means the device's maxMemoryAllocationSize.
+  Arena(Device& device, uint64_t bytes, uint64_t chunk_bytes = 0);
+
+  uint64_t size() const { return size_; }
+  uint64_t chunk_bytes() const { return chunk_bytes_; }
+  std::size_t chunk_count() const { return chunks_.size(); }
+  // The bytes [offset, offset + bytes) of the arena as a bindable slice.
+  BufferSlice slice(uint64_t offset, uint64_t bytes) const;
+
+ private:
+  uint64_t size_;
+  uint64_t chunk_bytes_;
+  std::vector<Buffer> chunks_;
+};
+
+}  // namespace remat

@@ -1,0 +1,117 @@
+#include "runtime/buffer.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "runtime/vulkan_error.h"
+
+namespace remat {
+
+Buffer::Buffer(Device& device, uint64_t bytes, MemoryCategory category, std::string name,
+               bool host_visible)
+    : device_(&device), size_(bytes), category_(category), name_(std::move(name)) {
+  if (bytes == 0) throw std::invalid_argument("buffer '" + name_ + "' has zero size");
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = bytes;
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+              VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkDevice dev = device.handle();
+  vk_check(vkCreateBuffer(dev, &bci, nullptr, &buffer_), "vkCreateBuffer", "creating " + name_);
+  VkMemoryRequirements req{};
+  vkGetBufferMemoryRequirements(dev, buffer_, &req);
+  const VkMemoryPropertyFlags required =
+      host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT : 0;
+  const VkMemoryPropertyFlags preferred =
+      host_visible ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  try {
+    const uint32_t type = device.memory_type(req.memoryTypeBits, required, preferred);
+    allocated_ = req.size;
+    memory_ = device.ledger().allocate(dev, req.size, type, category, name_);
+    vk_check(vkBindBufferMemory(dev, buffer_, memory_, 0), "vkBindBufferMemory", name_);
+    if (host_visible)
+      vk_check(vkMapMemory(dev, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory", name_);
+  } catch (...) {
+    device.ledger().free(dev, memory_, allocated_, category_);
+    vkDestroyBuffer(dev, buffer_, nullptr);
+    throw;
+  }
+}
+
+Buffer::Buffer(Buffer&& o) noexcept
+    : device_(o.device_), buffer_(o.buffer_), memory_(o.memory_), size_(o.size_),
+      allocated_(o.allocated_), category_(o.category_), name_(std::move(o.name_)), mapped_(o.mapped_) {
+  o.buffer_ = VK_NULL_HANDLE;
+  o.memory_ = VK_NULL_HANDLE;
+  o.mapped_ = nullptr;
+}
+
+Buffer::~Buffer() {
+  if (!buffer_) return;
+  VkDevice dev = device_->handle();
+  if (mapped_) vkUnmapMemory(dev, memory_);
+  vkDestroyBuffer(dev, buffer_, nullptr);
+  device_->ledger().free(dev, memory_, allocated_, category_);
+}
+
+BufferSlice Buffer::slice(uint64_t offset, uint64_t bytes) const {
+  if (offset > size_ || bytes > size_ - offset)
+    throw std::out_of_range("slice [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
+                            ") is outside buffer '" + name_ + "' of " + std::to_string(size_) +
+                            " bytes");
+  return {buffer_, offset, bytes};
+}
+
+namespace {
+void check_range(const Buffer& b, uint64_t offset, uint64_t bytes) { (void)b.slice(offset, bytes); }
+
+// Makes transfer writes visible to compute shaders and host reads of later submissions: barriers
+// cover every command earlier in submission order on the queue.
+void transfer_to_all_barrier(VkCommandBuffer cb) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT |
+                     VK_ACCESS_TRANSFER_READ_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
+                           VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+// Orders earlier compute writes before a transfer read.
+void compute_to_transfer_barrier(VkCommandBuffer cb) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+}  // namespace
+
+void upload(Device& device, const Buffer& dst, uint64_t offset, const void* data, uint64_t bytes) {
+  check_range(dst, offset, bytes);
+  if (bytes == 0) return;
+  Buffer staging(device, bytes, MemoryCategory::staging, "upload staging for " + dst.name(), true);
+  std::memcpy(staging.mapped(), data, bytes);
+  device.submit_and_wait([&](VkCommandBuffer cb) {
+    compute_to_transfer_barrier(cb);
+    VkBufferCopy region{0, offset, bytes};
+    vkCmdCopyBuffer(cb, staging.handle(), dst.handle(), 1, &region);
+    transfer_to_all_barrier(cb);
+  });
+}
+
+void download(Device& device, const Buffer& src, uint64_t offset, void* data, uint64_t bytes) {
+  check_range(src, offset, bytes);
+  if (bytes == 0) return;
+  Buffer staging(device, bytes, MemoryCategory::staging, "readback staging for " + src.name(), true);
+  device.submit_and_wait([&](VkCommandBuffer cb) {
+    compute_to_transfer_barrier(cb);
+    VkBufferCopy region{offset, 0, bytes};
+    vkCmdCopyBuffer(cb, src.handle(), staging.handle(), 1, &region);
+    transfer_to_all_barrier(cb);
+  });
+  std::memcpy(data, staging.mapped(), bytes);
+}
+
+}  // namespace remat

@@ -1,0 +1,141 @@
+#include "runtime/device.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "runtime/vulkan_error.h"
+
+namespace remat {
+
+std::unique_ptr<Device> Device::open(std::string_view selector, const InstanceOptions& options) {
+  std::unique_ptr<Device> d(new Device());
+  d->instance_ = Instance::create(options);
+  auto physicals = d->instance_->physical_devices();
+  auto snapshots = d->instance_->snapshots();
+  std::string chosen_by(selector);
+  if (chosen_by.empty())
+    if (const char* env = std::getenv("REMAT_DEVICE")) chosen_by = env;
+  std::string why;
+  auto index = choose_device(snapshots, chosen_by, &why);
+  if (!index) {
+    if (snapshots.empty())
+      why += ": install Mesa's software driver lavapipe (Debian package 'mesa-vulkan-drivers')";
+    else if (!chosen_by.empty())
+      why += " (set REMAT_DEVICE to an index or name from 'remat devices')";
+    throw VulkanError(why, VK_ERROR_INITIALIZATION_FAILED);
+  }
+  d->physical_ = physicals[*index];
+  d->info_ = snapshots[*index];
+  d->plan_ = plan_device(d->info_);
+  d->ledger_.set_device_name(d->info_.name);
+  vkGetPhysicalDeviceMemoryProperties(d->physical_, &d->memory_props_);
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = d->plan_.queue_family;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+
+  VkPhysicalDevice16BitStorageFeatures f16s{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  f16s.storageBuffer16BitAccess = d->plan_.enable_storage_buffer_16bit;
+  VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  f16.shaderFloat16 = d->plan_.enable_shader_float16;
+  VkPhysicalDeviceBufferDeviceAddressFeatures bda{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
+  bda.bufferDeviceAddress = d->plan_.enable_buffer_device_address;
+  VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  feats.pNext = &f16s;
+  void** tail = &f16s.pNext;
+  if (d->plan_.enable_shader_float16) { *tail = &f16; tail = &f16.pNext; }
+  if (d->plan_.enable_buffer_device_address) { *tail = &bda; tail = &bda.pNext; }
+
+  std::vector<const char*> exts;
+  for (const auto& e : d->plan_.extensions) exts.push_back(e.c_str());
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = &feats;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  dci.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+  dci.ppEnabledExtensionNames = exts.data();
+  vk_check(vkCreateDevice(d->physical_, &dci, nullptr, &d->device_), "vkCreateDevice",
+           "opening " + d->info_.name);
+  // remat drives one device per process; volk's global table points at it.
+  volkLoadDevice(d->device_);
+  vkGetDeviceQueue(d->device_, d->plan_.queue_family, 0, &d->queue_);
+
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = d->plan_.queue_family;
+  vk_check(vkCreateCommandPool(d->device_, &pci, nullptr, &d->pool_), "vkCreateCommandPool");
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  vk_check(vkCreateFence(d->device_, &fci, nullptr, &d->fence_), "vkCreateFence");
+  return d;
+}
+
+Device::~Device() {
+  if (device_) {
+    vkDeviceWaitIdle(device_);
+    if (fence_) vkDestroyFence(device_, fence_, nullptr);
+    if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
+    vkDestroyDevice(device_, nullptr);
+  }
+}
+
+uint32_t Device::memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
+                             VkMemoryPropertyFlags preferred) const {
+  for (int pass = 0; pass < 2; ++pass) {
+    const VkMemoryPropertyFlags want = pass == 0 ? required | preferred : required;
+    for (uint32_t i = 0; i < memory_props_.memoryTypeCount; ++i)
+      if ((type_bits & (1u << i)) && (memory_props_.memoryTypes[i].propertyFlags & want) == want)
+        return i;
+  }
+  throw VulkanError("no memory type with the required properties on " + info_.name,
+                    VK_ERROR_FEATURE_NOT_PRESENT);
+}
+
+void Device::submit_and_wait(const std::function<void(VkCommandBuffer)>& record) {
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  vk_check(vkAllocateCommandBuffers(device_, &ai, &cb), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  try {
+    vk_check(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+    record(cb);
+    vk_check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    submit_and_wait(cb);
+  } catch (...) {
+    vkFreeCommandBuffers(device_, pool_, 1, &cb);
+    throw;
+  }
+  vkFreeCommandBuffers(device_, pool_, 1, &cb);
+}
+
+void Device::submit_and_wait(VkCommandBuffer cb) {
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  vk_check(vkResetFences(device_, 1, &fence_), "vkResetFences");
+  vk_check(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit", "submitting work to " + info_.name);
+  // A bounded wait: a device that hangs is reported instead of hanging remat with it.
+  constexpr uint64_t kTimeoutNs = 600ull * 1000 * 1000 * 1000;
+  VkResult r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, kTimeoutNs);
+  if (r == VK_TIMEOUT)
+    throw VulkanError("waiting for " + info_.name + ": no progress in 600 s", VK_TIMEOUT);
+  vk_check(r, "vkWaitForFences", "waiting for " + info_.name);
+}
+
+std::string Device::summary() const {
+  std::string s = info_.name + " [" + std::string(device_kind_name(info_.kind)) + ", Vulkan " +
+                  format_api_version(info_.api_version);
+  if (!info_.driver_info.empty()) s += ", " + info_.driver_info;
+  s += "]; subgroup " + std::to_string(info_.subgroup_size) + ", shared " +
+       std::to_string(info_.max_shared_memory_bytes / 1024) + " KiB, max binding " +
+       std::to_string(info_.max_storage_buffer_range >> 20) + " MiB";
+  if (plan_.quirks.barriers_are_expensive) s += ", register-tiled kernels";
+  return s;
+}
+
+}  // namespace remat

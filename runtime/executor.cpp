@@ -1,0 +1,192 @@
+#include "runtime/executor.h"
+
+#include <stdexcept>
+
+#include "runtime/vulkan_error.h"
+
+namespace remat {
+
+namespace {
+
+struct Range {
+  VkBuffer buffer;
+  uint64_t begin, end;
+  bool overlaps(const Range& o) const { return buffer == o.buffer && begin < o.end && o.begin < end; }
+};
+
+bool any_overlap(const std::vector<Range>& set, const Range& r) {
+  for (const auto& x : set)
+    if (x.overlaps(r)) return true;
+  return false;
+}
+
+void memory_barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_access,
+                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = src_access;
+  mb.dstAccessMask = dst_access;
+  vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+}  // namespace
+
+Executor::Executor(KernelCache& kernels, std::vector<Dispatch> dispatches, ExecutorOptions options)
+    : device_(kernels.device()), kernels_(kernels), dispatches_(std::move(dispatches)),
+      options_(options) {
+  VkDevice dev = device_.handle();
+  uint32_t descriptors = 0;
+  for (const auto& d : dispatches_) {
+    validate(d, kernels_.get(d.kernel, d.spec));
+    descriptors += static_cast<uint32_t>(d.bindings.size());
+  }
+  if (!dispatches_.empty()) {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(descriptors, 1u)};
+    VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pci.maxSets = static_cast<uint32_t>(dispatches_.size());
+    pci.poolSizeCount = 1;
+    pci.pPoolSizes = &size;
+    vk_check(vkCreateDescriptorPool(dev, &pci, nullptr, &pool_), "vkCreateDescriptorPool",
+             "recording " + std::to_string(dispatches_.size()) + " dispatches");
+  }
+  if (options_.timestamps) {
+    if (!device_.info().timestamps)
+      throw VulkanError(device_.info().name + " has no compute timestamps", VK_ERROR_FEATURE_NOT_PRESENT);
+    VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qci.queryCount = static_cast<uint32_t>(dispatches_.size() + 1);
+    vk_check(vkCreateQueryPool(dev, &qci, nullptr, &queries_), "vkCreateQueryPool");
+  }
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = device_.command_pool();
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  vk_check(vkAllocateCommandBuffers(dev, &ai, &cb_), "vkAllocateCommandBuffers");
+  record();
+}
+
+Executor::~Executor() {
+  VkDevice dev = device_.handle();
+  if (cb_) vkFreeCommandBuffers(dev, device_.command_pool(), 1, &cb_);
+  if (queries_) vkDestroyQueryPool(dev, queries_, nullptr);
+  if (pool_) vkDestroyDescriptorPool(dev, pool_, nullptr);
+}
+
+void Executor::validate(const Dispatch& d, const Pipeline& p) const {
+  const auto& info = device_.info();
+  const std::string who = "dispatch '" + (d.label.empty() ? std::string(kernel_name(d.kernel)) : d.label) + "'";
+  if (d.bindings.size() != p.binding_count)
+    throw std::invalid_argument(who + " binds " + std::to_string(d.bindings.size()) +
+                                " buffers; kernel " + std::string(kernel_name(d.kernel)) +
+                                " declares " + std::to_string(p.binding_count));
+  if (d.push.size() > 128) throw std::invalid_argument(who + ": push constants exceed 128 bytes");
+  for (std::size_t i = 0; i < d.bindings.size(); ++i) {
+    const BufferSlice& s = d.bindings[i].slice;
+    if (s.buffer == VK_NULL_HANDLE || s.size == 0)
+      throw std::invalid_argument(who + ": binding " + std::to_string(i) + " is empty");
+    if (s.size > info.max_storage_buffer_range)
+      throw std::invalid_argument(who + ": binding " + std::to_string(i) + " spans " +
+                                  std::to_string(s.size) + " bytes, above this device's " +
+                                  "maxStorageBufferRange of " +
+                                  std::to_string(info.max_storage_buffer_range));
+    if (info.min_storage_buffer_offset_alignment &&
+        s.offset % info.min_storage_buffer_offset_alignment != 0)
+      throw std::invalid_argument(who + ": binding " + std::to_string(i) + " offset " +
+                                  std::to_string(s.offset) + " is not a multiple of " +
+                                  std::to_string(info.min_storage_buffer_offset_alignment));
+  }
+  for (int a = 0; a < 3; ++a)
+    if (d.groups[a] == 0 || d.groups[a] > info.max_workgroup_count[a])
+      throw std::invalid_argument(who + ": group count " + std::to_string(d.groups[a]) +
+                                  " on axis " + std::to_string(a) + " is outside [1, " +
+                                  std::to_string(info.max_workgroup_count[a]) + "]");
+}
+
+void Executor::record() {
+  VkDevice dev = device_.handle();
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vk_check(vkBeginCommandBuffer(cb_, &bi), "vkBeginCommandBuffer");
+  if (queries_) vkCmdResetQueryPool(cb_, queries_, 0, static_cast<uint32_t>(dispatches_.size() + 1));
+
+  // Earlier submissions (uploads, the previous run) finish their writes before this one reads.
+  constexpr VkAccessFlags kAll = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  memory_barrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kAll);
+
+  std::vector<Range> pending_writes, pending_reads;
+  for (std::size_t di = 0; di < dispatches_.size(); ++di) {
+    const Dispatch& d = dispatches_[di];
+    const Pipeline& p = kernels_.get(d.kernel, d.spec);
+
+    bool hazard = false;
+    for (const auto& b : d.bindings) {
+      Range r{b.slice.buffer, b.slice.offset, b.slice.offset + b.slice.size};
+      if (any_overlap(pending_writes, r) || (b.writes && any_overlap(pending_reads, r))) hazard = true;
+    }
+    if (hazard) {
+      memory_barrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kAll);
+      ++barrier_count_;
+      pending_writes.clear();
+      pending_reads.clear();
+    }
+    for (const auto& b : d.bindings) {
+      Range r{b.slice.buffer, b.slice.offset, b.slice.offset + b.slice.size};
+      (b.writes ? pending_writes : pending_reads).push_back(r);
+    }
+
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = pool_;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &p.set_layout;
+    vk_check(vkAllocateDescriptorSets(dev, &ai, &set), "vkAllocateDescriptorSets");
+    std::vector<VkDescriptorBufferInfo> infos(d.bindings.size());
+    std::vector<VkWriteDescriptorSet> writes(d.bindings.size());
+    for (uint32_t i = 0; i < d.bindings.size(); ++i) {
+      infos[i] = {d.bindings[i].slice.buffer, d.bindings[i].slice.offset, d.bindings[i].slice.size};
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = set;
+      writes[i].dstBinding = i;
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+
+    if (queries_)
+      vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, static_cast<uint32_t>(di));
+    vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+    vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+    if (!d.push.empty())
+      vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                         static_cast<uint32_t>(d.push.size()), d.push.data());
+    vkCmdDispatch(cb_, d.groups[0], d.groups[1], d.groups[2]);
+  }
+  if (queries_)
+    vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
+                        static_cast<uint32_t>(dispatches_.size()));
+  // The results are read back by transfers or reused by the next run.
+  memory_barrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                     VK_PIPELINE_STAGE_HOST_BIT,
+                 VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | kAll);
+  vk_check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
+}
+
+void Executor::run() { device_.submit_and_wait(cb_); }
+
+std::vector<double> Executor::dispatch_ms() const {
+  if (!queries_) return {};
+  std::vector<uint64_t> ticks(dispatches_.size() + 1);
+  vk_check(vkGetQueryPoolResults(device_.handle(), queries_, 0, static_cast<uint32_t>(ticks.size()),
+                                 ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+           "vkGetQueryPoolResults");
+  std::vector<double> ms(dispatches_.size());
+  const double period = device_.info().timestamp_period_ns;
+  for (std::size_t i = 0; i < ms.size(); ++i) ms[i] = double(ticks[i + 1] - ticks[i]) * period * 1e-6;
+  return ms;
+}
+
+}  // namespace remat

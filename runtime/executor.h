@@ -1,0 +1,76 @@
+// Records a list of dispatches ONCE into a command buffer, with a barrier exactly where a
+// dispatch touches bytes an earlier, not-yet-synchronized dispatch wrote (or writes bytes it
+// read). run() resubmits the same command buffer: nothing is decided at run time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <volk.h>
+
+#include "runtime/buffer.h"
+#include "runtime/kernel_cache.h"
+
+namespace remat {
+
+// One storage-buffer binding of a dispatch.
+struct Binding {
+  BufferSlice slice;    // the bytes bound at this binding index
+  bool writes = false;  // the kernel may write these bytes (decides barriers)
+};
+
+struct Dispatch {
+  KernelId kernel{};
+  std::vector<uint32_t> spec;            // specialization constants: 0-2 workgroup size, 3+ variants
+  std::vector<Binding> bindings;         // binding i of set 0
+  std::vector<uint8_t> push;             // push-constant bytes (a struct from push_constants.h)
+  std::array<uint32_t, 3> groups{1, 1, 1};
+  std::string label;                     // for timings and errors, e.g. "h.3.mlp.c_fc matmul"
+};
+
+template <class P>
+std::vector<uint8_t> push_bytes(const P& p) {
+  std::vector<uint8_t> out(sizeof(P));
+  std::memcpy(out.data(), &p, sizeof(P));
+  return out;
+}
+
+inline uint32_t div_up(uint64_t n, uint64_t d) { return static_cast<uint32_t>((n + d - 1) / d); }
+
+struct ExecutorOptions {
+  bool timestamps = false;  // write a timestamp before each dispatch and at the end
+};
+
+class Executor {
+ public:
+  // Validates every dispatch against the device limits and records the command buffer.
+  Executor(KernelCache& kernels, std::vector<Dispatch> dispatches, ExecutorOptions options = {});
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  void run();  // submit and wait
+  std::size_t dispatch_count() const { return dispatches_.size(); }
+  std::size_t barrier_count() const { return barrier_count_; }
+  // Milliseconds per dispatch of the last run(); empty without timestamps.
+  std::vector<double> dispatch_ms() const;
+  const std::vector<Dispatch>& dispatches() const { return dispatches_; }
+
+ private:
+  void validate(const Dispatch& d, const Pipeline& p) const;
+  void record();
+
+  Device& device_;
+  KernelCache& kernels_;
+  std::vector<Dispatch> dispatches_;
+  ExecutorOptions options_;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cb_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  std::size_t barrier_count_ = 0;
+};
+
+}  // namespace remat

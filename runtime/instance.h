@@ -1,0 +1,52 @@
+// The Vulkan instance: loads the loader through volk, optionally enables the Khronos validation
+// layer, and collects every validation message so tests can fail on them.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <volk.h>
+
+#include "runtime/device_plan.h"
+
+namespace remat {
+
+struct InstanceOptions {
+  // Enable VK_LAYER_KHRONOS_validation. Default: on when REMAT_VALIDATION=1 is set.
+  bool validation = false;
+  static InstanceOptions from_environment();
+};
+
+class Instance {
+ public:
+  // Throws VulkanError naming the Debian packages when no loader or driver is present.
+  static std::shared_ptr<Instance> create(const InstanceOptions& options);
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  VkInstance handle() const { return instance_; }
+  uint32_t api_version() const { return api_version_; }
+  bool validation_enabled() const { return messenger_ != VK_NULL_HANDLE; }
+
+  std::vector<VkPhysicalDevice> physical_devices() const;
+  PhysicalDeviceSnapshot snapshot(VkPhysicalDevice pd, uint32_t index) const;
+  std::vector<PhysicalDeviceSnapshot> snapshots() const;
+
+  // Validation warnings and errors seen so far (thread-safe).
+  std::vector<std::string> validation_messages() const;
+  std::size_t validation_message_count() const;
+  void record_validation_message(std::string msg);
+
+ private:
+  Instance() = default;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  uint32_t api_version_ = 0;
+  mutable std::mutex mutex_;
+  std::vector<std::string> messages_;
+};
+
+}  // namespace remat

@@ -1,0 +1,89 @@
+#include "runtime/kernel_cache.h"
+
+#include <algorithm>
+#include <string>
+
+#include "runtime/vulkan_error.h"
+
+namespace remat {
+
+uint32_t spirv_binding_count(std::span<const uint32_t> words) {
+  // SPIR-V: 5-word header, then instructions whose first word is (word count << 16) | opcode.
+  constexpr uint32_t kOpDecorate = 71;
+  constexpr uint32_t kDecorationBinding = 33;
+  uint32_t count = 0;
+  for (std::size_t i = 5; i < words.size();) {
+    const uint32_t n = words[i] >> 16;
+    const uint32_t op = words[i] & 0xFFFFu;
+    if (n == 0) break;
+    if (op == kOpDecorate && n >= 4 && words[i + 2] == kDecorationBinding)
+      count = std::max(count, words[i + 3] + 1);
+    i += n;
+  }
+  return count;
+}
+
+KernelCache::~KernelCache() {
+  VkDevice dev = device_.handle();
+  for (auto& [key, p] : pipelines_) {
+    vkDestroyPipeline(dev, p.pipeline, nullptr);
+    vkDestroyPipelineLayout(dev, p.layout, nullptr);
+    vkDestroyDescriptorSetLayout(dev, p.set_layout, nullptr);
+  }
+  for (auto& [id, m] : modules_) vkDestroyShaderModule(dev, m, nullptr);
+}
+
+const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& spec) {
+  auto key = std::make_pair(kernel, spec);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
+  VkDevice dev = device_.handle();
+  const std::string what = "building kernel " + std::string(kernel_name(kernel));
+  const auto words = kernel_spirv(kernel);
+
+  VkShaderModule& module = modules_[kernel];
+  if (!module) {
+    VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    mci.codeSize = words.size_bytes();
+    mci.pCode = words.data();
+    vk_check(vkCreateShaderModule(dev, &mci, nullptr, &module), "vkCreateShaderModule", what);
+  }
+
+  Pipeline p;
+  p.binding_count = spirv_binding_count(words);
+  std::vector<VkDescriptorSetLayoutBinding> bindings(p.binding_count);
+  for (uint32_t b = 0; b < p.binding_count; ++b)
+    bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  dl.bindingCount = p.binding_count;
+  dl.pBindings = bindings.data();
+  vk_check(vkCreateDescriptorSetLayout(dev, &dl, nullptr, &p.set_layout),
+           "vkCreateDescriptorSetLayout", what);
+
+  // 128 bytes is the push-constant size every Vulkan device guarantees; shaders/push_constants.h
+  // static_asserts that no block exceeds it.
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 128};
+  VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pl.setLayoutCount = 1;
+  pl.pSetLayouts = &p.set_layout;
+  pl.pushConstantRangeCount = 1;
+  pl.pPushConstantRanges = &range;
+  vk_check(vkCreatePipelineLayout(dev, &pl, nullptr, &p.layout), "vkCreatePipelineLayout", what);
+
+  std::vector<VkSpecializationMapEntry> entries(spec.size());
+  for (uint32_t i = 0; i < spec.size(); ++i)
+    entries[i] = {i, static_cast<uint32_t>(i * sizeof(uint32_t)), sizeof(uint32_t)};
+  VkSpecializationInfo si{static_cast<uint32_t>(entries.size()), entries.data(),
+                          spec.size() * sizeof(uint32_t), spec.data()};
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = module;
+  ci.stage.pName = "main";
+  ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
+  ci.layout = p.layout;
+  vk_check(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p.pipeline),
+           "vkCreateComputePipelines", what);
+  return pipelines_.emplace(std::move(key), p).first->second;
+}
+
+}  // namespace remat

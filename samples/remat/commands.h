@@ -1,0 +1,12 @@
+// The `remat` subcommands. Each takes the arguments after its name and returns the exit status;
+// bad input is thrown as cli::UsageError (exit 2).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace remat::cli {
+
+int run_devices(const std::vector<std::string>& args);
+
+}  // namespace remat::cli

@@ -1,0 +1,119 @@
+// `remat devices [--json]`: every Vulkan device, what it supports, and which one remat picks.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "json_writer.h"
+#include "runtime/instance.h"
+#include "runtime/vulkan_error.h"
+
+namespace remat::cli {
+
+namespace {
+
+std::string subgroup_ops(const PhysicalDeviceSnapshot& d) {
+  std::string s;
+  auto add = [&](bool on, const char* name) {
+    if (!on) return;
+    if (!s.empty()) s += ",";
+    s += name;
+  };
+  add(d.subgroup_arithmetic, "arithmetic");
+  add(d.subgroup_ballot, "ballot");
+  add(d.subgroup_vote, "vote");
+  add(d.subgroup_shuffle, "shuffle");
+  add(d.subgroup_quad, "quad");
+  return s.empty() ? "none" : s;
+}
+
+void write_json(const std::vector<PhysicalDeviceSnapshot>& devs, std::optional<std::size_t> chosen) {
+  JsonWriter j;
+  j.begin_object();
+  if (chosen) j.field("chosen", static_cast<uint64_t>(*chosen));
+  else j.key("chosen").null();
+  j.key("devices").begin_array();
+  for (const auto& d : devs) {
+    j.begin_object();
+    j.field("index", d.index).field("name", d.name).field("type", device_kind_name(d.kind));
+    j.field("driver", d.driver_name).field("driver_info", d.driver_info);
+    j.field("api_version", format_api_version(d.api_version)).field("vendor_id", d.vendor_id);
+    j.field("device_local_bytes", d.device_local_bytes());
+    j.key("heaps").begin_array();
+    for (const auto& h : d.heaps)
+      j.begin_object().field("size_bytes", h.size_bytes).field("budget_bytes", h.budget_bytes)
+          .field("device_local", h.device_local).end_object();
+    j.end_array();
+    j.field("subgroup_size", d.subgroup_size);
+    j.key("subgroup_ops").begin_array();
+    if (d.subgroup_arithmetic) j.value("arithmetic");
+    if (d.subgroup_ballot) j.value("ballot");
+    if (d.subgroup_vote) j.value("vote");
+    if (d.subgroup_shuffle) j.value("shuffle");
+    if (d.subgroup_quad) j.value("quad");
+    j.end_array();
+    j.field("shared_memory_bytes", d.max_shared_memory_bytes);
+    j.field("max_workgroup_invocations", d.max_workgroup_invocations);
+    j.field("max_storage_buffer_range", d.max_storage_buffer_range);
+    j.field("max_memory_allocation_size", d.max_memory_allocation_size);
+    j.field("min_storage_buffer_offset_alignment", d.min_storage_buffer_offset_alignment);
+    j.field("timestamps", d.timestamps);
+    j.field("fp16", d.shader_float16).field("storage_16bit", d.storage_buffer_16bit);
+    j.field("buffer_device_address", d.buffer_device_address);
+    j.field("cooperative_matrix", d.cooperative_matrix);
+    j.field("push_descriptors", d.push_descriptors).field("memory_budget", d.memory_budget);
+    j.field("compute_queue", d.compute_queue);
+    j.end_object();
+  }
+  j.end_array().end_object();
+  std::printf("%s\n", j.str().c_str());
+}
+
+void write_text(const std::vector<PhysicalDeviceSnapshot>& devs, std::optional<std::size_t> chosen) {
+  for (const auto& d : devs) {
+    const bool pick = chosen && *chosen == d.index;
+    std::printf("%s[%u] %s\n", pick ? "* " : "  ", d.index, d.name.c_str());
+    std::printf("      type %s, Vulkan %s, driver %s %s\n", std::string(device_kind_name(d.kind)).c_str(),
+                format_api_version(d.api_version).c_str(), d.driver_name.c_str(), d.driver_info.c_str());
+    std::printf("      memory %s device-local", format_bytes(d.device_local_bytes()).c_str());
+    if (d.memory_budget && !d.heaps.empty())
+      std::printf(" (budget %s)", format_bytes(d.heaps.front().budget_bytes).c_str());
+    std::printf(", max allocation %s, max binding %s\n",
+                format_bytes(d.max_memory_allocation_size).c_str(),
+                format_bytes(d.max_storage_buffer_range).c_str());
+    std::printf("      subgroup %u (%s), shared memory %s, workgroup ≤ %u invocations\n",
+                d.subgroup_size, subgroup_ops(d).c_str(), format_bytes(d.max_shared_memory_bytes).c_str(),
+                d.max_workgroup_invocations);
+    std::printf("      fp16 %s, 16-bit storage %s, buffer device address %s, cooperative matrix %s\n",
+                d.shader_float16 ? "yes" : "no", d.storage_buffer_16bit ? "yes" : "no",
+                d.buffer_device_address ? "yes" : "no", d.cooperative_matrix ? "yes" : "no");
+  }
+  if (chosen) std::printf("remat uses [%zu] (set REMAT_DEVICE=<index|name> to choose another)\n", *chosen);
+}
+
+}  // namespace
+
+int run_devices(const std::vector<std::string>& argv) {
+  Args args(argv, {}, {"--json", "--help"});
+  if (args.has("--help")) {
+    std::printf("usage: remat devices [--json]\n\nLists every Vulkan device with its limits and "
+                "features; '*' marks the one remat uses.\n");
+    return 0;
+  }
+  auto instance = Instance::create(InstanceOptions::from_environment());
+  auto devs = instance->snapshots();
+  std::string selector;
+  if (const char* env = std::getenv("REMAT_DEVICE")) selector = env;
+  std::string why;
+  auto chosen = choose_device(devs, selector, &why);
+  if (devs.empty())
+    throw VulkanError("no Vulkan device found: install Mesa's software driver lavapipe (Debian "
+                      "package 'mesa-vulkan-drivers')", VK_ERROR_INITIALIZATION_FAILED);
+  if (args.has("--json")) write_json(devs, chosen);
+  else write_text(devs, chosen);
+  if (!chosen) throw UsageError("REMAT_DEVICE: " + why);
+  return 0;
+}
+
+}  // namespace remat::cli

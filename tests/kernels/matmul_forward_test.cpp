@@ -1,0 +1,68 @@
+// matmul_forward against the plain reference at awkward sizes, both weight layouts, with and
+// without bias; and bit-identical across runs.
+#include <catch2/catch.hpp>
+
+#include "runtime/kernels/matmul.h"
+#include "tests/reference/matmul.h"
+#include "tests/support/random_fill.h"
+#include "tests/support/test_device.h"
+
+using namespace remat;
+
+namespace {
+
+struct Result {
+  std::vector<float> gpu, ref;
+};
+
+Result run_matmul(uint32_t M, uint32_t N, uint32_t K, kernels::WeightLayout layout, bool bias) {
+  auto inp = test::random_floats(size_t(M) * K, 1 + M);
+  auto w = test::random_floats(size_t(K) * N, 2 + N);
+  std::vector<float> b = bias ? test::random_floats(N, 3 + K) : std::vector<float>{};
+  Buffer d_inp = test::upload_buffer(inp, "inp");
+  Buffer d_w = test::upload_buffer(w, "w");
+  Buffer d_b = test::upload_buffer(bias ? b : std::vector<float>{0.f}, "bias");
+  Buffer d_out = test::garbage_buffer<float>(size_t(M) * N, "out");
+  kernels::MatmulShape s{M, N, K, layout};
+  test::run_once({kernels::matmul_forward(test::device().plan().quirks, s, d_inp.whole(), d_w.whole(),
+                                          bias ? d_b.whole() : BufferSlice{}, d_out.whole())});
+  Result r;
+  r.gpu = test::read<float>(d_out, size_t(M) * N);
+  ref::matmul_forward(r.ref, inp, w, b, M, N, K,
+                      layout == kernels::WeightLayout::in_out ? ref::WeightLayout::in_out
+                                                              : ref::WeightLayout::out_in);
+  return r;
+}
+
+// Relative to the magnitude of the sum of |terms|, which bounds fp32 accumulation error.
+void check_close(const Result& r, uint32_t K) {
+  const float tol = 1e-6f * float(K) + 1e-6f;
+  for (std::size_t i = 0; i < r.gpu.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(std::abs(r.gpu[i] - r.ref[i]) <= tol * (1.0f + std::abs(r.ref[i])));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("matmul_forward matches the reference at sizes that are not tile multiples") {
+  for (uint32_t n : {1u, 7u, 33u, 64u, 129u, 257u}) {
+    for (auto layout : {kernels::WeightLayout::in_out, kernels::WeightLayout::out_in}) {
+      DYNAMIC_SECTION("M=N=K=" << n << " layout " << int(layout)) {
+        check_close(run_matmul(n, n, n, layout, true), n);
+      }
+    }
+  }
+}
+
+TEST_CASE("matmul_forward at GPT-shaped rectangles, without bias") {
+  check_close(run_matmul(69, 144, 48, kernels::WeightLayout::in_out, true), 48);   // c_attn, T=23 B=3
+  check_close(run_matmul(69, 101, 48, kernels::WeightLayout::out_in, false), 48);  // tied head
+  check_close(run_matmul(5, 3, 300, kernels::WeightLayout::in_out, false), 300);
+}
+
+TEST_CASE("matmul_forward is bit-identical across runs") {
+  auto a = run_matmul(129, 77, 200, kernels::WeightLayout::in_out, true);
+  auto b = run_matmul(129, 77, 200, kernels::WeightLayout::in_out, true);
+  REQUIRE(a.gpu == b.gpu);
+}

@@ -1,0 +1,83 @@
+// The pure device decisions, tested on hand-made snapshots (no device needed).
+#include <catch2/catch.hpp>
+
+#include "runtime/device_plan.h"
+
+using namespace remat;
+
+namespace {
+PhysicalDeviceSnapshot make(uint32_t index, std::string name, DeviceKind kind) {
+  PhysicalDeviceSnapshot s;
+  s.index = index;
+  s.name = std::move(name);
+  s.kind = kind;
+  s.api_version = (1u << 22) | (3u << 12);
+  s.compute_queue = true;
+  s.max_storage_buffer_range = 128u << 20;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("choose_device prefers discrete, then integrated, virtual, cpu") {
+  std::vector<PhysicalDeviceSnapshot> d = {make(0, "llvmpipe (LLVM 15)", DeviceKind::cpu),
+                                           make(1, "Intel UHD 620", DeviceKind::integrated),
+                                           make(2, "NVIDIA H100", DeviceKind::discrete)};
+  CHECK(choose_device(d, "") == 2u);
+  d.pop_back();
+  CHECK(choose_device(d, "") == 1u);
+  d.pop_back();
+  CHECK(choose_device(d, "") == 0u);  // lavapipe is the default when nothing else exists
+  d.push_back(make(1, "virtio", DeviceKind::virtual_gpu));
+  CHECK(choose_device(d, "") == 1u);
+}
+
+TEST_CASE("choose_device honours an index or a case-insensitive name substring") {
+  std::vector<PhysicalDeviceSnapshot> d = {make(0, "NVIDIA H100", DeviceKind::discrete),
+                                           make(1, "llvmpipe (LLVM 15)", DeviceKind::cpu)};
+  CHECK(choose_device(d, "1") == 1u);
+  CHECK(choose_device(d, "LLVMPIPE") == 1u);
+  CHECK(choose_device(d, "h100") == 0u);
+  std::string why;
+  CHECK_FALSE(choose_device(d, "7", &why).has_value());
+  CHECK(why.find("out of range") != std::string::npos);
+  CHECK_FALSE(choose_device(d, "radeon", &why).has_value());
+  CHECK(why.find("radeon") != std::string::npos);
+  CHECK_FALSE(choose_device({}, "", &why).has_value());
+}
+
+TEST_CASE("plan_device enables what the device supports and flags CPU drivers") {
+  auto cpu = make(0, "llvmpipe", DeviceKind::cpu);
+  cpu.shader_float16 = true;
+  cpu.buffer_device_address = true;
+  cpu.memory_budget = true;
+  cpu.extensions = {"VK_EXT_memory_budget", "VK_KHR_shader_float16_int8"};
+  cpu.compute_queue_family = 0;
+  DevicePlan p = plan_device(cpu);
+  CHECK(p.enable_shader_float16);
+  CHECK(p.enable_buffer_device_address);
+  CHECK(p.quirks.barriers_are_expensive);
+  CHECK(p.quirks.max_binding_bytes == (128u << 20));
+  CHECK(std::find(p.extensions.begin(), p.extensions.end(), "VK_EXT_memory_budget") != p.extensions.end());
+  CHECK(std::find(p.extensions.begin(), p.extensions.end(), "VK_KHR_shader_float16_int8") != p.extensions.end());
+
+  auto gpu = make(1, "NVIDIA", DeviceKind::discrete);
+  gpu.compute_queue_family = 2;
+  DevicePlan g = plan_device(gpu);
+  CHECK_FALSE(g.quirks.barriers_are_expensive);
+  CHECK_FALSE(g.enable_shader_float16);
+  CHECK(g.queue_family == 2);
+  CHECK(g.extensions.empty());
+}
+
+TEST_CASE("plan_device rejects devices remat cannot use") {
+  auto old = make(0, "old", DeviceKind::discrete);
+  old.api_version = (1u << 22);  // Vulkan 1.0
+  CHECK_THROWS_WITH(plan_device(old), Catch::Contains("Vulkan 1.1"));
+  auto noq = make(0, "noq", DeviceKind::discrete);
+  noq.compute_queue = false;
+  CHECK_THROWS_WITH(plan_device(noq), Catch::Contains("no compute queue"));
+}
+
+TEST_CASE("format_api_version decodes VK_MAKE_API_VERSION") {
+  CHECK(format_api_version((1u << 22) | (3u << 12) | 230u) == "1.3.230");
+}
