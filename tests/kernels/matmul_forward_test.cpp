@@ -66,3 +66,28 @@ TEST_CASE("matmul_forward is bit-identical across runs") {
   auto b = run_matmul(129, 77, 200, kernels::WeightLayout::in_out, true);
   REQUIRE(a.gpu == b.gpu);
 }
+
+// Hidden by default (a benchmark, not a test): `remat_matmul_forward_test "[.bench]"`.
+TEST_CASE("matmul_forward throughput", "[.bench]") {
+  for (uint32_t n : {256u, 1024u}) {
+    auto a = test::random_floats(size_t(n) * n, 1);
+    Buffer d_a = test::upload_buffer(a, "a");
+    Buffer d_w = test::upload_buffer(a, "w");
+    Buffer d_o = test::garbage_buffer<float>(size_t(n) * n, "o");
+    kernels::MatmulShape s{n, n, n, kernels::WeightLayout::in_out};
+    Executor ex(test::kernels(),
+                {kernels::matmul_forward(test::device().plan().quirks, s, d_a.whole(), d_w.whole(),
+                                         BufferSlice{}, d_o.whole())},
+                ExecutorOptions{true});
+    ex.run();  // warm-up: pipeline compilation and first-touch
+    double best = 1e30;
+    for (int i = 0; i < 3; ++i) {
+      ex.run();
+      best = std::min(best, ex.dispatch_ms()[0]);
+    }
+    const double gflops = 2.0 * n * n * n / (best * 1e-3) / 1e9;
+    std::printf("matmul_forward %u^3: %.2f ms, %.2f GFLOP/s on %s\n", n, best, gflops,
+                test::device().info().name.c_str());
+    CHECK(best > 0.0);
+  }
+}
