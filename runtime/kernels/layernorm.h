@@ -1,0 +1,24 @@
+// Dispatches for LayerNorm (eps 1e-5, biased variance, as GPT-2 / torch.nn.LayerNorm).
+#pragma once
+
+#include "runtime/executor.h"
+
+namespace remat::kernels {
+
+struct LayernormShape {
+  uint32_t rows = 0;  // BT
+  uint32_t C = 0;
+  float eps = 1e-5f;
+};
+
+// y[rows,C] = (x - mean) * rstd * w + b; also writes mean[rows] and rstd[rows].
+Dispatch layernorm_forward(const LayernormShape& s, BufferSlice x, BufferSlice w, BufferSlice b,
+                           BufferSlice y, BufferSlice mean, BufferSlice rstd);
+
+// dx[rows,C], dw[C], db[C]. accumulate_dx: dx += instead of =; accumulate_dw: the same for both
+// dw and db. One dispatch: its rows and channel reductions are independent.
+Dispatch layernorm_backward(const LayernormShape& s, BufferSlice dy, BufferSlice x, BufferSlice w,
+                            BufferSlice mean, BufferSlice rstd, BufferSlice dx, BufferSlice dw,
+                            BufferSlice db, bool accumulate_dx, bool accumulate_dw);
+
+}  // namespace remat::kernels

@@ -1,0 +1,144 @@
+// LayerNorm forward and backward: the reference backward against finite differences, the GPU
+// kernels against the reference at awkward and GPT-2 shapes, accumulation, and bit-identity.
+#include <catch2/catch.hpp>
+
+#include "runtime/kernels/layernorm.h"
+#include "tests/kernels/kernel_checks.h"
+#include "tests/reference/layernorm.h"
+#include "tests/support/random_fill.h"
+#include "tests/support/test_device.h"
+
+using namespace remat;
+
+namespace {
+
+TEST_CASE("layernorm reference backward matches finite differences") {
+  const std::size_t rows = 5, C = 7;
+  auto x = test::random_doubles(rows * C, 11, -2, 2);
+  auto w = test::random_doubles(C, 12, 0.5, 1.5);
+  auto b = test::random_doubles(C, 13);
+  auto weights = test::random_doubles(rows * C, 14);  // dL/dy
+  std::vector<double> y, mean, rstd;
+  auto loss = [&] {
+    ref::layernorm_forward(y, mean, rstd, x, w, b, rows, C);
+    return test::weighted_sum(y, weights);
+  };
+  loss();
+  std::vector<double> dx(rows * C), dw(C), db(C);
+  ref::layernorm_backward(dx, dw, db, weights, x, w, mean, rstd, rows, C, false, false);
+  test::require_matches_finite_differences(loss, x, dx, "dx");
+  test::require_matches_finite_differences(loss, w, dw, "dw");
+  test::require_matches_finite_differences(loss, b, db, "db");
+}
+
+struct LnRun {
+  std::vector<float> y, mean, rstd, dx, dw, db;
+};
+
+struct LnInputs {
+  std::size_t rows, C;
+  std::vector<float> x, w, b, dy;
+  // Prior gradient contents for the accumulate case (empty: overwrite).
+  std::vector<float> dx0, dw0, db0;
+};
+
+LnInputs make_inputs(std::size_t rows, std::size_t C, bool accumulate) {
+  LnInputs in{rows, C};
+  // An offset and scale per row like real residual streams, so mean and variance matter.
+  in.x = test::random_floats(rows * C, 21 + C, -3, 3);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < C; ++c) in.x[r * C + c] += float(r % 5) - 2.0f;
+  in.w = test::random_floats(C, 22, 0.5f, 1.5f);
+  in.b = test::random_floats(C, 23);
+  in.dy = test::random_floats(rows * C, 24);
+  if (accumulate) {
+    in.dx0 = test::random_floats(rows * C, 25);
+    in.dw0 = test::random_floats(C, 26);
+    in.db0 = test::random_floats(C, 27);
+  }
+  return in;
+}
+
+LnRun run_gpu(const LnInputs& in) {
+  const bool acc = !in.dx0.empty();
+  const std::size_t n = in.rows * in.C;
+  Buffer x = test::upload_buffer(in.x, "x"), w = test::upload_buffer(in.w, "w"),
+         b = test::upload_buffer(in.b, "b"), dy = test::upload_buffer(in.dy, "dy");
+  Buffer y = test::garbage_buffer<float>(n, "y"),
+         mean = test::garbage_buffer<float>(in.rows, "mean"),
+         rstd = test::garbage_buffer<float>(in.rows, "rstd");
+  Buffer dx = acc ? test::upload_buffer(in.dx0, "dx") : test::garbage_buffer<float>(n, "dx");
+  Buffer dw = acc ? test::upload_buffer(in.dw0, "dw") : test::garbage_buffer<float>(in.C, "dw");
+  Buffer db = acc ? test::upload_buffer(in.db0, "db") : test::garbage_buffer<float>(in.C, "db");
+  kernels::LayernormShape s{uint32_t(in.rows), uint32_t(in.C)};
+  test::run_once(
+      {kernels::layernorm_forward(s, x.whole(), w.whole(), b.whole(), y.whole(), mean.whole(),
+                                  rstd.whole()),
+       kernels::layernorm_backward(s, dy.whole(), x.whole(), w.whole(), mean.whole(), rstd.whole(),
+                                   dx.whole(), dw.whole(), db.whole(), acc, acc)});
+  return {test::read<float>(y, n),          test::read<float>(mean, in.rows),
+          test::read<float>(rstd, in.rows), test::read<float>(dx, n),
+          test::read<float>(dw, in.C),      test::read<float>(db, in.C)};
+}
+
+// Reductions over C (forward, dx) and over BT (dw, db) in fp32: 1e-4 relative, with an
+// absolute floor of 1e-5 (inputs and outputs are O(1)) for elements that cancel to near 0.
+void check_against_reference(const LnInputs& in, const LnRun& g) {
+  using test::to_double;
+  const bool acc = !in.dx0.empty();
+  std::vector<double> y, mean, rstd;
+  ref::layernorm_forward(y, mean, rstd, to_double(in.x), to_double(in.w), to_double(in.b), in.rows,
+                         in.C);
+  std::vector<double> dx = acc ? to_double(in.dx0) : std::vector<double>(in.rows * in.C);
+  std::vector<double> dw = acc ? to_double(in.dw0) : std::vector<double>(in.C);
+  std::vector<double> db = acc ? to_double(in.db0) : std::vector<double>(in.C);
+  ref::layernorm_backward(dx, dw, db, to_double(in.dy), to_double(in.x), to_double(in.w), mean,
+                          rstd, in.rows, in.C, acc, acc);
+  const double rtol = 1e-4, atol = 1e-5;
+  test::require_close(g.y, y, rtol, atol, "y");
+  test::require_close(g.mean, mean, rtol, atol, "mean");
+  test::require_close(g.rstd, rstd, rtol, atol, "rstd");
+  test::require_close(g.dx, dx, rtol, atol, "dx");
+  // dw/db sum rows terms of magnitude ~1: the floor scales with the number of rows.
+  test::require_close(g.dw, dw, rtol, atol * double(in.rows), "dw");
+  test::require_close(g.db, db, rtol, atol * double(in.rows), "db");
+}
+
+TEST_CASE("layernorm GPU forward and backward match the reference") {
+  struct Shape {
+    std::size_t rows, C;
+  };
+  for (Shape sh : {Shape{3 * 23, 48}, Shape{1, 1}, Shape{7, 33}, Shape{4 * 64, 768}}) {
+    DYNAMIC_SECTION("rows " << sh.rows << " C " << sh.C) {
+      auto in = make_inputs(sh.rows, sh.C, false);
+      check_against_reference(in, run_gpu(in));
+    }
+  }
+}
+
+TEST_CASE("layernorm backward accumulates onto existing gradients") {
+  auto in = make_inputs(3 * 23, 48, true);
+  auto g = run_gpu(in);
+  check_against_reference(in, g);
+  // dx gets one contribution per element, so accumulating must be exactly old + overwrite.
+  auto fresh = in;
+  fresh.dx0.clear(), fresh.dw0.clear(), fresh.db0.clear();
+  auto o = run_gpu(fresh);
+  for (std::size_t i = 0; i < g.dx.size(); ++i) {
+    INFO("dx element " << i);
+    REQUIRE(g.dx[i] == in.dx0[i] + o.dx[i]);
+  }
+}
+
+TEST_CASE("layernorm GPU runs are bit-identical") {
+  auto in = make_inputs(3 * 23, 48, false);
+  auto a = run_gpu(in), b = run_gpu(in);
+  REQUIRE(test::bit_identical(a.y, b.y));
+  REQUIRE(test::bit_identical(a.mean, b.mean));
+  REQUIRE(test::bit_identical(a.rstd, b.rstd));
+  REQUIRE(test::bit_identical(a.dx, b.dx));
+  REQUIRE(test::bit_identical(a.dw, b.dw));
+  REQUIRE(test::bit_identical(a.db, b.db));
+}
+
+}  // namespace
