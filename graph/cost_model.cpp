@@ -1,0 +1,152 @@
+#include "graph/cost_model.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "graph/json.h"
+
+namespace remat {
+namespace {
+
+double elems(const Graph& g, TensorId t) {
+  return static_cast<double>(g.tensor(t).elements());
+}
+
+// FLOPs per element of the op's first output (elementwise kinds) or an exact count (matmuls,
+// attention). Rough constants are fine: the planner compares plans that run the same ops.
+double op_flops(const Graph& g, const Op& op) {
+  const auto& in = op.inputs;
+  switch (op.kind) {
+    case OpKind::matmul: {
+      const Tensor& x = g.tensor(in[0]);
+      const double m = static_cast<double>(x.shape[0]), k = static_cast<double>(x.shape[1]);
+      const double n = static_cast<double>(g.tensor(op.outputs[0]).shape[1]);
+      return 2 * m * k * n + (op.attrs.has_bias ? m * n : 0);
+    }
+    case OpKind::matmul_backward: {
+      const Tensor& x = g.tensor(in[1]);
+      const double m = static_cast<double>(x.shape[0]), k = static_cast<double>(x.shape[1]);
+      const double n = static_cast<double>(g.tensor(in[0]).shape[1]);
+      return 4 * m * k * n + (op.attrs.has_bias ? m * n : 0);
+    }
+    case OpKind::attention:
+    case OpKind::attention_backward: {
+      // Causal: half of the T x T scores; 2 matmuls forward, 5 backward (flash recomputes S).
+      const Tensor& qkv = g.tensor(op.kind == OpKind::attention ? in[0] : in[1]);
+      const Tensor& lse = g.tensor(op.kind == OpKind::attention ? op.outputs[1] : in[3]);
+      const double b = static_cast<double>(lse.shape[0]), nh = static_cast<double>(lse.shape[1]);
+      const double t = static_cast<double>(lse.shape[2]);
+      const double c = static_cast<double>(qkv.shape[1]) / 3;
+      const double fwd = 2 * b * t * t * c + 5 * b * nh * t * t / 2;
+      return op.kind == OpKind::attention ? fwd : 2.5 * fwd;
+    }
+    case OpKind::layernorm:
+      return 8 * elems(g, op.outputs[0]);
+    case OpKind::layernorm_backward:
+      return 14 * elems(g, in[1]);
+    case OpKind::gelu:
+      return 10 * elems(g, op.outputs[0]);
+    case OpKind::gelu_backward:
+      return 16 * elems(g, in[1]);
+    case OpKind::residual:
+      return elems(g, op.outputs[0]);
+    case OpKind::residual_backward:
+      return 0;
+    case OpKind::dropout:
+      return 3 * elems(g, op.outputs[0]);
+    case OpKind::dropout_backward:
+      return 3 * elems(g, op.outputs[0]);
+    case OpKind::embedding:
+      return elems(g, op.outputs[0]);
+    case OpKind::embedding_backward:
+      return 2 * elems(g, in[1]);
+    case OpKind::cross_entropy:
+      return 5 * elems(g, in[0]);
+    case OpKind::cross_entropy_backward:
+      return 5 * elems(g, in[0]);
+    case OpKind::grad_norm: {
+      double n = 0;
+      for (TensorId t : in) n += elems(g, t);
+      return 2 * n;
+    }
+    case OpKind::adamw:
+      return 12 * elems(g, in[0]);
+  }
+  return 0;
+}
+
+KernelRate read_rate(const JsonValue& v, const KernelRate& base, const std::string& where) {
+  if (v.type != JsonValue::Type::object)
+    throw std::invalid_argument("cost table: " + where + " must be an object of rates");
+  KernelRate r = base;
+  for (const auto& [key, val] : v.object) {
+    double* field = key == "flops_per_s"   ? &r.flops_per_s
+                    : key == "bytes_per_s" ? &r.bytes_per_s
+                    : key == "launch_s"    ? &r.launch_s
+                                           : nullptr;
+    if (!field)
+      throw std::invalid_argument("cost table: unknown field '" + key + "' in " + where +
+                                  "; use flops_per_s, bytes_per_s, launch_s");
+    if (val.type != JsonValue::Type::number || val.number < 0 ||
+        (key != "launch_s" && val.number <= 0))
+      throw std::invalid_argument("cost table: " + where + "." + key +
+                                  " must be a positive number");
+    *field = val.number;
+  }
+  return r;
+}
+
+}  // namespace
+
+void estimate_op_work(const Graph& graph, Op& op) {
+  op.flops = op_flops(graph, op);
+  double bytes = 0;
+  for (TensorId t : op.inputs) bytes += static_cast<double>(graph.tensor(t).bytes());
+  for (TensorId t : op.outputs) bytes += static_cast<double>(graph.tensor(t).bytes());
+  op.bytes = bytes;
+}
+
+CostModel CostModel::from_json(std::string_view text) {
+  const JsonValue doc = parse_json(text);
+  if (doc.type != JsonValue::Type::object)
+    throw std::invalid_argument("cost table: the document must be a JSON object");
+  CostModel m;
+  for (const auto& [key, val] : doc.object)
+    if (key != "default" && key != "kernels")
+      throw std::invalid_argument("cost table: unknown key '" + key + "'; use default, kernels");
+  if (const JsonValue* d = doc.find("default")) m.default_ = read_rate(*d, m.default_, "default");
+  if (const JsonValue* k = doc.find("kernels")) {
+    if (k->type != JsonValue::Type::object)
+      throw std::invalid_argument("cost table: kernels must be an object keyed by op kind");
+    for (const auto& [name, val] : k->object) {
+      OpKind kind;
+      if (!parse_op_kind(name, &kind))
+        throw std::invalid_argument("cost table: unknown kernel '" + name +
+                                    "'; use an op kind from docs/ops.md");
+      m.kernels_[kind] = read_rate(val, m.default_, name);
+    }
+  }
+  return m;
+}
+
+CostModel CostModel::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot read cost table '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return from_json(ss.str());
+}
+
+const KernelRate& CostModel::rate(OpKind kind) const {
+  auto it = kernels_.find(kind);
+  return it == kernels_.end() ? default_ : it->second;
+}
+
+double CostModel::seconds(const Op& op) const {
+  const KernelRate& r = rate(op.kind);
+  return std::max(op.flops / r.flops_per_s, op.bytes / r.bytes_per_s) + r.launch_s;
+}
+
+}  // namespace remat

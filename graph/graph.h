@@ -1,0 +1,47 @@
+// The training graph: tensors, ops, and the chain of blocks the planner reasons about.
+// A block reads only persistent tensors, its chain input and its own tensors; that is what lets
+// the planner recompute a block from its input alone.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/op.h"
+#include "graph/tensor.h"
+
+namespace remat {
+
+// One link of the model chain (embedding, a transformer block, the head).
+struct Block {
+  std::string name;              // "embedding", "h.3", "head"
+  TensorId input = kNoTensor;    // chain input x_i (output of the previous block); none for block 0
+  TensorId output = kNoTensor;   // chain output x_{i+1}; none for the last block
+  std::vector<int> forward_ops;  // indices into Graph::ops, in execution order
+  std::vector<int> backward_ops;  // filled by autodiff, in execution order
+};
+
+struct Graph {
+  std::vector<Tensor> tensors;            // indexed by TensorId
+  std::vector<Op> ops;                    // forward ops, then backward ops, then optimizer ops
+  std::vector<Block> blocks;              // the chain, in forward order
+  std::vector<TensorId> parameters;       // in a fixed order (the optimizer's and the layout's)
+  std::vector<TensorId> parameter_grads;  // parallel to parameters (after autodiff)
+  std::vector<TensorId> adam_m;           // parallel to parameters (after autodiff)
+  std::vector<TensorId> adam_v;           // parallel to parameters (after autodiff)
+  std::vector<TensorId> grad_of;          // per tensor: its gradient tensor, or kNoTensor
+  std::vector<int> optimizer_ops;         // grad_norm, then one adamw per parameter
+  TensorId tokens = kNoTensor;            // [B,T] u32
+  TensorId targets = kNoTensor;           // [B,T] u32
+  TensorId losses = kNoTensor;            // [B,T] f32, read back by the host
+
+  TensorId add_tensor(std::string name, std::vector<int64_t> shape, DType dtype, Role role,
+                      int block, bool persistent);
+  int add_op(Op op);
+  const Tensor& tensor(TensorId id) const { return tensors.at(static_cast<size_t>(id)); }
+
+  // Index of the op that produces `id` first (forward producer or first gradient writer), -1 if
+  // none.
+  std::vector<int> first_producers() const;
+};
+
+}  // namespace remat

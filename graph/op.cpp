@@ -1,0 +1,51 @@
+#include "graph/op.h"
+
+#include <array>
+#include <utility>
+
+namespace remat {
+namespace {
+
+constexpr std::array<std::pair<OpKind, std::string_view>, 18> kNames = {{
+    {OpKind::embedding, "embedding"},
+    {OpKind::embedding_backward, "embedding_backward"},
+    {OpKind::layernorm, "layernorm"},
+    {OpKind::layernorm_backward, "layernorm_backward"},
+    {OpKind::matmul, "matmul"},
+    {OpKind::matmul_backward, "matmul_backward"},
+    {OpKind::attention, "attention"},
+    {OpKind::attention_backward, "attention_backward"},
+    {OpKind::gelu, "gelu"},
+    {OpKind::gelu_backward, "gelu_backward"},
+    {OpKind::residual, "residual"},
+    {OpKind::residual_backward, "residual_backward"},
+    {OpKind::dropout, "dropout"},
+    {OpKind::dropout_backward, "dropout_backward"},
+    {OpKind::cross_entropy, "cross_entropy"},
+    {OpKind::cross_entropy_backward, "cross_entropy_backward"},
+    {OpKind::grad_norm, "grad_norm"},
+    {OpKind::adamw, "adamw"},
+}};
+
+}  // namespace
+
+std::string_view op_kind_name(OpKind k) {
+  for (const auto& [kind, name] : kNames)
+    if (kind == k) return name;
+  return "?";
+}
+
+bool parse_op_kind(std::string_view name, OpKind* out) {
+  for (const auto& [kind, n] : kNames)
+    if (n == name) {
+      *out = kind;
+      return true;
+    }
+  return false;
+}
+
+bool is_backward_kind(OpKind k) {
+  return op_kind_name(k).ends_with("_backward");
+}
+
+}  // namespace remat

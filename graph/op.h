@@ -1,0 +1,66 @@
+// Ops of the training graph. Kinds match the kernel set one to one (docs/ops.md); the attributes
+// are everything a kernel needs besides its tensors, so the runtime never has to decide anything.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "graph/tensor.h"
+
+namespace remat {
+
+enum class OpKind {
+  embedding,
+  embedding_backward,
+  layernorm,
+  layernorm_backward,
+  matmul,
+  matmul_backward,
+  attention,
+  attention_backward,
+  gelu,
+  gelu_backward,
+  residual,
+  residual_backward,
+  dropout,
+  dropout_backward,
+  cross_entropy,
+  cross_entropy_backward,
+  grad_norm,
+  adamw,
+};
+
+std::string_view op_kind_name(OpKind k);
+// Parses the names above; returns false for an unknown name.
+bool parse_op_kind(std::string_view name, OpKind* out);
+bool is_backward_kind(OpKind k);
+
+// Weight layout of a matmul: HF Conv1D stores [in, out]; the tied head reads wte as [out, in].
+enum class WeightLayout { in_out, out_in };
+
+// Everything an op needs besides its tensors. Fields unused by a kind keep their defaults.
+struct OpAttrs {
+  WeightLayout w_layout = WeightLayout::in_out;  // matmul / matmul_backward
+  bool has_bias = false;                         // matmul / matmul_backward: bias input present
+  int heads = 0;                                 // attention / attention_backward
+  float dropout_p = 0.0f;                        // dropout / dropout_backward
+  uint32_t dropout_id = 0;    // RNG stream id: the same for an op, its recompute and its backward
+  float eps = 1e-5f;          // layernorm epsilon
+  bool weight_decay = false;  // adamw: decay this parameter (2-D tensors only, PyTorch style)
+  std::vector<uint8_t> accumulate;  // per output: 1 = add into it (+=), 0 = overwrite (=)
+  bool operator==(const OpAttrs&) const = default;
+};
+
+struct Op {
+  OpKind kind = OpKind::embedding;  // which kernel family
+  std::vector<TensorId> inputs;     // in the order docs/ops.md lists them
+  std::vector<TensorId> outputs;    // in the order docs/ops.md lists them
+  OpAttrs attrs;                    // kernel parameters, accumulate flags
+  int block = -1;                   // chain block (-1: optimizer)
+  int forward_op = -1;              // backward ops: index of the forward op they differentiate
+  double flops = 0;                 // floating-point operations (multiply-add = 2)
+  double bytes = 0;                 // bytes read plus bytes written
+};
+
+}  // namespace remat

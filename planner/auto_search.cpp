@@ -1,0 +1,187 @@
+#include "planner/auto_search.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace remat {
+namespace {
+
+// Memory units for the largest plan (store everything): fine enough that rounding each block's
+// numbers up costs little, coarse enough that gpt2-xl solves in milliseconds.
+constexpr uint64_t kUnitsForStoreAll = 1024;
+
+ChainModel make_model(const Graph& g, const PlanRequest& req) {
+  const CostModel default_costs;
+  const BlockCosts bytes = block_costs(g, req.alignment, req.costs ? *req.costs : default_costs);
+  const int n = static_cast<int>(g.blocks.size());
+  const int64_t store_all =
+      simulate(quantize(bytes, 1), store_all_strategy(n, KeepLevel::all)).peak;
+  const uint64_t q = std::max<uint64_t>(
+      1, (static_cast<uint64_t>(store_all) + kUnitsForStoreAll - 1) / kUnitsForStoreAll);
+  return quantize(bytes, q);
+}
+
+int64_t store_all_units(const ChainModel& m) {
+  return simulate(m, store_all_strategy(static_cast<int>(m.blocks.size()), KeepLevel::all)).peak;
+}
+
+}  // namespace
+
+CheckpointDp::CheckpointDp(const ChainModel& model, int64_t max_units)
+    : model_(model),
+      n_(static_cast<int>(model.blocks.size())),
+      max_units_(std::max<int64_t>(0, max_units)) {
+  const size_t size = static_cast<size_t>(n_ + 1) * static_cast<size_t>(n_ + 1) *
+                      static_cast<size_t>(max_units_ + 1);
+  cost_.assign(size, kInfeasible);
+  choice_.assign(size, 0);
+  for (int len = 1; len <= n_; ++len)
+    for (int s = 0; s + len <= n_; ++s) solve(s, s + len);
+}
+
+size_t CheckpointDp::index(int s, int t, int64_t m) const {
+  return (static_cast<size_t>(s) * static_cast<size_t>(n_ + 1) + static_cast<size_t>(t)) *
+             static_cast<size_t>(max_units_ + 1) +
+         static_cast<size_t>(m);
+}
+
+void CheckpointDp::solve(int s, int t) {
+  const auto& b = model_.blocks[static_cast<size_t>(s)];
+  const int64_t x_next = s + 1 < t ? model_.input(s + 1) : 0;  // held output while C(s+1,t) runs
+  const int64_t grad_swap = s + 1 < t ? model_.input(s + 1) - model_.input(t) : 0;
+  for (int64_t m = 0; m <= max_units_; ++m) {
+    double best = kInfeasible;
+    int32_t choice = 0;
+    // leaf: only for blocks whose forward already ran (all but the last, which must run forward
+    // once to produce the loss).
+    if (t == s + 1 && s != n_ - 1 && b.bwd_extra[0] <= m) {
+      best = b.recompute_s[0] + b.backward_s;
+      choice = 1;
+    }
+    for (KeepLevel level : {KeepLevel::all, KeepLevel::selective}) {
+      const size_t l = static_cast<size_t>(level_index(level));
+      if (b.fwd_extra[l] > m) continue;
+      const int64_t m1 = m - b.keep[l] - x_next;
+      if (m1 < 0 || b.bwd_extra[l] > m - b.keep[l] - grad_swap) continue;
+      const double sub = s + 1 == t ? 0.0 : cost_[index(s + 1, t, m1)];
+      const double c = b.forward_s + sub + b.recompute_s[l] + b.backward_s;
+      if (c < best) {
+        best = c;
+        choice = level == KeepLevel::all ? 2 : 3;
+      }
+    }
+    double forward_sum = 0;
+    int64_t forward_peak = 0;
+    for (int k = s + 1; k < t; ++k) {
+      const int j = k - 1;
+      const auto& bj = model_.blocks[static_cast<size_t>(j)];
+      forward_sum += bj.forward_s;
+      forward_peak = std::max(forward_peak, bj.fwd_extra[0] + (j > s ? model_.input(j) : 0));
+      if (forward_peak > m) break;  // only grows with k
+      const int64_t m_right = m - model_.input(k);
+      if (m_right < 0) continue;
+      const double right = cost_[index(k, t, m_right)];
+      if (right == kInfeasible) continue;
+      const int64_t m_left = std::min(max_units_, m_right + model_.input(t));
+      const double c = forward_sum + right + cost_[index(s, k, m_left)];
+      if (c < best) {
+        best = c;
+        choice = 4 + k;
+      }
+    }
+    cost_[index(s, t, m)] = best;
+    choice_[index(s, t, m)] = choice;
+  }
+}
+
+double CheckpointDp::best_seconds(int64_t units) const {
+  if (units < 0 || n_ == 0) return kInfeasible;
+  return cost_[index(0, n_, std::min(units, max_units_))];
+}
+
+int64_t CheckpointDp::min_feasible_units() const {
+  for (int64_t m = 0; m <= max_units_; ++m)
+    if (best_seconds(m) != kInfeasible) return m;
+  return -1;
+}
+
+int CheckpointDp::build(Strategy& st, int s, int t, int64_t m) const {
+  if (s == t) return -1;
+  const int32_t ch = choice_[index(s, t, m)];
+  if (ch == 0) throw std::logic_error("checkpoint DP: reconstructing an infeasible state");
+  if (ch == 1) return st.add({StrategyNode::Kind::leaf, s, t, KeepLevel::none, -1, -1, -1});
+  if (ch == 2 || ch == 3) {
+    const KeepLevel level = ch == 2 ? KeepLevel::all : KeepLevel::selective;
+    const size_t l = static_cast<size_t>(level_index(level));
+    const int64_t x_next = s + 1 < t ? model_.input(s + 1) : 0;
+    const int child =
+        build(st, s + 1, t, m - model_.blocks[static_cast<size_t>(s)].keep[l] - x_next);
+    return st.add({StrategyNode::Kind::keep, s, t, level, -1, child, -1});
+  }
+  const int k = ch - 4;
+  const int64_t m_right = m - model_.input(k);
+  const int right = build(st, k, t, m_right);
+  const int left = build(st, s, k, std::min(max_units_, m_right + model_.input(t)));
+  return st.add({StrategyNode::Kind::split, s, t, KeepLevel::none, k, right, left});
+}
+
+Strategy CheckpointDp::strategy(int64_t units) const {
+  Strategy st;
+  st.root = build(st, 0, n_, std::min(units, max_units_));
+  return st;
+}
+
+AutoPlanner::AutoPlanner(const Graph& graph, const PlanRequest& request)
+    : graph_(graph),
+      request_(request),
+      model_(make_model(graph, request)),
+      dp_(model_, store_all_units(model_)) {
+  request_.policy = Policy{Policy::Kind::automatic, 0};
+}
+
+uint64_t AutoPlanner::minimum_arena() const {
+  const int64_t lo = dp_.min_feasible_units();
+  if (lo < 0) throw std::logic_error("auto: no strategy is feasible even with every byte");
+  // A budget B works when some model budget m <= B/q has a plan whose exact arena is <= B:
+  // the minimum over m of max(arena(m), m*q), scanning m up while m*q can still improve it.
+  uint64_t best = std::numeric_limits<uint64_t>::max();
+  std::vector<Action> previous;
+  for (int64_t m = lo; m <= dp_.max_units(); ++m) {
+    const uint64_t floor_bytes = static_cast<uint64_t>(m) * model_.quantum;
+    if (floor_bytes >= best) break;
+    const Strategy st = dp_.strategy(m);
+    std::vector<Action> actions = strategy_actions(st);
+    if (actions == previous) continue;
+    previous = std::move(actions);
+    const uint64_t arena = plan_strategy(graph_, st, request_).arena_bytes;
+    best = std::min(best, std::max(arena, floor_bytes));
+  }
+  return best;
+}
+
+Plan AutoPlanner::plan(uint64_t budget) const {
+  const int64_t top =
+      std::min<int64_t>(static_cast<int64_t>(budget / model_.quantum), dp_.max_units());
+  std::vector<Action> previous;
+  for (int64_t m = top; m >= 0 && dp_.best_seconds(m) != CheckpointDp::kInfeasible; --m) {
+    const Strategy st = dp_.strategy(m);
+    std::vector<Action> actions = strategy_actions(st);
+    if (actions == previous) continue;
+    previous = std::move(actions);
+    PlanRequest req = request_;
+    req.budget = budget;
+    Plan p = plan_strategy(graph_, st, req);
+    if (p.arena_bytes <= budget) return p;
+  }
+  const uint64_t minimum = minimum_arena();
+  throw std::invalid_argument("arena budget of " + std::to_string(budget) +
+                              " bytes is below the smallest feasible plan; the minimum is " +
+                              std::to_string(minimum) + " bytes");
+}
+
+Plan plan_auto(const Graph& graph, const PlanRequest& request) {
+  return AutoPlanner(graph, request).plan(*request.budget);
+}
+
+}  // namespace remat
