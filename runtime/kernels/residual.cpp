@@ -1,0 +1,41 @@
+#include "runtime/kernels/residual.h"
+
+#include <algorithm>
+
+#include "residual_params.h"
+
+namespace remat::kernels {
+
+namespace {
+constexpr uint32_t kGroup = 256;
+// Grid-stride loops in the shaders: 65535 groups is the Vulkan minimum maximum.
+uint32_t groups_for(uint32_t count) {
+  return std::clamp(div_up(count, kGroup), 1u, 65535u);
+}
+}  // namespace
+
+Dispatch residual_forward(uint32_t count, BufferSlice a, BufferSlice b, BufferSlice y) {
+  Dispatch d;
+  d.kernel = KernelId::residual_forward;
+  d.spec = {kGroup};
+  d.bindings = {{a, false}, {b, false}, {y, true}};
+  d.push = push_bytes(push::ResidualParams{count});
+  d.groups = {groups_for(count), 1, 1};
+  d.label = "residual_forward";
+  return d;
+}
+
+Dispatch residual_backward(uint32_t count, BufferSlice dy, BufferSlice da, BufferSlice db,
+                           bool accumulate_a, bool accumulate_b) {
+  Dispatch d;
+  d.kernel = KernelId::residual_backward;
+  d.spec = {kGroup};
+  d.bindings = {{dy, false}, {da, true}, {db, true}};
+  d.push = push_bytes(
+      push::ResidualBackwardParams{count, accumulate_a ? 1u : 0u, accumulate_b ? 1u : 0u});
+  d.groups = {groups_for(count), 1, 1};
+  d.label = "residual_backward";
+  return d;
+}
+
+}  // namespace remat::kernels

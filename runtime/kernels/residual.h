@@ -1,0 +1,14 @@
+// Dispatches for the residual connection y = a + b and its gradient routing.
+#pragma once
+
+#include "runtime/executor.h"
+
+namespace remat::kernels {
+
+// y[i] = a[i] + b[i] for i < count.
+Dispatch residual_forward(uint32_t count, BufferSlice a, BufferSlice b, BufferSlice y);
+// da[i] (=|+=) dy[i], db[i] (=|+=) dy[i], each by its own flag. da and db must not overlap.
+Dispatch residual_backward(uint32_t count, BufferSlice dy, BufferSlice da, BufferSlice db,
+                           bool accumulate_a, bool accumulate_b);
+
+}  // namespace remat::kernels
