@@ -1,0 +1,30 @@
+// Push-constant blocks of the matmul backward kernels (shared by GLSL and C++, see
+// push_constants.h for why every member is a 32-bit scalar).
+#ifndef REMAT_MATMUL_BACKWARD_PARAMS_H
+#define REMAT_MATMUL_BACKWARD_PARAMS_H
+
+#include "push_constants.h"
+
+#ifdef __cplusplus
+namespace remat::push {
+#endif
+
+// Backward of out[M,N] = inp[M,K] * W + bias[N] (matmul_forward.comp).
+//   matmul_backward_input.comp:  dinp[M,K]  (+)= dout[M,N] * W^T
+//   matmul_backward_weight.comp: dW          (+)= inp^T * dout, stored in W's layout
+//   matmul_backward_bias.comp:   dbias[N]    (+)= sum over m of dout[m,:]
+// w_layout 0: W stored [K,N] (in, out; HF Conv1D). 1: W stored [N,K] (out, in).
+// accumulate 0: overwrite the gradient; 1: add onto it (docs/ops.md).
+struct MatmulBackwardParams {
+  uint M;
+  uint N;
+  uint K;
+  uint w_layout;
+  uint accumulate;
+};
+REMAT_PUSH_WORDS(MatmulBackwardParams, 5)
+
+#ifdef __cplusplus
+}  // namespace remat::push
+#endif
+#endif  // REMAT_MATMUL_BACKWARD_PARAMS_H
