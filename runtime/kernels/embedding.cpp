@@ -1,0 +1,88 @@
+#include "runtime/kernels/embedding.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "embedding_params.h"
+
+namespace remat::kernels {
+
+namespace {
+
+constexpr uint32_t kForwardGroup = 256;
+constexpr uint32_t kBackwardGroup = 32;  // C channels only: small groups spread them over cores
+
+struct Piece {
+  uint32_t begin, count;
+};
+
+// Vocabulary rows per binding: as many as fit in max_binding_bytes, rounded so every piece
+// starts on a 256-byte boundary, the largest minStorageBufferOffsetAlignment Vulkan permits.
+std::vector<Piece> vocab_pieces(const DeviceQuirks& q, uint32_t V, uint32_t C) {
+  const uint64_t row_bytes = uint64_t(C) * sizeof(float);
+  if (q.max_binding_bytes == 0 || V * row_bytes <= q.max_binding_bytes) return {{0, V}};
+  const uint64_t align_rows = 256 / std::gcd<uint64_t>(256, row_bytes);
+  const uint64_t rows = q.max_binding_bytes / row_bytes / align_rows * align_rows;
+  if (rows == 0)
+    throw std::invalid_argument("embedding: one row of " + std::to_string(row_bytes) +
+                                " bytes does not fit a binding of " +
+                                std::to_string(q.max_binding_bytes) + " bytes");
+  std::vector<Piece> pieces;
+  for (uint64_t b = 0; b < V; b += rows)
+    pieces.push_back({uint32_t(b), uint32_t(std::min<uint64_t>(rows, V - b))});
+  return pieces;
+}
+
+BufferSlice rows_of(BufferSlice table, const Piece& p, uint32_t C) {
+  const uint64_t row_bytes = uint64_t(C) * sizeof(float);
+  return {table.buffer, table.offset + p.begin * row_bytes, p.count * row_bytes};
+}
+
+}  // namespace
+
+std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const EmbeddingShape& s,
+                                        BufferSlice tokens, BufferSlice wte, BufferSlice wpe,
+                                        BufferSlice x) {
+  std::vector<Dispatch> out;
+  const uint32_t rows = s.B * s.T;
+  for (const Piece& piece : vocab_pieces(quirks, s.V, s.C)) {
+    Dispatch d;
+    d.kernel = KernelId::embedding_forward;
+    d.spec = {kForwardGroup};
+    d.bindings = {{tokens, false}, {rows_of(wte, piece, s.C), false}, {wpe, false}, {x, true}};
+    d.push = push_bytes(push::EmbeddingParams{rows, s.T, s.C, s.V, piece.begin, piece.count});
+    d.groups = {std::clamp(div_up(uint64_t(rows) * s.C, kForwardGroup), 1u, 65535u), 1, 1};
+    d.label = "embedding_forward";
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const EmbeddingShape& s,
+                                         BufferSlice tokens, BufferSlice dx, BufferSlice dwte,
+                                         BufferSlice dwpe, bool accumulate_wte,
+                                         bool accumulate_wpe) {
+  std::vector<Dispatch> out;
+  const uint32_t rows = s.B * s.T;
+  const auto pieces = vocab_pieces(quirks, s.V, s.C);
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const bool first = i == 0;  // only the first piece's dispatch includes the dwpe invocations
+    Dispatch d;
+    d.kernel = KernelId::embedding_backward;
+    d.spec = {kBackwardGroup};
+    d.bindings = {
+        {tokens, false}, {dx, false}, {rows_of(dwte, pieces[i], s.C), true}, {dwpe, first}};
+    d.push = push_bytes(push::EmbeddingBackwardParams{rows, s.T, s.C, s.ctx, pieces[i].begin,
+                                                      pieces[i].count, accumulate_wte ? 1u : 0u,
+                                                      accumulate_wpe ? 1u : 0u});
+    // dwte channels, then (first piece) dwpe channels, each range starting on a group boundary.
+    d.groups = {div_up(s.C, kBackwardGroup) * (first ? 2 : 1), 1, 1};
+    d.label = "embedding_backward";
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace remat::kernels

@@ -1,0 +1,32 @@
+// Dispatches for the token + position embedding, x = wte[token] + wpe[t].
+#pragma once
+
+#include <vector>
+
+#include "runtime/device_plan.h"
+#include "runtime/executor.h"
+
+namespace remat::kernels {
+
+struct EmbeddingShape {
+  uint32_t B = 0, T = 0, C = 0;
+  uint32_t V = 0;    // rows of wte
+  uint32_t ctx = 0;  // rows of wpe (>= T)
+};
+
+// x[BT,C] from tokens[BT] (u32). When wte is larger than quirks.max_binding_bytes (GPT-2's is
+// 154 MB against lavapipe's 128 MiB), it is bound in vocabulary pieces, one dispatch each; all
+// pieces together write every element of x once. Tokens >= V give NaN rows.
+std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const EmbeddingShape& s,
+                                        BufferSlice tokens, BufferSlice wte, BufferSlice wpe,
+                                        BufferSlice x);
+
+// dwte[V,C] and dwpe[ctx,C] from dx[BT,C], deterministic without atomics (docs/ops.md): when
+// overwriting, dwte rows without tokens and dwpe rows >= T become 0; when accumulating they are
+// untouched. Pieces as for the forward.
+std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const EmbeddingShape& s,
+                                         BufferSlice tokens, BufferSlice dx, BufferSlice dwte,
+                                         BufferSlice dwpe, bool accumulate_wte,
+                                         bool accumulate_wpe);
+
+}  // namespace remat::kernels

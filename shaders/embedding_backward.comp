@@ -1,0 +1,55 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "embedding_params.h"
+
+// Embedding gradients without atomics, in one dispatch with two kinds of invocation:
+//   invocations [0, wte_invocations):  one channel c of dwte each. It owns column c of every
+//       vocabulary row in the bound piece, so no two invocations write the same float; it zeroes
+//       the column when overwriting, then walks the positions r = 0, 1, 2, ... in order and
+//       adds dx[r, c] to the row of tokens[r]. Repeated tokens are thus summed in position
+//       order, the same on every run and under every checkpoint policy.
+//   the next C (first piece only):     one channel c of dwpe each; for every position t < T it
+//       sums dx[b*T + t, c] over the batch b = 0, 1, ... in order; rows t >= T get nothing
+//       (0 when overwriting).
+// 2C invocations is little parallelism for a GPU, but the work is only 2*BT*C adds (plus the
+// V*C zeroing when overwriting, which is coalesced across neighbouring channels), and the group
+// count stays far below device limits for any ctx.
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 0) readonly buffer Tokens { uint tokens[]; };
+layout(std430, binding = 1) readonly buffer DX { float dx[]; };
+layout(std430, binding = 2) buffer DWte { float dwte[]; };
+layout(std430, binding = 3) buffer DWpe { float dwpe[]; };
+layout(push_constant) uniform Push { EmbeddingBackwardParams p; };
+
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  uint wg = gl_WorkGroupSize.x;
+  uint wte_invocations = ((p.C + wg - 1) / wg) * wg;
+  if (i < wte_invocations) {
+    uint c = i;
+    if (c >= p.C) return;
+    if (p.accumulate_wte == 0)
+      for (uint v = 0; v < p.vocab_count; ++v) dwte[v * p.C + c] = 0.0;
+    for (uint r = 0; r < p.rows; ++r) {
+      uint tok = tokens[r];
+      if (tok >= p.vocab_begin && tok - p.vocab_begin < p.vocab_count) {
+        uint k = (tok - p.vocab_begin) * p.C + c;
+        dwte[k] = dwte[k] + dx[r * p.C + c];
+      }
+    }
+  } else {
+    uint c = i - wte_invocations;
+    if (c >= p.C) return;
+    for (uint t = 0; t < p.ctx; ++t) {
+      uint k = t * p.C + c;
+      if (t < p.T) {
+        float acc = p.accumulate_wpe != 0 ? dwpe[k] : 0.0;
+        for (uint r = t; r < p.rows; r += p.T) acc += dx[r * p.C + c];
+        dwpe[k] = acc;
+      } else if (p.accumulate_wpe == 0) {
+        dwpe[k] = 0.0;
+      }
+    }
+  }
+}

@@ -1,0 +1,41 @@
+// Push constants of the embedding kernels (embedding_forward.comp, embedding_backward.comp),
+// shared by GLSL and C++ like push_constants.h.
+#ifndef REMAT_EMBEDDING_PARAMS_H
+#define REMAT_EMBEDDING_PARAMS_H
+
+#include "push_constants.h"
+
+#ifdef __cplusplus
+namespace remat::push {
+#endif
+
+// x[BT,C] = wte[token] + wpe[t]. The wte binding may hold only vocabulary rows
+// [vocab_begin, vocab_begin + vocab_count) (GPT-2's wte exceeds a 128 MiB binding limit); each
+// such piece is its own dispatch and writes only the positions whose token it holds.
+struct EmbeddingParams {
+  uint rows;  // BT
+  uint T;     // positions per sequence: row r is position r % T
+  uint C;
+  uint V;  // whole vocabulary; tokens >= V give NaN rows (written by the last piece)
+  uint vocab_begin;
+  uint vocab_count;
+};
+REMAT_PUSH_WORDS(EmbeddingParams, 6)
+
+// dwte[V,C] and dwpe[ctx,C] from dx[BT,C]; wte may be bound in vocabulary pieces as above.
+struct EmbeddingBackwardParams {
+  uint rows;  // BT
+  uint T;
+  uint C;
+  uint ctx;  // rows of wpe; rows >= T get no gradient
+  uint vocab_begin;
+  uint vocab_count;
+  uint accumulate_wte;  // 0 overwrite (rows without tokens become 0), 1 add
+  uint accumulate_wpe;
+};
+REMAT_PUSH_WORDS(EmbeddingBackwardParams, 8)
+
+#ifdef __cplusplus
+}  // namespace remat::push
+#endif
+#endif  // REMAT_EMBEDDING_PARAMS_H
