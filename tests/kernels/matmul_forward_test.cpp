@@ -15,7 +15,15 @@ struct Result {
   std::vector<float> gpu, ref;
 };
 
-Result run_matmul(uint32_t M, uint32_t N, uint32_t K, kernels::WeightLayout layout, bool bias) {
+// Both tile variants run on every device, whichever one the device would pick.
+DeviceQuirks variant(bool cpu_tiles) {
+  DeviceQuirks q = test::device().plan().quirks;
+  q.barriers_are_expensive = cpu_tiles;
+  return q;
+}
+
+Result run_matmul(uint32_t M, uint32_t N, uint32_t K, kernels::WeightLayout layout, bool bias,
+                  bool cpu_tiles = true) {
   auto inp = test::random_floats(size_t(M) * K, 1 + M);
   auto w = test::random_floats(size_t(K) * N, 2 + N);
   std::vector<float> b = bias ? test::random_floats(N, 3 + K) : std::vector<float>{};
@@ -24,7 +32,7 @@ Result run_matmul(uint32_t M, uint32_t N, uint32_t K, kernels::WeightLayout layo
   Buffer d_b = test::upload_buffer(bias ? b : std::vector<float>{0.f}, "bias");
   Buffer d_out = test::garbage_buffer<float>(size_t(M) * N, "out");
   kernels::MatmulShape s{M, N, K, layout};
-  test::run_once({kernels::matmul_forward(test::device().plan().quirks, s, d_inp.whole(), d_w.whole(),
+  test::run_once({kernels::matmul_forward(variant(cpu_tiles), s, d_inp.whole(), d_w.whole(),
                                           bias ? d_b.whole() : BufferSlice{}, d_out.whole())});
   Result r;
   r.gpu = test::read<float>(d_out, size_t(M) * N);
@@ -48,8 +56,10 @@ void check_close(const Result& r, uint32_t K) {
 TEST_CASE("matmul_forward matches the reference at sizes that are not tile multiples") {
   for (uint32_t n : {1u, 7u, 33u, 64u, 129u, 257u}) {
     for (auto layout : {kernels::WeightLayout::in_out, kernels::WeightLayout::out_in}) {
-      DYNAMIC_SECTION("M=N=K=" << n << " layout " << int(layout)) {
-        check_close(run_matmul(n, n, n, layout, true), n);
+      for (bool cpu_tiles : {true, false}) {
+        DYNAMIC_SECTION("M=N=K=" << n << " layout " << int(layout) << " cpu tiles " << cpu_tiles) {
+          check_close(run_matmul(n, n, n, layout, true, cpu_tiles), n);
+        }
       }
     }
   }
@@ -59,6 +69,8 @@ TEST_CASE("matmul_forward at GPT-shaped rectangles, without bias") {
   check_close(run_matmul(69, 144, 48, kernels::WeightLayout::in_out, true), 48);   // c_attn, T=23 B=3
   check_close(run_matmul(69, 101, 48, kernels::WeightLayout::out_in, false), 48);  // tied head
   check_close(run_matmul(5, 3, 300, kernels::WeightLayout::in_out, false), 300);
+  check_close(run_matmul(69, 101, 48, kernels::WeightLayout::out_in, false, false), 48);
+  check_close(run_matmul(5, 3, 300, kernels::WeightLayout::in_out, true, false), 300);
 }
 
 TEST_CASE("matmul_forward is bit-identical across runs") {
