@@ -1,0 +1,103 @@
+#include "runtime/kernels/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace remat::kernels {
+
+namespace {
+constexpr uint32_t kGroup = 256;
+// AdamW loops over its tensor with a grid stride beyond this many workgroups, which keeps the
+// group count within every device's maxComputeWorkGroupCount[0] (at least 65535).
+constexpr uint32_t kMaxGroups = 4096;
+constexpr uint32_t kSlotGroup = 64;
+}  // namespace
+
+push::AdamWHyper adamw_hyper(const AdamWConfig& c, uint32_t step) {
+  if (step == 0) throw std::invalid_argument("adamw_hyper: steps count from 1");
+  push::AdamWHyper h{};
+  h.lr = static_cast<float>(c.lr);
+  h.beta1 = static_cast<float>(c.beta1);
+  h.beta2 = static_cast<float>(c.beta2);
+  h.one_minus_beta1 = static_cast<float>(1.0 - c.beta1);
+  h.one_minus_beta2 = static_cast<float>(1.0 - c.beta2);
+  h.eps = static_cast<float>(c.eps);
+  h.weight_decay = static_cast<float>(c.weight_decay);
+  h.bias_correction1 = static_cast<float>(1.0 - std::pow(c.beta1, double(step)));
+  h.bias_correction2 = static_cast<float>(1.0 - std::pow(c.beta2, double(step)));
+  h.step = step;
+  return h;
+}
+
+Dispatch adamw(const DeviceQuirks& quirks, BufferSlice param, BufferSlice grad, BufferSlice m,
+               BufferSlice v, BufferSlice hyper, BufferSlice clip, uint32_t count,
+               bool weight_decay) {
+  (void)quirks;  // elementwise: one variant
+  const bool clipped = clip.buffer != VK_NULL_HANDLE;
+  Dispatch d;
+  d.kernel = KernelId::adamw;
+  d.spec = {kGroup};
+  // Without clipping the kernel never reads binding 5; bind the hyper buffer there.
+  d.bindings = {{param, true}, {grad, false},  {m, true},
+                {v, true},     {hyper, false}, {clipped ? clip : hyper, false}};
+  d.push = push_bytes(push::AdamWParams{count, weight_decay ? 1u : 0u, clipped ? 1u : 0u});
+  d.groups = {std::clamp(div_up(count, kGroup), 1u, kMaxGroups), 1, 1};
+  d.label = "adamw";
+  return d;
+}
+
+uint32_t grad_norm_slots(uint64_t count) {
+  // At least 2048 squares per slot before another 64 slots are added, at most 1024 slots: the
+  // token embedding (38M floats) gets 1024 slots of ~37k squares, a bias 64 slots.
+  const uint64_t groups = std::clamp<uint64_t>((count + 64 * 2048 - 1) / (64 * 2048), 1, 16);
+  return static_cast<uint32_t>(groups * kSlotGroup);
+}
+
+GradNormLayout grad_norm_layout(std::span<const uint64_t> counts) {
+  GradNormLayout l;
+  uint64_t total = 0;
+  for (uint64_t c : counts) {
+    const uint32_t s = grad_norm_slots(c);
+    l.offsets.push_back(total * sizeof(float));
+    l.slots.push_back(s);
+    total += s;
+  }
+  l.total = static_cast<uint32_t>(total);
+  return l;
+}
+
+Dispatch grad_norm_partial(const DeviceQuirks& quirks, BufferSlice grad, uint32_t count,
+                           BufferSlice partials) {
+  (void)quirks;
+  const uint32_t slots = grad_norm_slots(count);
+  if (partials.size < uint64_t(slots) * sizeof(float))
+    throw std::invalid_argument("grad_norm_partial: a tensor of " + std::to_string(count) +
+                                " floats needs " + std::to_string(slots) +
+                                " partial sums, the partials range holds " +
+                                std::to_string(partials.size / sizeof(float)));
+  Dispatch d;
+  d.kernel = KernelId::grad_norm_partial;
+  d.spec = {kSlotGroup};
+  d.bindings = {{grad, false}, {partials, true}};
+  d.push = push_bytes(push::GradNormPartialParams{count, slots});
+  d.groups = {slots / kSlotGroup, 1, 1};
+  d.label = "grad_norm_partial";
+  return d;
+}
+
+Dispatch grad_norm_finalize(const DeviceQuirks& quirks, BufferSlice partials, uint32_t count,
+                            float max_norm, BufferSlice result) {
+  (void)quirks;
+  Dispatch d;
+  d.kernel = KernelId::grad_norm_finalize;
+  d.spec = {1};
+  d.bindings = {{partials, false}, {result, true}};
+  d.push = push_bytes(push::GradNormFinalizeParams{count, max_norm});
+  d.groups = {1, 1, 1};
+  d.label = "grad_norm_finalize";
+  return d;
+}
+
+}  // namespace remat::kernels

@@ -1,0 +1,63 @@
+// Dispatches for the optimizer step: the global gradient norm (for clipping) and AdamW.
+//
+// A step over P parameter tensors is P grad_norm_partial dispatches (each into its own range of
+// one partials buffer, laid out by grad_norm_layout), one grad_norm_finalize, then P adamw
+// dispatches that read the clip scale the finalize wrote. The AdamW hyperparameters live in a
+// 40-byte buffer (push::AdamWHyper) the host rewrites before each submission.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "optimizer_params.h"
+#include "runtime/device_plan.h"
+#include "runtime/executor.h"
+
+namespace remat::kernels {
+
+// torch.optim.AdamW's hyperparameters (its defaults). Doubles, like PyTorch's Python floats:
+// 1 - beta2 is formed from these before rounding to float.
+struct AdamWConfig {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 1e-2;
+};
+
+// The contents of the hyper buffer for step `step` (counted from 1): 1 - beta and the bias
+// corrections 1 - beta^t computed in double, as PyTorch does.
+push::AdamWHyper adamw_hyper(const AdamWConfig& c, uint32_t step);
+
+// In place over `count` floats: param, m and v updated from grad. `hyper` holds a
+// push::AdamWHyper. `clip` holds the push::GradNormResult of grad_norm_finalize, or is {} for no
+// clipping. `weight_decay` is set for 2-D tensors only (GPT-2 convention: not biases, not
+// LayerNorm gains).
+Dispatch adamw(const DeviceQuirks& quirks, BufferSlice param, BufferSlice grad, BufferSlice m,
+               BufferSlice v, BufferSlice hyper, BufferSlice clip, uint32_t count,
+               bool weight_decay);
+
+// Number of partial sums (floats) grad_norm_partial writes for a tensor of `count` elements:
+// a multiple of 64, so consecutive ranges start 256-byte aligned (any device's
+// minStorageBufferOffsetAlignment).
+uint32_t grad_norm_slots(uint64_t count);
+
+// Where each tensor's partial sums go in the partials buffer.
+struct GradNormLayout {
+  std::vector<uint64_t> offsets;  // byte offset of each tensor's range
+  std::vector<uint32_t> slots;    // floats in each tensor's range
+  uint32_t total = 0;             // floats in all ranges: the partials buffer size / 4
+};
+GradNormLayout grad_norm_layout(std::span<const uint64_t> counts);
+
+// Sums of squares of `grad` (count floats) into `partials`, which must hold
+// grad_norm_slots(count) floats.
+Dispatch grad_norm_partial(const DeviceQuirks& quirks, BufferSlice grad, uint32_t count,
+                           BufferSlice partials);
+
+// Sums the first `count` floats of `partials` in order and writes a push::GradNormResult (norm,
+// clip scale) to `result`. max_norm 0 disables clipping (scale 1).
+Dispatch grad_norm_finalize(const DeviceQuirks& quirks, BufferSlice partials, uint32_t count,
+                            float max_norm, BufferSlice result);
+
+}  // namespace remat::kernels
