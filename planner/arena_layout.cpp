@@ -32,20 +32,11 @@ uint64_t best_fit(std::vector<Placed>& conflicts, uint64_t size) {
   return best != std::numeric_limits<uint64_t>::max() ? best : cursor;
 }
 
-}  // namespace
-
-ArenaLayout layout_arena(const std::vector<uint64_t>& sizes, const std::vector<Interval>& intervals,
-                         uint64_t alignment) {
+// One greedy pass: items in `order`, each into the best-fitting gap among placed conflicts.
+ArenaLayout place(const std::vector<uint64_t>& sizes, const std::vector<Interval>& intervals,
+                  uint64_t alignment, const std::vector<size_t>& order) {
   ArenaLayout out;
   out.offsets.assign(sizes.size(), 0);
-  std::vector<size_t> order;
-  for (size_t i = 0; i < sizes.size(); ++i)
-    if (intervals[i].used() && sizes[i] > 0) order.push_back(i);
-  // Largest first; ties by first use so equal-size tensors stack in time order.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (sizes[a] != sizes[b]) return sizes[a] > sizes[b];
-    return intervals[a].first < intervals[b].first;
-  });
   std::vector<size_t> placed;
   std::vector<Placed> conflicts;
   for (size_t i : order) {
@@ -59,6 +50,30 @@ ArenaLayout layout_arena(const std::vector<uint64_t>& sizes, const std::vector<I
     placed.push_back(i);
   }
   return out;
+}
+
+}  // namespace
+
+ArenaLayout layout_arena(const std::vector<uint64_t>& sizes, const std::vector<Interval>& intervals,
+                         uint64_t alignment) {
+  std::vector<size_t> items;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (intervals[i].used() && sizes[i] > 0) items.push_back(i);
+  auto length = [&](size_t i) { return intervals[i].last - intervals[i].first; };
+  // Largest first (TFLite's order), breaking size ties by first use or by longest lifetime; the
+  // greedy is a heuristic, so two tie orders are tried and the smaller arena kept.
+  std::vector<size_t> by_first = items, by_length = items;
+  std::stable_sort(by_first.begin(), by_first.end(), [&](size_t a, size_t b) {
+    if (sizes[a] != sizes[b]) return sizes[a] > sizes[b];
+    return intervals[a].first < intervals[b].first;
+  });
+  std::stable_sort(by_length.begin(), by_length.end(), [&](size_t a, size_t b) {
+    if (sizes[a] != sizes[b]) return sizes[a] > sizes[b];
+    return length(a) > length(b);
+  });
+  ArenaLayout best = place(sizes, intervals, alignment, by_first);
+  ArenaLayout other = place(sizes, intervals, alignment, by_length);
+  return other.arena_bytes < best.arena_bytes ? other : best;
 }
 
 }  // namespace remat

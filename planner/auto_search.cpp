@@ -46,52 +46,51 @@ size_t CheckpointDp::index(int s, int t, int64_t m) const {
          static_cast<size_t>(m);
 }
 
+// Fills C(s, t, m) for every m. Each rule is a sweep over m reading sub-tables sequentially
+// (cache-friendly); ties keep the earlier rule: leaf, keep all, keep selective, split by k.
 void CheckpointDp::solve(int s, int t) {
   const auto& b = model_.blocks[static_cast<size_t>(s)];
-  const int64_t x_next = s + 1 < t ? model_.input(s + 1) : 0;  // held output while C(s+1,t) runs
+  double* out = &cost_[index(s, t, 0)];
+  int32_t* choice = &choice_[index(s, t, 0)];
+  const int64_t top = max_units_;
+  auto offer = [&](int64_t m, double c, int32_t rule) {
+    if (c < out[m]) {
+      out[m] = c;
+      choice[m] = rule;
+    }
+  };
+  // leaf: only for blocks whose forward already ran (all but the last, which must run forward
+  // once to produce the loss).
+  if (t == s + 1 && s != n_ - 1)
+    for (int64_t m = b.bwd_extra[0]; m <= top; ++m) offer(m, b.recompute_s[0] + b.backward_s, 1);
+  // keep: x_{s+1} stays held while C(s+1,t) runs; afterwards its gradient replaces the one of x_t.
+  const int64_t x_next = s + 1 < t ? model_.input(s + 1) : 0;
   const int64_t grad_swap = s + 1 < t ? model_.input(s + 1) - model_.input(t) : 0;
-  for (int64_t m = 0; m <= max_units_; ++m) {
-    double best = kInfeasible;
-    int32_t choice = 0;
-    // leaf: only for blocks whose forward already ran (all but the last, which must run forward
-    // once to produce the loss).
-    if (t == s + 1 && s != n_ - 1 && b.bwd_extra[0] <= m) {
-      best = b.recompute_s[0] + b.backward_s;
-      choice = 1;
+  for (KeepLevel level : {KeepLevel::all, KeepLevel::selective}) {
+    const size_t l = static_cast<size_t>(level_index(level));
+    const double* sub = s + 1 == t ? nullptr : &cost_[index(s + 1, t, 0)];
+    const int64_t lo =
+        std::max({b.fwd_extra[l], b.keep[l] + x_next, b.bwd_extra[l] + b.keep[l] + grad_swap});
+    const double own = b.forward_s + b.recompute_s[l] + b.backward_s;
+    for (int64_t m = std::max<int64_t>(lo, 0); m <= top; ++m)
+      offer(m, own + (sub ? sub[m - b.keep[l] - x_next] : 0.0), level == KeepLevel::all ? 2 : 3);
+  }
+  // split at k: forward s..k-1 holding only x_k, then C(k,t), then C(s,k).
+  double forward_sum = 0;
+  int64_t forward_peak = 0;
+  for (int k = s + 1; k < t; ++k) {
+    const int j = k - 1;
+    const auto& bj = model_.blocks[static_cast<size_t>(j)];
+    forward_sum += bj.forward_s;
+    forward_peak = std::max(forward_peak, bj.fwd_extra[0] + (j > s ? model_.input(j) : 0));
+    const int64_t xk = model_.input(k), xt = model_.input(t);
+    const double* right = &cost_[index(k, t, 0)];
+    const double* left = &cost_[index(s, k, 0)];
+    for (int64_t m = std::max(forward_peak, xk); m <= top; ++m) {
+      const double r = right[m - xk];
+      if (r == kInfeasible) continue;
+      offer(m, forward_sum + r + left[std::min(top, m - xk + xt)], 4 + k);
     }
-    for (KeepLevel level : {KeepLevel::all, KeepLevel::selective}) {
-      const size_t l = static_cast<size_t>(level_index(level));
-      if (b.fwd_extra[l] > m) continue;
-      const int64_t m1 = m - b.keep[l] - x_next;
-      if (m1 < 0 || b.bwd_extra[l] > m - b.keep[l] - grad_swap) continue;
-      const double sub = s + 1 == t ? 0.0 : cost_[index(s + 1, t, m1)];
-      const double c = b.forward_s + sub + b.recompute_s[l] + b.backward_s;
-      if (c < best) {
-        best = c;
-        choice = level == KeepLevel::all ? 2 : 3;
-      }
-    }
-    double forward_sum = 0;
-    int64_t forward_peak = 0;
-    for (int k = s + 1; k < t; ++k) {
-      const int j = k - 1;
-      const auto& bj = model_.blocks[static_cast<size_t>(j)];
-      forward_sum += bj.forward_s;
-      forward_peak = std::max(forward_peak, bj.fwd_extra[0] + (j > s ? model_.input(j) : 0));
-      if (forward_peak > m) break;  // only grows with k
-      const int64_t m_right = m - model_.input(k);
-      if (m_right < 0) continue;
-      const double right = cost_[index(k, t, m_right)];
-      if (right == kInfeasible) continue;
-      const int64_t m_left = std::min(max_units_, m_right + model_.input(t));
-      const double c = forward_sum + right + cost_[index(s, k, m_left)];
-      if (c < best) {
-        best = c;
-        choice = 4 + k;
-      }
-    }
-    cost_[index(s, t, m)] = best;
-    choice_[index(s, t, m)] = choice;
   }
 }
 

@@ -160,13 +160,17 @@ ChainModel quantize(const BlockCosts& costs, uint64_t quantum) {
 }
 
 ModelRun simulate(const ChainModel& model, const Strategy& strategy) {
+  return simulate(model, strategy_actions(strategy));
+}
+
+ModelRun simulate(const ChainModel& model, const std::vector<Action>& actions) {
   const size_t n = model.blocks.size();
   std::vector<bool> x_held(n + 1, false), grad_held(n + 1, false);
   std::vector<int> level(n, -1);  // held KeepLevel per block, -1: nothing held
   int64_t held = 0;
   ModelRun run;
   auto x = [&](size_t i) { return model.input(static_cast<int>(i)); };
-  for (const Action& a : strategy_actions(strategy)) {
+  for (const Action& a : actions) {
     const size_t j = static_cast<size_t>(a.block);
     const auto& b = model.blocks[j];
     const size_t li = static_cast<size_t>(level_index(a.level));

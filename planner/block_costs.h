@@ -53,5 +53,6 @@ struct ModelRun {
   int64_t peak = 0;    // most units in use at any action
 };
 ModelRun simulate(const ChainModel& model, const Strategy& strategy);
+ModelRun simulate(const ChainModel& model, const std::vector<Action>& actions);
 
 }  // namespace remat

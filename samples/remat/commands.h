@@ -8,5 +8,6 @@
 namespace remat::cli {
 
 int run_devices(const std::vector<std::string>& args);
+int run_plan(const std::vector<std::string>& args);
 
 }  // namespace remat::cli

@@ -21,6 +21,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"devices", remat::cli::run_devices, "list Vulkan devices and what each supports"},
+    {"plan", remat::cli::run_plan, "plan a training step: memory, recompute, predicted time"},
 };
 
 void print_usage(std::FILE* out) {

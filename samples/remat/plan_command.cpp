@@ -1,0 +1,262 @@
+// `remat plan`: what fits, and at what cost? Plans one training step for a model, batch and
+// sequence length without a GPU, prints the chosen plan and a comparison over policies, with the
+// textbook estimate beside the exact numbers.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "graph/autodiff.h"
+#include "graph/cost_model.h"
+#include "planner/plan.h"
+
+namespace remat::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: remat plan [MODEL] [--model tiny|gpt2|gpt2-medium|gpt2-large|gpt2-xl]\n"
+    "                  [--layers N] [--dim N] [--heads N] [--vocab N] [--ctx N]\n"
+    "                  [--batch B] [--seq T] [--dtype f32|f16|bf16] [--dropout P]\n"
+    "                  [--arena SIZE | --policy none|every:K|sqrt|selective|auto]\n"
+    "                  [--costs FILE.json] [--alignment BYTES] [--json]\n";
+
+struct Options {
+  std::string model_name;          // preset the overrides apply to
+  ModelConfig model;               // after overrides
+  TrainShape shape;                // batch, seq, dropout, dtype
+  Policy policy;                   // chosen policy
+  std::optional<uint64_t> arena;   // --arena
+  uint64_t alignment = 256;        // --alignment
+  std::optional<CostModel> costs;  // --costs
+  bool json = false;               // --json
+};
+
+Options parse_options(const std::vector<std::string>& argv) {
+  Args a(argv,
+         {"--model", "--layers", "--dim", "--heads", "--vocab", "--ctx", "--batch", "--seq",
+          "--dtype", "--dropout", "--arena", "--policy", "--costs", "--alignment"},
+         {"--json"}, 1);
+  Options o;
+  if (!a.positionals().empty() && a.get("--model"))
+    throw UsageError("give the model once, either as MODEL or as --model");
+  o.model_name = a.positionals().empty() ? a.get("--model").value_or("tiny") : a.positionals()[0];
+  o.model = ModelConfig::preset(o.model_name);
+  const int64_t big = 1 << 30;
+  if (auto v = a.get_int("--layers", 1, 100000)) o.model.layers = static_cast<int>(*v);
+  if (auto v = a.get_int("--dim", 1, big)) o.model.dim = static_cast<int>(*v);
+  if (auto v = a.get_int("--heads", 1, big)) o.model.heads = static_cast<int>(*v);
+  if (auto v = a.get_int("--vocab", 1, big)) o.model.vocab = static_cast<int>(*v);
+  if (auto v = a.get_int("--ctx", 1, big)) o.model.ctx = static_cast<int>(*v);
+  o.model.validate();
+  o.shape.batch = static_cast<int>(a.get_int("--batch", 1, big).value_or(4));
+  o.shape.seq = static_cast<int>(a.get_int("--seq", 1, big).value_or(o.model.ctx));
+  if (auto d = a.get_double("--dropout")) o.shape.dropout = static_cast<float>(*d);
+  if (auto d = a.get("--dtype")) o.shape.activation_dtype = parse_activation_dtype(*d);
+  o.shape.validate(o.model);
+  if (a.get("--arena") && a.get("--policy"))
+    throw UsageError("give either --arena (auto picks the policy) or --policy, not both");
+  o.arena = a.get_size("--arena");
+  o.policy = o.arena ? Policy{Policy::Kind::automatic, 0}
+                     : Policy::parse(a.get("--policy").value_or("none"));
+  if (o.policy.kind == Policy::Kind::automatic && !o.arena)
+    throw UsageError("--policy auto needs a budget: use --arena SIZE instead");
+  if (auto v = a.get_int("--alignment", 1, 1 << 20)) o.alignment = static_cast<uint64_t>(*v);
+  if (auto f = a.get("--costs")) o.costs = CostModel::load(*f);
+  o.json = a.has("--json");
+  return o;
+}
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+std::string flops(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g TFLOP", v / 1e12);
+  return buf;
+}
+std::string opt_num(const std::optional<double>& v) {
+  return v ? num(*v) : "null";
+}
+std::string quoted(const std::string& s) {
+  return "\"" + s + "\"";
+}
+
+std::string string_list(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + quoted(v[i]);
+  return out + "]";
+}
+
+// One row of the comparison table.
+struct Row {
+  std::string policy;        // policy text
+  std::optional<Plan> plan;  // absent when the policy could not be planned
+  std::string error;         // why not
+};
+
+std::vector<Row> policy_table(const Graph& g, const Options& o) {
+  std::vector<std::string> names = {"none",    "every:1", "every:2",  "every:4",
+                                    "every:8", "sqrt",    "selective"};
+  if (o.arena) names.push_back("auto");
+  std::vector<Row> rows;
+  for (const std::string& n : names) {
+    Row r{n, std::nullopt, ""};
+    const Policy p = Policy::parse(n);
+    try {
+      r.plan = plan_graph(g, {p, p.kind == Policy::Kind::automatic ? o.arena : std::nullopt,
+                              o.alignment, o.costs ? &*o.costs : nullptr});
+    } catch (const std::invalid_argument& e) {
+      r.error = e.what();
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::string analytic_json(const AnalyticEstimate& a) {
+  return "{\"M_a\": " + num(a.M_a) + ", \"M_c\": " + opt_num(a.M_c) +
+         ", \"T_c_ratio\": " + opt_num(a.T_c_ratio) +
+         ", \"interval\": " + (a.interval ? std::to_string(*a.interval) : "null") + "}";
+}
+
+std::string row_json(const Row& r) {
+  if (!r.plan) return "{\"policy\": " + quoted(r.policy) + ", \"error\": " + quoted(r.error) + "}";
+  const Plan& p = *r.plan;
+  return "{\"policy\": " + quoted(r.policy) +
+         ", \"arena_bytes\": " + std::to_string(p.arena_bytes) +
+         ", \"arena_lower_bound_bytes\": " + std::to_string(p.arena_lower_bound) +
+         ", \"recompute_flops\": " + num(p.report.recompute_flops) +
+         ", \"predicted_step_ratio\": " + num(p.report.predicted_step_ratio) +
+         ", \"analytic\": " + analytic_json(p.report.analytic) + "}";
+}
+
+void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms) {
+  const Report& r = p.report;
+  std::printf(
+      "{\n  \"model\": {\"name\": %s, \"layers\": %d, \"dim\": %d, \"heads\": %d, \"vocab\": %d, "
+      "\"ctx\": %d},\n",
+      quoted(o.model_name).c_str(), o.model.layers, o.model.dim, o.model.heads, o.model.vocab,
+      o.model.ctx);
+  std::printf("  \"batch\": %d, \"seq\": %d, \"dtype\": %s,\n", o.shape.batch, o.shape.seq,
+              quoted(std::string(dtype_name(o.shape.activation_dtype))).c_str());
+  std::printf("  \"policy\": %s,\n  \"budget_bytes\": %s,\n", quoted(p.policy.to_string()).c_str(),
+              o.arena ? std::to_string(*o.arena).c_str() : "null");
+  std::printf(
+      "  \"arena_bytes\": %llu,\n  \"arena_lower_bound_bytes\": %llu,\n  \"persistent_bytes\": "
+      "%llu,\n",
+      static_cast<unsigned long long>(p.arena_bytes),
+      static_cast<unsigned long long>(p.arena_lower_bound),
+      static_cast<unsigned long long>(p.persistent_bytes));
+  std::printf("  \"alignment\": %llu,\n", static_cast<unsigned long long>(p.alignment));
+  std::printf(
+      "  \"persistent\": {\"parameters\": %llu, \"grads\": %llu, \"adam\": %llu, \"io\": %llu},\n",
+      static_cast<unsigned long long>(r.parameter_bytes),
+      static_cast<unsigned long long>(r.grad_bytes), static_cast<unsigned long long>(r.adam_bytes),
+      static_cast<unsigned long long>(r.io_bytes));
+  std::printf(
+      "  \"arena_at_peak\": {\"saved_activations\": %llu, \"recompute\": %llu, \"gradients\": "
+      "%llu, \"workspace\": %llu},\n",
+      static_cast<unsigned long long>(r.saved_activation_bytes),
+      static_cast<unsigned long long>(r.recompute_bytes),
+      static_cast<unsigned long long>(r.grads_in_flight_bytes),
+      static_cast<unsigned long long>(r.workspace_bytes));
+  std::printf("  \"checkpoints\": %s,\n  \"stored_blocks\": %s,\n  \"nesting_depth\": %d,\n",
+              string_list(r.checkpoints).c_str(), string_list(r.stored_blocks).c_str(),
+              r.nesting_depth);
+  std::printf("  \"forward_flops\": %s,\n  \"backward_flops\": %s,\n  \"recompute_flops\": %s,\n",
+              num(r.forward_flops).c_str(), num(r.backward_flops).c_str(),
+              num(r.recompute_flops).c_str());
+  std::printf("  \"predicted_step_ratio\": %s,\n  \"steps\": %zu,\n  \"planning_ms\": %s,\n",
+              num(r.predicted_step_ratio).c_str(), p.steps.size(), num(ms).c_str());
+  std::printf("  \"analytic\": %s,\n  \"policies\": [\n", analytic_json(r.analytic).c_str());
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::printf("    %s%s\n", row_json(rows[i]).c_str(), i + 1 < rows.size() ? "," : "");
+  std::printf("  ]\n}\n");
+}
+
+std::string join(const std::vector<std::string>& v) {
+  if (v.empty()) return "none";
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : " ") + s;
+  return out;
+}
+
+void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms) {
+  const Report& r = p.report;
+  std::printf("model %s: L%d C%d H%d V%d ctx%d, batch %d, seq %d, activations %s\n",
+              o.model_name.c_str(), o.model.layers, o.model.dim, o.model.heads, o.model.vocab,
+              o.model.ctx, o.shape.batch, o.shape.seq,
+              std::string(dtype_name(o.shape.activation_dtype)).c_str());
+  std::printf("policy %s%s: arena %s (lower bound %s, layout/bound %.4f), persistent %s\n",
+              p.policy.to_string().c_str(),
+              o.arena ? (" under " + format_bytes(*o.arena)).c_str() : "",
+              format_bytes(p.arena_bytes).c_str(), format_bytes(p.arena_lower_bound).c_str(),
+              p.arena_lower_bound ? double(p.arena_bytes) / double(p.arena_lower_bound) : 1.0,
+              format_bytes(p.persistent_bytes).c_str());
+  std::printf("  persistent: parameters %s, grads %s, AdamW m+v %s, tokens/targets/losses %s\n",
+              format_bytes(r.parameter_bytes).c_str(), format_bytes(r.grad_bytes).c_str(),
+              format_bytes(r.adam_bytes).c_str(), format_bytes(r.io_bytes).c_str());
+  std::printf(
+      "  arena at peak: saved activations %s, recomputed %s, gradients in flight %s, workspace "
+      "%s\n",
+      format_bytes(r.saved_activation_bytes).c_str(), format_bytes(r.recompute_bytes).c_str(),
+      format_bytes(r.grads_in_flight_bytes).c_str(), format_bytes(r.workspace_bytes).c_str());
+  std::printf("  checkpoints (block inputs): %s; nesting depth %d\n", join(r.checkpoints).c_str(),
+              r.nesting_depth);
+  std::printf("  stored in the first pass: %s\n", join(r.stored_blocks).c_str());
+  std::printf("  FLOPs: forward %s, backward %s, recompute %s; predicted step time %.3fx of none\n",
+              flops(r.forward_flops).c_str(), flops(r.backward_flops).c_str(),
+              flops(r.recompute_flops).c_str(), r.predicted_step_ratio);
+  std::printf("  textbook: M_a %s", format_bytes(static_cast<uint64_t>(r.analytic.M_a)).c_str());
+  if (r.analytic.interval)
+    std::printf(", I=%d: M_c %s, T_c/T_b %.3f", *r.analytic.interval,
+                format_bytes(static_cast<uint64_t>(*r.analytic.M_c)).c_str(),
+                *r.analytic.T_c_ratio);
+  std::printf("\n  %zu steps, planned in %.1f ms\n\n", p.steps.size(), ms);
+  std::printf("%-10s %12s %12s %8s %16s %10s %12s %8s\n", "policy", "arena", "lower bound", "ratio",
+              "recompute", "time", "textbook M_c", "T_c/T_b");
+  for (const Row& row : rows) {
+    if (!row.plan) {
+      std::printf("%-10s %s\n", row.policy.c_str(), row.error.c_str());
+      continue;
+    }
+    const Plan& q = *row.plan;
+    const AnalyticEstimate& a = q.report.analytic;
+    std::printf("%-10s %12s %12s %8.4f %16s %9.3fx %12s %8s\n", row.policy.c_str(),
+                format_bytes(q.arena_bytes).c_str(), format_bytes(q.arena_lower_bound).c_str(),
+                q.arena_lower_bound ? double(q.arena_bytes) / double(q.arena_lower_bound) : 1.0,
+                flops(q.report.recompute_flops).c_str(), q.report.predicted_step_ratio,
+                a.M_c ? format_bytes(static_cast<uint64_t>(*a.M_c)).c_str() : "-",
+                a.T_c_ratio ? num(*a.T_c_ratio).c_str() : "-");
+  }
+}
+
+}  // namespace
+
+int run_plan(const std::vector<std::string>& args) {
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  const Options o = parse_options(args);
+  const Graph g = build_training_gpt(o.model, o.shape);
+  const auto start = std::chrono::steady_clock::now();
+  const Plan p = plan_graph(g, {o.policy, o.arena, o.alignment, o.costs ? &*o.costs : nullptr});
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const std::vector<Row> rows = policy_table(g, o);
+  if (o.json)
+    print_json(o, p, rows, ms);
+  else
+    print_human(o, p, rows, ms);
+  return 0;
+}
+
+}  // namespace remat::cli
