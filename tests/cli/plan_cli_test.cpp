@@ -1,0 +1,104 @@
+// `remat plan` as a user runs it: JSON fields, the policy table, --arena vs --policy, and the
+// error contract (one line "remat: error: ...", exit status 2).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <string>
+
+#include "tests/support/run_command.h"
+
+using remat::test::run_remat;
+
+namespace {
+
+// The number after "key": in a JSON text (first occurrence), or -1.
+double json_number(const std::string& json, const std::string& key) {
+  const std::string needle = "\"" + key + "\": ";
+  const size_t at = json.find(needle);
+  if (at == std::string::npos) return -1;
+  return std::strtod(json.c_str() + at + needle.size(), nullptr);
+}
+
+}  // namespace
+
+TEST_CASE("remat plan --json has the documented fields") {
+  auto r = run_remat("plan --json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* key :
+       {"\"policy\": \"none\"", "\"arena_bytes\": ", "\"arena_lower_bound_bytes\": ",
+        "\"persistent_bytes\": ", "\"checkpoints\": [",
+        "\"forward_flops\": ", "\"backward_flops\": ", "\"recompute_flops\": 0",
+        "\"predicted_step_ratio\": 1", "\"budget_bytes\": null", "\"analytic\": {\"M_a\": ",
+        "\"T_c_ratio\": ", "\"interval\": ", "\"batch\": 4", "\"seq\": 64"})
+    CHECK(r.out.find(key) != std::string::npos);
+  CHECK(json_number(r.out, "arena_bytes") >= json_number(r.out, "arena_lower_bound_bytes"));
+  CHECK(r.out.rfind("{", 0) == 0);
+}
+
+TEST_CASE("remat plan --arena picks auto within the budget; below the minimum names it") {
+  auto none = run_remat("plan gpt2 --layers 4 --vocab 512 --seq 256 --batch 2 --json");
+  REQUIRE(none.exit_code == 0);
+  const double full = json_number(none.out, "arena_bytes");
+  const auto budget = static_cast<unsigned long long>(full * 0.6);
+  auto r = run_remat("plan gpt2 --layers 4 --vocab 512 --seq 256 --batch 2 --json --arena " +
+                     std::to_string(budget));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"policy\": \"auto\"") != std::string::npos);
+  CHECK(json_number(r.out, "budget_bytes") == static_cast<double>(budget));
+  CHECK(json_number(r.out, "arena_bytes") <= static_cast<double>(budget));
+  CHECK(json_number(r.out, "recompute_flops") > 0);
+  CHECK(json_number(r.out, "predicted_step_ratio") > 1);
+  auto small = run_remat("plan gpt2 --layers 4 --vocab 512 --seq 256 --batch 2 --arena 1MiB");
+  CHECK(small.exit_code == 2);
+  CHECK(small.err.rfind("remat: error: ", 0) == 0);
+  CHECK(small.err.find("minimum is ") != std::string::npos);
+  CHECK(small.out.empty());
+}
+
+TEST_CASE("remat plan prints the chosen plan and the policy table") {
+  auto r = run_remat("plan tiny --policy every:2");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("policy every:2") != std::string::npos);
+  for (const char* row : {"\nnone ", "\nevery:1 ", "\nevery:2 ", "\nevery:4 ", "\nevery:8 ",
+                          "\nsqrt ", "\nselective "})
+    CHECK(r.out.find(row) != std::string::npos);
+  CHECK(r.out.find("\nauto ") == std::string::npos);  // no budget, no auto row
+  CHECK(r.out.find("textbook") != std::string::npos);
+  auto with_auto = run_remat("plan tiny --arena 8MiB");
+  REQUIRE(with_auto.exit_code == 0);
+  CHECK(with_auto.out.find("\nauto ") != std::string::npos);
+}
+
+TEST_CASE("remat plan rejects bad input with one line and status 2") {
+  for (const char* args :
+       {"plan --arena 1MiB --policy none", "plan --policy every:0", "plan --policy fancy",
+        "plan --seq 65", "plan --heads 3", "plan --model gpt5", "plan --dtype f8",
+        "plan --arena lots", "plan --policy auto", "plan tiny --model tiny",
+        "plan --costs /nonexistent.json", "plan --batch 0"}) {
+    INFO("remat " << args);
+    auto r = run_remat(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("remat: error: ", 0) == 0);
+    CHECK(r.err.find('\n') == r.err.size() - 1);
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("remat plan reads a measured cost table") {
+  const std::string path = std::string(REMAT_SOURCE_DIR) + "/build-plan-cli-costs.json";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs(
+      R"({"default": {"flops_per_s": 1e12}, "kernels": {"attention": {"flops_per_s": 1e9}}})", f);
+  std::fclose(f);
+  auto slow = run_remat("plan tiny --policy every:1 --json --costs '" + path + "'");
+  auto fast = run_remat("plan tiny --policy every:1 --json");
+  std::remove(path.c_str());
+  REQUIRE(slow.exit_code == 0);
+  REQUIRE(fast.exit_code == 0);
+  // A slow attention kernel makes recomputing it cost more of the step.
+  CHECK(json_number(slow.out, "predicted_step_ratio") !=
+        json_number(fast.out, "predicted_step_ratio"));
+}

@@ -1,0 +1,60 @@
+// Cost model: FLOP counts for the big ops, the JSON cost table and its errors.
+#include <catch2/catch.hpp>
+
+#include "graph/autodiff.h"
+#include "graph/cost_model.h"
+#include "graph/json.h"
+
+namespace remat {
+
+TEST_CASE("cost: matmul FLOPs are 2MKN (+MN bias) forward and twice that backward") {
+  const Graph g = build_training_gpt(ModelConfig::preset("tiny"), TrainShape{});
+  for (const Op& op : g.ops) {
+    if (op.kind != OpKind::matmul || !op.attrs.has_bias) continue;
+    const auto& x = g.tensor(op.inputs[0]).shape;
+    const auto& y = g.tensor(op.outputs[0]).shape;
+    CHECK(op.flops == 2.0 * x[0] * x[1] * y[1] + 1.0 * y[0] * y[1]);
+  }
+  const Op& head = g.ops[static_cast<size_t>(g.blocks.back().forward_ops[1])];
+  CHECK(head.flops == 2.0 * 256 * 128 * 256);
+}
+
+TEST_CASE("cost: a measured table replaces rates per kernel") {
+  const CostModel m = CostModel::from_json(
+      R"({"default": {"flops_per_s": 1e12, "bytes_per_s": 1e11, "launch_s": 0},
+          "kernels": {"gelu": {"bytes_per_s": 1e9, "launch_s": 1e-6}}})");
+  Op op;
+  op.kind = OpKind::gelu;
+  op.flops = 1e9;
+  op.bytes = 1e6;
+  CHECK(m.seconds(op) == Approx(std::max(1e9 / 1e12, 1e6 / 1e9) + 1e-6));
+  op.kind = OpKind::matmul;
+  CHECK(m.seconds(op) == Approx(1e-3));
+  REQUIRE_THROWS_WITH(CostModel::from_json(R"({"kernels": {"conv": {}}})"),
+                      Catch::Contains("unknown kernel 'conv'"));
+  REQUIRE_THROWS_WITH(CostModel::from_json(R"({"default": {"flops_per_s": 0}})"),
+                      Catch::Contains("positive"));
+  REQUIRE_THROWS_AS(CostModel::from_json("{"), std::invalid_argument);
+  REQUIRE_THROWS_AS(CostModel::load("/nonexistent/costs.json"), std::invalid_argument);
+}
+
+TEST_CASE("json: values, nesting, escapes and errors") {
+  const JsonValue v =
+      parse_json(R"( {"a": [1, -2.5e3, true, false, null], "b": {"c": "x\"y\n"}} )");
+  REQUIRE(v.type == JsonValue::Type::object);
+  const JsonValue& a = *v.find("a");
+  REQUIRE(a.array.size() == 5);
+  CHECK(a.array[1].number == -2500);
+  CHECK(a.array[2].boolean);
+  CHECK(!a.array[3].boolean);
+  CHECK(a.array[3].type == JsonValue::Type::boolean);
+  CHECK(a.array[4].type == JsonValue::Type::null);
+  CHECK(v.find("b")->find("c")->string == "x\"y\n");
+  CHECK(v.find("zz") == nullptr);
+  REQUIRE_THROWS_WITH(parse_json("[1, 2"), Catch::Contains("byte"));
+  REQUIRE_THROWS_AS(parse_json("{} x"), std::invalid_argument);
+  REQUIRE_THROWS_AS(parse_json("{\"a\" 1}"), std::invalid_argument);
+  REQUIRE_THROWS_AS(parse_json("\"open"), std::invalid_argument);
+}
+
+}  // namespace remat
