@@ -12,19 +12,24 @@ namespace remat {
 
 class Arena {
  public:
-  // chunk_bytes 0 means the device's maxMemoryAllocationSize.
-  Arena(Device& device, uint64_t bytes, uint64_t chunk_bytes = 0);
+  // chunk_bytes 0 means the device's maxMemoryAllocationSize. The persistent buffer (parameters,
+  // gradients, optimizer state) is laid out the same way, with its own category and name.
+  Arena(Device& device, uint64_t bytes, uint64_t chunk_bytes = 0,
+        MemoryCategory category = MemoryCategory::arena, const std::string& name = "arena");
 
   uint64_t size() const { return size_; }
   uint64_t chunk_bytes() const { return chunk_bytes_; }
   std::size_t chunk_count() const { return chunks_.size(); }
   // The bytes [offset, offset + bytes) of the arena as a bindable slice.
   BufferSlice slice(uint64_t offset, uint64_t bytes) const;
+  // The chunk holding byte `offset` and the offset inside it.
+  std::pair<const Buffer*, uint64_t> locate(uint64_t offset) const;
 
  private:
   uint64_t size_;
   uint64_t chunk_bytes_;
   std::vector<Buffer> chunks_;
+  std::string name_;
 };
 
 }  // namespace remat

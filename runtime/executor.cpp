@@ -107,8 +107,15 @@ void Executor::record() {
   vk_check(vkBeginCommandBuffer(cb_, &bi), "vkBeginCommandBuffer");
   if (queries_) vkCmdResetQueryPool(cb_, queries_, 0, static_cast<uint32_t>(dispatches_.size() + 1));
 
-  // Earlier submissions (uploads, the previous run) finish their writes before this one reads.
   constexpr VkAccessFlags kAll = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  if (!options_.before.empty()) {
+    // The previous run's shader reads and writes finish before the copies overwrite inputs.
+    memory_barrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kAll, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+    record_copies(options_.before);
+  }
+  // Earlier submissions (uploads, the previous run) and the copies above finish their writes
+  // before the dispatches read.
   memory_barrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                  VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kAll);
@@ -171,7 +178,19 @@ void Executor::record() {
                  VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
                      VK_PIPELINE_STAGE_HOST_BIT,
                  VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | kAll);
+  if (!options_.after.empty()) {
+    record_copies(options_.after);
+    memory_barrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  }
   vk_check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
+}
+
+void Executor::record_copies(const std::vector<CopyRegion>& copies) {
+  for (const auto& c : copies) {
+    VkBufferCopy region{c.src_offset, c.dst_offset, c.bytes};
+    vkCmdCopyBuffer(cb_, c.src, c.dst, 1, &region);
+  }
 }
 
 void Executor::run() { device_.submit_and_wait(cb_); }

@@ -40,8 +40,20 @@ std::vector<uint8_t> push_bytes(const P& p) {
 
 inline uint32_t div_up(uint64_t n, uint64_t d) { return static_cast<uint32_t>((n + d - 1) / d); }
 
+// A buffer-to-buffer copy recorded before the first or after the last dispatch (inputs in from
+// host-visible staging, results out to it), so one submission moves the data and runs the step.
+struct CopyRegion {
+  VkBuffer src = VK_NULL_HANDLE;
+  VkBuffer dst = VK_NULL_HANDLE;
+  uint64_t src_offset = 0;
+  uint64_t dst_offset = 0;
+  uint64_t bytes = 0;
+};
+
 struct ExecutorOptions {
-  bool timestamps = false;  // write a timestamp before each dispatch and at the end
+  bool timestamps = false;         // write a timestamp before each dispatch and at the end
+  std::vector<CopyRegion> before;  // copies recorded ahead of the dispatches
+  std::vector<CopyRegion> after;   // copies recorded after them
 };
 
 class Executor {
@@ -62,6 +74,7 @@ class Executor {
  private:
   void validate(const Dispatch& d, const Pipeline& p) const;
   void record();
+  void record_copies(const std::vector<CopyRegion>& copies);
 
   Device& device_;
   KernelCache& kernels_;

@@ -89,3 +89,21 @@ TEST_CASE("GPU tests run under the Khronos validation layer") {
   // Without it, "validation-clean" would be an unchecked claim.
   CHECK(test::device().instance().validation_enabled());
 }
+
+TEST_CASE("copies recorded before and after the dispatches move inputs in and results out") {
+  constexpr uint32_t n = 100;
+  Device& dev = test::device();
+  Buffer io(dev, 2 * n * 4, MemoryCategory::staging, "io", true);
+  Buffer a = test::garbage_buffer<float>(n, "a");
+  Buffer b = test::garbage_buffer<float>(n, "b");
+  ExecutorOptions opt;
+  opt.before = {{io.handle(), a.handle(), 0, 0, n * 4}};
+  opt.after = {{b.handle(), io.handle(), 0, n * 4, n * 4}};
+  Executor ex(test::kernels(), {kernels::copy(a.whole(), b.whole(), n)}, opt);
+  for (float v : {2.0f, -3.0f}) {
+    auto* host = static_cast<float*>(io.mapped());
+    for (uint32_t i = 0; i < n; ++i) host[i] = v + float(i);
+    ex.run();
+    for (uint32_t i = 0; i < n; ++i) REQUIRE(host[n + i] == v + float(i));
+  }
+}
