@@ -22,6 +22,14 @@ layout(std430, binding = 2) buffer DWte { float dwte[]; };
 layout(std430, binding = 3) buffer DWpe { float dwpe[]; };
 layout(push_constant) uniform Push { EmbeddingBackwardParams p; };
 
+void add_position(uint r, uint c) {
+  uint tok = tokens[r];
+  if (tok >= p.vocab_begin && tok - p.vocab_begin < p.vocab_count) {
+    uint k = (tok - p.vocab_begin) * p.C + c;
+    dwte[k] = dwte[k] + dx[r * p.C + c];
+  }
+}
+
 void main() {
   uint i = gl_GlobalInvocationID.x;
   uint wg = gl_WorkGroupSize.x;
@@ -29,15 +37,19 @@ void main() {
   if (i < wte_invocations) {
     uint c = i;
     if (c >= p.C) return;
-    if (p.accumulate_wte == 0)
-      for (uint v = 0; v < p.vocab_count; ++v) dwte[v * p.C + c] = 0.0;
-    for (uint r = 0; r < p.rows; ++r) {
-      uint tok = tokens[r];
-      if (tok >= p.vocab_begin && tok - p.vocab_begin < p.vocab_count) {
-        uint k = (tok - p.vocab_begin) * p.C + c;
-        dwte[k] = dwte[k] + dx[r * p.C + c];
-      }
+    // Several rows per loop iteration, still in order: llvmpipe ends an invocation after 65535
+    // loop iterations in total (its LP_MAX_TGSI_LOOP_ITERATIONS limiter), and V + BT plain
+    // iterations exceed that already at GPT-2's vocabulary with BT = 16384.
+    if (p.accumulate_wte == 0) {
+      uint v = 0;
+      for (; v + 8 <= p.vocab_count; v += 8)
+        for (uint j = 0; j < 8; ++j) dwte[(v + j) * p.C + c] = 0.0;
+      for (; v < p.vocab_count; ++v) dwte[v * p.C + c] = 0.0;
     }
+    uint r = 0;
+    for (; r + 4 <= p.rows; r += 4)
+      for (uint j = 0; j < 4; ++j) add_position(r + j, c);
+    for (; r < p.rows; ++r) add_position(r, c);
   } else {
     uint c = i - wte_invocations;
     if (c >= p.C) return;

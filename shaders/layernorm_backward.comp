@@ -47,15 +47,27 @@ void row_gradient(uint row) {
   }
 }
 
+void add_row(uint row, uint c, inout float acc_w, inout float acc_b) {
+  float d = dy[row * p.C + c];
+  float n = (x[row * p.C + c] - mean[row]) * rstd[row];
+  acc_w += d * n;
+  acc_b += d;
+}
+
 void channel_gradient(uint c) {
   float acc_w = p.accumulate_dw != 0 ? dw[c] : 0.0;
   float acc_b = p.accumulate_dw != 0 ? db[c] : 0.0;
-  for (uint row = 0; row < p.rows; ++row) {
-    float d = dy[row * p.C + c];
-    float n = (x[row * p.C + c] - mean[row]) * rstd[row];
-    acc_w += d * n;
-    acc_b += d;
+  // Four rows per iteration (still added one at a time, in order) because llvmpipe ends an
+  // invocation after 65535 loop iterations in total (its LP_MAX_TGSI_LOOP_ITERATIONS limiter),
+  // and BT reaches 65536 at B=64, T=1024.
+  uint row = 0;
+  for (; row + 4 <= p.rows; row += 4) {
+    add_row(row, c, acc_w, acc_b);
+    add_row(row + 1, c, acc_w, acc_b);
+    add_row(row + 2, c, acc_w, acc_b);
+    add_row(row + 3, c, acc_w, acc_b);
   }
+  for (; row < p.rows; ++row) add_row(row, c, acc_w, acc_b);
   dw[c] = acc_w;
   db[c] = acc_b;
 }

@@ -169,3 +169,14 @@ TEST_CASE("embedding GPU runs are bit-identical") {
 }
 
 }  // namespace
+
+namespace {
+
+// llvmpipe ends an invocation after 65535 loop iterations in total; the dwte channel loop runs
+// over V rows (zeroing) and then BT positions, which together exceed that here.
+TEST_CASE("embedding backward at GPT-2's vocabulary with many positions") {
+  auto in = make_inputs({16, 1024, 4, 50257, 1024}, false, false);
+  check_exact(in, run_gpu(in, quirks()));
+}
+
+}  // namespace
