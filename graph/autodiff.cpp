@@ -103,7 +103,8 @@ class Differentiator {
   }
 
   void add_optimizer() {
-    TensorId norm = g_.add_tensor("grad_norm", {1}, DType::f32, Role::workspace, -1, false);
+    // Two floats: the global gradient norm and the clip scale AdamW multiplies gradients by.
+    TensorId norm = g_.add_tensor("grad_norm", {2}, DType::f32, Role::workspace, -1, false);
     Op n;
     n.kind = OpKind::grad_norm;
     n.inputs = g_.parameter_grads;

@@ -150,4 +150,11 @@ Plan plan(const ModelConfig& model, const TrainShape& shape, const Policy& polic
   return plan_graph(g, PlanRequest{policy, budget, alignment, costs});
 }
 
+uint64_t minimum_arena_bytes(const ModelConfig& model, const TrainShape& shape, uint64_t alignment,
+                             const CostModel* costs) {
+  const Graph g = build_training_gpt(model, shape);
+  return AutoPlanner(g, PlanRequest{Policy::parse("auto"), std::nullopt, alignment, costs})
+      .minimum_arena();
+}
+
 }  // namespace remat

@@ -67,6 +67,11 @@ Plan plan(const ModelConfig& model, const TrainShape& shape, const Policy& polic
           std::optional<uint64_t> budget = std::nullopt, uint64_t alignment = 256,
           const CostModel* costs = nullptr);
 
+// The smallest arena any plan reaches for this model and shape: `auto` at exactly this budget
+// succeeds, one byte less is the documented error.
+uint64_t minimum_arena_bytes(const ModelConfig& model, const TrainShape& shape,
+                             uint64_t alignment = 256, const CostModel* costs = nullptr);
+
 // Any training graph built by build_chain + autodiff (tests use random chains).
 Plan plan_graph(const Graph& training_graph, const PlanRequest& request);
 

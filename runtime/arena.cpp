@@ -34,6 +34,12 @@ BufferSlice Arena::slice(uint64_t offset, uint64_t bytes) const {
   return chunks_[chunk].slice(local, bytes);
 }
 
+uint64_t Arena::allocated_bytes() const {
+  uint64_t total = 0;
+  for (const auto& c : chunks_) total += c.allocated_bytes();
+  return total;
+}
+
 std::pair<const Buffer*, uint64_t> Arena::locate(uint64_t offset) const {
   if (offset >= size_) throw std::out_of_range(name_ + " offset " + std::to_string(offset) + " is past its end");
   const uint64_t chunk = offset / chunk_bytes_;

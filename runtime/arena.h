@@ -20,6 +20,8 @@ class Arena {
   uint64_t size() const { return size_; }
   uint64_t chunk_bytes() const { return chunk_bytes_; }
   std::size_t chunk_count() const { return chunks_.size(); }
+  const Buffer& chunk(std::size_t i) const { return chunks_.at(i); }
+  uint64_t allocated_bytes() const;  // sum over chunks of what the driver allocated
   // The bytes [offset, offset + bytes) of the arena as a bindable slice.
   BufferSlice slice(uint64_t offset, uint64_t bytes) const;
   // The chunk holding byte `offset` and the offset inside it.

@@ -32,6 +32,7 @@ class Buffer {
 
   VkBuffer handle() const { return buffer_; }
   uint64_t size() const { return size_; }
+  uint64_t allocated_bytes() const { return allocated_; }  // what the driver asked for (>= size)
   const std::string& name() const { return name_; }
   BufferSlice slice(uint64_t offset, uint64_t bytes) const;
   BufferSlice whole() const { return {buffer_, 0, size_}; }

@@ -8,6 +8,7 @@ layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer DY { float dy[]; };
 layout(std430, binding = 1) buffer DX { float dx[]; };
+layout(std430, binding = 2) readonly buffer Steps { uint steps[]; };
 layout(push_constant) uniform Push { DropoutParams p; };
 
 #include "philox.glsl"
@@ -15,8 +16,9 @@ layout(push_constant) uniform Push { DropoutParams p; };
 void main() {
   uint quads = (p.count + 3) / 4;
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  uint step = p.step + (p.step_from_buffer != 0 ? steps[p.step_word] : 0u);
   for (uint q = gl_GlobalInvocationID.x; q < quads; q += stride) {
-    uvec4 r = philox4x32_10(uvec4(q, p.step, p.op_id, 0u), uvec2(p.seed_lo, p.seed_hi));
+    uvec4 r = philox4x32_10(uvec4(q, step, p.op_id, 0u), uvec2(p.seed_lo, p.seed_hi));
     for (uint j = 0; j < 4; ++j) {
       uint i = q * 4 + j;
       if (i >= p.count) break;

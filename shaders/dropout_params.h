@@ -17,13 +17,17 @@ struct DropoutParams {
   uint count;
   uint seed_lo;
   uint seed_hi;
-  uint step;
+  uint step;       // training step, added to steps[step_word] when step_from_buffer is 1
   uint op_id;
   uint threshold;   // round(p * 2^32)
   float scale;      // 1 / (1 - p)
   uint accumulate;  // backward only: 0 overwrite dx, 1 add to it
+  // A recorded step is replayed with a new training step each time, so the step can come from
+  // a buffer the host rewrites (binding 2; the AdamW hyperparameter block in a session).
+  uint step_from_buffer;
+  uint step_word;   // index of the step in that buffer's uint array
 };
-REMAT_PUSH_WORDS(DropoutParams, 8)
+REMAT_PUSH_WORDS(DropoutParams, 10)
 
 #ifdef __cplusplus
 // p in [0, 1): P(drop) = threshold / 2^32, exact to 2^-32.

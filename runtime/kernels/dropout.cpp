@@ -16,7 +16,8 @@ Dispatch make(KernelId kernel, uint32_t count, float p, const DropoutKey& key, b
   d.spec = {kGroup};
   d.push = push_bytes(push::DropoutParams{count, uint32_t(key.seed), uint32_t(key.seed >> 32),
                                           key.step, key.op_id, push::dropout_threshold(p),
-                                          push::dropout_scale(p), accumulate ? 1u : 0u});
+                                          push::dropout_scale(p), accumulate ? 1u : 0u,
+                                          key.step_buffer.buffer ? 1u : 0u, key.step_word});
   // 4 elements per invocation; grid-stride beyond 65535 groups (the Vulkan minimum maximum).
   d.groups = {std::clamp(div_up(div_up(count, 4), kGroup), 1u, 65535u), 1, 1};
   return d;
@@ -27,7 +28,7 @@ Dispatch make(KernelId kernel, uint32_t count, float p, const DropoutKey& key, b
 Dispatch dropout_forward(uint32_t count, float p, const DropoutKey& key, BufferSlice x,
                          BufferSlice y) {
   Dispatch d = make(KernelId::dropout_forward, count, p, key, false);
-  d.bindings = {{x, false}, {y, true}};
+  d.bindings = {{x, false}, {y, true}, {key.step_buffer.buffer ? key.step_buffer : x, false}};
   d.label = "dropout_forward";
   return d;
 }
@@ -35,7 +36,7 @@ Dispatch dropout_forward(uint32_t count, float p, const DropoutKey& key, BufferS
 Dispatch dropout_backward(uint32_t count, float p, const DropoutKey& key, BufferSlice dy,
                           BufferSlice dx, bool accumulate) {
   Dispatch d = make(KernelId::dropout_backward, count, p, key, accumulate);
-  d.bindings = {{dy, false}, {dx, true}};
+  d.bindings = {{dy, false}, {dx, true}, {key.step_buffer.buffer ? key.step_buffer : dy, false}};
   d.label = "dropout_backward";
   return d;
 }

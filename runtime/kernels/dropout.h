@@ -12,6 +12,10 @@ struct DropoutKey {
   uint64_t seed = 0;   // the run's seed
   uint32_t step = 0;   // training step
   uint32_t op_id = 0;  // which dropout op of the graph
+  // When set, the kernel adds steps[step_word] of this buffer to `step`, so a recorded command
+  // buffer uses the step the host wrote before each submission.
+  BufferSlice step_buffer;
+  uint32_t step_word = 0;
 };
 
 // y = x * mask / (1 - p), P(drop) = p in [0, 1).

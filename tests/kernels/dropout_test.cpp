@@ -131,3 +131,25 @@ TEST_CASE("dropout GPU runs are bit-identical") {
 }
 
 }  // namespace
+
+TEST_CASE("dropout reads the training step from a buffer the host rewrites between replays") {
+  const uint32_t n = 3 * 23 * 48;
+  auto x = nonzero(n, 91), dy = nonzero(n, 92);
+  std::vector<uint32_t> steps = {0, 0, 0};
+  Buffer bsteps = test::upload_buffer(steps, "steps");
+  Buffer bx = test::upload_buffer(x, "x"), bdy = test::upload_buffer(dy, "dy");
+  Buffer by = test::garbage_buffer<float>(n, "y"), bdx = test::garbage_buffer<float>(n, "dx");
+  kernels::DropoutKey key{kCfg.seed, 0, kCfg.op_id, bsteps.whole(), 2};
+  Executor ex(test::kernels(), {kernels::dropout_forward(n, kCfg.p, key, bx.whole(), by.whole()),
+                                kernels::dropout_backward(n, kCfg.p, key, bdy.whole(), bdx.whole(), false)});
+  for (uint32_t step : {7u, 8u}) {
+    steps[2] = step;
+    upload(test::device(), bsteps, 0, steps.data(), steps.size() * 4);
+    ex.run();
+    ref::DropoutConfig cfg = kCfg;
+    cfg.step = step;
+    const DropRun expect = run_gpu(cfg, x, dy, {});
+    CHECK(test::read<float>(by, n) == expect.y);
+    CHECK(test::read<float>(bdx, n) == expect.dx);
+  }
+}

@@ -1,0 +1,225 @@
+#include "runtime/session.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "optimizer_params.h"
+#include "runtime/gpt2_weights.h"
+#include "runtime/kernels/optimizer.h"
+#include "runtime/safetensors.h"
+#include "runtime/step_lowering.h"
+
+namespace remat {
+
+namespace {
+
+template <class F>
+void for_each_chunk(const Arena& a, F&& f) {
+  for (std::size_t i = 0; i < a.chunk_count(); ++i) f(a.chunk(i), uint64_t(i) * a.chunk_bytes());
+}
+
+}  // namespace
+
+uint64_t session_alignment(const Device& d) {
+  // The device's binding alignment; 16 keeps vec4-sized accesses aligned too.
+  return std::max<uint64_t>(d.info().min_storage_buffer_offset_alignment, 16);
+}
+
+Session::Session(Device& device, const SessionConfig& config)
+    : device_(device), config_(config),
+      plan_(remat::plan(config.model, config.shape, config.policy, config.arena_budget,
+                 session_alignment(device), config.costs)) {
+  kernels_ = std::make_unique<KernelCache>(device_);
+  persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
+                                        MemoryCategory::persistent, "persistent buffer");
+  arena_ = std::make_unique<Arena>(device_, plan_.arena_bytes);
+
+  const uint64_t io_bytes = plan_.tensors[plan_.tokens].bytes;
+  io_losses_offset_ = 2 * io_bytes;
+  io_norm_offset_ = io_losses_offset_ + plan_.tensors[plan_.losses].bytes;
+  io_ = std::make_unique<Buffer>(device_, io_norm_offset_ + sizeof(push::GradNormResult),
+                                 MemoryCategory::staging, "step io staging", true);
+  hyper_ = std::make_unique<Buffer>(device_, sizeof(push::AdamWHyper), MemoryCategory::scratch,
+                                    "AdamW hyperparameters", true);
+  partials_ = std::make_unique<Buffer>(device_, uint64_t(grad_norm_partials_floats(plan_)) * 4,
+                                       MemoryCategory::scratch, "grad-norm partials");
+  upload_persistent(initial_persistent_image());
+  record();
+}
+
+Session::~Session() = default;
+
+void Session::record() {
+  auto slice_of = [this](TensorId id) -> BufferSlice {
+    const PlannedTensor& t = plan_.tensors.at(static_cast<std::size_t>(id));
+    switch (t.placement) {
+      case Placement::persistent: return persistent_->slice(t.offset, t.bytes);
+      case Placement::arena: return arena_->slice(t.offset, t.bytes);
+      case Placement::unused: break;
+    }
+    throw std::logic_error("the schedule uses tensor '" + t.tensor.name + "', which has no placement");
+  };
+  LoweringExtras extras;
+  extras.adamw_hyper = hyper_->whole();
+  extras.grad_norm_partials = partials_->whole();
+  extras.grad_clip = config_.optimizer.grad_clip;
+  extras.dropout_seed = config_.seed;
+  std::vector<Dispatch> dispatches = lower_plan(plan_, device_.plan().quirks, slice_of, extras);
+
+  ExecutorOptions opts;
+  opts.timestamps = config_.timestamps;
+  const BufferSlice tokens = slice_of(plan_.tokens), targets = slice_of(plan_.targets);
+  const BufferSlice losses = slice_of(plan_.losses);
+  TensorId norm = kNoTensor;
+  for (const Step& s : plan_.steps)
+    if (s.kind == OpKind::grad_norm) norm = s.outputs.at(0);
+  opts.before = {{io_->handle(), tokens.buffer, 0, tokens.offset, tokens.size},
+                 {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
+  opts.after = {{losses.buffer, io_->handle(), losses.offset, io_losses_offset_, losses.size}};
+  if (norm != kNoTensor) {
+    const BufferSlice n = slice_of(norm);
+    opts.after.push_back({n.buffer, io_->handle(), n.offset, io_norm_offset_, sizeof(push::GradNormResult)});
+  }
+  executor_ = std::make_unique<Executor>(*kernels_, std::move(dispatches), opts);
+}
+
+std::vector<uint8_t> Session::initial_persistent_image() const {
+  std::vector<uint8_t> image(plan_.persistent_bytes, 0);
+  for (std::size_t i = 0; i < plan_.parameters.size(); ++i) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
+    const auto values = gpt2_initial_values({p.tensor.name, p.tensor.shape}, config_.model, config_.seed, i);
+    std::memcpy(image.data() + p.offset, values.data(), values.size() * sizeof(float));
+  }
+  return image;
+}
+
+void Session::upload_persistent(const std::vector<uint8_t>& image) {
+  for_each_chunk(*persistent_, [&](const Buffer& chunk, uint64_t start) {
+    upload(device_, chunk, 0, image.data() + start, chunk.size());
+  });
+}
+
+float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
+  const std::size_t n = static_cast<std::size_t>(config_.shape.batch) * config_.shape.seq;
+  if (tokens.size() != n || targets.size() != n)
+    throw std::invalid_argument("a step takes " + std::to_string(n) + " tokens and targets (batch " +
+                                std::to_string(config_.shape.batch) + " × seq " +
+                                std::to_string(config_.shape.seq) + "), got " +
+                                std::to_string(tokens.size()) + " and " + std::to_string(targets.size()));
+  const auto vocab = static_cast<uint32_t>(config_.model.vocab);
+  for (std::size_t i = 0; i < n; ++i)
+    if (tokens[i] >= vocab || targets[i] >= vocab)
+      throw std::invalid_argument("token " + std::to_string(std::max(tokens[i], targets[i])) +
+                                  " at position " + std::to_string(i) + " is outside the vocabulary of " +
+                                  std::to_string(vocab));
+  auto* io = static_cast<uint8_t*>(io_->mapped());
+  std::memcpy(io, tokens.data(), n * 4);
+  std::memcpy(io + n * 4, targets.data(), n * 4);
+
+  kernels::AdamWConfig adam;
+  adam.lr = config_.optimizer.lr;
+  adam.beta1 = config_.optimizer.beta1;
+  adam.beta2 = config_.optimizer.beta2;
+  adam.eps = config_.optimizer.eps;
+  adam.weight_decay = config_.optimizer.weight_decay;
+  const push::AdamWHyper hyper = kernels::adamw_hyper(adam, steps_done_ + 1);
+  std::memcpy(hyper_->mapped(), &hyper, sizeof hyper);
+
+  executor_->run();
+  ++steps_done_;
+  // The mean in double, in position order: the same sum every run.
+  const auto* losses = reinterpret_cast<const float*>(io + io_losses_offset_);
+  double sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += losses[i];
+  return static_cast<float>(sum / double(n));
+}
+
+float Session::last_grad_norm() const {
+  push::GradNormResult r;
+  std::memcpy(&r, static_cast<const uint8_t*>(io_->mapped()) + io_norm_offset_, sizeof r);
+  return r.norm;
+}
+
+std::vector<std::pair<std::string, std::vector<float>>> Session::parameters() const {
+  std::vector<uint8_t> image(plan_.persistent_bytes);
+  for_each_chunk(*persistent_, [&](const Buffer& chunk, uint64_t start) {
+    download(device_, chunk, 0, image.data() + start, chunk.size());
+  });
+  std::vector<std::pair<std::string, std::vector<float>>> out;
+  for (TensorId id : plan_.parameters) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+    std::vector<float> v(static_cast<std::size_t>(p.tensor.elements()));
+    std::memcpy(v.data(), image.data() + p.offset, v.size() * sizeof(float));
+    out.emplace_back(p.tensor.name, std::move(v));
+  }
+  return out;
+}
+
+void Session::save(const std::filesystem::path& path) const {
+  std::vector<NamedTensor> tensors;
+  auto params = parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
+    tensors.push_back({params[i].first, p.tensor.shape, std::move(params[i].second), "F32"});
+  }
+  const ModelConfig& m = config_.model;
+  write_safetensors(path, tensors,
+                    {{"format", "pt"}, {"n_head", std::to_string(m.heads)},
+                     {"n_layer", std::to_string(m.layers)}, {"n_embd", std::to_string(m.dim)},
+                     {"n_ctx", std::to_string(m.ctx)}, {"vocab_size", std::to_string(m.vocab)}});
+}
+
+void Session::load(const std::filesystem::path& path) {
+  const SafetensorsContents file = read_safetensors(path);
+  std::vector<ParameterSpec> specs;
+  for (TensorId id : plan_.parameters) {
+    const Tensor& t = plan_.tensors.at(static_cast<std::size_t>(id)).tensor;
+    specs.push_back({t.name, t.shape});
+  }
+  std::vector<const NamedTensor*> matched;
+  try {
+    matched = match_gpt2_parameters(file, specs);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(path.string() + ": " + e.what());
+  }
+  // Parameters from the file; gradients and AdamW moments start at zero.
+  std::vector<uint8_t> image(plan_.persistent_bytes, 0);
+  for (std::size_t i = 0; i < matched.size(); ++i) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
+    std::memcpy(image.data() + p.offset, matched[i]->values.data(), matched[i]->values.size() * sizeof(float));
+  }
+  upload_persistent(image);
+  steps_done_ = 0;
+}
+
+MemoryReport Session::memory() const {
+  MemoryReport r;
+  r.persistent_bytes = plan_.persistent_bytes;
+  r.arena_bytes = plan_.arena_bytes;
+  r.extras = {{"step io staging", io_->size()},
+              {"AdamW hyperparameters", hyper_->size()},
+              {"grad-norm partials", partials_->size()}};
+  uint64_t rounding = persistent_->allocated_bytes() - persistent_->size() +
+                      arena_->allocated_bytes() - arena_->size() +
+                      io_->allocated_bytes() - io_->size() + hyper_->allocated_bytes() -
+                      hyper_->size() + partials_->allocated_bytes() - partials_->size();
+  if (rounding) r.extras.push_back({"driver allocation rounding", rounding});
+  r.planned_total_bytes = r.persistent_bytes + r.arena_bytes;
+  for (const auto& [name, bytes] : r.extras) r.planned_total_bytes += bytes;
+  const MemoryStats s = const_cast<Device&>(device_).ledger().stats();
+  r.device_bytes_allocated = s.total_live_bytes;
+  r.device_peak_bytes = s.peak_total_bytes;
+  return r;
+}
+
+std::vector<std::pair<std::string, double>> Session::dispatch_ms() const {
+  std::vector<std::pair<std::string, double>> out;
+  const auto ms = executor_->dispatch_ms();
+  for (std::size_t i = 0; i < ms.size(); ++i) out.emplace_back(executor_->dispatches()[i].label, ms[i]);
+  return out;
+}
+
+std::size_t Session::dispatch_count() const { return executor_->dispatch_count(); }
+
+}  // namespace remat

@@ -1,0 +1,111 @@
+// A training session: plans the step, allocates exactly what the plan says (one persistent
+// buffer, one arena, and a few named fixed extras), records the whole step ONCE (forward,
+// recompute, backward, gradient norm, AdamW) and replays it for every batch.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/cost_model.h"
+#include "graph/model_config.h"
+#include "planner/plan.h"
+#include "planner/policy.h"
+#include "runtime/arena.h"
+#include "runtime/device.h"
+#include "runtime/executor.h"
+#include "runtime/kernel_cache.h"
+
+namespace remat {
+
+struct OptimizerConfig {
+  double lr = 3e-4;           // AdamW learning rate
+  double beta1 = 0.9;         // first-moment decay
+  double beta2 = 0.999;       // second-moment decay
+  double eps = 1e-8;          // denominator epsilon
+  double weight_decay = 0.0;  // decoupled, on 2-D parameters only
+  float grad_clip = 0.0f;     // max global gradient norm; 0 = no clipping
+};
+
+struct SessionConfig {
+  ModelConfig model;                     // GPT-2 shape
+  TrainShape shape;                      // batch, sequence, dropout
+  Policy policy;                         // checkpoint policy (auto needs arena_budget)
+  std::optional<uint64_t> arena_budget;  // arena bytes the plan must fit
+  OptimizerConfig optimizer;             // AdamW
+  uint64_t seed = 0;                     // weight initialisation and dropout masks
+  const CostModel* costs = nullptr;      // measured per-kernel costs, or the FLOP/byte model
+  bool timestamps = false;               // per-dispatch GPU timings (Session::dispatch_ms)
+};
+
+// Planned bytes next to the bytes the device ledger measured.
+struct MemoryReport {
+  uint64_t persistent_bytes = 0;                            // plan: parameters, grads, moments, io
+  uint64_t arena_bytes = 0;                                 // plan: the activation arena
+  std::vector<std::pair<std::string, uint64_t>> extras;     // named fixed extras (staging, ...)
+  uint64_t planned_total_bytes = 0;                         // sum of the above
+  uint64_t device_bytes_allocated = 0;                      // measured: live device allocations
+  uint64_t device_peak_bytes = 0;                           // measured: high-water mark
+};
+
+// Offsets in both buffers are multiples of this: the device's binding alignment, at least 16.
+uint64_t session_alignment(const Device& device);
+
+class Session {
+ public:
+  // Plans (std::invalid_argument for bad shapes or a budget below the minimum), allocates,
+  // initialises GPT-2 weights from config.seed, and records the step.
+  Session(Device& device, const SessionConfig& config);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Loads parameters from a GPT-2 safetensors file (shapes must match the session's model) and
+  // resets the optimizer state. std::invalid_argument for a bad or mismatched file.
+  void load(const std::filesystem::path& path);
+  // Writes every parameter as F32 with Hugging Face GPT-2 names, atomically.
+  void save(const std::filesystem::path& path) const;
+
+  // One training step on [B,T] tokens and targets (each < vocab); returns the mean loss.
+  float step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
+  void set_learning_rate(double lr) { config_.optimizer.lr = lr; }
+  uint32_t steps_done() const { return steps_done_; }
+  // The global gradient norm of the last step (before clipping).
+  float last_grad_norm() const;
+
+  const Plan& plan() const { return plan_; }
+  const SessionConfig& config() const { return config_; }
+  MemoryReport memory() const;
+  // Milliseconds per dispatch of the last step, with labels (timestamps must be on).
+  std::vector<std::pair<std::string, double>> dispatch_ms() const;
+  std::size_t dispatch_count() const;
+
+  // Host copies of parameters (HF names, plan order), for saving and tests.
+  std::vector<std::pair<std::string, std::vector<float>>> parameters() const;
+
+ private:
+  void upload_persistent(const std::vector<uint8_t>& image);
+  std::vector<uint8_t> initial_persistent_image() const;
+  void record();
+
+  Device& device_;
+  SessionConfig config_;
+  Plan plan_;
+  std::unique_ptr<KernelCache> kernels_;
+  std::unique_ptr<Arena> persistent_;
+  std::unique_ptr<Arena> arena_;
+  std::unique_ptr<Buffer> io_;        // host-visible: tokens, targets in; losses, grad norm out
+  std::unique_ptr<Buffer> hyper_;     // host-visible: push::AdamWHyper, rewritten every step
+  std::unique_ptr<Buffer> partials_;  // grad-norm partial sums
+  std::unique_ptr<Executor> executor_;
+  uint64_t io_losses_offset_ = 0;
+  uint64_t io_norm_offset_ = 0;
+  uint32_t steps_done_ = 0;
+};
+
+}  // namespace remat

@@ -1,0 +1,186 @@
+#include "runtime/step_lowering.h"
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+#include "optimizer_params.h"
+#include "runtime/kernels/attention.h"
+#include "runtime/kernels/cross_entropy.h"
+#include "runtime/kernels/dropout.h"
+#include "runtime/kernels/embedding.h"
+#include "runtime/kernels/gelu.h"
+#include "runtime/kernels/layernorm.h"
+#include "runtime/kernels/matmul.h"
+#include "runtime/kernels/matmul_backward.h"
+#include "runtime/kernels/optimizer.h"
+#include "runtime/kernels/residual.h"
+
+namespace remat {
+
+namespace {
+
+using kernels::GradWrite;
+
+struct Lowering {
+  const Plan& plan;
+  const DeviceQuirks& quirks;
+  const TensorSlices& slice_of;
+  const LoweringExtras& extras;
+  std::vector<Dispatch> out;
+
+  const Tensor& tensor(TensorId id) const { return plan.tensors.at(static_cast<size_t>(id)).tensor; }
+  BufferSlice at(TensorId id) const { return slice_of(id); }
+  uint32_t count(TensorId id) const { return static_cast<uint32_t>(tensor(id).elements()); }
+  uint32_t dim(TensorId id, int axis) const {
+    const auto& s = tensor(id).shape;
+    return static_cast<uint32_t>(s.at(axis < 0 ? s.size() + axis : static_cast<size_t>(axis)));
+  }
+  static bool acc(const Step& s, size_t output) {
+    return output < s.attrs.accumulate.size() && s.attrs.accumulate[output] != 0;
+  }
+  static GradWrite mode(const Step& s, size_t output) {
+    return acc(s, output) ? GradWrite::accumulate : GradWrite::overwrite;
+  }
+  void add(Dispatch d, const Step& s) {
+    d.label = std::string(op_kind_name(s.kind)) + " " + tensor(s.outputs.at(0)).name;
+    out.push_back(std::move(d));
+  }
+  void add(std::vector<Dispatch> ds, const Step& s) {
+    for (auto& d : ds) add(std::move(d), s);
+  }
+
+  kernels::MatmulShape matmul_shape(const Step& s, TensorId x, TensorId w) const {
+    kernels::MatmulShape m;
+    m.K = dim(x, -1);
+    m.M = count(x) / m.K;
+    m.layout = s.attrs.w_layout == WeightLayout::in_out ? kernels::WeightLayout::in_out
+                                                       : kernels::WeightLayout::out_in;
+    m.N = m.layout == kernels::WeightLayout::in_out ? dim(w, 1) : dim(w, 0);
+    return m;
+  }
+  // qkv is [B·T, 3C]; B and T come from the statistics lse[B, NH, T].
+  kernels::AttentionShape attention_shape(const Step& s, TensorId qkv, TensorId lse) const {
+    return {dim(lse, 0), dim(lse, 2), dim(qkv, -1) / 3, static_cast<uint32_t>(s.attrs.heads)};
+  }
+  kernels::EmbeddingShape embedding_shape(TensorId tokens, TensorId wte, TensorId wpe) const {
+    return {dim(tokens, 0), dim(tokens, 1), dim(wte, 1), dim(wte, 0), dim(wpe, 0)};
+  }
+  kernels::DropoutKey dropout_key(const Step& s) const {
+    // The step comes from AdamWHyper::step, which the host rewrites before every submission.
+    constexpr uint32_t kStepWord = offsetof(push::AdamWHyper, step) / 4;
+    return {extras.dropout_seed, 0, s.attrs.dropout_id, extras.adamw_hyper, kStepWord};
+  }
+
+  void step(const Step& s) {
+    const auto& in = s.inputs;
+    const auto& o = s.outputs;
+    switch (s.kind) {
+      case OpKind::embedding:
+        return add(kernels::embedding_forward(quirks, embedding_shape(in[0], in[1], in[2]), at(in[0]),
+                                              at(in[1]), at(in[2]), at(o[0])), s);
+      case OpKind::embedding_backward: {
+        // dwte and dwpe shapes equal wte and wpe.
+        kernels::EmbeddingShape e = embedding_shape(in[0], o[0], o[1]);
+        return add(kernels::embedding_backward(quirks, e, at(in[0]), at(in[1]), at(o[0]), at(o[1]),
+                                               acc(s, 0), acc(s, 1)), s);
+      }
+      case OpKind::layernorm: {
+        kernels::LayernormShape l{count(in[0]) / dim(in[0], -1), dim(in[0], -1), s.attrs.eps};
+        return add(kernels::layernorm_forward(l, at(in[0]), at(in[1]), at(in[2]), at(o[0]), at(o[1]),
+                                              at(o[2])), s);
+      }
+      case OpKind::layernorm_backward: {
+        // inputs dy, x, w, mean, rstd; outputs dx, dw, db (dw and db share one accumulate flag).
+        if (acc(s, 1) != acc(s, 2)) throw std::logic_error("layernorm_backward: dw and db accumulate differently");
+        kernels::LayernormShape l{count(in[1]) / dim(in[1], -1), dim(in[1], -1), s.attrs.eps};
+        return add(kernels::layernorm_backward(l, at(in[0]), at(in[1]), at(in[2]), at(in[3]), at(in[4]),
+                                               at(o[0]), at(o[1]), at(o[2]), acc(s, 0), acc(s, 1)), s);
+      }
+      case OpKind::matmul: {
+        const auto m = matmul_shape(s, in[0], in[1]);
+        const BufferSlice bias = s.attrs.has_bias ? at(in[2]) : BufferSlice{};
+        return add(kernels::matmul_forward(quirks, m, at(in[0]), at(in[1]), bias, at(o[0])), s);
+      }
+      case OpKind::matmul_backward: {
+        // inputs dy, x, W; outputs dx, dW, [dbias].
+        const auto m = matmul_shape(s, in[1], in[2]);
+        add(kernels::matmul_backward_input(quirks, m, at(in[0]), at(in[2]), at(o[0]), mode(s, 0)), s);
+        add(kernels::matmul_backward_weight(quirks, m, at(in[0]), at(in[1]), at(o[1]), mode(s, 1)), s);
+        if (s.attrs.has_bias)
+          add(kernels::matmul_backward_bias(quirks, m, at(in[0]), at(o[2]), mode(s, 2)), s);
+        return;
+      }
+      case OpKind::attention:
+        return add(kernels::attention_forward(quirks, attention_shape(s, in[0], o[1]), at(in[0]), at(o[0]),
+                                              at(o[1])), s);
+      case OpKind::attention_backward:
+        return add(kernels::attention_backward(quirks, attention_shape(s, in[1], in[3]), at(in[0]), at(in[1]),
+                                               at(in[2]), at(in[3]), at(o[0]), mode(s, 0)), s);
+      case OpKind::gelu:
+        return add(kernels::gelu_forward(count(in[0]), at(in[0]), at(o[0])), s);
+      case OpKind::gelu_backward:
+        return add(kernels::gelu_backward(count(in[0]), at(in[0]), at(in[1]), at(o[0]), acc(s, 0)), s);
+      case OpKind::residual:
+        return add(kernels::residual_forward(count(in[0]), at(in[0]), at(in[1]), at(o[0])), s);
+      case OpKind::residual_backward:
+        return add(kernels::residual_backward(count(in[0]), at(in[0]), at(o[0]), at(o[1]), acc(s, 0),
+                                              acc(s, 1)), s);
+      case OpKind::dropout:
+        return add(kernels::dropout_forward(count(in[0]), s.attrs.dropout_p, dropout_key(s), at(in[0]),
+                                            at(o[0])), s);
+      case OpKind::dropout_backward:
+        return add(kernels::dropout_backward(count(in[0]), s.attrs.dropout_p, dropout_key(s), at(in[0]),
+                                             at(o[0]), acc(s, 0)), s);
+      case OpKind::cross_entropy: {
+        kernels::CrossEntropyShape c{count(in[0]) / dim(in[0], -1), dim(in[0], -1)};
+        return add(kernels::cross_entropy_forward(quirks, c, at(in[0]), at(in[1]), at(o[0])), s);
+      }
+      case OpKind::cross_entropy_backward: {
+        kernels::CrossEntropyShape c{count(in[0]) / dim(in[0], -1), dim(in[0], -1)};
+        return add(kernels::cross_entropy_backward(quirks, c, at(in[0]), at(in[1]), at(o[0])), s);
+      }
+      case OpKind::grad_norm:
+        return grad_norm(s);
+      case OpKind::adamw: {
+        // inputs param, grad, m, v, norm; outputs param, m, v (in place).
+        const BufferSlice clip = extras.grad_clip > 0 ? at(in[4]) : BufferSlice{};
+        return add(kernels::adamw(quirks, at(in[0]), at(in[1]), at(in[2]), at(in[3]), extras.adamw_hyper,
+                                  clip, count(in[0]), s.attrs.weight_decay), s);
+      }
+    }
+    throw std::logic_error("no lowering for op kind " + std::string(op_kind_name(s.kind)));
+  }
+
+  void grad_norm(const Step& s) {
+    std::vector<uint64_t> counts;
+    for (TensorId g : s.inputs) counts.push_back(count(g));
+    const auto layout = kernels::grad_norm_layout(counts);
+    for (size_t i = 0; i < s.inputs.size(); ++i) {
+      BufferSlice part = extras.grad_norm_partials;
+      part.offset += layout.offsets[i];
+      part.size = uint64_t(layout.slots[i]) * 4;
+      add(kernels::grad_norm_partial(quirks, at(s.inputs[i]), count(s.inputs[i]), part), s);
+    }
+    BufferSlice all = extras.grad_norm_partials;
+    all.size = uint64_t(layout.total) * 4;
+    add(kernels::grad_norm_finalize(quirks, all, layout.total, extras.grad_clip, at(s.outputs[0])), s);
+  }
+};
+
+}  // namespace
+
+std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
+                                 const TensorSlices& slice_of, const LoweringExtras& extras) {
+  Lowering l{plan, quirks, slice_of, extras, {}};
+  for (const Step& s : plan.steps) l.step(s);
+  return std::move(l.out);
+}
+
+uint32_t grad_norm_partials_floats(const Plan& plan) {
+  std::vector<uint64_t> counts;
+  for (TensorId g : plan.parameter_grads) counts.push_back(plan.tensors.at(size_t(g)).tensor.elements());
+  return kernels::grad_norm_layout(counts).total;
+}
+
+}  // namespace remat

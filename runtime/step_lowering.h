@@ -1,0 +1,35 @@
+// Lowers each step of a Plan to the kernel dispatches that execute it. This is a pure
+// translation: shapes come from the plan's tensors, choices (accumulate, weight layout, heads,
+// dropout stream) from the step's attributes, bytes from the plan's placements. Nothing is
+// decided here that the plan did not say, except kernel variants, which follow the device.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "planner/plan.h"
+#include "runtime/device_plan.h"
+#include "runtime/executor.h"
+
+namespace remat {
+
+// Buffers the optimizer and dropout kernels need besides the plan's tensors.
+struct LoweringExtras {
+  BufferSlice adamw_hyper;        // push::AdamWHyper, rewritten by the host before each step
+  BufferSlice grad_norm_partials; // grad_norm_layout(...).total floats
+  float grad_clip = 0;            // max gradient norm; 0 disables clipping
+  uint64_t dropout_seed = 0;      // dropout masks are keyed by (seed, step, op id, element);
+                                  // the step is read from adamw_hyper at run time
+};
+
+// Where a plan tensor's bytes are: persistent buffer or arena slice.
+using TensorSlices = std::function<BufferSlice(TensorId)>;
+
+// Every step's dispatches, in schedule order.
+std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
+                                 const TensorSlices& slice_of, const LoweringExtras& extras);
+
+// Float count of the grad-norm partials buffer the plan's parameters need.
+uint32_t grad_norm_partials_floats(const Plan& plan);
+
+}  // namespace remat
