@@ -8,6 +8,7 @@
 namespace remat::cli {
 
 int run_devices(const std::vector<std::string>& args);
+int run_train(const std::vector<std::string>& args);
 int run_plan(const std::vector<std::string>& args);
 
 }  // namespace remat::cli

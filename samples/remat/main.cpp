@@ -21,6 +21,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"devices", remat::cli::run_devices, "list Vulkan devices and what each supports"},
+    {"train", remat::cli::run_train, "train a GPT on a byte-level text file under an arena cap"},
     {"plan", remat::cli::run_plan, "plan a training step: memory, recompute, predicted time"},
 };
 

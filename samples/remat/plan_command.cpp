@@ -10,6 +10,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "model_args.h"
 #include "graph/autodiff.h"
 #include "graph/cost_model.h"
 #include "planner/plan.h"
@@ -25,47 +26,19 @@ constexpr const char* kUsage =
     "                  [--costs FILE.json] [--alignment BYTES] [--json]\n";
 
 struct Options {
-  std::string model_name;          // preset the overrides apply to
-  ModelConfig model;               // after overrides
-  TrainShape shape;                // batch, seq, dropout, dtype
-  Policy policy;                   // chosen policy
-  std::optional<uint64_t> arena;   // --arena
-  uint64_t alignment = 256;        // --alignment
-  std::optional<CostModel> costs;  // --costs
-  bool json = false;               // --json
+  ModelSelection sel;        // model, shape, policy, arena, costs
+  uint64_t alignment = 256;  // --alignment
+  bool json = false;         // --json
 };
 
 Options parse_options(const std::vector<std::string>& argv) {
-  Args a(argv,
-         {"--model", "--layers", "--dim", "--heads", "--vocab", "--ctx", "--batch", "--seq",
-          "--dtype", "--dropout", "--arena", "--policy", "--costs", "--alignment"},
-         {"--json"}, 1);
+  auto flags = model_value_flags();
+  flags.insert({"--dtype", "--alignment"});
+  Args a(argv, flags, {"--json"}, 1);
   Options o;
-  if (!a.positionals().empty() && a.get("--model"))
-    throw UsageError("give the model once, either as MODEL or as --model");
-  o.model_name = a.positionals().empty() ? a.get("--model").value_or("tiny") : a.positionals()[0];
-  o.model = ModelConfig::preset(o.model_name);
-  const int64_t big = 1 << 30;
-  if (auto v = a.get_int("--layers", 1, 100000)) o.model.layers = static_cast<int>(*v);
-  if (auto v = a.get_int("--dim", 1, big)) o.model.dim = static_cast<int>(*v);
-  if (auto v = a.get_int("--heads", 1, big)) o.model.heads = static_cast<int>(*v);
-  if (auto v = a.get_int("--vocab", 1, big)) o.model.vocab = static_cast<int>(*v);
-  if (auto v = a.get_int("--ctx", 1, big)) o.model.ctx = static_cast<int>(*v);
-  o.model.validate();
-  o.shape.batch = static_cast<int>(a.get_int("--batch", 1, big).value_or(4));
-  o.shape.seq = static_cast<int>(a.get_int("--seq", 1, big).value_or(o.model.ctx));
-  if (auto d = a.get_double("--dropout")) o.shape.dropout = static_cast<float>(*d);
-  if (auto d = a.get("--dtype")) o.shape.activation_dtype = parse_activation_dtype(*d);
-  o.shape.validate(o.model);
-  if (a.get("--arena") && a.get("--policy"))
-    throw UsageError("give either --arena (auto picks the policy) or --policy, not both");
-  o.arena = a.get_size("--arena");
-  o.policy = o.arena ? Policy{Policy::Kind::automatic, 0}
-                     : Policy::parse(a.get("--policy").value_or("none"));
-  if (o.policy.kind == Policy::Kind::automatic && !o.arena)
-    throw UsageError("--policy auto needs a budget: use --arena SIZE instead");
+  o.sel = parse_model_selection(a);
+  if (auto d = a.get("--dtype")) o.sel.shape.activation_dtype = parse_activation_dtype(*d);
   if (auto v = a.get_int("--alignment", 1, 1 << 20)) o.alignment = static_cast<uint64_t>(*v);
-  if (auto f = a.get("--costs")) o.costs = CostModel::load(*f);
   o.json = a.has("--json");
   return o;
 }
@@ -103,14 +76,14 @@ struct Row {
 std::vector<Row> policy_table(const Graph& g, const Options& o) {
   std::vector<std::string> names = {"none",    "every:1", "every:2",  "every:4",
                                     "every:8", "sqrt",    "selective"};
-  if (o.arena) names.push_back("auto");
+  if (o.sel.arena) names.push_back("auto");
   std::vector<Row> rows;
   for (const std::string& n : names) {
     Row r{n, std::nullopt, ""};
     const Policy p = Policy::parse(n);
     try {
-      r.plan = plan_graph(g, {p, p.kind == Policy::Kind::automatic ? o.arena : std::nullopt,
-                              o.alignment, o.costs ? &*o.costs : nullptr});
+      r.plan = plan_graph(g, {p, p.kind == Policy::Kind::automatic ? o.sel.arena : std::nullopt,
+                              o.alignment, o.sel.costs ? &*o.sel.costs : nullptr});
     } catch (const std::invalid_argument& e) {
       r.error = e.what();
     }
@@ -141,12 +114,12 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   std::printf(
       "{\n  \"model\": {\"name\": %s, \"layers\": %d, \"dim\": %d, \"heads\": %d, \"vocab\": %d, "
       "\"ctx\": %d},\n",
-      quoted(o.model_name).c_str(), o.model.layers, o.model.dim, o.model.heads, o.model.vocab,
-      o.model.ctx);
-  std::printf("  \"batch\": %d, \"seq\": %d, \"dtype\": %s,\n", o.shape.batch, o.shape.seq,
-              quoted(std::string(dtype_name(o.shape.activation_dtype))).c_str());
+      quoted(o.sel.model_name).c_str(), o.sel.model.layers, o.sel.model.dim, o.sel.model.heads, o.sel.model.vocab,
+      o.sel.model.ctx);
+  std::printf("  \"batch\": %d, \"seq\": %d, \"dtype\": %s,\n", o.sel.shape.batch, o.sel.shape.seq,
+              quoted(std::string(dtype_name(o.sel.shape.activation_dtype))).c_str());
   std::printf("  \"policy\": %s,\n  \"budget_bytes\": %s,\n", quoted(p.policy.to_string()).c_str(),
-              o.arena ? std::to_string(*o.arena).c_str() : "null");
+              o.sel.arena ? std::to_string(*o.sel.arena).c_str() : "null");
   std::printf(
       "  \"arena_bytes\": %llu,\n  \"arena_lower_bound_bytes\": %llu,\n  \"persistent_bytes\": "
       "%llu,\n",
@@ -190,12 +163,12 @@ std::string join(const std::vector<std::string>& v) {
 void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms) {
   const Report& r = p.report;
   std::printf("model %s: L%d C%d H%d V%d ctx%d, batch %d, seq %d, activations %s\n",
-              o.model_name.c_str(), o.model.layers, o.model.dim, o.model.heads, o.model.vocab,
-              o.model.ctx, o.shape.batch, o.shape.seq,
-              std::string(dtype_name(o.shape.activation_dtype)).c_str());
+              o.sel.model_name.c_str(), o.sel.model.layers, o.sel.model.dim, o.sel.model.heads, o.sel.model.vocab,
+              o.sel.model.ctx, o.sel.shape.batch, o.sel.shape.seq,
+              std::string(dtype_name(o.sel.shape.activation_dtype)).c_str());
   std::printf("policy %s%s: arena %s (lower bound %s, layout/bound %.4f), persistent %s\n",
               p.policy.to_string().c_str(),
-              o.arena ? (" under " + format_bytes(*o.arena)).c_str() : "",
+              o.sel.arena ? (" under " + format_bytes(*o.sel.arena)).c_str() : "",
               format_bytes(p.arena_bytes).c_str(), format_bytes(p.arena_lower_bound).c_str(),
               p.arena_lower_bound ? double(p.arena_bytes) / double(p.arena_lower_bound) : 1.0,
               format_bytes(p.persistent_bytes).c_str());
@@ -246,9 +219,9 @@ int run_plan(const std::vector<std::string>& args) {
       return 0;
     }
   const Options o = parse_options(args);
-  const Graph g = build_training_gpt(o.model, o.shape);
+  const Graph g = build_training_gpt(o.sel.model, o.sel.shape);
   const auto start = std::chrono::steady_clock::now();
-  const Plan p = plan_graph(g, {o.policy, o.arena, o.alignment, o.costs ? &*o.costs : nullptr});
+  const Plan p = plan_graph(g, {o.sel.policy, o.sel.arena, o.alignment, o.sel.costs ? &*o.sel.costs : nullptr});
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const std::vector<Row> rows = policy_table(g, o);

@@ -1,0 +1,33 @@
+// Flags shared by `remat plan`, `remat train` and `remat bench`: the model (a preset with
+// per-field overrides), the step's shape, and the checkpoint policy or arena budget.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "cli_args.h"
+#include "graph/cost_model.h"
+#include "graph/model_config.h"
+#include "planner/policy.h"
+
+namespace remat::cli {
+
+// --model --layers --dim --heads --vocab --ctx --batch --seq --dropout --arena --policy --costs
+std::set<std::string> model_value_flags();
+
+struct ModelSelection {
+  std::string model_name;          // preset the overrides apply to ("from file" with --init)
+  ModelConfig model;               // after overrides, validated
+  TrainShape shape;                // batch, seq, dropout; validated against the model
+  Policy policy;                   // --policy, or auto when --arena is given
+  std::optional<uint64_t> arena;   // --arena
+  std::optional<CostModel> costs;  // --costs
+};
+
+// `base` (a model read from a checkpoint) replaces the preset; overrides still apply.
+// Bad values are UsageError or std::invalid_argument (both exit 2).
+ModelSelection parse_model_selection(const Args& args, std::optional<ModelConfig> base = std::nullopt,
+                                     int default_batch = 4);
+
+}  // namespace remat::cli

@@ -1,0 +1,243 @@
+// `remat train`: trains a GPT on a byte-level text file under an arena cap, on the default Vulkan
+// device, with progress, loss, throughput, and the memory actually allocated.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "json_writer.h"
+#include "model_args.h"
+#include "runtime/byte_dataset.h"
+#include "runtime/device.h"
+#include "runtime/gpt2_weights.h"
+#include "runtime/safetensors.h"
+#include "runtime/session.h"
+
+namespace remat::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: remat train [MODEL] --data FILE [--init W.safetensors] [--layers N] [--dim N]\n"
+    "                   [--heads N] [--vocab N] [--ctx N] [--batch B] [--seq T] [--steps N]\n"
+    "                   [--lr 3e-4] [--wd 0] [--beta1 0.9] [--beta2 0.999] [--eps 1e-8]\n"
+    "                   [--grad-clip 0] [--dropout 0] [--arena SIZE | --policy P] [--seed S]\n"
+    "                   [--save OUT.safetensors] [--save-every K] [--log-json FILE] [--quiet]\n"
+    "\n"
+    "Trains on FILE read as bytes (vocabulary 256): step s, row b is the window of T+1 bytes\n"
+    "starting at ((s*B + b)*T) mod (len - T - 1). --arena caps activation memory; the planner\n"
+    "picks what to recompute. --policy none|every:K|sqrt|selective fixes the policy instead.\n";
+
+struct Options {
+  ModelSelection sel;
+  std::filesystem::path data;
+  std::optional<std::filesystem::path> init, save, log_json;
+  int steps = 100;
+  int save_every = 0;
+  OptimizerConfig opt;
+  uint64_t seed = 0;
+  bool quiet = false;
+};
+
+Options parse(const std::vector<std::string>& argv) {
+  auto flags = model_value_flags();
+  flags.insert({"--data", "--init", "--steps", "--lr", "--wd", "--beta1", "--beta2", "--eps",
+                "--grad-clip", "--seed", "--save", "--save-every", "--log-json"});
+  Args a(argv, flags, {"--quiet", "--help"}, 1);
+  if (a.has("--help")) {
+    std::fputs(kUsage, stdout);
+    std::exit(0);
+  }
+  Options o;
+  std::optional<ModelConfig> base;
+  if (auto w = a.get("--init")) {
+    o.init = *w;
+    std::optional<int> heads;
+    if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
+    base = infer_gpt2_config(read_safetensors(*o.init), heads);
+  }
+  o.sel = parse_model_selection(a, base);
+  auto data = a.get("--data");
+  if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
+  o.data = *data;
+  if (o.sel.model.vocab < 256)
+    throw UsageError("byte-level data needs --vocab of at least 256, got " + std::to_string(o.sel.model.vocab));
+  o.steps = static_cast<int>(a.get_int("--steps", 1, 100000000).value_or(100));
+  o.save_every = static_cast<int>(a.get_int("--save-every", 1, 100000000).value_or(0));
+  if (auto v = a.get_double("--lr")) o.opt.lr = *v;
+  if (auto v = a.get_double("--wd")) o.opt.weight_decay = *v;
+  if (auto v = a.get_double("--beta1")) o.opt.beta1 = *v;
+  if (auto v = a.get_double("--beta2")) o.opt.beta2 = *v;
+  if (auto v = a.get_double("--eps")) o.opt.eps = *v;
+  if (auto v = a.get_double("--grad-clip")) o.opt.grad_clip = static_cast<float>(*v);
+  if (o.opt.lr <= 0) throw UsageError("--lr must be positive");
+  if (o.opt.weight_decay < 0) throw UsageError("--wd must be at least 0");
+  if (o.opt.beta1 < 0 || o.opt.beta1 >= 1 || o.opt.beta2 < 0 || o.opt.beta2 >= 1)
+    throw UsageError("--beta1 and --beta2 must be in [0, 1)");
+  if (o.opt.eps <= 0) throw UsageError("--eps must be positive");
+  if (o.opt.grad_clip < 0) throw UsageError("--grad-clip must be at least 0 (0 disables clipping)");
+  o.seed = static_cast<uint64_t>(a.get_int("--seed", 0, INT64_MAX).value_or(0));
+  if (auto v = a.get("--save")) o.save = *v;
+  if (auto v = a.get("--log-json")) o.log_json = *v;
+  if (o.save_every && !o.save) throw UsageError("--save-every needs --save OUT.safetensors");
+  o.quiet = a.has("--quiet");
+  return o;
+}
+
+// Per-step JSON lines go to a temporary file renamed into place at the end, so an interrupted
+// run never leaves a half-written log under the requested name.
+class JsonLog {
+ public:
+  explicit JsonLog(const std::optional<std::filesystem::path>& path) {
+    if (!path) return;
+    final_ = *path;
+    tmp_ = path->string() + ".tmp-" + std::to_string(::getpid());
+    out_.open(tmp_, std::ios::trunc);
+    if (!out_) throw UsageError(path->string() + ": cannot create the log file");
+  }
+  ~JsonLog() {
+    if (!tmp_.empty() && !committed_) std::filesystem::remove(tmp_);
+  }
+  void line(const std::string& json) {
+    if (out_.is_open()) out_ << json << '\n';
+  }
+  void commit() {
+    if (!out_.is_open()) return;
+    out_.close();
+    std::filesystem::rename(tmp_, final_);
+    committed_ = true;
+  }
+
+ private:
+  std::filesystem::path final_;
+  std::string tmp_;
+  std::ofstream out_;
+  bool committed_ = false;
+};
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string o;
+  for (const auto& s : v) o += (o.empty() ? "" : ",") + s;
+  return o.empty() ? "-" : o;
+}
+
+}  // namespace
+
+int run_train(const std::vector<std::string>& argv) {
+  const Options o = parse(argv);
+  const ByteDataset data(o.data, o.sel.shape.seq);
+  auto device = Device::open();
+
+  SessionConfig cfg;
+  cfg.model = o.sel.model;
+  cfg.shape = o.sel.shape;
+  cfg.policy = o.sel.policy;
+  cfg.arena_budget = o.sel.arena;
+  cfg.optimizer = o.opt;
+  cfg.seed = o.seed;
+  cfg.costs = o.sel.costs ? &*o.sel.costs : nullptr;
+  Session session(*device, cfg);
+  if (o.init) session.load(*o.init);
+
+  const Plan& plan = session.plan();
+  const ModelConfig& m = cfg.model;
+  std::printf("device   %s\n", device->summary().c_str());
+  std::printf("model    %s: L%d C%d H%d V%d ctx%d, %.2fM parameters; batch %d × seq %d\n",
+              o.sel.model_name.c_str(), m.layers, m.dim, m.heads, m.vocab, m.ctx,
+              double(m.parameter_count()) / 1e6, cfg.shape.batch, cfg.shape.seq);
+  std::printf("plan     policy %s; checkpoints %s; arena %s%s; persistent %s; predicted %.3fx the time of no recompute\n",
+              plan.policy.to_string().c_str(), join(plan.report.checkpoints).c_str(),
+              format_bytes(plan.arena_bytes).c_str(),
+              o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
+              format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
+  std::printf("data     %s: %zu bytes, unigram entropy %.3f nats/byte\n", o.data.string().c_str(),
+              data.size(), data.unigram_entropy());
+  std::fflush(stdout);
+
+  JsonLog log(o.log_json);
+  const bool tty = isatty(STDOUT_FILENO) && !o.quiet;
+  const int report_every = std::max(1, o.steps / 20);
+  const double tokens_per_step = double(cfg.shape.batch) * cfg.shape.seq;
+  double total_ms = 0, first_loss = 0, last_loss = 0;
+  int last_saved = -1;
+  for (int s = 0; s < o.steps; ++s) {
+    const Batch b = data.batch(static_cast<uint64_t>(s), cfg.shape.batch);
+    const auto t0 = std::chrono::steady_clock::now();
+    const float loss = session.step(b.tokens, b.targets);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!std::isfinite(loss)) {
+      std::string kept = last_saved >= 0 ? "; weights from step " + std::to_string(last_saved) +
+                                               " are in " + o.save->string()
+                                         : "; no weights were saved";
+      throw std::runtime_error("the loss is not finite at step " + std::to_string(s + 1) +
+                               " (try a smaller --lr or --grad-clip 1)" + kept);
+    }
+    total_ms += ms;
+    if (s == 0) first_loss = loss;
+    last_loss = loss;
+    const double tok_s = tokens_per_step / (ms / 1000.0);
+    JsonWriter j;
+    j.begin_object().field("step", s + 1).field("loss", double(loss)).field("ms", ms)
+        .field("tokens_per_s", tok_s).field("grad_norm", double(session.last_grad_norm())).end_object();
+    log.line(j.str());
+    const double eta_s = total_ms / (s + 1) * (o.steps - s - 1) / 1000.0;
+    if (tty) {
+      const int width = 30, done = (s + 1) * width / o.steps;
+      std::printf("\r[%s%s] step %d/%d  loss %.4f  %.0f ms/step  %.0f tok/s  ETA %.0fs   ",
+                  std::string(done, '#').c_str(), std::string(width - done, '.').c_str(), s + 1,
+                  o.steps, loss, ms, tok_s, eta_s);
+      std::fflush(stdout);
+    } else if (!o.quiet && ((s + 1) % report_every == 0 || s == 0 || s + 1 == o.steps)) {
+      std::printf("step %d/%d  loss %.4f  %.1f ms/step  %.0f tok/s  ETA %.0fs\n", s + 1, o.steps,
+                  loss, ms, tok_s, eta_s);
+      std::fflush(stdout);
+    }
+    if (o.save && o.save_every && (s + 1) % o.save_every == 0) {
+      session.save(*o.save);
+      last_saved = s + 1;
+    }
+  }
+  if (tty) std::printf("\n");
+  if (o.save) session.save(*o.save);
+
+  const MemoryReport mem = session.memory();
+  const double mean_ms = total_ms / o.steps;
+  std::printf("done     %d steps: loss %.4f -> %.4f (unigram entropy %.4f); %.1f ms/step, %.0f tok/s\n",
+              o.steps, first_loss, last_loss, data.unigram_entropy(), mean_ms,
+              tokens_per_step / (mean_ms / 1000.0));
+  std::printf("memory   device allocated %s = persistent %s + arena %s", format_bytes(mem.device_bytes_allocated).c_str(),
+              format_bytes(mem.persistent_bytes).c_str(), format_bytes(mem.arena_bytes).c_str());
+  for (const auto& [name, bytes] : mem.extras) std::printf(" + %s %s", name.c_str(), format_bytes(bytes).c_str());
+  std::printf(" (%s plan)\n", mem.device_bytes_allocated == mem.planned_total_bytes ? "exactly as" : "DIFFERS from");
+  if (o.save) std::printf("saved    %s\n", o.save->string().c_str());
+
+  JsonWriter j;
+  j.begin_object().field("summary", true).field("steps", o.steps).field("policy", plan.policy.to_string());
+  j.key("checkpoints").begin_array();
+  for (const auto& c : plan.report.checkpoints) j.value(c);
+  j.end_array();
+  j.field("arena_bytes", plan.arena_bytes).field("persistent_bytes", plan.persistent_bytes)
+      .field("planned_total_bytes", mem.planned_total_bytes)
+      .field("device_bytes_allocated", mem.device_bytes_allocated)
+      .field("first_loss", double(first_loss)).field("final_loss", double(last_loss))
+      .field("unigram_entropy", data.unigram_entropy()).field("mean_ms", mean_ms)
+      .field("tokens_per_s", tokens_per_step / (mean_ms / 1000.0)).end_object();
+  log.line(j.str());
+  log.commit();
+  return 0;
+}
+
+}  // namespace remat::cli
