@@ -103,3 +103,14 @@ TEST_CASE("matmul_forward throughput", "[.bench]") {
     CHECK(best > 0.0);
   }
 }
+
+TEST_CASE("matmul_forward picks the vec4 variant only where it applies, and the tests cover both") {
+  Buffer b = test::garbage_buffer<float>(16, "b");
+  auto pick = [&](bool cpu, uint32_t N, kernels::WeightLayout l) {
+    return kernels::matmul_forward(variant(cpu), {4, N, 4, l}, b.whole(), b.whole(), {}, b.whole()).kernel;
+  };
+  CHECK(pick(true, 64, kernels::WeightLayout::in_out) == KernelId::matmul_forward_vec4);
+  CHECK(pick(true, 33, kernels::WeightLayout::in_out) == KernelId::matmul_forward);
+  CHECK(pick(true, 64, kernels::WeightLayout::out_in) == KernelId::matmul_forward);
+  CHECK(pick(false, 64, kernels::WeightLayout::in_out) == KernelId::matmul_forward);
+}
