@@ -1,14 +1,17 @@
 #include "runtime/safetensors.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "graph/json.h"
 
@@ -53,6 +56,30 @@ int dtype_size(const std::string& dtype) {
   if (dtype == "F16" || dtype == "BF16") return 2;
   return 0;
 }
+
+// An upper bound on the number of JSON values in `text`: every value but the first follows a
+// ',', ':', '[' or '{' outside a string. The parser spends about a hundred bytes per value, so a
+// 100 MB header of "[0,0,0,..." would cost gigabytes; headers are refused above a bound that real
+// files (a GPT-2 XL header has under 10,000 values) never come near.
+uint64_t json_value_bound(std::string_view text) {
+  uint64_t n = 1;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == ',' || c == ':' || c == '[' || c == '{') {
+      ++n;
+    }
+  }
+  return n;
+}
+constexpr uint64_t kMaxHeaderValues = 2'000'000;
 
 struct Entry {
   std::string name, dtype;
@@ -136,9 +163,13 @@ SafetensorsContents parse_safetensors(const std::string& bytes, const std::strin
     fail(origin, "header length " + std::to_string(header_len) + " exceeds the 100 MB limit");
   if (header_len > bytes.size() - 8)
     fail(origin, "header length " + std::to_string(header_len) + " runs past the end of the file");
+  const std::string_view header_text = std::string_view(bytes).substr(8, header_len);
+  if (json_value_bound(header_text) > kMaxHeaderValues)
+    fail(origin, "header has more than " + std::to_string(kMaxHeaderValues) +
+                     " JSON values; no model needs that many");
   JsonValue header;
   try {
-    header = parse_json(std::string_view(bytes).substr(8, header_len));
+    header = parse_json(header_text);
   } catch (const std::invalid_argument& e) {
     fail(origin, std::string("invalid header: ") + e.what());
   }
@@ -208,7 +239,8 @@ std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,
     header += "\"__metadata__\":{";
     bool first = true;
     for (const auto& [k, v] : metadata) {
-      header += (first ? "" : ",") + json_string(k) + ":" + json_string(v);
+      if (!first) header += ',';
+      header += json_string(k) + ":" + json_string(v);
       first = false;
     }
     header += "}";
@@ -220,8 +252,12 @@ std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,
     for (int64_t d : t.shape) count *= static_cast<uint64_t>(d);
     if (count != t.values.size())
       throw std::logic_error("tensor '" + t.name + "' shape does not match its value count");
-    header += (i || !metadata.empty() ? "," : "") + json_string(t.name) + ":{\"dtype\":\"F32\",\"shape\":[";
-    for (std::size_t d = 0; d < t.shape.size(); ++d) header += (d ? "," : "") + std::to_string(t.shape[d]);
+    if (i || !metadata.empty()) header += ',';
+    header += json_string(t.name) + ":{\"dtype\":\"F32\",\"shape\":[";
+    for (std::size_t d = 0; d < t.shape.size(); ++d) {
+      if (d) header += ',';
+      header += std::to_string(t.shape[d]);
+    }
     header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + 4 * count) + "]}";
     offset += 4 * count;
   }
@@ -237,16 +273,57 @@ std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,
   return out;
 }
 
+namespace {
+
+// Removes "<name>.tmp-<pid>" files next to `path` left by a process that died mid-save (its pid is
+// no longer running). Temporaries of live processes, including another remat saving to the same
+// target right now, are left alone; a reused pid only means a stale file is kept a while longer.
+void remove_stale_temporaries(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  const std::string prefix = path.filename().string() + ".tmp-";
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid() || pid <= 0) continue;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(it->path(), ec);
+  }
+}
+
+// Test-only: REMAT_TEST_CRASH_IN_SAVE=1 makes a save end the process (_exit(99)) after writing
+// half of the temporary file, so tests can check that an interrupted save loses nothing.
+bool crash_in_save_requested() {
+  const char* v = std::getenv("REMAT_TEST_CRASH_IN_SAVE");
+  return v && std::string_view(v) == "1";
+}
+
+}  // namespace
+
 void write_safetensors(const std::filesystem::path& path, const std::vector<NamedTensor>& tensors,
                        const std::map<std::string, std::string>& metadata) {
+  // The reader refuses non-finite values, so writing one would only make a file that cannot be
+  // loaded in place of one that can.
+  for (const auto& t : tensors)
+    for (std::size_t i = 0; i < t.values.size(); ++i)
+      if (!std::isfinite(t.values[i]))
+        throw std::runtime_error(path.string() + ": tensor '" + t.name +
+                                 "' has a non-finite value at element " + std::to_string(i) +
+                                 "; nothing written, the previous file is kept");
   const std::string bytes = serialize_safetensors(tensors, metadata);
+  remove_stale_temporaries(path);
   const std::string tmp = path.string() + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     throw std::invalid_argument(path.string() + ": cannot create (" + std::strerror(errno) + ")");
+  const bool crash = crash_in_save_requested();
+  const std::size_t stop = crash ? bytes.size() / 2 : bytes.size();
   std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+  while (done < stop) {
+    const ssize_t w = ::write(fd, bytes.data() + done, stop - done);
     if (w < 0) {
       if (errno == EINTR) continue;
       const std::string why = std::strerror(errno);
@@ -256,6 +333,7 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<Name
     }
     done += static_cast<std::size_t>(w);
   }
+  if (crash) ::_exit(99);
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     ::unlink(tmp.c_str());
     throw std::runtime_error(path.string() + ": fsync failed; previous file kept");

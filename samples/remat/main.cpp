@@ -37,8 +37,10 @@ void print_usage(std::FILE* out) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    print_usage(stderr);
-    std::fprintf(stderr, "remat: error: no command given; choose one of the commands above\n");
+    std::string names;
+    for (const auto& c : kCommands) names += (names.empty() ? "" : ", ") + std::string(c.name);
+    std::fprintf(stderr, "remat: error: no command given; use one of %s (remat --help)\n",
+                 names.c_str());
     return 2;
   }
   const std::string_view name = argv[1];

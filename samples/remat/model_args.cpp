@@ -39,7 +39,16 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
                      : Policy::parse(a.get("--policy").value_or("none"));
   if (o.policy.kind == Policy::Kind::automatic && !o.arena)
     throw UsageError("--policy auto needs a budget: use --arena SIZE instead");
-  if (auto f = a.get("--costs")) o.costs = CostModel::load(*f);
+  if (auto f = a.get("--costs")) {
+    try {
+      o.costs = CostModel::load(*f);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      if (what.find(*f) != std::string::npos) throw;
+      throw UsageError("--costs " + *f + ": " + what +
+                       "; give a JSON cost table such as {\"default\": {\"flops_per_s\": 1e12}}");
+    }
+  }
   return o;
 }
 

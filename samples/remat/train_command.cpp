@@ -46,6 +46,21 @@ struct Options {
   bool quiet = false;
 };
 
+// An output must name a file in an existing, writable folder. Checked before anything runs, so a
+// typo fails at once instead of after training.
+void check_output_path(const std::filesystem::path& path, const std::string& flag) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError(path.string() + ": is a directory; " + flag + " needs a file path");
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError(dir.string() + ": no such folder for " + flag +
+                     "; create it first or give a path in an existing folder");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError(dir.string() + ": folder is not writable; give " + flag +
+                     " a path in a writable folder");
+}
+
 Options parse(const std::vector<std::string>& argv) {
   auto flags = model_value_flags();
   flags.insert({"--data", "--init", "--steps", "--lr", "--wd", "--beta1", "--beta2", "--eps",
@@ -61,7 +76,13 @@ Options parse(const std::vector<std::string>& argv) {
     o.init = *w;
     std::optional<int> heads;
     if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
-    base = infer_gpt2_config(read_safetensors(*o.init), heads);
+    try {
+      base = infer_gpt2_config(read_safetensors(*o.init), heads);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      if (what.rfind(o.init->string() + ": ", 0) == 0) throw;
+      throw UsageError(o.init->string() + ": " + what);
+    }
   }
   o.sel = parse_model_selection(a, base);
   auto data = a.get("--data");
@@ -84,8 +105,14 @@ Options parse(const std::vector<std::string>& argv) {
   if (o.opt.eps <= 0) throw UsageError("--eps must be positive");
   if (o.opt.grad_clip < 0) throw UsageError("--grad-clip must be at least 0 (0 disables clipping)");
   o.seed = static_cast<uint64_t>(a.get_int("--seed", 0, INT64_MAX).value_or(0));
-  if (auto v = a.get("--save")) o.save = *v;
-  if (auto v = a.get("--log-json")) o.log_json = *v;
+  if (auto v = a.get("--save")) {
+    o.save = *v;
+    check_output_path(*o.save, "--save");
+  }
+  if (auto v = a.get("--log-json")) {
+    o.log_json = *v;
+    check_output_path(*o.log_json, "--log-json");
+  }
   if (o.save_every && !o.save) throw UsageError("--save-every needs --save OUT.safetensors");
   o.quiet = a.has("--quiet");
   return o;
@@ -121,12 +148,6 @@ class JsonLog {
   std::ofstream out_;
   bool committed_ = false;
 };
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string join(const std::vector<std::string>& v) {
   std::string o;
@@ -178,11 +199,15 @@ int run_train(const std::vector<std::string>& argv) {
     const auto t0 = std::chrono::steady_clock::now();
     const float loss = session.step(b.tokens, b.targets);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!std::isfinite(loss)) {
+    // Stop at the first non-finite loss or gradient norm: the update of this step may already
+    // have spoiled the weights, so nothing from it is saved.
+    const float grad_norm = session.last_grad_norm();
+    if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
       std::string kept = last_saved >= 0 ? "; weights from step " + std::to_string(last_saved) +
                                                " are in " + o.save->string()
                                          : "; no weights were saved";
-      throw std::runtime_error("the loss is not finite at step " + std::to_string(s + 1) +
+      throw std::runtime_error(std::string(std::isfinite(loss) ? "the gradient norm" : "the loss") +
+                               " is not finite at step " + std::to_string(s + 1) +
                                " (try a smaller --lr or --grad-clip 1)" + kept);
     }
     total_ms += ms;
@@ -191,7 +216,7 @@ int run_train(const std::vector<std::string>& argv) {
     const double tok_s = tokens_per_step / (ms / 1000.0);
     JsonWriter j;
     j.begin_object().field("step", s + 1).field("loss", double(loss)).field("ms", ms)
-        .field("tokens_per_s", tok_s).field("grad_norm", double(session.last_grad_norm())).end_object();
+        .field("tokens_per_s", tok_s).field("grad_norm", double(grad_norm)).end_object();
     log.line(j.str());
     const double eta_s = total_ms / (s + 1) * (o.steps - s - 1) / 1000.0;
     if (tty) {
@@ -206,7 +231,13 @@ int run_train(const std::vector<std::string>& argv) {
       std::fflush(stdout);
     }
     if (o.save && o.save_every && (s + 1) % o.save_every == 0) {
-      session.save(*o.save);
+      try {
+        session.save(*o.save);
+      } catch (const std::runtime_error& e) {  // non-finite weights or a full disk
+        throw std::runtime_error(
+            "saving step " + std::to_string(s + 1) + ": " + e.what() +
+            (last_saved >= 0 ? "; it holds step " + std::to_string(last_saved) : std::string()));
+      }
       last_saved = s + 1;
     }
   }

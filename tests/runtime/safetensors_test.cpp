@@ -1,9 +1,12 @@
 // safetensors: round trip, F16/BF16 reading, and every malformed-file rule with its message.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "runtime/safetensors.h"
 
@@ -102,5 +105,90 @@ TEST_CASE("write_safetensors replaces a file atomically and leaves no temporary 
   CHECK_THROWS_WITH(read_safetensors(dir / "missing.safetensors"), Catch::Contains("cannot open"));
   CHECK_THROWS_WITH(write_safetensors(dir / "no" / "such" / "dir.safetensors", {{"x", {1}, {1.0f}, "F32"}}),
                     Catch::Contains("cannot create"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("hostile safetensors headers are refused without deep recursion or huge allocations") {
+  // 100,000 nested arrays: the JSON parser stops at its depth limit instead of the stack's.
+  expect_error(
+      with_header("{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}", ""),
+      "nesting too deep");
+  // Millions of tiny values in one header: refused before the parser builds them.
+  std::string shape;
+  for (int i = 0; i < 2'100'000; ++i) shape += "1,";
+  expect_error(
+      with_header(R"({"a":{"dtype":"F32","shape":[)" + shape + R"(1],"data_offsets":[0,4]}})",
+                  floats({1})),
+      "JSON values");
+  // A shape of 2^64 elements with 8 bytes of data: refused by arithmetic, nothing allocated.
+  expect_error(
+      with_header(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})",
+                  floats({0, 0})),
+      "too large");
+  expect_error(
+      with_header(
+          R"({"a":{"dtype":"F32","shape":[1000000000000],"data_offsets":[0,4000000000000]}})",
+          floats({0, 0})),
+      "past the data section");
+}
+
+TEST_CASE("the fuzzer's seed corpus and every input that once crashed it parse or are refused") {
+  namespace fs = std::filesystem;
+  std::size_t files = 0, parsed = 0;
+  for (const char* folder : {"tests/fuzz/corpus", "tests/fuzz/regressions"}) {
+    for (const auto& e : fs::directory_iterator(fs::path(REMAT_SOURCE_DIR) / folder)) {
+      std::ifstream f(e.path(), std::ios::binary);
+      const std::string bytes((std::istreambuf_iterator<char>(f)),
+                              std::istreambuf_iterator<char>());
+      INFO(e.path().string());
+      ++files;
+      try {
+        auto c = parse_safetensors(bytes, e.path().string());
+        ++parsed;
+        CHECK(e.path().filename().string().rfind("valid_", 0) == 0);
+        CHECK(parse_safetensors(serialize_safetensors(c.tensors, c.metadata), "again")
+                  .tensors.size() == c.tensors.size());
+      } catch (const std::invalid_argument& err) {
+        CHECK(e.path().filename().string().rfind("valid_", 0) != 0);
+        CHECK(std::string(err.what()).rfind(e.path().string() + ": ", 0) == 0);
+      }
+    }
+  }
+  CHECK(files >= 8);
+  CHECK(parsed >= 4);
+}
+
+TEST_CASE("write_safetensors refuses non-finite values and keeps the previous file") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("remat_st_nf_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path file = dir / "w.safetensors";
+  write_safetensors(file, {{"x", {2}, {1.0f, 2.0f}, "F32"}});
+  CHECK_THROWS_WITH(
+      write_safetensors(file, {{"x", {2}, {1.0f, std::numeric_limits<float>::infinity()}, "F32"}}),
+      Catch::Contains("tensor 'x' has a non-finite value at element 1") &&
+          Catch::Contains("previous file is kept"));
+  CHECK(read_safetensors(file).find("x")->values == std::vector<float>{1.0f, 2.0f});
+  std::size_t entries = 0;
+  for (auto& e : fs::directory_iterator(dir)) (void)e, ++entries;
+  CHECK(entries == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a save removes temporaries that dead processes left for the same file, and only those") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("remat_st_stale_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto touch = [&](const std::string& name) { std::ofstream(dir / name) << "half a file"; };
+  touch("w.safetensors.tmp-999999999");      // above any pid Linux hands out: its writer is dead
+  touch("w.safetensors.tmp-1");              // pid 1 is alive: maybe a save in progress
+  touch("other.safetensors.tmp-999999999");  // another target
+  touch("w.safetensors.tmp-notapid");
+  write_safetensors(dir / "w.safetensors", {{"x", {1}, {1.0f}, "F32"}});
+  CHECK_FALSE(fs::exists(dir / "w.safetensors.tmp-999999999"));
+  CHECK(fs::exists(dir / "w.safetensors.tmp-1"));
+  CHECK(fs::exists(dir / "other.safetensors.tmp-999999999"));
+  CHECK(fs::exists(dir / "w.safetensors.tmp-notapid"));
+  CHECK(read_safetensors(dir / "w.safetensors").find("x")->values == std::vector<float>{1.0f});
   fs::remove_all(dir);
 }
