@@ -65,23 +65,37 @@ void Session::record() {
   extras.grad_norm_partials = partials_->whole();
   extras.grad_clip = config_.optimizer.grad_clip;
   extras.dropout_seed = config_.seed;
-  std::vector<Dispatch> dispatches = lower_plan(plan_, device_.plan().quirks, slice_of, extras);
+  const auto& quirks = device_.plan().quirks;
 
-  ExecutorOptions opts;
-  opts.timestamps = config_.timestamps;
+  ExecutorOptions io;
+  io.timestamps = config_.timestamps;
   const BufferSlice tokens = slice_of(plan_.tokens), targets = slice_of(plan_.targets);
   const BufferSlice losses = slice_of(plan_.losses);
-  TensorId norm = kNoTensor;
+  io.before = {{io_->handle(), tokens.buffer, 0, tokens.offset, tokens.size},
+               {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
+  io.after = {{losses.buffer, io_->handle(), losses.offset, io_losses_offset_, losses.size}};
+  ExecutorOptions norm_out;
+  norm_out.timestamps = config_.timestamps;
   for (const Step& s : plan_.steps)
-    if (s.kind == OpKind::grad_norm) norm = s.outputs.at(0);
-  opts.before = {{io_->handle(), tokens.buffer, 0, tokens.offset, tokens.size},
-                 {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
-  opts.after = {{losses.buffer, io_->handle(), losses.offset, io_losses_offset_, losses.size}};
-  if (norm != kNoTensor) {
-    const BufferSlice n = slice_of(norm);
-    opts.after.push_back({n.buffer, io_->handle(), n.offset, io_norm_offset_, sizeof(push::GradNormResult)});
+    if (s.kind == OpKind::grad_norm) {
+      const BufferSlice n = slice_of(s.outputs.at(0));
+      norm_out.after.push_back({n.buffer, io_->handle(), n.offset, io_norm_offset_, sizeof(push::GradNormResult)});
+    }
+
+  if (config_.accum <= 1) {
+    ExecutorOptions all = io;
+    all.after.insert(all.after.end(), norm_out.after.begin(), norm_out.after.end());
+    executor_ = std::make_unique<Executor>(*kernels_, lower_plan(plan_, quirks, slice_of, extras), all);
+    return;
   }
-  executor_ = std::make_unique<Executor>(*kernels_, std::move(dispatches), opts);
+  using Phases = LoweringPart::Phases;
+  const auto micro = static_cast<uint32_t>(config_.accum);
+  executor_ = std::make_unique<Executor>(
+      *kernels_, lower_plan(plan_, quirks, slice_of, extras, {Phases::forward_backward, false, micro}), io);
+  accumulate_ = std::make_unique<Executor>(
+      *kernels_, lower_plan(plan_, quirks, slice_of, extras, {Phases::forward_backward, true, micro}), io);
+  optimizer_ = std::make_unique<Executor>(
+      *kernels_, lower_plan(plan_, quirks, slice_of, extras, {Phases::optimizer, false, micro}), norm_out);
 }
 
 std::vector<uint8_t> Session::initial_persistent_image() const {
@@ -102,37 +116,43 @@ void Session::upload_persistent(const std::vector<uint8_t>& image) {
 
 float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
   const std::size_t n = static_cast<std::size_t>(config_.shape.batch) * config_.shape.seq;
-  if (tokens.size() != n || targets.size() != n)
-    throw std::invalid_argument("a step takes " + std::to_string(n) + " tokens and targets (batch " +
+  const std::size_t micro = static_cast<std::size_t>(std::max(config_.accum, 1));
+  if (tokens.size() != n * micro || targets.size() != n * micro)
+    throw std::invalid_argument("a step takes " + std::to_string(n * micro) +
+                                " tokens and targets (accum " + std::to_string(micro) + " × batch " +
                                 std::to_string(config_.shape.batch) + " × seq " +
                                 std::to_string(config_.shape.seq) + "), got " +
                                 std::to_string(tokens.size()) + " and " + std::to_string(targets.size()));
   const auto vocab = static_cast<uint32_t>(config_.model.vocab);
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t i = 0; i < tokens.size(); ++i)
     if (tokens[i] >= vocab || targets[i] >= vocab)
       throw std::invalid_argument("token " + std::to_string(std::max(tokens[i], targets[i])) +
                                   " at position " + std::to_string(i) + " is outside the vocabulary of " +
                                   std::to_string(vocab));
-  auto* io = static_cast<uint8_t*>(io_->mapped());
-  std::memcpy(io, tokens.data(), n * 4);
-  std::memcpy(io + n * 4, targets.data(), n * 4);
-
   kernels::AdamWConfig adam;
   adam.lr = config_.optimizer.lr;
   adam.beta1 = config_.optimizer.beta1;
   adam.beta2 = config_.optimizer.beta2;
   adam.eps = config_.optimizer.eps;
   adam.weight_decay = config_.optimizer.weight_decay;
-  const push::AdamWHyper hyper = kernels::adamw_hyper(adam, steps_done_ + 1);
-  std::memcpy(hyper_->mapped(), &hyper, sizeof hyper);
+  push::AdamWHyper hyper = kernels::adamw_hyper(adam, steps_done_ + 1);
 
-  executor_->run();
-  ++steps_done_;
-  // The mean in double, in position order: the same sum every run.
+  auto* io = static_cast<uint8_t*>(io_->mapped());
   const auto* losses = reinterpret_cast<const float*>(io + io_losses_offset_);
-  double sum = 0;
-  for (std::size_t i = 0; i < n; ++i) sum += losses[i];
-  return static_cast<float>(sum / double(n));
+  double sum = 0;  // in position order, in double: the same sum every run
+  for (std::size_t m = 0; m < micro; ++m) {
+    // Dropout keys its masks by hyper.step (AdamW reads only the bias corrections): every
+    // micro-batch gets its own masks, and accum 1 keys step s by s + 1.
+    hyper.step = static_cast<uint32_t>(steps_done_ * micro + m + 1);
+    std::memcpy(hyper_->mapped(), &hyper, sizeof hyper);
+    std::memcpy(io, tokens.data() + m * n, n * 4);
+    std::memcpy(io + n * 4, targets.data() + m * n, n * 4);
+    (m == 0 ? executor_ : accumulate_)->run();
+    for (std::size_t i = 0; i < n; ++i) sum += losses[i];
+  }
+  if (optimizer_) optimizer_->run();
+  ++steps_done_;
+  return static_cast<float>(sum / double(n * micro));
 }
 
 float Session::last_grad_norm() const {
@@ -215,11 +235,19 @@ MemoryReport Session::memory() const {
 
 std::vector<std::pair<std::string, double>> Session::dispatch_ms() const {
   std::vector<std::pair<std::string, double>> out;
-  const auto ms = executor_->dispatch_ms();
-  for (std::size_t i = 0; i < ms.size(); ++i) out.emplace_back(executor_->dispatches()[i].label, ms[i]);
+  for (const Executor* e : {executor_.get(), accumulate_.get(), optimizer_.get()}) {
+    if (!e) continue;
+    const auto ms = e->dispatch_ms();
+    for (std::size_t i = 0; i < ms.size(); ++i) out.emplace_back(e->dispatches()[i].label, ms[i]);
+  }
   return out;
 }
 
-std::size_t Session::dispatch_count() const { return executor_->dispatch_count(); }
+std::size_t Session::dispatch_count() const {
+  std::size_t n = 0;
+  for (const Executor* e : {executor_.get(), accumulate_.get(), optimizer_.get()})
+    if (e) n += e->dispatch_count();
+  return n;
+}
 
 }  // namespace remat

@@ -38,6 +38,7 @@ struct SessionConfig {
   Policy policy;                         // checkpoint policy (auto needs arena_budget)
   std::optional<uint64_t> arena_budget;  // arena bytes the plan must fit
   OptimizerConfig optimizer;             // AdamW
+  int accum = 1;                         // micro-batches per optimizer step (gradient accumulation)
   uint64_t seed = 0;                     // weight initialisation and dropout masks
   const CostModel* costs = nullptr;      // measured per-kernel costs, or the FLOP/byte model
   bool timestamps = false;               // per-dispatch GPU timings (Session::dispatch_ms)
@@ -71,7 +72,8 @@ class Session {
   // Writes every parameter as F32 with Hugging Face GPT-2 names, atomically.
   void save(const std::filesystem::path& path) const;
 
-  // One training step on [B,T] tokens and targets (each < vocab); returns the mean loss.
+  // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab),
+  // micro-batch m in rows [m·B, (m+1)·B); returns the mean loss over all of them.
   float step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
   void set_learning_rate(double lr) { config_.optimizer.lr = lr; }
   uint32_t steps_done() const { return steps_done_; }
@@ -102,7 +104,9 @@ class Session {
   std::unique_ptr<Buffer> io_;        // host-visible: tokens, targets in; losses, grad norm out
   std::unique_ptr<Buffer> hyper_;     // host-visible: push::AdamWHyper, rewritten every step
   std::unique_ptr<Buffer> partials_;  // grad-norm partial sums
-  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Executor> executor_;        // the whole step (accum 1) or the first micro-batch
+  std::unique_ptr<Executor> accumulate_;      // later micro-batches: parameter gradients +=
+  std::unique_ptr<Executor> optimizer_;       // grad norm + AdamW, after the last micro-batch
   uint64_t io_losses_offset_ = 0;
   uint64_t io_norm_offset_ = 0;
   uint32_t steps_done_ = 0;

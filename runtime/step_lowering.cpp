@@ -27,6 +27,7 @@ struct Lowering {
   const DeviceQuirks& quirks;
   const TensorSlices& slice_of;
   const LoweringExtras& extras;
+  const LoweringPart& part;
   std::vector<Dispatch> out;
 
   const Tensor& tensor(TensorId id) const { return plan.tensors.at(static_cast<size_t>(id)).tensor; }
@@ -138,7 +139,9 @@ struct Lowering {
       }
       case OpKind::cross_entropy_backward: {
         kernels::CrossEntropyShape c{count(in[0]) / dim(in[0], -1), dim(in[0], -1)};
-        return add(kernels::cross_entropy_backward(quirks, c, at(in[0]), at(in[1]), at(o[0])), s);
+        // d(mean loss)/dlogits: the mean runs over every row of every micro-batch.
+        const float scale = 1.0f / (float(c.rows) * float(part.micro_batches));
+        return add(kernels::cross_entropy_backward(quirks, c, at(in[0]), at(in[1]), at(o[0]), scale), s);
       }
       case OpKind::grad_norm:
         return grad_norm(s);
@@ -171,9 +174,27 @@ struct Lowering {
 }  // namespace
 
 std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
-                                 const TensorSlices& slice_of, const LoweringExtras& extras) {
-  Lowering l{plan, quirks, slice_of, extras, {}};
-  for (const Step& s : plan.steps) l.step(s);
+                                 const TensorSlices& slice_of, const LoweringExtras& extras,
+                                 const LoweringPart& part) {
+  using Phases = LoweringPart::Phases;
+  Lowering l{plan, quirks, slice_of, extras, part, {}};
+  for (const Step& s : plan.steps) {
+    const bool optimizer = s.phase == Phase::optimizer;
+    if ((part.phases == Phases::forward_backward && optimizer) ||
+        (part.phases == Phases::optimizer && !optimizer))
+      continue;
+    if (!part.accumulate_parameter_grads) {
+      l.step(s);
+      continue;
+    }
+    Step forced = s;
+    for (std::size_t i = 0; i < forced.outputs.size(); ++i)
+      if (plan.tensors.at(static_cast<std::size_t>(forced.outputs[i])).tensor.role == Role::parameter_grad) {
+        forced.attrs.accumulate.resize(forced.outputs.size(), 0);
+        forced.attrs.accumulate[i] = 1;
+      }
+    l.step(forced);
+  }
   return std::move(l.out);
 }
 

@@ -22,12 +22,23 @@ struct LoweringExtras {
                                   // the step is read from adamw_hyper at run time
 };
 
+// Which steps to lower, for gradient accumulation over micro-batches: the first micro-batch runs
+// the plan's forward and backward as planned, later ones add every parameter-gradient
+// contribution (+=), and the optimizer runs once after the last.
+struct LoweringPart {
+  enum class Phases { all, forward_backward, optimizer };
+  Phases phases = Phases::all;
+  bool accumulate_parameter_grads = false;  // force += on parameter-gradient outputs
+  uint32_t micro_batches = 1;               // the loss is the mean over this many micro-batches
+};
+
 // Where a plan tensor's bytes are: persistent buffer or arena slice.
 using TensorSlices = std::function<BufferSlice(TensorId)>;
 
 // Every step's dispatches, in schedule order.
 std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
-                                 const TensorSlices& slice_of, const LoweringExtras& extras);
+                                 const TensorSlices& slice_of, const LoweringExtras& extras,
+                                 const LoweringPart& part = {});
 
 // Float count of the grad-norm partials buffer the plan's parameters need.
 uint32_t grad_norm_partials_floats(const Plan& plan);

@@ -27,12 +27,14 @@ namespace {
 constexpr const char* kUsage =
     "usage: remat train [MODEL] --data FILE [--init W.safetensors] [--layers N] [--dim N]\n"
     "                   [--heads N] [--vocab N] [--ctx N] [--batch B] [--seq T] [--steps N]\n"
+    "                   [--accum N]\n"
     "                   [--lr 3e-4] [--wd 0] [--beta1 0.9] [--beta2 0.999] [--eps 1e-8]\n"
     "                   [--grad-clip 0] [--dropout 0] [--arena SIZE | --policy P] [--seed S]\n"
     "                   [--save OUT.safetensors] [--save-every K] [--log-json FILE] [--quiet]\n"
     "\n"
     "Trains on FILE read as bytes (vocabulary 256): step s, row b is the window of T+1 bytes\n"
-    "starting at ((s*B + b)*T) mod (len - T - 1). --arena caps activation memory; the planner\n"
+    "starting at ((s*B + b)*T) mod (len - T - 1); with --accum N, micro-batch m of step s reads\n"
+    "as step s*N + m. --arena caps activation memory; the planner\n"
     "picks what to recompute. --policy none|every:K|sqrt|selective fixes the policy instead.\n";
 
 struct Options {
@@ -40,6 +42,7 @@ struct Options {
   std::filesystem::path data;
   std::optional<std::filesystem::path> init, save, log_json;
   int steps = 100;
+  int accum = 1;
   int save_every = 0;
   OptimizerConfig opt;
   uint64_t seed = 0;
@@ -63,7 +66,7 @@ void check_output_path(const std::filesystem::path& path, const std::string& fla
 
 Options parse(const std::vector<std::string>& argv) {
   auto flags = model_value_flags();
-  flags.insert({"--data", "--init", "--steps", "--lr", "--wd", "--beta1", "--beta2", "--eps",
+  flags.insert({"--data", "--init", "--steps", "--accum", "--lr", "--wd", "--beta1", "--beta2", "--eps",
                 "--grad-clip", "--seed", "--save", "--save-every", "--log-json"});
   Args a(argv, flags, {"--quiet", "--help"}, 1);
   if (a.has("--help")) {
@@ -91,6 +94,7 @@ Options parse(const std::vector<std::string>& argv) {
   if (o.sel.model.vocab < 256)
     throw UsageError("byte-level data needs --vocab of at least 256, got " + std::to_string(o.sel.model.vocab));
   o.steps = static_cast<int>(a.get_int("--steps", 1, 100000000).value_or(100));
+  o.accum = static_cast<int>(a.get_int("--accum", 1, 4096).value_or(1));
   o.save_every = static_cast<int>(a.get_int("--save-every", 1, 100000000).value_or(0));
   if (auto v = a.get_double("--lr")) o.opt.lr = *v;
   if (auto v = a.get_double("--wd")) o.opt.weight_decay = *v;
@@ -168,6 +172,7 @@ int run_train(const std::vector<std::string>& argv) {
   cfg.policy = o.sel.policy;
   cfg.arena_budget = o.sel.arena;
   cfg.optimizer = o.opt;
+  cfg.accum = o.accum;
   cfg.seed = o.seed;
   cfg.costs = o.sel.costs ? &*o.sel.costs : nullptr;
   Session session(*device, cfg);
@@ -176,9 +181,10 @@ int run_train(const std::vector<std::string>& argv) {
   const Plan& plan = session.plan();
   const ModelConfig& m = cfg.model;
   std::printf("device   %s\n", device->summary().c_str());
-  std::printf("model    %s: L%d C%d H%d V%d ctx%d, %.2fM parameters; batch %d × seq %d\n",
+  std::printf("model    %s: L%d C%d H%d V%d ctx%d, %.2fM parameters; batch %d × seq %d%s\n",
               o.sel.model_name.c_str(), m.layers, m.dim, m.heads, m.vocab, m.ctx,
-              double(m.parameter_count()) / 1e6, cfg.shape.batch, cfg.shape.seq);
+              double(m.parameter_count()) / 1e6, cfg.shape.batch, cfg.shape.seq,
+              o.accum > 1 ? (" × " + std::to_string(o.accum) + " micro-batches").c_str() : "");
   std::printf("plan     policy %s; checkpoints %s; arena %s%s; persistent %s; predicted %.3fx the time of no recompute\n",
               plan.policy.to_string().c_str(), join(plan.report.checkpoints).c_str(),
               format_bytes(plan.arena_bytes).c_str(),
@@ -191,11 +197,16 @@ int run_train(const std::vector<std::string>& argv) {
   JsonLog log(o.log_json);
   const bool tty = isatty(STDOUT_FILENO) && !o.quiet;
   const int report_every = std::max(1, o.steps / 20);
-  const double tokens_per_step = double(cfg.shape.batch) * cfg.shape.seq;
+  const double tokens_per_step = double(cfg.shape.batch) * cfg.shape.seq * o.accum;
   double total_ms = 0, first_loss = 0, last_loss = 0;
   int last_saved = -1;
   for (int s = 0; s < o.steps; ++s) {
-    const Batch b = data.batch(static_cast<uint64_t>(s), cfg.shape.batch);
+    Batch b;
+    for (int m = 0; m < o.accum; ++m) {
+      const Batch micro = data.batch(static_cast<uint64_t>(s) * o.accum + m, cfg.shape.batch);
+      b.tokens.insert(b.tokens.end(), micro.tokens.begin(), micro.tokens.end());
+      b.targets.insert(b.targets.end(), micro.targets.begin(), micro.targets.end());
+    }
     const auto t0 = std::chrono::steady_clock::now();
     const float loss = session.step(b.tokens, b.targets);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
