@@ -1,6 +1,7 @@
 #include "runtime/session.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -241,6 +242,76 @@ std::vector<std::pair<std::string, double>> Session::dispatch_ms() const {
     for (std::size_t i = 0; i < ms.size(); ++i) out.emplace_back(e->dispatches()[i].label, ms[i]);
   }
   return out;
+}
+
+std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int count, uint64_t seed,
+                                      float temperature) {
+  const auto T = static_cast<std::size_t>(config_.shape.seq);
+  const auto V = static_cast<std::size_t>(config_.model.vocab);
+  const std::size_t n = static_cast<std::size_t>(config_.shape.batch) * T;
+  if (prompt.empty()) throw std::invalid_argument("sampling needs a prompt of at least one token");
+  for (uint32_t t : prompt)
+    if (t >= V) throw std::invalid_argument("prompt token " + std::to_string(t) + " is outside the vocabulary");
+  TensorId logits = kNoTensor;
+  for (const PlannedTensor& t : plan_.tensors)
+    if (t.tensor.name == "head.logits") logits = t.tensor.id;
+  if (logits == kNoTensor) throw std::logic_error("the plan has no head.logits tensor");
+  const PlannedTensor& lt = plan_.tensors.at(static_cast<std::size_t>(logits));
+
+  // Row 0's logits, [T, V], copied out after the forward pass; freed when sampling ends.
+  Buffer out(device_, T * V * 4, MemoryCategory::staging, "sample staging", true);
+  auto slice_of = [this](TensorId id) -> BufferSlice {
+    const PlannedTensor& t = plan_.tensors.at(static_cast<std::size_t>(id));
+    return t.placement == Placement::persistent ? persistent_->slice(t.offset, t.bytes)
+                                                : arena_->slice(t.offset, t.bytes);
+  };
+  LoweringExtras extras;
+  extras.adamw_hyper = hyper_->whole();
+  extras.grad_norm_partials = partials_->whole();
+  extras.dropout_seed = config_.seed;
+  ExecutorOptions opts;
+  const BufferSlice tokens = slice_of(plan_.tokens), targets = slice_of(plan_.targets);
+  const BufferSlice ls = arena_->slice(lt.offset, lt.bytes);
+  opts.before = {{io_->handle(), tokens.buffer, 0, tokens.offset, tokens.size},
+                 {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
+  opts.after = {{ls.buffer, out.handle(), ls.offset, 0, T * V * 4}};
+  Executor forward(*kernels_,
+                   lower_plan(plan_, device_.plan().quirks, slice_of, extras,
+                              {LoweringPart::Phases::forward, false, 1}),
+                   opts);
+
+  std::vector<uint32_t> context(prompt.begin(), prompt.end()), generated;
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto uniform = [&state] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return double((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
+  };
+  auto* io = static_cast<uint32_t*>(io_->mapped());
+  for (int g = 0; g < count; ++g) {
+    // The model sees the last T tokens; causal attention makes the padding after them irrelevant.
+    const std::size_t len = std::min(context.size(), T);
+    std::fill(io, io + 2 * n, 0u);
+    std::copy(context.end() - static_cast<std::ptrdiff_t>(len), context.end(), io);
+    forward.run();
+    const float* row = static_cast<const float*>(out.mapped()) + (len - 1) * V;
+    std::size_t pick = 0;
+    if (temperature <= 0) {
+      pick = static_cast<std::size_t>(std::max_element(row, row + V) - row);
+    } else {
+      const float top = *std::max_element(row, row + V);
+      std::vector<double> p(V);
+      double total = 0;
+      for (std::size_t v = 0; v < V; ++v) total += p[v] = std::exp(double(row[v] - top) / temperature);
+      double r = uniform() * total;
+      for (pick = 0; pick + 1 < V && (r -= p[pick]) > 0; ++pick) {
+      }
+    }
+    context.push_back(static_cast<uint32_t>(pick));
+    generated.push_back(static_cast<uint32_t>(pick));
+  }
+  return generated;
 }
 
 std::size_t Session::dispatch_count() const {

@@ -87,6 +87,12 @@ class Session {
   std::vector<std::pair<std::string, double>> dispatch_ms() const;
   std::size_t dispatch_count() const;
 
+  // Generates `count` tokens after `prompt` (at least one token, each < vocab) by running the
+  // plan's forward pass on row 0 and sampling the last position's softmax at `temperature`
+  // (0: the most likely token). Deterministic for a seed. Dropout, if configured, stays on.
+  std::vector<uint32_t> sample(std::span<const uint32_t> prompt, int count, uint64_t seed,
+                               float temperature = 1.0f);
+
   // Host copies of parameters (HF names, plan order), for saving and tests.
   std::vector<std::pair<std::string, std::vector<float>>> parameters() const;
 

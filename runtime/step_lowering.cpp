@@ -181,7 +181,8 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
   for (const Step& s : plan.steps) {
     const bool optimizer = s.phase == Phase::optimizer;
     if ((part.phases == Phases::forward_backward && optimizer) ||
-        (part.phases == Phases::optimizer && !optimizer))
+        (part.phases == Phases::optimizer && !optimizer) ||
+        (part.phases == Phases::forward && s.phase != Phase::forward))
       continue;
     if (!part.accumulate_parameter_grads) {
       l.step(s);

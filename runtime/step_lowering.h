@@ -26,7 +26,7 @@ struct LoweringExtras {
 // the plan's forward and backward as planned, later ones add every parameter-gradient
 // contribution (+=), and the optimizer runs once after the last.
 struct LoweringPart {
-  enum class Phases { all, forward_backward, optimizer };
+  enum class Phases { all, forward_backward, optimizer, forward };  // forward: first pass only
   Phases phases = Phases::all;
   bool accumulate_parameter_grads = false;  // force += on parameter-gradient outputs
   uint32_t micro_batches = 1;               // the loss is the mean over this many micro-batches

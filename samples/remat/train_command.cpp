@@ -30,7 +30,8 @@ constexpr const char* kUsage =
     "                   [--accum N]\n"
     "                   [--lr 3e-4] [--wd 0] [--beta1 0.9] [--beta2 0.999] [--eps 1e-8]\n"
     "                   [--grad-clip 0] [--dropout 0] [--arena SIZE | --policy P] [--seed S]\n"
-    "                   [--save OUT.safetensors] [--save-every K] [--log-json FILE] [--quiet]\n"
+    "                   [--save OUT.safetensors] [--save-every K] [--log-json FILE]\n"
+    "                   [--sample N] [--quiet]\n"
     "\n"
     "Trains on FILE read as bytes (vocabulary 256): step s, row b is the window of T+1 bytes\n"
     "starting at ((s*B + b)*T) mod (len - T - 1); with --accum N, micro-batch m of step s reads\n"
@@ -44,6 +45,7 @@ struct Options {
   int steps = 100;
   int accum = 1;
   int save_every = 0;
+  int sample = 0;
   OptimizerConfig opt;
   uint64_t seed = 0;
   bool quiet = false;
@@ -67,7 +69,7 @@ void check_output_path(const std::filesystem::path& path, const std::string& fla
 Options parse(const std::vector<std::string>& argv) {
   auto flags = model_value_flags();
   flags.insert({"--data", "--init", "--steps", "--accum", "--lr", "--wd", "--beta1", "--beta2", "--eps",
-                "--grad-clip", "--seed", "--save", "--save-every", "--log-json"});
+                "--grad-clip", "--seed", "--save", "--save-every", "--log-json", "--sample"});
   Args a(argv, flags, {"--quiet", "--help"}, 1);
   if (a.has("--help")) {
     std::fputs(kUsage, stdout);
@@ -95,6 +97,7 @@ Options parse(const std::vector<std::string>& argv) {
     throw UsageError("byte-level data needs --vocab of at least 256, got " + std::to_string(o.sel.model.vocab));
   o.steps = static_cast<int>(a.get_int("--steps", 1, 100000000).value_or(100));
   o.accum = static_cast<int>(a.get_int("--accum", 1, 4096).value_or(1));
+  o.sample = static_cast<int>(a.get_int("--sample", 0, 100000).value_or(0));
   o.save_every = static_cast<int>(a.get_int("--save-every", 1, 100000000).value_or(0));
   if (auto v = a.get_double("--lr")) o.opt.lr = *v;
   if (auto v = a.get_double("--wd")) o.opt.weight_decay = *v;
@@ -157,6 +160,29 @@ std::string join(const std::vector<std::string>& v) {
   std::string o;
   for (const auto& s : v) o += (o.empty() ? "" : ",") + s;
   return o.empty() ? "-" : o;
+}
+
+// Continues the first bytes of the data for --sample N bytes and prints prompt|continuation,
+// with bytes that are not printable ASCII escaped.
+void print_sample(Session& session, const ByteDataset& data, const Options& o) {
+  const Batch first = data.batch(0, 1);
+  const std::size_t len = std::min<std::size_t>(16, first.tokens.size());
+  std::vector<uint32_t> prompt(first.tokens.begin(), first.tokens.begin() + static_cast<std::ptrdiff_t>(len));
+  const auto out = session.sample(prompt, o.sample, o.seed);
+  auto show = [](const std::vector<uint32_t>& v) {
+    std::string s;
+    for (uint32_t t : v) {
+      if (t == '\n') s += "\\n";
+      else if (t >= 32 && t < 127) s += static_cast<char>(t);
+      else {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\x%02x", t);
+        s += buf;
+      }
+    }
+    return s;
+  };
+  std::printf("sample   %s|%s\n", show(prompt).c_str(), show(out).c_str());
 }
 
 }  // namespace
@@ -265,6 +291,7 @@ int run_train(const std::vector<std::string>& argv) {
   for (const auto& [name, bytes] : mem.extras) std::printf(" + %s %s", name.c_str(), format_bytes(bytes).c_str());
   std::printf(" (%s plan)\n", mem.device_bytes_allocated == mem.planned_total_bytes ? "exactly as" : "DIFFERS from");
   if (o.save) std::printf("saved    %s\n", o.save->string().c_str());
+  if (o.sample > 0) print_sample(session, data, o);
 
   JsonWriter j;
   j.begin_object().field("summary", true).field("steps", o.steps).field("policy", plan.policy.to_string());
