@@ -1,0 +1,136 @@
+// The fine-tuning sample (samples/finetune.cpp) as an app developer runs it: weights from
+// `remat train --save`, a text file, an arena cap that forces recompute, a few steps, a saved file
+// that loads again and holds the fine-tuned weights.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/run_command.h"
+
+using remat::test::run_command;
+using remat::test::run_remat;
+
+namespace {
+
+// The number after "key": in a JSON text (first occurrence; spaces after the colon or not), or -1.
+double json_number(const std::string& json, const std::string& key) {
+  const std::string needle = "\"" + key + "\":";
+  const size_t at = json.find(needle);
+  if (at == std::string::npos) return -1;
+  return std::strtod(json.c_str() + at + needle.size(), nullptr);
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Single-quoted for the shell (the temporary paths here hold no quotes).
+std::string quoted(const std::filesystem::path& p) {
+  std::string q = "'";
+  q += p.string();
+  q += "'";
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("the fine-tuning sample trains under an arena cap and saves weights that load") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("remat_finetune_sample_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto data = dir / "data.txt", weights = dir / "start.safetensors",
+             out = dir / "tuned.safetensors", log = dir / "reload.json";
+
+  // A small text with a few repeated words: a loss the model can lower within a few steps.
+  {
+    const std::vector<std::string> words = {"the ",     "planner ", "keeps ",      "block ",
+                                            "inputs ",  "and ",     "recomputes ", "the rest ",
+                                            "of each ", "step. "};
+    std::ofstream f(data, std::ios::binary);
+    uint32_t x = 12345;
+    for (int i = 0; i < 600; ++i) {
+      x = x * 1664525u + 1013904223u;  // a fixed LCG: the same file on every machine
+      f << words[(x >> 16) % words.size()];
+    }
+  }
+
+  // Start weights: a small GPT saved by `remat train` after one step.
+  const std::string model = "--layers 2 --dim 32 --heads 2 --ctx 32";
+  auto made = run_remat("train " + model + " --data " + quoted(data) +
+                        " --steps 1 --quiet --save " + quoted(weights));
+  INFO(made.out << made.err);
+  REQUIRE(made.exit_code == 0);
+
+  // The cap: every:1's arena at the sample's batch 4 × seq 32, well below storing everything.
+  auto plan = run_remat("plan " + model + " --batch 4 --seq 32 --policy every:1 --json");
+  auto full = run_remat("plan " + model + " --batch 4 --seq 32 --policy none --json");
+  REQUIRE(plan.exit_code == 0);
+  REQUIRE(full.exit_code == 0);
+  const double cap = json_number(plan.out, "arena_bytes");
+  REQUIRE(cap > 0);
+  REQUIRE(cap < json_number(full.out, "arena_bytes"));
+
+  const int steps = 12;
+  auto r = run_command("'" REMAT_FINETUNE_SAMPLE_PATH "' " + quoted(weights) + " " + quoted(data) +
+                       " " + std::to_string(static_cast<long long>(cap)) + " " +
+                       std::to_string(steps) + " " + quoted(out));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+
+  // The arena it planned fits the cap.
+  const size_t at = r.out.find("; arena ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::strtod(r.out.c_str() + at + 8, nullptr) <= cap);
+
+  // One finite loss per step, falling from the first step to the last.
+  std::vector<double> losses;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    int step = 0;
+    double loss = 0;
+    if (std::sscanf(line.c_str(), "step %d loss %lf", &step, &loss) == 2) losses.push_back(loss);
+  }
+  REQUIRE(losses.size() == steps);
+  for (double l : losses) CHECK(std::isfinite(l));
+  CHECK(losses.back() < losses.front() - 0.1);
+
+  // The saved file loads and holds the fine-tuned weights: its loss on the first batch is below
+  // the sample's first loss on that batch.
+  REQUIRE(std::filesystem::exists(out));
+  CHECK(read_file(out) != read_file(weights));
+  auto reload = run_remat("train --init " + quoted(out) + " --data " + quoted(data) +
+                          " --steps 1 --quiet --log-json " + quoted(log));
+  INFO(reload.out << reload.err);
+  REQUIRE(reload.exit_code == 0);
+  const double reloaded = json_number(read_file(log), "loss");
+  CHECK(reloaded > 0);
+  CHECK(reloaded < losses.front() - 0.1);
+
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the fine-tuning sample explains its usage and fails cleanly on a bad file") {
+  auto usage = run_command("'" REMAT_FINETUNE_SAMPLE_PATH "'");
+  CHECK(usage.exit_code == 2);
+  CHECK(usage.err.find("usage:") != std::string::npos);
+
+  auto missing = run_command("'" REMAT_FINETUNE_SAMPLE_PATH
+                             "' /nonexistent.safetensors "
+                             "/nonexistent.txt 1000000 1 /tmp/remat_never_written.safetensors");
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("remat_finetune_sample: error:") != std::string::npos);
+  CHECK(!std::filesystem::exists("/tmp/remat_never_written.safetensors"));
+}
