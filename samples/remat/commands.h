@@ -10,5 +10,7 @@ namespace remat::cli {
 int run_devices(const std::vector<std::string>& args);
 int run_train(const std::vector<std::string>& args);
 int run_plan(const std::vector<std::string>& args);
+int run_bench(const std::vector<std::string>& args);
+int run_profile(const std::vector<std::string>& args);
 
 }  // namespace remat::cli

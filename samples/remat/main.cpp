@@ -23,6 +23,8 @@ constexpr Command kCommands[] = {
     {"devices", remat::cli::run_devices, "list Vulkan devices and what each supports"},
     {"train", remat::cli::run_train, "train a GPT on a byte-level text file under an arena cap"},
     {"plan", remat::cli::run_plan, "plan a training step: memory, recompute, predicted time"},
+    {"bench", remat::cli::run_bench, "measure the memory/time frontier, or kernels against peak"},
+    {"profile", remat::cli::run_profile, "measure per-kernel costs into a --costs table"},
 };
 
 void print_usage(std::FILE* out) {

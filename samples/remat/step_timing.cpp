@@ -1,0 +1,118 @@
+#include "step_timing.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string_view>
+
+namespace remat::cli {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void synthetic_batch(const ModelConfig& model, const TrainShape& shape, int accum,
+                     std::vector<uint32_t>& tokens, std::vector<uint32_t>& targets) {
+  const std::size_t rows = static_cast<std::size_t>(shape.batch) * static_cast<std::size_t>(accum);
+  const auto T = static_cast<std::size_t>(shape.seq);
+  tokens.assign(rows * T, 0);
+  targets.assign(rows * T, 0);
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>((state >> 33) % static_cast<uint64_t>(model.vocab));
+  };
+  for (std::size_t r = 0; r < rows; ++r) {
+    uint32_t cur = next();
+    for (std::size_t t = 0; t < T; ++t) {
+      const uint32_t nxt = next();
+      tokens[r * T + t] = cur;
+      targets[r * T + t] = nxt;
+      cur = nxt;
+    }
+  }
+}
+
+namespace {
+
+std::string step_label(const Plan& plan, const Step& s) {
+  return std::string(op_kind_name(s.kind)) + " " +
+         plan.tensors.at(static_cast<std::size_t>(s.outputs.at(0))).tensor.name;
+}
+
+// Groups one run's dispatch timings into per-step times, walking the schedule in order (the
+// lowering emits each step's dispatches consecutively, labelled with the step).
+std::vector<StepTime> attribute(const Plan& plan,
+                                const std::vector<std::pair<std::string, double>>& ms) {
+  std::vector<StepTime> out;
+  std::size_t j = 0;
+  for (const auto& [label, t] : ms) {
+    if (!out.empty() && out.back().label == label) {
+      out.back().ms += t;
+      ++out.back().dispatches;
+      continue;
+    }
+    std::size_t k = j;
+    while (k < plan.steps.size() && step_label(plan, plan.steps[k]) != label) ++k;
+    StepTime st;
+    st.label = label;
+    st.ms = t;
+    st.dispatches = 1;
+    if (k < plan.steps.size()) {
+      st.step = &plan.steps[k];
+      st.kind = st.step->kind;
+      j = k + 1;
+    } else {
+      const std::string kind = label.substr(0, label.find(' '));
+      if (!parse_op_kind(kind, &st.kind))
+        throw std::logic_error("dispatch '" + label + "' names no op kind");
+    }
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+}  // namespace
+
+Measurement measure_session(Session& session, int warmup, int steps) {
+  if (!session.config().timestamps)
+    throw std::logic_error("measure_session needs a session with timestamps on");
+  std::vector<uint32_t> tokens, targets;
+  synthetic_batch(session.config().model, session.config().shape, session.config().accum, tokens,
+                  targets);
+  for (int i = 0; i < warmup; ++i) session.step(tokens, targets);
+  Measurement m;
+  std::vector<std::vector<StepTime>> runs;
+  std::vector<double> host;
+  for (int i = 0; i < steps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    session.step(tokens, targets);
+    const double wall =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const auto ms = session.dispatch_ms();
+    double gpu = 0;
+    for (const auto& d : ms) gpu += d.second;
+    m.wall_ms.push_back(wall);
+    m.gpu_ms.push_back(gpu);
+    host.push_back(wall - gpu);
+    runs.push_back(attribute(session.plan(), ms));
+  }
+  m.median_wall_ms = median(m.wall_ms);
+  m.median_gpu_ms = median(m.gpu_ms);
+  m.median_host_ms = median(host);
+  if (!runs.empty()) {
+    m.steps = runs.front();
+    for (std::size_t s = 0; s < m.steps.size(); ++s) {
+      std::vector<double> v;
+      for (const auto& r : runs)
+        if (s < r.size()) v.push_back(r[s].ms);
+      m.steps[s].ms = median(v);
+    }
+  }
+  return m;
+}
+
+}  // namespace remat::cli

@@ -1,0 +1,42 @@
+// Measurement shared by `remat bench` and `remat profile`: runs a Session on deterministic
+// synthetic tokens with GPU timestamps on, and attributes every timed dispatch to the plan step
+// it executes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/session.h"
+
+namespace remat::cli {
+
+// Time of one plan step (all of its dispatches), the median over the measured steps.
+struct StepTime {
+  const Step* step = nullptr;  // the plan step; nullptr when a dispatch matched no step
+  std::string label;           // "<op kind> <first output>", as the lowering names dispatches
+  OpKind kind{};               // kernel family
+  int dispatches = 0;          // dispatches it lowered to
+  double ms = 0;               // median GPU milliseconds (sum over its dispatches)
+};
+
+struct Measurement {
+  std::vector<double> wall_ms;  // per measured step: Session::step as the host saw it
+  std::vector<double> gpu_ms;   // per measured step: sum of the dispatch timestamps
+  std::vector<StepTime> steps;  // per plan step, schedule order
+  double median_wall_ms = 0;
+  double median_gpu_ms = 0;
+  double median_host_ms = 0;  // median of (wall - gpu): time outside timed GPU work
+};
+
+// Deterministic tokens and next-token targets for `accum` micro-batches of [B,T] (an LCG).
+void synthetic_batch(const ModelConfig& model, const TrainShape& shape, int accum,
+                     std::vector<uint32_t>& tokens, std::vector<uint32_t>& targets);
+
+// Runs `warmup` unmeasured and `steps` measured optimizer steps. The session must have been
+// created with timestamps on.
+Measurement measure_session(Session& session, int warmup, int steps);
+
+double median(std::vector<double> v);
+
+}  // namespace remat::cli
