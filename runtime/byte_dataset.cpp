@@ -23,6 +23,10 @@ std::string read_all(const std::filesystem::path& path) {
 ByteDataset::ByteDataset(const std::filesystem::path& path, int seq)
     : ByteDataset(read_all(path), seq, path.string()) {}
 
+ByteDataset ByteDataset::from_bytes(std::string bytes, int seq, std::string origin) {
+  return ByteDataset(std::move(bytes), seq, std::move(origin));
+}
+
 ByteDataset::ByteDataset(std::string bytes, int seq, std::string origin)
     : bytes_(std::move(bytes)), seq_(seq) {
   if (seq < 1) throw std::invalid_argument("sequence length must be at least 1");

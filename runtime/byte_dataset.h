@@ -20,7 +20,9 @@ class ByteDataset {
   // Throws std::invalid_argument for a missing, unreadable, empty or too short file (it must
   // hold at least T + 2 bytes so that len − T − 1 ≥ 1), or a directory.
   ByteDataset(const std::filesystem::path& path, int seq);
-  explicit ByteDataset(std::string bytes, int seq, std::string origin = "data");
+  // Data already in memory. A named factory, so a file name passed as a string can never be
+  // mistaken for the data.
+  static ByteDataset from_bytes(std::string bytes, int seq, std::string origin = "data");
 
   Batch batch(uint64_t step, int batch_size) const;
   std::size_t size() const { return bytes_.size(); }
@@ -28,6 +30,7 @@ class ByteDataset {
   double unigram_entropy() const;
 
  private:
+  ByteDataset(std::string bytes, int seq, std::string origin);
   std::string bytes_;
   int seq_;
 };

@@ -28,8 +28,11 @@ std::string strip_prefix(const std::string& name) {
   return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
 }
 
+// The causal-mask buffers GPT-2 checkpoints carry: "h.3.attn.bias", "h.3.attn.masked_bias".
+// ("h.3.attn.c_attn.bias" is a parameter: match the whole last two components.)
 bool ignored_buffer(const std::string& name) {
-  return ends_with(name, "attn.bias") || ends_with(name, "attn.masked_bias") || name == "lm_head.weight";
+  return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias") ||
+         name == "lm_head.weight";
 }
 
 }  // namespace

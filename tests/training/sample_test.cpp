@@ -17,7 +17,7 @@ TEST_CASE("after learning a periodic text, greedy sampling continues the period"
   Session s(test::device(), c);
   std::string text;
   for (int i = 0; i < 400; ++i) text += "remat!"[i % 6];
-  ByteDataset data(text, 16);
+  const auto data = ByteDataset::from_bytes(text, 16);
   float loss = 0;
   for (int step = 0; step < 60; ++step) {
     Batch b = data.batch(step, 4);
