@@ -541,10 +541,11 @@ int run_kernels(const Options& o) {
   auto line = [&](const KernelRow& r) {
     const double gfs = r.flops / (r.ms * 1e6), gbs = r.bytes / (r.ms * 1e6);
     const double ai = r.bytes > 0 ? r.flops / r.bytes : INFINITY;
-    const double roof = std::min(peak.gflops, ai * peak.gbps);
+    // A kernel with no FLOPs (pure data movement) is bound by bandwidth alone.
+    const double roof = r.flops > 0 ? std::min(peak.gflops, ai * peak.gbps) : 0;
     std::printf("%-34.34s %4d %9.3f %9.3f %8.2f %8.2f %6.1f%% %6.1f%% %6.1f%%\n", r.name.c_str(),
                 r.count, r.ms, r.flops / 1e9, gfs, gbs, 100 * gfs / peak.gflops,
-                100 * gbs / peak.gbps, 100 * gfs / roof);
+                100 * gbs / peak.gbps, roof > 0 ? 100 * gfs / roof : 100 * gbs / peak.gbps);
   };
   std::printf("\n%-34s %4s %9s %9s %8s %8s %7s %7s %7s\n", "kernel (step)", "n", "ms", "GFLOP",
               "GFLOP/s", "GB/s", "%FMA", "%copy", "%roof");
