@@ -36,11 +36,16 @@ def main(argv):
     auto = sorted((p for p in pts if p["policy"] == "auto"), key=lambda p: p["arena_bytes"])
     named = [p for p in pts if p["policy"] != "auto"]
 
-    # Predicted: every point's predicted time, as a curve over its arena.
-    pred = sorted((p for p in pts if p.get("predicted_ms") is not None), key=lambda p: p["arena_bytes"])
+    # Predicted: auto's frontier as a curve (none's measured time x the planner's predicted ratio),
+    # named policies' predictions as crosses.
+    pred = [p for p in auto if p.get("predicted_ms") is not None]
     if pred:
         ax.plot([p["arena_bytes"] / MIB for p in pred], [p["predicted_ms"] for p in pred],
-                "-", color="tab:gray", lw=1.2, label="planner prediction")
+                "-", color="tab:gray", lw=1.2, label="planner prediction (auto)")
+    npred = [p for p in named if p.get("predicted_ms") is not None]
+    if npred:
+        ax.plot([p["arena_bytes"] / MIB for p in npred], [p["predicted_ms"] for p in npred],
+                "x", color="tab:gray", ms=7, label="planner prediction (named policy)")
     if auto:
         ax.plot([p["arena_bytes"] / MIB for p in auto], [p["median_step_ms"] for p in auto],
                 "o", color="tab:blue", ms=6, label="measured, auto under a budget")
