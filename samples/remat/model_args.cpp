@@ -46,7 +46,7 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
       const std::string what = e.what();
       if (what.find(*f) != std::string::npos) throw;
       throw UsageError("--costs " + *f + ": " + what +
-                       "; give a JSON cost table such as {\"default\": {\"flops_per_s\": 1e12}}");
+                       "; give a cost table written by 'remat profile'");
     }
   }
   return o;

@@ -43,6 +43,8 @@ class Fixture {
     write("not_gpt2.safetensors", st + header + std::string(4, '\0'));
     write("bad_costs.json", "{\"default\": ");
     fs::create_symlink(dir_ / "nowhere.txt", dir_ / "dangling.txt");
+    write("locked.txt", "no permission to read this");
+    fs::permissions(dir_ / "locked.txt", fs::perms::none);
   }
   ~Fixture() { fs::remove_all(dir_); }
 
@@ -88,7 +90,7 @@ TEST_CASE("malformed remat invocations exit 2 with one line that says what was w
   // Every train case also asks for outputs, which must not appear.
   const std::string outputs =
       " --save " + fx.path("out.safetensors") + " --log-json " + fx.path("log.json");
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       // No or unknown command.
       {"", "no command given; use one of devices, train, plan"},
       {"frobnicate", "unknown command 'frobnicate'"},
@@ -190,6 +192,9 @@ TEST_CASE("malformed remat invocations exit 2 with one line that says what was w
       {"train " + data + "--init " + fx.path("a_folder") + outputs,
        "is a directory; give a .safetensors file"},
   };
+  if (::geteuid() != 0)  // root reads files whatever their permissions
+    cases.push_back({"train " + kSmall + "--data " + fx.path("locked.txt") + outputs,
+                     "locked.txt: cannot open (Permission denied)"});
   CHECK(cases.size() >= 40);
   for (const Case& c : cases) check_contract(fx, c);
 }
