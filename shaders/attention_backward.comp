@@ -1,0 +1,132 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "attention_params.h"
+
+// Causal multi-head attention backward, flash-style (FlashAttention-2, Dao 2023, Algorithm 2):
+// the probabilities are recomputed from q, k and the forward's log-sum-exp,
+//   P_ij = exp(scale q_i.k_j - lse_i),  dP_ij = dout_i . v_j,
+//   dS_ij = P_ij (dP_ij - D_i)  with  D_i = dout_i . out_i  (= sum_j P_ij dP_ij),
+//   dq_i = scale sum_j dS_ij k_j,  dk_j = scale sum_i dS_ij q_i,  dv_j = sum_i P_ij dout_i.
+// FlashAttention-2 accumulates dq across key blocks with atomic adds; here instead one dispatch
+// has two halves that never write the same element, each a fixed-order loop, so the result is
+// deterministic without atomics:
+//   z = 0: one invocation per (b, h, query row i) loops over keys j <= i and writes dq_i;
+//   z = 1: one invocation per (b, h, key row j) loops over queries i >= j and writes dk_j, dv_j
+//          (recomputing D_i on the way: one extra dot product per pair instead of a workspace).
+// No shared memory and no barriers; head rows as vec4s, U per loop iteration, for llvmpipe's
+// loop-iteration limit (see attention_forward.comp). hs must be a multiple of 4.
+layout(local_size_x_id = 0) in;
+layout(constant_id = 3) const uint HS = 64;  // head size C / NH; ids 0-2 are the workgroup size
+layout(constant_id = 4) const uint U = 2;    // vec4s per loop iteration; divides HS / 4
+const uint H4 = HS / 4;
+
+layout(std430, binding = 0) readonly buffer Dout { vec4 dout[]; };
+layout(std430, binding = 1) readonly buffer Qkv { vec4 qkv[]; };
+layout(std430, binding = 2) readonly buffer Out { vec4 outp[]; };
+layout(std430, binding = 3) readonly buffer Lse { float lse[]; };
+layout(std430, binding = 4) buffer Dqkv { vec4 dqkv[]; };
+layout(push_constant) uniform Push { AttentionParams p; };
+
+void store(uint o, vec4 x) { dqkv[o] = p.accumulate != 0 ? dqkv[o] + x : x; }
+
+void main() {
+  const uint r = gl_GlobalInvocationID.x;   // query row (z = 0) or key row (z = 1)
+  const uint bh = gl_GlobalInvocationID.y;  // b * NH + h
+  if (r >= p.T || bh >= p.B * p.NH) return;
+  const uint b = bh / p.NH, h = bh % p.NH;
+  const uint C4 = p.C / 4;                    // offsets below are in vec4s
+  // Head loops run to this push-constant bound (equal to H4) rather than to the specialization
+  // constant: with a known trip count the compiler unrolls them completely, and llvmpipe then
+  // spends minutes compiling one pipeline.
+  const uint h4 = min(p.C / p.NH / 4, H4);
+  const uint row3 = 3 * C4;
+  const uint base = b * p.T * row3 + h * H4;  // q of position 0 of this (b, h) in qkv
+  const uint obase = b * p.T * C4 + h * H4;   // position 0 of this (b, h) in out and dout
+
+  if (gl_WorkGroupID.z == 0) {
+    const uint i = r;
+    vec4 q[H4];
+    vec4 g[H4];  // dout_i
+    vec4 dq[H4];
+    float D = 0.0;
+    for (uint d0 = 0; d0 < h4; d0 += U) {
+      [[unroll]] for (uint u = 0; u < U; ++u) {
+        const uint d = d0 + u;
+        q[d] = qkv[base + i * row3 + d] * p.scale;  // as in the forward: (q * scale) . k
+        g[d] = dout[obase + i * C4 + d];
+        D += dot(g[d], outp[obase + i * C4 + d]);
+        dq[d] = vec4(0.0);
+      }
+    }
+    const float L = lse[bh * p.T + i];
+    for (uint j = 0; j <= i; ++j) {
+      const uint ko = base + j * row3 + C4;
+      const uint vo = ko + C4;
+      float s = 0.0;
+      float dp = 0.0;
+      for (uint d0 = 0; d0 < h4; d0 += U) {
+        [[unroll]] for (uint u = 0; u < U; ++u) {
+          s += dot(q[d0 + u], qkv[ko + d0 + u]);
+          dp += dot(g[d0 + u], qkv[vo + d0 + u]);
+        }
+      }
+      const float ds = exp(s - L) * (dp - D);
+      for (uint d0 = 0; d0 < h4; d0 += U) {
+        [[unroll]] for (uint u = 0; u < U; ++u)
+          dq[d0 + u] = fma(vec4(ds), qkv[ko + d0 + u], dq[d0 + u]);
+      }
+    }
+    const uint o = base + i * row3;
+    for (uint d0 = 0; d0 < h4; d0 += U) {
+      [[unroll]] for (uint u = 0; u < U; ++u) store(o + d0 + u, dq[d0 + u] * p.scale);
+    }
+  } else {
+    const uint j = r;
+    vec4 k[H4];
+    vec4 v[H4];
+    vec4 dk[H4];
+    vec4 dv[H4];
+    for (uint d0 = 0; d0 < h4; d0 += U) {
+      [[unroll]] for (uint u = 0; u < U; ++u) {
+        const uint d = d0 + u;
+        k[d] = qkv[base + j * row3 + C4 + d];
+        v[d] = qkv[base + j * row3 + 2 * C4 + d];
+        dk[d] = vec4(0.0);
+        dv[d] = vec4(0.0);
+      }
+    }
+    for (uint i = j; i < p.T; ++i) {
+      const uint qo = base + i * row3;
+      const uint go = obase + i * C4;
+      float s = 0.0;
+      float dp = 0.0;
+      float D = 0.0;
+      for (uint d0 = 0; d0 < h4; d0 += U) {
+        [[unroll]] for (uint u = 0; u < U; ++u) {
+          const uint d = d0 + u;
+          s += dot(qkv[qo + d] * p.scale, k[d]);
+          const vec4 gd = dout[go + d];
+          dp += dot(gd, v[d]);
+          D += dot(gd, outp[go + d]);
+        }
+      }
+      const float P = exp(s - lse[bh * p.T + i]);
+      const float ds = P * (dp - D);
+      for (uint d0 = 0; d0 < h4; d0 += U) {
+        [[unroll]] for (uint u = 0; u < U; ++u) {
+          const uint d = d0 + u;
+          dv[d] = fma(vec4(P), dout[go + d], dv[d]);
+          dk[d] = fma(vec4(ds), qkv[qo + d] * p.scale, dk[d]);  // dk_j = scale sum_i dS_ij q_i
+        }
+      }
+    }
+    const uint o = base + j * row3;
+    for (uint d0 = 0; d0 < h4; d0 += U) {
+      [[unroll]] for (uint u = 0; u < U; ++u) {
+        store(o + C4 + d0 + u, dk[d0 + u]);
+        store(o + 2 * C4 + d0 + u, dv[d0 + u]);
+      }
+    }
+  }
+}
