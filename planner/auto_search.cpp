@@ -160,6 +160,17 @@ uint64_t AutoPlanner::minimum_arena() const {
 }
 
 Plan AutoPlanner::plan(uint64_t budget) const {
+  // Storing everything is the fastest plan there is; when its exact arena fits, it is the answer,
+  // whatever the DP's rounded memory units would say.
+  {
+    PlanRequest req = request_;
+    req.budget = budget;
+    Plan none = plan_strategy(graph_, policy_strategy(graph_, Policy{}), req);
+    if (none.arena_bytes <= budget) {
+      none.policy = request_.policy;
+      return none;
+    }
+  }
   const int64_t top =
       std::min<int64_t>(static_cast<int64_t>(budget / model_.quantum), dp_.max_units());
   std::vector<Action> previous;

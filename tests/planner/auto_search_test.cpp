@@ -189,3 +189,18 @@ TEST_CASE("auto: gpt2 at small budgets uses nested segments and stays sound") {
 }
 
 }  // namespace remat
+
+TEST_CASE("auto with room for every activation stores everything") {
+  using namespace remat;
+  const ModelConfig m = ModelConfig::preset("tiny");
+  TrainShape s;
+  s.batch = 8;
+  s.seq = 64;
+  const Plan none = plan(m, s, Policy{});
+  const Plan at = plan(m, s, Policy::parse("auto"), none.arena_bytes);
+  CHECK(at.arena_bytes == none.arena_bytes);
+  CHECK(at.report.recompute_flops == 0);
+  CHECK(at.report.predicted_step_ratio == Approx(1.0));
+  const Plan below = plan(m, s, Policy::parse("auto"), none.arena_bytes - 1);
+  CHECK(below.report.recompute_flops > 0);
+}
