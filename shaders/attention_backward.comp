@@ -14,8 +14,8 @@
 //   z = 0: one invocation per (b, h, query row i) loops over keys j <= i and writes dq_i;
 //   z = 1: one invocation per (b, h, key row j) loops over queries i >= j and writes dk_j, dv_j
 //          (recomputing D_i on the way: one extra dot product per pair instead of a workspace).
-// No shared memory and no barriers; head rows as vec4s, U per loop iteration, for llvmpipe's
-// loop-iteration limit (see attention_forward.comp). hs must be a multiple of 4.
+// No barriers; each invocation's rows are private (in workgroup memory), head rows as vec4s, U
+// per loop iteration, for llvmpipe (see attention_forward.comp). hs must be a multiple of 4.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 3) const uint HS = 64;  // head size C / NH; ids 0-2 are the workgroup size
 layout(constant_id = 4) const uint U = 2;    // vec4s per loop iteration; divides HS / 4
@@ -28,11 +28,20 @@ layout(std430, binding = 3) readonly buffer Lse { float lse[]; };
 layout(std430, binding = 4) buffer Dqkv { vec4 dqkv[]; };
 layout(push_constant) uniform Push { AttentionParams p; };
 
+// Per-invocation rows in workgroup memory, vec4 d at [d * WX + lane] (see attention_forward.comp):
+// z = 0 uses r0..r2 as q, dout_i, dq; z = 1 uses r0..r3 as k, v, dk, dv.
+const uint WX = gl_WorkGroupSize.x;
+shared vec4 r0[H4 * WX];
+shared vec4 r1[H4 * WX];
+shared vec4 r2[H4 * WX];
+shared vec4 r3[H4 * WX];
+
 void store(uint o, vec4 x) { dqkv[o] = p.accumulate != 0 ? dqkv[o] + x : x; }
 
 void main() {
   const uint r = gl_GlobalInvocationID.x;   // query row (z = 0) or key row (z = 1)
   const uint bh = gl_GlobalInvocationID.y;  // b * NH + h
+  const uint lane = gl_LocalInvocationID.x;
   if (r >= p.T || bh >= p.B * p.NH) return;
   const uint b = bh / p.NH, h = bh % p.NH;
   const uint C4 = p.C / 4;                    // offsets below are in vec4s
@@ -46,17 +55,14 @@ void main() {
 
   if (gl_WorkGroupID.z == 0) {
     const uint i = r;
-    vec4 q[H4];
-    vec4 g[H4];  // dout_i
-    vec4 dq[H4];
     float D = 0.0;
     for (uint d0 = 0; d0 < h4; d0 += U) {
       [[unroll]] for (uint u = 0; u < U; ++u) {
         const uint d = d0 + u;
-        q[d] = qkv[base + i * row3 + d] * p.scale;  // as in the forward: (q * scale) . k
-        g[d] = dout[obase + i * C4 + d];
-        D += dot(g[d], outp[obase + i * C4 + d]);
-        dq[d] = vec4(0.0);
+        r0[(d) * WX + lane] = qkv[base + i * row3 + d] * p.scale;  // as in the forward: (q * scale) . k
+        r1[(d) * WX + lane] = dout[obase + i * C4 + d];
+        D += dot(r1[(d) * WX + lane], outp[obase + i * C4 + d]);
+        r2[(d) * WX + lane] = vec4(0.0);
       }
     }
     const float L = lse[bh * p.T + i];
@@ -67,33 +73,29 @@ void main() {
       float dp = 0.0;
       for (uint d0 = 0; d0 < h4; d0 += U) {
         [[unroll]] for (uint u = 0; u < U; ++u) {
-          s += dot(q[d0 + u], qkv[ko + d0 + u]);
-          dp += dot(g[d0 + u], qkv[vo + d0 + u]);
+          s += dot(r0[(d0 + u) * WX + lane], qkv[ko + d0 + u]);
+          dp += dot(r1[(d0 + u) * WX + lane], qkv[vo + d0 + u]);
         }
       }
       const float ds = exp(s - L) * (dp - D);
       for (uint d0 = 0; d0 < h4; d0 += U) {
         [[unroll]] for (uint u = 0; u < U; ++u)
-          dq[d0 + u] = fma(vec4(ds), qkv[ko + d0 + u], dq[d0 + u]);
+          r2[(d0 + u) * WX + lane] = fma(vec4(ds), qkv[ko + d0 + u], r2[(d0 + u) * WX + lane]);
       }
     }
     const uint o = base + i * row3;
     for (uint d0 = 0; d0 < h4; d0 += U) {
-      [[unroll]] for (uint u = 0; u < U; ++u) store(o + d0 + u, dq[d0 + u] * p.scale);
+      [[unroll]] for (uint u = 0; u < U; ++u) store(o + d0 + u, r2[(d0 + u) * WX + lane] * p.scale);
     }
   } else {
     const uint j = r;
-    vec4 k[H4];
-    vec4 v[H4];
-    vec4 dk[H4];
-    vec4 dv[H4];
     for (uint d0 = 0; d0 < h4; d0 += U) {
       [[unroll]] for (uint u = 0; u < U; ++u) {
         const uint d = d0 + u;
-        k[d] = qkv[base + j * row3 + C4 + d];
-        v[d] = qkv[base + j * row3 + 2 * C4 + d];
-        dk[d] = vec4(0.0);
-        dv[d] = vec4(0.0);
+        r0[(d) * WX + lane] = qkv[base + j * row3 + C4 + d];
+        r1[(d) * WX + lane] = qkv[base + j * row3 + 2 * C4 + d];
+        r2[(d) * WX + lane] = vec4(0.0);
+        r3[(d) * WX + lane] = vec4(0.0);
       }
     }
     for (uint i = j; i < p.T; ++i) {
@@ -105,9 +107,9 @@ void main() {
       for (uint d0 = 0; d0 < h4; d0 += U) {
         [[unroll]] for (uint u = 0; u < U; ++u) {
           const uint d = d0 + u;
-          s += dot(qkv[qo + d] * p.scale, k[d]);
+          s += dot(qkv[qo + d] * p.scale, r0[(d) * WX + lane]);
           const vec4 gd = dout[go + d];
-          dp += dot(gd, v[d]);
+          dp += dot(gd, r1[(d) * WX + lane]);
           D += dot(gd, outp[go + d]);
         }
       }
@@ -116,16 +118,16 @@ void main() {
       for (uint d0 = 0; d0 < h4; d0 += U) {
         [[unroll]] for (uint u = 0; u < U; ++u) {
           const uint d = d0 + u;
-          dv[d] = fma(vec4(P), dout[go + d], dv[d]);
-          dk[d] = fma(vec4(ds), qkv[qo + d] * p.scale, dk[d]);  // dk_j = scale sum_i dS_ij q_i
+          r3[(d) * WX + lane] = fma(vec4(P), dout[go + d], r3[(d) * WX + lane]);
+          r2[(d) * WX + lane] = fma(vec4(ds), qkv[qo + d] * p.scale, r2[(d) * WX + lane]);  // dk_j = scale sum_i dS_ij q_i
         }
       }
     }
     const uint o = base + j * row3;
     for (uint d0 = 0; d0 < h4; d0 += U) {
       [[unroll]] for (uint u = 0; u < U; ++u) {
-        store(o + C4 + d0 + u, dk[d0 + u]);
-        store(o + 2 * C4 + d0 + u, dv[d0 + u]);
+        store(o + C4 + d0 + u, r2[(d0 + u) * WX + lane]);
+        store(o + 2 * C4 + d0 + u, r3[(d0 + u) * WX + lane]);
       }
     }
   }

@@ -8,9 +8,9 @@
 // the T x T score matrix is never stored. Writes the output row and the row's log-sum-exp of the
 // scaled scores, from which the backward recomputes the probabilities.
 //
-// No shared memory and no barriers (on CPU implementations a barrier is a context switch, and
-// lavapipe's 32 KiB would not hold K/V tiles for hs = 128 anyway); the row's q and accumulator
-// are per-invocation arrays. Keys are visited in a fixed order: deterministic.
+// No barriers (on CPU implementations a barrier is a context switch, and lavapipe's 32 KiB would
+// not hold K/V tiles for hs = 128 anyway): the row's q and accumulator are private to the
+// invocation (kept in workgroup memory, below). Keys are visited in a fixed order: deterministic.
 //
 // Head rows are handled as vec4s, U per loop iteration (U steps unrolled). llvmpipe ends every
 // loop of an invocation once their iterations add up to 65535 (a hang guard shared by all loops,
@@ -26,6 +26,13 @@ layout(std430, binding = 0) readonly buffer Qkv { vec4 qkv[]; };
 layout(std430, binding = 1) writeonly buffer Out { vec4 outp[]; };
 layout(std430, binding = 2) writeonly buffer Lse { float lse[]; };
 layout(push_constant) uniform Push { AttentionParams p; };
+
+// The row's q and output accumulator, vec4 d of this invocation at [d * WX + lane]: workgroup
+// memory touched only by its owner (no barriers). With local arrays indexed by a loop counter
+// instead, llvmpipe took minutes to compile one pipeline at hs = 128 (measured, Mesa 22.3).
+const uint WX = gl_WorkGroupSize.x;
+shared vec4 q_s[H4 * WX];
+shared vec4 acc_s[H4 * WX];
 
 // Finite stand-in for -infinity: exp(NEG_BIG - x) is 0 without inf arithmetic.
 const float NEG_BIG = -3.0e38;
@@ -43,12 +50,11 @@ void main() {
   const uint row3 = 3 * C4;
   const uint base = b * p.T * row3 + h * H4;  // q of position 0 of this (b, h)
 
-  vec4 q[H4];
-  vec4 acc[H4];
+  const uint lane = gl_LocalInvocationID.x;
   for (uint d0 = 0; d0 < h4; d0 += U) {
     [[unroll]] for (uint u = 0; u < U; ++u) {
-      q[d0 + u] = qkv[base + t * row3 + d0 + u] * p.scale;  // scores are (q * scale) . k
-      acc[d0 + u] = vec4(0.0);
+      q_s[(d0 + u) * WX + lane] = qkv[base + t * row3 + d0 + u] * p.scale;  // scores are (q * scale) . k
+      acc_s[(d0 + u) * WX + lane] = vec4(0.0);
     }
   }
   float row_max = NEG_BIG;  // running maximum of the scores seen
@@ -62,7 +68,7 @@ void main() {
       const uint ko = base + min(s0 + j, t) * row3 + C4;
       float s = 0.0;
       for (uint d0 = 0; d0 < h4; d0 += U) {
-        [[unroll]] for (uint u = 0; u < U; ++u) s += dot(q[d0 + u], qkv[ko + d0 + u]);
+        [[unroll]] for (uint u = 0; u < U; ++u) s += dot(q_s[(d0 + u) * WX + lane], qkv[ko + d0 + u]);
       }
       sc[j] = s0 + j <= t ? s : NEG_BIG;
       block_max = max(block_max, sc[j]);
@@ -71,7 +77,7 @@ void main() {
     const float correction = exp(row_max - block_max);
     denom *= correction;
     for (uint d0 = 0; d0 < h4; d0 += U) {
-      [[unroll]] for (uint u = 0; u < U; ++u) acc[d0 + u] *= correction;
+      [[unroll]] for (uint u = 0; u < U; ++u) acc_s[(d0 + u) * WX + lane] *= correction;
     }
     for (uint j = 0; j < BC; ++j) {
       const float w = exp(sc[j] - block_max);
@@ -79,7 +85,7 @@ void main() {
       const uint vo = base + min(s0 + j, t) * row3 + 2 * C4;
       for (uint d0 = 0; d0 < h4; d0 += U) {
         [[unroll]] for (uint u = 0; u < U; ++u)
-          acc[d0 + u] = fma(vec4(w), qkv[vo + d0 + u], acc[d0 + u]);
+          acc_s[(d0 + u) * WX + lane] = fma(vec4(w), qkv[vo + d0 + u], acc_s[(d0 + u) * WX + lane]);
       }
     }
     row_max = block_max;
@@ -88,7 +94,7 @@ void main() {
   const uint oo = (b * p.T + t) * C4 + h * H4;
   const float inv = 1.0 / denom;
   for (uint d0 = 0; d0 < h4; d0 += U) {
-    [[unroll]] for (uint u = 0; u < U; ++u) outp[oo + d0 + u] = acc[d0 + u] * inv;
+    [[unroll]] for (uint u = 0; u < U; ++u) outp[oo + d0 + u] = acc_s[(d0 + u) * WX + lane] * inv;
   }
   lse[bh * p.T + t] = row_max + log(denom);
 }

@@ -27,10 +27,15 @@ uint32_t unroll(uint32_t hs) {
   return (hs / 4) % 2 == 0 ? 2 : 1;
 }
 
-// One invocation per row. CPU drivers run a workgroup's invocations 8 at a time in SIMD lanes,
-// so a small workgroup wastes little on short sequences (T = 23); GPUs want wider groups.
-uint32_t rows_per_group(const DeviceQuirks& q) {
-  return q.barriers_are_expensive ? 16 : 64;
+// One invocation per row; each keeps `rows` head-sized rows in workgroup memory (see the
+// shaders). CPU drivers run a workgroup's invocations 8 at a time in SIMD lanes, so a small
+// workgroup wastes little on short sequences (T = 23); GPUs want wider groups. Either way the
+// group shrinks until its rows fit 16 KiB, the shared memory every Vulkan device has.
+uint32_t rows_per_group(const DeviceQuirks& q, uint32_t hs, uint32_t rows) {
+  constexpr uint32_t kSharedBytes = 16384;
+  uint32_t wx = q.barriers_are_expensive ? 16 : 64;
+  while (wx > 1 && wx * rows * hs * sizeof(float) > kSharedBytes) wx /= 2;
+  return wx;
 }
 
 constexpr uint32_t kKeyBlock = 8;  // keys per online-softmax rescale in the forward
@@ -63,7 +68,7 @@ Dispatch attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, 
                            BufferSlice out, BufferSlice lse) {
   const uint32_t hs = head_size(s);
   check_loop_budget(quirks, s, hs);
-  const uint32_t wx = rows_per_group(quirks);
+  const uint32_t wx = rows_per_group(quirks, hs, 2);  // q, acc
   Dispatch d;
   d.kernel = KernelId::attention_forward;
   d.spec = {wx, 1, 1, hs, kKeyBlock, unroll(hs)};
@@ -79,7 +84,7 @@ Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
                             GradWrite mode) {
   const uint32_t hs = head_size(s);
   check_loop_budget(quirks, s, hs);
-  const uint32_t wx = rows_per_group(quirks);
+  const uint32_t wx = rows_per_group(quirks, hs, 4);  // k, v, dk, dv (q, dout, dq for dq rows)
   Dispatch d;
   d.kernel = KernelId::attention_backward;
   d.spec = {wx, 1, 1, hs, unroll(hs)};
