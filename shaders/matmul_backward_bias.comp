@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "matmul_backward_params.h"
 
 // dbias[N] (+)= sum over m of dout[m, :]. One invocation per column, summing m = 0..M-1 in
@@ -15,6 +16,12 @@ void main() {
   uint n = gl_GlobalInvocationID.x;
   if (n >= p.N) return;
   float acc = 0.0;
-  for (uint m = 0; m < p.M; ++m) acc += dout[m * p.N + n];
+  // Four rows per loop iteration, in order: llvmpipe silently ends all loops of an invocation
+  // after 65535 iterations in total (LP_MAX_TGSI_LOOP_ITERATIONS), and M = B*T can exceed that.
+  for (uint m0 = 0; m0 < p.M; m0 += 4) {
+    [[unroll]] for (uint u = 0; u < 4; ++u) {
+      if (m0 + u < p.M) acc += dout[(m0 + u) * p.N + n];
+    }
+  }
   dbias[n] = p.accumulate != 0 ? dbias[n] + acc : acc;
 }

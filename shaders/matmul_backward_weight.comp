@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "matmul_backward_params.h"
 
 // dW (+)= inp^T * dout: dW(k, n) = sum over m of inp[m,k] * dout[m,n], stored in W's layout
@@ -37,12 +38,19 @@ void main() {
   for (uint i = 0; i < TK; ++i) ks[i] = min(k0 + i, p.K - 1);
   for (uint j = 0; j < TN; ++j) ns[j] = min(n0 + j * WX, p.N - 1);
 
-  for (uint m = 0; m < p.M; ++m) {
-    float b[MAX_T];
-    for (uint j = 0; j < TN; ++j) b[j] = dout[m * p.N + ns[j]];
-    for (uint i = 0; i < TK; ++i) {
-      const float a = inp[m * p.K + ks[i]];
-      for (uint j = 0; j < TN; ++j) acc[i][j] = fma(a, b[j], acc[i][j]);
+  // Four rows per loop iteration: llvmpipe silently ends all loops of an invocation after 65535
+  // iterations in total (LP_MAX_TGSI_LOOP_ITERATIONS), and M = B*T can exceed that.
+  for (uint m0 = 0; m0 < p.M; m0 += 4) {
+    [[unroll]] for (uint u = 0; u < 4; ++u) {
+      const uint m = m0 + u;
+      if (m < p.M) {
+        float b[MAX_T];
+        for (uint j = 0; j < TN; ++j) b[j] = dout[m * p.N + ns[j]];
+        for (uint i = 0; i < TK; ++i) {
+          const float a = inp[m * p.K + ks[i]];
+          for (uint j = 0; j < TN; ++j) acc[i][j] = fma(a, b[j], acc[i][j]);
+        }
+      }
     }
   }
 
