@@ -156,6 +156,14 @@ class JsonLog {
   bool committed_ = false;
 };
 
+// Resident set size of this process (Linux /proc), for the soak figures; 0 where unavailable.
+uint64_t host_rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  if (!(statm >> pages >> resident)) return 0;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
 std::string join(const std::vector<std::string>& v) {
   std::string o;
   for (const auto& s : v) o += (o.empty() ? "" : ",") + s;
@@ -253,7 +261,9 @@ int run_train(const std::vector<std::string>& argv) {
     const double tok_s = tokens_per_step / (ms / 1000.0);
     JsonWriter j;
     j.begin_object().field("step", s + 1).field("loss", double(loss)).field("ms", ms)
-        .field("tokens_per_s", tok_s).field("grad_norm", double(grad_norm)).end_object();
+        .field("tokens_per_s", tok_s).field("grad_norm", double(grad_norm))
+        .field("device_bytes_allocated", device->ledger().stats().total_live_bytes)
+        .field("host_rss_bytes", host_rss_bytes()).end_object();
     log.line(j.str());
     const double eta_s = total_ms / (s + 1) * (o.steps - s - 1) / 1000.0;
     if (tty) {
@@ -303,7 +313,16 @@ int run_train(const std::vector<std::string>& argv) {
       .field("device_bytes_allocated", mem.device_bytes_allocated)
       .field("first_loss", double(first_loss)).field("final_loss", double(last_loss))
       .field("unigram_entropy", data.unigram_entropy()).field("mean_ms", mean_ms)
-      .field("tokens_per_s", tokens_per_step / (mean_ms / 1000.0)).end_object();
+      .field("tokens_per_s", tokens_per_step / (mean_ms / 1000.0));
+  // With REMAT_VALIDATION=1 the Khronos layer checks every call; report what it said.
+  if (device->instance().validation_enabled()) {
+    const auto messages = device->instance().validation_messages();
+    j.field("validation_messages", static_cast<uint64_t>(messages.size()));
+    for (const auto& m : messages) std::fprintf(stderr, "validation %s\n", m.c_str());
+  } else {
+    j.key("validation_messages").null();
+  }
+  j.end_object();
   log.line(j.str());
   log.commit();
   return 0;
