@@ -56,6 +56,7 @@ DevicePlan plan_device(const PhysicalDeviceSnapshot& d) {
 
   plan.quirks.barriers_are_expensive = d.kind == DeviceKind::cpu;
   plan.quirks.max_binding_bytes = d.max_storage_buffer_range;
+  if (d.driver_name == "llvmpipe" || d.name.rfind("llvmpipe", 0) == 0) plan.quirks.max_loop_iterations = 65535;
   return plan;
 }
 

@@ -78,6 +78,10 @@ struct DeviceQuirks {
   bool barriers_are_expensive = false;
   // Bindings above this many bytes must be split or reached through buffer device address.
   uint64_t max_binding_bytes = 0;
+  // Loop iterations one invocation may run in total before the driver silently stops its loops;
+  // 0 means no such limit. llvmpipe's gallivm counts every loop of an invocation against 65,535
+  // (LP_MAX_TGSI_LOOP_ITERATIONS), so kernels with long per-invocation loops split or unroll them.
+  uint32_t max_loop_iterations = 0;
 };
 
 // What to enable when creating the logical device.

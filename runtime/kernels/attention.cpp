@@ -44,13 +44,14 @@ constexpr uint32_t kKeyBlock = 8;  // keys per online-softmax rescale in the for
 // 65535 iterations in total, silently. The longest row of either kernel loops about
 // T * (2 * hs / (4 * U) + 2) times; refuse shapes beyond that rather than return wrong numbers.
 void check_loop_budget(const DeviceQuirks& q, const AttentionShape& s, uint32_t hs) {
-  if (!q.barriers_are_expensive) return;
+  if (q.max_loop_iterations == 0) return;
   const uint64_t per_row = 2 * hs / (4 * unroll(hs)) + 2;
   const uint64_t iterations = uint64_t(s.T) * per_row + uint64_t(s.T / kKeyBlock + 1) * hs / 4;
-  if (iterations > 65535)
+  if (iterations > q.max_loop_iterations)
     throw std::invalid_argument("attention: T = " + std::to_string(s.T) + " with head size " +
                                 std::to_string(hs) + " needs ~" + std::to_string(iterations) +
-                                " loop iterations per invocation; this CPU driver stops at 65535");
+                                " loop iterations per invocation; this driver stops at " +
+                                std::to_string(q.max_loop_iterations));
 }
 
 push::AttentionParams params(const AttentionShape& s, uint32_t hs, GradWrite mode) {

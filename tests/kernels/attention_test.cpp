@@ -23,7 +23,9 @@ using Shape = kernels::AttentionShape;
 std::vector<DeviceQuirks> variants() {
   DeviceQuirks cpu = test::device().plan().quirks, gpu = cpu;
   cpu.barriers_are_expensive = true;
+  cpu.max_loop_iterations = 65535;  // llvmpipe's limit
   gpu.barriers_are_expensive = false;
+  gpu.max_loop_iterations = 0;
   return {cpu, gpu};
 }
 
@@ -243,7 +245,9 @@ TEST_CASE("attention_backward with accumulate adds exactly onto the existing dqk
 TEST_CASE("attention rejects shapes it cannot compute correctly") {
   DeviceQuirks cpu = test::device().plan().quirks, gpu = cpu;
   cpu.barriers_are_expensive = true;
+  cpu.max_loop_iterations = 65535;  // llvmpipe's limit
   gpu.barriers_are_expensive = false;
+  gpu.max_loop_iterations = 0;
   for (const auto& q : {cpu, gpu}) {
     REQUIRE_THROWS_AS(kernels::attention_forward(q, Shape{1, 4, 50, 3}, {}, {}, {}),
                       std::invalid_argument);  // NH does not divide C

@@ -57,6 +57,10 @@ TEST_CASE("plan_device enables what the device supports and flags CPU drivers") 
   CHECK(p.enable_buffer_device_address);
   CHECK(p.quirks.barriers_are_expensive);
   CHECK(p.quirks.max_binding_bytes == (128u << 20));
+  CHECK(p.quirks.max_loop_iterations == 65535);  // llvmpipe's silent loop limit
+  auto swiftshader = cpu;
+  swiftshader.name = "SwiftShader Device (LLVM 10.0.0)";
+  CHECK(plan_device(swiftshader).quirks.max_loop_iterations == 0);  // another CPU driver: none known
   CHECK(std::find(p.extensions.begin(), p.extensions.end(), "VK_EXT_memory_budget") != p.extensions.end());
   CHECK(std::find(p.extensions.begin(), p.extensions.end(), "VK_KHR_shader_float16_int8") != p.extensions.end());
 
