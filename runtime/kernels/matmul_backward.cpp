@@ -27,7 +27,9 @@ Dispatch matmul_backward_input(const DeviceQuirks& quirks, const MatmulShape& s,
                                BufferSlice w, BufferSlice dinp, GradWrite mode) {
   const Tile t = tile(quirks);
   Dispatch d;
-  d.kernel = KernelId::matmul_backward_input;
+  // CPU drivers: four n per load where the rows of W are contiguous in n (same bits as below).
+  const bool vec4 = quirks.barriers_are_expensive && s.layout == WeightLayout::in_out && s.N % 4 == 0;
+  d.kernel = vec4 ? KernelId::matmul_backward_input_vec4 : KernelId::matmul_backward_input;
   d.spec = {t.wx, 1, 1, t.rows, t.cols};
   d.bindings = {{dout, false}, {w, false}, {dinp, true}};
   d.push = push_bytes(params(s, mode));

@@ -249,3 +249,20 @@ TEST_CASE("matmul backward throughput at GPT-2 small c_fc", "[.bench]") {
         flops / ms[2] * 1e-6, ms[3], 4.0 * M * N / ms[3] * 1e-6);
   }
 }
+
+TEST_CASE("matmul_backward_input's vec4 variant gives the scalar kernel's bits") {
+  // The CPU tiles take the vec4 kernel where W is [K,N] with N % 4 == 0; the GPU tiles take the
+  // scalar one. Both sum over n in the same order, so dinp must match bit for bit.
+  const auto vs = variants();
+  Buffer b = test::garbage_buffer<float>(16, "b");
+  const kernels::MatmulShape s{69, 144, 48, kernels::WeightLayout::in_out};
+  REQUIRE(kernels::matmul_backward_input(vs[0], s, b.whole(), b.whole(), b.whole(),
+                                         kernels::GradWrite::overwrite).kernel ==
+          KernelId::matmul_backward_input_vec4);
+  REQUIRE(kernels::matmul_backward_input(vs[1], s, b.whole(), b.whole(), b.whole(),
+                                         kernels::GradWrite::overwrite).kernel ==
+          KernelId::matmul_backward_input);
+  Problem p(69, 144, 48, kernels::WeightLayout::in_out);
+  CHECK(run_gpu(p, kernels::GradWrite::overwrite, {}, vs[0]).dinp ==
+        run_gpu(p, kernels::GradWrite::overwrite, {}, vs[1]).dinp);
+}
