@@ -40,8 +40,20 @@ Dispatch matmul_backward_input(const DeviceQuirks& quirks, const MatmulShape& s,
 
 Dispatch matmul_backward_weight(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,
                                 BufferSlice inp, BufferSlice dw, GradWrite mode) {
-  const Tile t = tile(quirks);
   Dispatch d;
+  if (quirks.barriers_are_expensive && s.layout == WeightLayout::in_out && s.N % 4 == 0 &&
+      s.K % 4 == 0) {
+    // CPU drivers: vec4 loads on both sides (same bits as the scalar kernel).
+    constexpr uint32_t tk = 8, tn4 = 2, wx = 8;
+    d.kernel = KernelId::matmul_backward_weight_vec4;
+    d.spec = {wx, 1, 1, tk, tn4};
+    d.bindings = {{dout, false}, {inp, false}, {dw, true}};
+    d.push = push_bytes(params(s, mode));
+    d.groups = {div_up(s.N / 4, wx * tn4), div_up(s.K, tk), 1};
+    d.label = "matmul_backward_weight";
+    return d;
+  }
+  const Tile t = tile(quirks);
   d.kernel = KernelId::matmul_backward_weight;
   d.spec = {t.wx, 1, 1, t.rows, t.cols};
   d.bindings = {{dout, false}, {inp, false}, {dw, true}};

@@ -266,3 +266,21 @@ TEST_CASE("matmul_backward_input's vec4 variant gives the scalar kernel's bits")
   CHECK(run_gpu(p, kernels::GradWrite::overwrite, {}, vs[0]).dinp ==
         run_gpu(p, kernels::GradWrite::overwrite, {}, vs[1]).dinp);
 }
+
+TEST_CASE("matmul_backward_weight's vec4 variant gives the scalar kernel's bits") {
+  const auto vs = variants();
+  Buffer b = test::garbage_buffer<float>(16, "b");
+  for (const auto& [M, N, K] : {std::tuple{69u, 144u, 48u}, std::tuple{5u, 12u, 20u}, std::tuple{130u, 8u, 4u}}) {
+    INFO("M=" << M << " N=" << N << " K=" << K);
+    const kernels::MatmulShape s{M, N, K, kernels::WeightLayout::in_out};
+    REQUIRE(kernels::matmul_backward_weight(vs[0], s, b.whole(), b.whole(), b.whole(),
+                                            kernels::GradWrite::overwrite).kernel ==
+            KernelId::matmul_backward_weight_vec4);
+    Problem p(M, N, K, kernels::WeightLayout::in_out);
+    const Grads init{{}, test::random_floats(size_t(K) * N, 5), {}};
+    for (auto mode : {kernels::GradWrite::overwrite, kernels::GradWrite::accumulate}) {
+      const Grads cpu = run_gpu(p, mode, init, vs[0]), gpu = run_gpu(p, mode, init, vs[1]);
+      CHECK(cpu.dw == gpu.dw);
+    }
+  }
+}
