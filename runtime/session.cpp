@@ -31,6 +31,7 @@ Session::Session(Device& device, const SessionConfig& config)
     : device_(device), config_(config),
       plan_(remat::plan(config.model, config.shape, config.policy, config.arena_budget,
                  session_alignment(device), config.costs)) {
+  check_fits_device();
   kernels_ = std::make_unique<KernelCache>(device_);
   persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
                                         MemoryCategory::persistent, "persistent buffer");
@@ -50,6 +51,26 @@ Session::Session(Device& device, const SessionConfig& config)
 }
 
 Session::~Session() = default;
+
+void Session::check_fits_device() const {
+  // Refuse before allocating: a plan larger than the device's memory would fail (or thrash) in
+  // vkAllocateMemory with a message that cannot say what to change.
+  const uint64_t device_bytes = device_.info().device_local_bytes();
+  const uint64_t need = plan_.persistent_bytes + plan_.arena_bytes;
+  if (device_bytes == 0 || need <= device_bytes) return;
+  auto mib = [](uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; };
+  std::string fix;
+  if (plan_.persistent_bytes < device_bytes)
+    fix = "; cap activation memory with --arena (at most " +
+          mib(device_bytes - plan_.persistent_bytes) + " is left after the model), or use a smaller --batch or --seq";
+  else
+    fix = "; the model's parameters, gradients and AdamW moments alone need " +
+          mib(plan_.persistent_bytes) + ": use a smaller model";
+  throw std::invalid_argument("the plan needs " + mib(need) + " (persistent " +
+                              mib(plan_.persistent_bytes) + " + arena " + mib(plan_.arena_bytes) +
+                              ") but " + device_.info().name + " has " + mib(device_bytes) +
+                              " of device memory" + fix);
+}
 
 void Session::record() {
   auto slice_of = [this](TensorId id) -> BufferSlice {

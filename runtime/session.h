@@ -97,6 +97,7 @@ class Session {
   std::vector<std::pair<std::string, std::vector<float>>> parameters() const;
 
  private:
+  void check_fits_device() const;
   void upload_persistent(const std::vector<uint8_t>& image);
   std::vector<uint8_t> initial_persistent_image() const;
   void record();

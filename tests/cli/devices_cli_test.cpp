@@ -43,3 +43,25 @@ TEST_CASE("the CLI error contract: one line, exit status 2") {
     CHECK(r.err.find('\n', pos) == r.err.size() - 1);  // the error is the last, single line
   }
 }
+
+TEST_CASE("without a Vulkan driver, remat names the packages that provide one") {
+  // VK_ICD_FILENAMES / VK_DRIVER_FILES point the loader at a driver manifest that does not exist,
+  // as on a machine without mesa-vulkan-drivers.
+  for (const char* args : {"devices", "train tiny --data /usr/share/common-licenses/GPL-3 --steps 1"}) {
+    INFO(args);
+    auto r = remat::test::run_command(std::string("VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json '") +
+                                      REMAT_CLI_PATH + "' " + args);
+    CHECK(r.exit_code == 3);  // a Vulkan fault, not bad input (2)
+    CHECK(r.err.rfind("remat: error: no Vulkan driver found", 0) == 0);
+    CHECK(r.err.find("mesa-vulkan-drivers") != std::string::npos);
+  }
+}
+
+TEST_CASE("a plan larger than the device's memory is refused before allocating, with the fix") {
+  // tiny at batch 1024 stores 2.2 GiB of activations; lavapipe offers a 2 GiB heap.
+  auto r = remat::test::run_remat("train tiny --data /usr/share/common-licenses/GPL-3 --batch 1024 --steps 1");
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("remat: error: the plan needs ", 0) == 0);
+  CHECK(r.err.find("of device memory; cap activation memory with --arena") != std::string::npos);
+}
