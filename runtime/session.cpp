@@ -72,21 +72,28 @@ void Session::check_fits_device() const {
                               " of device memory" + fix);
 }
 
-void Session::record() {
-  auto slice_of = [this](TensorId id) -> BufferSlice {
-    const PlannedTensor& t = plan_.tensors.at(static_cast<std::size_t>(id));
-    switch (t.placement) {
-      case Placement::persistent: return persistent_->slice(t.offset, t.bytes);
-      case Placement::arena: return arena_->slice(t.offset, t.bytes);
-      case Placement::unused: break;
-    }
-    throw std::logic_error("the schedule uses tensor '" + t.tensor.name + "', which has no placement");
-  };
+BufferSlice Session::slice_of(TensorId id) const {
+  const PlannedTensor& t = plan_.tensors.at(static_cast<std::size_t>(id));
+  switch (t.placement) {
+    case Placement::persistent: return persistent_->slice(t.offset, t.bytes);
+    case Placement::arena: return arena_->slice(t.offset, t.bytes);
+    case Placement::unused: break;
+  }
+  throw std::logic_error("the schedule uses tensor '" + t.tensor.name + "', which has no placement");
+}
+
+LoweringExtras Session::lowering_extras() const {
   LoweringExtras extras;
   extras.adamw_hyper = hyper_->whole();
   extras.grad_norm_partials = partials_->whole();
   extras.grad_clip = config_.optimizer.grad_clip;
   extras.dropout_seed = config_.seed;
+  return extras;
+}
+
+void Session::record() {
+  const TensorSlices slices = [this](TensorId id) { return slice_of(id); };
+  const LoweringExtras extras = lowering_extras();
   const auto& quirks = device_.plan().quirks;
 
   ExecutorOptions io;
@@ -107,17 +114,17 @@ void Session::record() {
   if (config_.accum <= 1) {
     ExecutorOptions all = io;
     all.after.insert(all.after.end(), norm_out.after.begin(), norm_out.after.end());
-    executor_ = std::make_unique<Executor>(*kernels_, lower_plan(plan_, quirks, slice_of, extras), all);
+    executor_ = std::make_unique<Executor>(*kernels_, lower_plan(plan_, quirks, slices, extras), all);
     return;
   }
   using Phases = LoweringPart::Phases;
   const auto micro = static_cast<uint32_t>(config_.accum);
   executor_ = std::make_unique<Executor>(
-      *kernels_, lower_plan(plan_, quirks, slice_of, extras, {Phases::forward_backward, false, micro}), io);
+      *kernels_, lower_plan(plan_, quirks, slices, extras, {Phases::forward_backward, false, micro}), io);
   accumulate_ = std::make_unique<Executor>(
-      *kernels_, lower_plan(plan_, quirks, slice_of, extras, {Phases::forward_backward, true, micro}), io);
+      *kernels_, lower_plan(plan_, quirks, slices, extras, {Phases::forward_backward, true, micro}), io);
   optimizer_ = std::make_unique<Executor>(
-      *kernels_, lower_plan(plan_, quirks, slice_of, extras, {Phases::optimizer, false, micro}), norm_out);
+      *kernels_, lower_plan(plan_, quirks, slices, extras, {Phases::optimizer, false, micro}), norm_out);
 }
 
 std::vector<uint8_t> Session::initial_persistent_image() const {
@@ -281,15 +288,8 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
 
   // Row 0's logits, [T, V], copied out after the forward pass; freed when sampling ends.
   Buffer out(device_, T * V * 4, MemoryCategory::staging, "sample staging", true);
-  auto slice_of = [this](TensorId id) -> BufferSlice {
-    const PlannedTensor& t = plan_.tensors.at(static_cast<std::size_t>(id));
-    return t.placement == Placement::persistent ? persistent_->slice(t.offset, t.bytes)
-                                                : arena_->slice(t.offset, t.bytes);
-  };
-  LoweringExtras extras;
-  extras.adamw_hyper = hyper_->whole();
-  extras.grad_norm_partials = partials_->whole();
-  extras.dropout_seed = config_.seed;
+  const TensorSlices slices = [this](TensorId id) { return slice_of(id); };
+  const LoweringExtras extras = lowering_extras();
   ExecutorOptions opts;
   const BufferSlice tokens = slice_of(plan_.tokens), targets = slice_of(plan_.targets);
   const BufferSlice ls = arena_->slice(lt.offset, lt.bytes);
@@ -297,7 +297,7 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
                  {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
   opts.after = {{ls.buffer, out.handle(), ls.offset, 0, T * V * 4}};
   Executor forward(*kernels_,
-                   lower_plan(plan_, device_.plan().quirks, slice_of, extras,
+                   lower_plan(plan_, device_.plan().quirks, slices, extras,
                               {LoweringPart::Phases::forward, false, 1}),
                    opts);
 

@@ -20,6 +20,7 @@
 #include "runtime/device.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/step_lowering.h"
 
 namespace remat {
 
@@ -98,6 +99,8 @@ class Session {
 
  private:
   void check_fits_device() const;
+  BufferSlice slice_of(TensorId id) const;     // where a plan tensor's bytes are
+  LoweringExtras lowering_extras() const;       // the session's buffers the kernels also need
   void upload_persistent(const std::vector<uint8_t>& image);
   std::vector<uint8_t> initial_persistent_image() const;
   void record();
