@@ -33,8 +33,11 @@ inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100ull << 20;
 SafetensorsContents read_safetensors(const std::filesystem::path& path);
 SafetensorsContents parse_safetensors(const std::string& bytes, const std::string& origin);
 
-// Writes F32 tensors in the given order: to "<path>.tmp-<pid>", fsync, rename over `path`.
-// A crash mid-write leaves any previous file at `path` intact.
+// Writes F32 tensors in the given order: to "<path>.tmp-<pid>", fsync, rename over `path`, fsync
+// the directory. A crash mid-write leaves any previous file at `path` intact; the temporary file
+// of a process that is no longer running is removed by the next save to the same `path`.
+// Test hook: with REMAT_TEST_CRASH_IN_SAVE=1 in the environment the process exits (status 99)
+// after writing half of the temporary file, so tests can check that nothing is lost.
 void write_safetensors(const std::filesystem::path& path, const std::vector<NamedTensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,
