@@ -3,6 +3,7 @@
 // read). run() resubmits the same command buffer: nothing is decided at run time.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -39,6 +40,13 @@ std::vector<uint8_t> push_bytes(const P& p) {
 }
 
 inline uint32_t div_up(uint64_t n, uint64_t d) { return static_cast<uint32_t>((n + d - 1) / d); }
+
+// Workgroups for a kernel that loops over `items` with a grid stride: one item per invocation up
+// to 65535 groups, the maxComputeWorkGroupCount[0] every Vulkan device supports.
+inline uint32_t grid_stride_groups(uint64_t items, uint32_t group_size) {
+  const uint64_t groups = (items + group_size - 1) / group_size;
+  return static_cast<uint32_t>(std::clamp<uint64_t>(groups, 1, 65535));
+}
 
 // A buffer-to-buffer copy recorded before the first or after the last dispatch (inputs in from
 // host-visible staging, results out to it), so one submission moves the data and runs the step.

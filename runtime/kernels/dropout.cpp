@@ -19,7 +19,7 @@ Dispatch make(KernelId kernel, uint32_t count, float p, const DropoutKey& key, b
                                           push::dropout_scale(p), accumulate ? 1u : 0u,
                                           key.step_buffer.buffer ? 1u : 0u, key.step_word});
   // 4 elements per invocation; grid-stride beyond 65535 groups (the Vulkan minimum maximum).
-  d.groups = {std::clamp(div_up(div_up(count, 4), kGroup), 1u, 65535u), 1, 1};
+  d.groups = {grid_stride_groups(div_up(count, 4), kGroup), 1, 1};
   return d;
 }
 

@@ -53,7 +53,7 @@ std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const Embedd
     d.spec = {kForwardGroup};
     d.bindings = {{tokens, false}, {rows_of(wte, piece, s.C), false}, {wpe, false}, {x, true}};
     d.push = push_bytes(push::EmbeddingParams{rows, s.T, s.C, s.V, piece.begin, piece.count});
-    d.groups = {std::clamp(div_up(uint64_t(rows) * s.C, kForwardGroup), 1u, 65535u), 1, 1};
+    d.groups = {grid_stride_groups(uint64_t(rows) * s.C, kForwardGroup), 1, 1};
     d.label = "embedding_forward";
     out.push_back(std::move(d));
   }

@@ -8,11 +8,6 @@ namespace remat::kernels {
 
 namespace {
 constexpr uint32_t kGroup = 256;
-// The shaders loop with a grid stride, so any count fits in the 65535 groups every Vulkan
-// device supports (maxComputeWorkGroupCount[0] minimum).
-uint32_t groups_for(uint32_t count) {
-  return std::clamp(div_up(count, kGroup), 1u, 65535u);
-}
 }  // namespace
 
 Dispatch gelu_forward(uint32_t count, BufferSlice x, BufferSlice y) {
@@ -21,7 +16,7 @@ Dispatch gelu_forward(uint32_t count, BufferSlice x, BufferSlice y) {
   d.spec = {kGroup};
   d.bindings = {{x, false}, {y, true}};
   d.push = push_bytes(push::GeluParams{count, 0});
-  d.groups = {groups_for(count), 1, 1};
+  d.groups = {grid_stride_groups(count, kGroup), 1, 1};
   d.label = "gelu_forward";
   return d;
 }
@@ -33,7 +28,7 @@ Dispatch gelu_backward(uint32_t count, BufferSlice dy, BufferSlice x, BufferSlic
   d.spec = {kGroup};
   d.bindings = {{dy, false}, {x, false}, {dx, true}};
   d.push = push_bytes(push::GeluParams{count, accumulate ? 1u : 0u});
-  d.groups = {groups_for(count), 1, 1};
+  d.groups = {grid_stride_groups(count, kGroup), 1, 1};
   d.label = "gelu_backward";
   return d;
 }

@@ -8,10 +8,6 @@ namespace remat::kernels {
 
 namespace {
 constexpr uint32_t kGroup = 256;
-// Grid-stride loops in the shaders: 65535 groups is the Vulkan minimum maximum.
-uint32_t groups_for(uint32_t count) {
-  return std::clamp(div_up(count, kGroup), 1u, 65535u);
-}
 }  // namespace
 
 Dispatch residual_forward(uint32_t count, BufferSlice a, BufferSlice b, BufferSlice y) {
@@ -20,7 +16,7 @@ Dispatch residual_forward(uint32_t count, BufferSlice a, BufferSlice b, BufferSl
   d.spec = {kGroup};
   d.bindings = {{a, false}, {b, false}, {y, true}};
   d.push = push_bytes(push::ResidualParams{count});
-  d.groups = {groups_for(count), 1, 1};
+  d.groups = {grid_stride_groups(count, kGroup), 1, 1};
   d.label = "residual_forward";
   return d;
 }
@@ -33,7 +29,7 @@ Dispatch residual_backward(uint32_t count, BufferSlice dy, BufferSlice da, Buffe
   d.bindings = {{dy, false}, {da, true}, {db, true}};
   d.push = push_bytes(
       push::ResidualBackwardParams{count, accumulate_a ? 1u : 0u, accumulate_b ? 1u : 0u});
-  d.groups = {groups_for(count), 1, 1};
+  d.groups = {grid_stride_groups(count, kGroup), 1, 1};
   d.label = "residual_backward";
   return d;
 }

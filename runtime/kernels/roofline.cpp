@@ -38,7 +38,7 @@ Dispatch peak_copy(uint32_t count, BufferSlice src, BufferSlice dst) {
   d.bindings = {{src, false}, {dst, true}};
   d.push = push_bytes(push::PeakCopyParams{count});
   // Grid-stride loop: 65535 groups is the Vulkan minimum of maxComputeWorkGroupCount.
-  d.groups = {std::clamp(div_up(count, kGroup), 1u, 65535u), 1, 1};
+  d.groups = {grid_stride_groups(count, kGroup), 1, 1};
   d.label = "peak_copy";
   return d;
 }
