@@ -22,13 +22,25 @@ void for_each_chunk(const Arena& a, F&& f) {
 
 }  // namespace
 
+namespace {
+
+DeviceQuirks session_quirks(const Device& d, const SessionConfig& c) {
+  DeviceQuirks q = d.plan().quirks;
+  const uint64_t limit = c.max_binding_bytes;
+  if (limit != 0 && (q.max_binding_bytes == 0 || limit < q.max_binding_bytes))
+    q.max_binding_bytes = limit;
+  return q;
+}
+
+}  // namespace
+
 uint64_t session_alignment(const Device& d) {
   // The device's binding alignment; 16 keeps vec4-sized accesses aligned too.
   return std::max<uint64_t>(d.info().min_storage_buffer_offset_alignment, 16);
 }
 
 Session::Session(Device& device, const SessionConfig& config)
-    : device_(device), config_(config),
+    : device_(device), config_(config), quirks_(session_quirks(device, config)),
       plan_(remat::plan(config.model, config.shape, config.policy, config.arena_budget,
                  session_alignment(device), config.costs)) {
   check_fits_device();
@@ -44,7 +56,8 @@ Session::Session(Device& device, const SessionConfig& config)
                                  MemoryCategory::staging, "step io staging", true);
   hyper_ = std::make_unique<Buffer>(device_, sizeof(push::AdamWHyper), MemoryCategory::scratch,
                                     "AdamW hyperparameters", true);
-  partials_ = std::make_unique<Buffer>(device_, uint64_t(grad_norm_partials_floats(plan_)) * 4,
+  partials_ = std::make_unique<Buffer>(device_,
+                                       uint64_t(grad_norm_partials_floats(plan_, quirks_)) * 4,
                                        MemoryCategory::scratch, "grad-norm partials");
   upload_persistent(initial_persistent_image());
   record();
@@ -55,10 +68,21 @@ Session::~Session() = default;
 void Session::check_fits_device() const {
   // Refuse before allocating: a plan larger than the device's memory would fail (or thrash) in
   // vkAllocateMemory with a message that cannot say what to change.
+  auto mib = [](uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; };
   const uint64_t device_bytes = device_.info().device_local_bytes();
   const uint64_t need = plan_.persistent_bytes + plan_.arena_bytes;
-  if (device_bytes == 0 || need <= device_bytes) return;
-  auto mib = [](uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; };
+  if (device_bytes == 0 || need <= device_bytes) {
+    // Likewise a tensor bound whole above maxStorageBufferRange would fail only when recorded.
+    if (const auto big = oversized_binding(plan_, quirks_)) {
+      const bool activation = !is_persistent_role(big->role) || big->role == Role::input;
+      throw std::invalid_argument(
+          "tensor '" + big->tensor + "' (" + mib(big->bytes) + ") is bound whole by '" + big->op +
+          "', but " + device_.info().name + " binds at most " + mib(quirks_.max_binding_bytes) +
+          " per storage buffer (maxStorageBufferRange); " +
+          (activation ? "use a smaller --batch or --seq" : "use a smaller model"));
+    }
+    return;
+  }
   std::string fix;
   if (plan_.persistent_bytes < device_bytes)
     fix = "; cap activation memory with --arena (at most " +
@@ -94,7 +118,7 @@ LoweringExtras Session::lowering_extras() const {
 void Session::record() {
   const TensorSlices slices = [this](TensorId id) { return slice_of(id); };
   const LoweringExtras extras = lowering_extras();
-  const auto& quirks = device_.plan().quirks;
+  const DeviceQuirks& quirks = quirks_;
 
   ExecutorOptions io;
   io.timestamps = config_.timestamps;
@@ -297,7 +321,7 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
                  {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
   opts.after = {{ls.buffer, out.handle(), ls.offset, 0, T * V * 4}};
   Executor forward(*kernels_,
-                   lower_plan(plan_, device_.plan().quirks, slices, extras,
+                   lower_plan(plan_, quirks_, slices, extras,
                               {LoweringPart::Phases::forward, false, 1}),
                    opts);
 

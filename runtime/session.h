@@ -43,6 +43,8 @@ struct SessionConfig {
   uint64_t seed = 0;                     // weight initialisation and dropout masks
   const CostModel* costs = nullptr;      // measured per-kernel costs, or the FLOP/byte model
   bool timestamps = false;               // per-dispatch GPU timings (Session::dispatch_ms)
+  uint64_t max_binding_bytes = 0;        // bind no more than this per storage buffer (0: the
+                                         // device's limit); lower only to test binding in pieces
 };
 
 // Planned bytes next to the bytes the device ledger measured.
@@ -60,7 +62,8 @@ uint64_t session_alignment(const Device& device);
 
 class Session {
  public:
-  // Plans (std::invalid_argument for bad shapes or a budget below the minimum), allocates,
+  // Plans (std::invalid_argument for bad shapes, a budget below the minimum, or a plan the
+  // device cannot hold or bind), allocates,
   // initialises GPT-2 weights from config.seed, and records the step.
   Session(Device& device, const SessionConfig& config);
   ~Session();
@@ -107,6 +110,7 @@ class Session {
 
   Device& device_;
   SessionConfig config_;
+  DeviceQuirks quirks_;  // the device's, with config_.max_binding_bytes applied
   Plan plan_;
   std::unique_ptr<KernelCache> kernels_;
   std::unique_ptr<Arena> persistent_;

@@ -1,6 +1,8 @@
 #include "runtime/step_lowering.h"
 
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -101,13 +103,18 @@ struct Lowering {
       case OpKind::matmul: {
         const auto m = matmul_shape(s, in[0], in[1]);
         const BufferSlice bias = s.attrs.has_bias ? at(in[2]) : BufferSlice{};
-        return add(kernels::matmul_forward(quirks, m, at(in[0]), at(in[1]), bias, at(o[0])), s);
+        return add(
+            kernels::matmul_forward_pieces(quirks, m, at(in[0]), at(in[1]), bias, at(o[0])), s);
       }
       case OpKind::matmul_backward: {
         // inputs dy, x, W; outputs dx, dW, [dbias].
         const auto m = matmul_shape(s, in[1], in[2]);
-        add(kernels::matmul_backward_input(quirks, m, at(in[0]), at(in[2]), at(o[0]), mode(s, 0)), s);
-        add(kernels::matmul_backward_weight(quirks, m, at(in[0]), at(in[1]), at(o[1]), mode(s, 1)), s);
+        add(kernels::matmul_backward_input_pieces(quirks, m, at(in[0]), at(in[2]), at(o[0]),
+                                                  mode(s, 0)),
+            s);
+        add(kernels::matmul_backward_weight_pieces(quirks, m, at(in[0]), at(in[1]), at(o[1]),
+                                                   mode(s, 1)),
+            s);
         if (s.attrs.has_bias)
           add(kernels::matmul_backward_bias(quirks, m, at(in[0]), at(o[2]), mode(s, 2)), s);
         return;
@@ -148,26 +155,25 @@ struct Lowering {
       case OpKind::adamw: {
         // inputs param, grad, m, v, norm; outputs param, m, v (in place).
         const BufferSlice clip = extras.grad_clip > 0 ? at(in[4]) : BufferSlice{};
-        return add(kernels::adamw(quirks, at(in[0]), at(in[1]), at(in[2]), at(in[3]), extras.adamw_hyper,
-                                  clip, count(in[0]), s.attrs.weight_decay), s);
+        return add(kernels::adamw_pieces(quirks, at(in[0]), at(in[1]), at(in[2]), at(in[3]),
+                                         extras.adamw_hyper, clip, count(in[0]),
+                                         s.attrs.weight_decay),
+                   s);
       }
     }
     throw std::logic_error("no lowering for op kind " + std::string(op_kind_name(s.kind)));
   }
 
   void grad_norm(const Step& s) {
+    std::vector<BufferSlice> grads;
     std::vector<uint64_t> counts;
-    for (TensorId g : s.inputs) counts.push_back(count(g));
-    const auto layout = kernels::grad_norm_layout(counts);
-    for (size_t i = 0; i < s.inputs.size(); ++i) {
-      BufferSlice part = extras.grad_norm_partials;
-      part.offset += layout.offsets[i];
-      part.size = uint64_t(layout.slots[i]) * 4;
-      add(kernels::grad_norm_partial(quirks, at(s.inputs[i]), count(s.inputs[i]), part), s);
+    for (TensorId g : s.inputs) {
+      grads.push_back(at(g));
+      counts.push_back(count(g));
     }
-    BufferSlice all = extras.grad_norm_partials;
-    all.size = uint64_t(layout.total) * 4;
-    add(kernels::grad_norm_finalize(quirks, all, layout.total, extras.grad_clip, at(s.outputs[0])), s);
+    add(kernels::grad_norm(quirks, grads, counts, extras.grad_norm_partials, extras.grad_clip,
+                           at(s.outputs[0])),
+        s);
   }
 };
 
@@ -199,10 +205,34 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
   return std::move(l.out);
 }
 
-uint32_t grad_norm_partials_floats(const Plan& plan) {
+std::optional<OversizedBinding> oversized_binding(const Plan& plan, const DeviceQuirks& quirks) {
+  if (quirks.max_binding_bytes == 0) return std::nullopt;
+  // Lower the whole step with every tensor in a buffer of its own (stand-in handles, never used
+  // with Vulkan), then map each binding above the limit back to its tensor. The kernels' own
+  // piece logic decides what is split, so this cannot disagree with the real lowering.
+  auto handle = [](uint64_t i) { return std::bit_cast<VkBuffer>(i + 1); };
+  const TensorSlices fake = [&](TensorId id) {
+    return BufferSlice{handle(uint64_t(id)), 0, plan.tensors.at(size_t(id)).bytes};
+  };
+  LoweringExtras extras;
+  extras.adamw_hyper = {handle(plan.tensors.size()), 0, sizeof(push::AdamWHyper)};
+  extras.grad_norm_partials = {handle(plan.tensors.size() + 1), 0,
+                               uint64_t(grad_norm_partials_floats(plan, quirks)) * 4};
+  extras.grad_clip = 1;  // binds the norm too
+  for (const Dispatch& d : lower_plan(plan, quirks, fake, extras))
+    for (const Binding& b : d.bindings) {
+      const auto i = static_cast<std::size_t>(std::bit_cast<uint64_t>(b.slice.buffer) - 1);
+      if (b.slice.size > quirks.max_binding_bytes && i < plan.tensors.size())
+        return OversizedBinding{plan.tensors[i].tensor.name, plan.tensors[i].tensor.role,
+                                b.slice.size, d.label};
+    }
+  return std::nullopt;
+}
+
+uint32_t grad_norm_partials_floats(const Plan& plan, const DeviceQuirks& quirks) {
   std::vector<uint64_t> counts;
   for (TensorId g : plan.parameter_grads) counts.push_back(plan.tensors.at(size_t(g)).tensor.elements());
-  return kernels::grad_norm_layout(counts).total;
+  return kernels::grad_norm_partials_floats(quirks, counts);
 }
 
 }  // namespace remat

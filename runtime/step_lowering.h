@@ -5,6 +5,8 @@
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "planner/plan.h"
@@ -40,7 +42,20 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
                                  const TensorSlices& slice_of, const LoweringExtras& extras,
                                  const LoweringPart& part = {});
 
-// Float count of the grad-norm partials buffer the plan's parameters need.
-uint32_t grad_norm_partials_floats(const Plan& plan);
+// A tensor that some dispatch of the plan binds in one piece although it is larger than
+// quirks.max_binding_bytes (the device's maxStorageBufferRange): the kernels bind the token
+// embedding, its gradient and moments in pieces, but activations such as the logits [B·T, V]
+// whole. Such a plan cannot run; the first offender, or nothing.
+struct OversizedBinding {
+  std::string tensor;  // its name, e.g. "head.logits"
+  Role role{};         // an activation (fix: smaller batch or sequence) or a parameter (model)
+  uint64_t bytes = 0;  // its size
+  std::string op;      // the dispatch that binds it, e.g. "matmul head.logits"
+};
+std::optional<OversizedBinding> oversized_binding(const Plan& plan, const DeviceQuirks& quirks);
+
+// Float count of the grad-norm partials buffer the plan's parameters need (tensors larger than
+// one binding take one range per piece).
+uint32_t grad_norm_partials_floats(const Plan& plan, const DeviceQuirks& quirks);
 
 }  // namespace remat

@@ -27,15 +27,17 @@ void main() {
   const uint k0 = gl_WorkGroupID.x * WX * TK + gl_LocalInvocationID.x;
   if (m0 >= p.M || k0 >= p.K) return;
 
-  float acc[MAX_T][MAX_T];
-  for (uint i = 0; i < TM; ++i)
-    for (uint j = 0; j < TK; ++j) acc[i][j] = 0.0;
-
   // Clamped indices keep edge tiles in bounds; their extra results are never stored.
   uint rows[MAX_T];
   uint cols[MAX_T];
-  for (uint i = 0; i < TM; ++i) rows[i] = min(m0 + i, p.M - 1) * p.N;
+  for (uint i = 0; i < TM; ++i) rows[i] = min(m0 + i, p.M - 1) * p.ld_dout + p.n_offset;
   for (uint j = 0; j < TK; ++j) cols[j] = min(k0 + j * WX, p.K - 1);
+
+  // accumulate 2: a later piece of W's rows continues the sum the earlier pieces stored.
+  float acc[MAX_T][MAX_T];
+  for (uint i = 0; i < TM; ++i)
+    for (uint j = 0; j < TK; ++j)
+      acc[i][j] = p.accumulate == 2 ? dinp[min(m0 + i, p.M - 1) * p.K + cols[j]] : 0.0;
 
   if (p.w_layout == 0) {  // W(k, n) = w[k * N + n]
     for (uint n = 0; n < p.N; ++n) {
@@ -64,7 +66,7 @@ void main() {
       const uint k = k0 + j * WX;
       if (k >= p.K) break;
       const uint o = m * p.K + k;
-      dinp[o] = p.accumulate != 0 ? dinp[o] + acc[i][j] : acc[i][j];
+      dinp[o] = p.accumulate == 1 ? dinp[o] + acc[i][j] : acc[i][j];
     }
   }
 }

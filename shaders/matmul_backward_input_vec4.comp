@@ -7,7 +7,8 @@
 // loads four floats at a time from both dout (uniform rows) and W (each invocation's own rows
 // of W are contiguous in n). llvmpipe turns every buffer load into a per-lane scalar loop, so a
 // vec4 load costs about what a float load does: four times fewer loads per FMA. The FMAs run in
-// the same n order as the scalar kernel, so both variants give the same bits.
+// the same n order as the scalar kernel, so both variants give the same bits. ld_dout and
+// n_offset (MatmulBackwardParams) must be multiples of 4 too.
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(constant_id = 3) const uint TM = 8;  // ids 0-2 are the workgroup size
 layout(constant_id = 4) const uint TK = 2;
@@ -26,13 +27,17 @@ void main() {
   if (m0 >= p.M || k0 >= p.K) return;
   const uint N4 = p.N / 4;
 
-  float acc[MAX_T][MAX_T];
-  for (uint i = 0; i < TM; ++i)
-    for (uint j = 0; j < TK; ++j) acc[i][j] = 0.0;
   uint rows[MAX_T];
   uint cols[MAX_T];
-  for (uint i = 0; i < TM; ++i) rows[i] = min(m0 + i, p.M - 1) * N4;
+  for (uint i = 0; i < TM; ++i) rows[i] = (min(m0 + i, p.M - 1) * p.ld_dout + p.n_offset) / 4;
   for (uint j = 0; j < TK; ++j) cols[j] = min(k0 + j * WX, p.K - 1) * N4;
+
+  // accumulate 2: continue the sum already in dinp (see matmul_backward_params.h).
+  float acc[MAX_T][MAX_T];
+  for (uint i = 0; i < TM; ++i)
+    for (uint j = 0; j < TK; ++j)
+      acc[i][j] =
+          p.accumulate == 2 ? dinp[min(m0 + i, p.M - 1) * p.K + min(k0 + j * WX, p.K - 1)] : 0.0;
 
   for (uint n4 = 0; n4 < N4; ++n4) {
     vec4 b[MAX_T];
@@ -56,7 +61,7 @@ void main() {
       const uint k = k0 + j * WX;
       if (k >= p.K) break;
       const uint o = m * p.K + k;
-      dinp[o] = p.accumulate != 0 ? dinp[o] + acc[i][j] : acc[i][j];
+      dinp[o] = p.accumulate == 1 ? dinp[o] + acc[i][j] : acc[i][j];
     }
   }
 }

@@ -14,15 +14,24 @@ namespace remat::push {
 //   matmul_backward_weight.comp: dW          (+)= inp^T * dout, stored in W's layout
 //   matmul_backward_bias.comp:   dbias[N]    (+)= sum over m of dout[m,:]
 // w_layout 0: W stored [K,N] (in, out; HF Conv1D). 1: W stored [N,K] (out, in).
-// accumulate 0: overwrite the gradient; 1: add onto it (docs/ops.md).
+// accumulate 0: overwrite the gradient; 1: add onto it (docs/ops.md); 2 (dinp only): continue
+// the sum already there, i.e. start the reduction over n from dinp instead of 0. A weight too
+// large for one binding is bound in pieces of its rows (n): the first piece's dinp dispatch
+// overwrites or adds, later ones continue. That keeps the unsplit kernel's order of FMAs, so an
+// overwritten dinp has the unsplit bits (an accumulated one differs by rounding).
+// dout is columns [n_offset, n_offset + N) of a row-major matrix with rows ld_dout floats apart
+// (a piece's columns of the whole dout); a whole matmul has ld_dout = N, n_offset = 0.
+// matmul_backward_bias.comp reads whole rows of dout (ld_dout = N, n_offset = 0) only.
 struct MatmulBackwardParams {
   uint M;
   uint N;
   uint K;
   uint w_layout;
   uint accumulate;
+  uint ld_dout;
+  uint n_offset;
 };
-REMAT_PUSH_WORDS(MatmulBackwardParams, 5)
+REMAT_PUSH_WORDS(MatmulBackwardParams, 7)
 
 #ifdef __cplusplus
 }  // namespace remat::push

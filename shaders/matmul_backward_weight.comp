@@ -45,7 +45,7 @@ void main() {
       const uint m = m0 + u;
       if (m < p.M) {
         float b[MAX_T];
-        for (uint j = 0; j < TN; ++j) b[j] = dout[m * p.N + ns[j]];
+        for (uint j = 0; j < TN; ++j) b[j] = dout[m * p.ld_dout + p.n_offset + ns[j]];
         for (uint i = 0; i < TK; ++i) {
           const float a = inp[m * p.K + ks[i]];
           for (uint j = 0; j < TN; ++j) acc[i][j] = fma(a, b[j], acc[i][j]);

@@ -8,7 +8,8 @@
 // the workgroup) x 4*TN4 contiguous columns, and walks m from 0 to M-1 like
 // matmul_backward_weight.comp, in the same order, so both give the same bits. Loads are vec4 on
 // both sides: llvmpipe turns every buffer load into a per-lane scalar loop, so the count of load
-// instructions, not their width, sets the speed there.
+// instructions, not their width, sets the speed there. ld_dout and n_offset must be multiples of
+// 4 too.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 3) const uint TK = 8;   // ids 0-2 are the workgroup size; a multiple of 4
 layout(constant_id = 4) const uint TN4 = 2;  // vec4 column groups per invocation
@@ -42,7 +43,7 @@ void main() {
       const uint m = m0 + u;
       if (m < p.M) {
         vec4 b[MAX_T];
-        for (uint j = 0; j < TN4; ++j) b[j] = dout4[m * N4 + cs[j]];
+        for (uint j = 0; j < TN4; ++j) b[j] = dout4[(m * p.ld_dout + p.n_offset) / 4 + cs[j]];
         for (uint i4 = 0; i4 < TK / 4; ++i4) {
           const vec4 a = inp4[m * K4 + k4s[i4]];
           for (uint j = 0; j < TN4; ++j) {

@@ -9,7 +9,8 @@
 // so every load of `inp` is uniform across the workgroup (one scalar load, broadcast, on SIMD
 // CPUs; a cached broadcast on GPUs); the TN columns are interleaved with stride WX so that
 // neighbouring invocations read neighbouring W elements (coalesced on GPUs).
-// The reduction over K runs in one fixed order, so results are deterministic.
+// The reduction over K runs in one fixed order, so results are deterministic. The output may be
+// a piece's columns of a wider matrix (MatmulParams.ldo, n_offset).
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(constant_id = 3) const uint TM = 8;  // ids 0-2 are the workgroup size
 layout(constant_id = 4) const uint TN = 2;
@@ -65,8 +66,8 @@ void main() {
       const uint n = n0 + j * WX;
       if (n >= p.N) break;
       float v = acc[i][j];
-      if (p.has_bias != 0) v += bias[n];
-      outp[m * p.N + n] = v;
+      if (p.has_bias != 0) v += bias[p.n_offset + n];
+      outp[m * p.ldo + p.n_offset + n] = v;
     }
   }
 }

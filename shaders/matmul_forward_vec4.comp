@@ -6,7 +6,8 @@
 // CPU implementations. Each invocation owns TM rows x 4*TN4 contiguous columns and loads W four
 // floats at a time; the rows depend only on the workgroup, so inp loads are uniform (one scalar
 // load, broadcast). llvmpipe runs 8 invocations per SIMD instruction and pays per lane for
-// non-uniform loads, so one vec4 load per lane replaces four.
+// non-uniform loads, so one vec4 load per lane replaces four. ldo and n_offset (MatmulParams)
+// must be multiples of 4 too.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 3) const uint TM = 4;   // ids 0-2 are the workgroup size
 layout(constant_id = 4) const uint TN4 = 2;  // vec4 column groups per invocation
@@ -49,8 +50,8 @@ void main() {
       const uint c = c0 + j;
       if (c >= N4) break;
       vec4 v = acc[i][j];
-      if (p.has_bias != 0) v += bias4[c];
-      out4[m * N4 + c] = v;
+      if (p.has_bias != 0) v += bias4[p.n_offset / 4 + c];
+      out4[(m * p.ldo + p.n_offset) / 4 + c] = v;
     }
   }
 }

@@ -36,14 +36,20 @@ REMAT_PUSH_WORDS(CopyParams, 3)
 // matmul_forward.comp: out[M,N] = inp[M,K] * W + bias[N].
 // w_layout 0: W stored [K,N] (in, out; Hugging Face Conv1D). 1: W stored [N,K] (out, in;
 // nn.Linear and the tied token embedding used as the LM head).
+// out is columns [n_offset, n_offset + N) of a row-major matrix with rows ldo floats apart, and
+// bias is read at n_offset + n: a weight too large for one binding (GPT-2's tied head) is bound
+// in pieces of its rows, each dispatch writing its own columns of the whole output. A whole
+// matmul has ldo = N, n_offset = 0.
 struct MatmulParams {
   uint M;
   uint N;
   uint K;
   uint w_layout;
   uint has_bias;
+  uint ldo;
+  uint n_offset;
 };
-REMAT_PUSH_WORDS(MatmulParams, 5)
+REMAT_PUSH_WORDS(MatmulParams, 7)
 
 #ifdef __cplusplus
 }  // namespace remat::push

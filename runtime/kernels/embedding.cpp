@@ -1,11 +1,7 @@
 #include "runtime/kernels/embedding.h"
 
-#include <algorithm>
-#include <numeric>
-#include <stdexcept>
-#include <string>
-
 #include "embedding_params.h"
+#include "runtime/kernels/binding_pieces.h"
 
 namespace remat::kernels {
 
@@ -14,30 +10,13 @@ namespace {
 constexpr uint32_t kForwardGroup = 256;
 constexpr uint32_t kBackwardGroup = 32;  // C channels only: small groups spread them over cores
 
-struct Piece {
-  uint32_t begin, count;
-};
-
-// Vocabulary rows per binding: as many as fit in max_binding_bytes, rounded so every piece
-// starts on a 256-byte boundary, the largest minStorageBufferOffsetAlignment Vulkan permits.
+// wte's rows in pieces that each fit one binding (see binding_pieces.h).
 std::vector<Piece> vocab_pieces(const DeviceQuirks& q, uint32_t V, uint32_t C) {
-  const uint64_t row_bytes = uint64_t(C) * sizeof(float);
-  if (q.max_binding_bytes == 0 || V * row_bytes <= q.max_binding_bytes) return {{0, V}};
-  const uint64_t align_rows = 256 / std::gcd<uint64_t>(256, row_bytes);
-  const uint64_t rows = q.max_binding_bytes / row_bytes / align_rows * align_rows;
-  if (rows == 0)
-    throw std::invalid_argument("embedding: one row of " + std::to_string(row_bytes) +
-                                " bytes does not fit a binding of " +
-                                std::to_string(q.max_binding_bytes) + " bytes");
-  std::vector<Piece> pieces;
-  for (uint64_t b = 0; b < V; b += rows)
-    pieces.push_back({uint32_t(b), uint32_t(std::min<uint64_t>(rows, V - b))});
-  return pieces;
+  return binding_pieces(q, V, uint64_t(C) * sizeof(float), "embedding");
 }
 
 BufferSlice rows_of(BufferSlice table, const Piece& p, uint32_t C) {
-  const uint64_t row_bytes = uint64_t(C) * sizeof(float);
-  return {table.buffer, table.offset + p.begin * row_bytes, p.count * row_bytes};
+  return piece_of(table, p, uint64_t(C) * sizeof(float));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "runtime/kernels/matmul.h"
 
 #include "push_constants.h"
+#include "runtime/kernels/binding_pieces.h"
 
 namespace remat::kernels {
 
@@ -9,9 +10,13 @@ Dispatch matmul_forward(const DeviceQuirks& quirks, const MatmulShape& s, Buffer
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   Dispatch d;
   d.bindings = {{inp, false}, {w, false}, {has_bias ? bias : w, false}, {out, true}};
-  d.push = push_bytes(push::MatmulParams{s.M, s.N, s.K, static_cast<uint32_t>(s.layout), has_bias ? 1u : 0u});
+  d.push = push_bytes(push::MatmulParams{s.M, s.N, s.K, static_cast<uint32_t>(s.layout),
+                                         has_bias ? 1u : 0u, s.row_stride(), s.n_offset});
   d.label = "matmul_forward";
-  if (quirks.barriers_are_expensive && s.layout == WeightLayout::in_out && s.N % 4 == 0) {
+  // The vec4 kernel stores four columns at a time, so the output's stride and offset must keep
+  // them aligned too.
+  const bool aligned4 = s.N % 4 == 0 && s.row_stride() % 4 == 0 && s.n_offset % 4 == 0;
+  if (quirks.barriers_are_expensive && s.layout == WeightLayout::in_out && aligned4) {
     // CPU drivers: four contiguous columns per vec4 load (see matmul_forward_vec4.comp).
     // 8 rows x 8 columns per invocation measured fastest on llvmpipe at 256^3 and 1024^3.
     const uint32_t tm = 8, tn4 = 2, wx = 8;
@@ -30,6 +35,34 @@ Dispatch matmul_forward(const DeviceQuirks& quirks, const MatmulShape& s, Buffer
   d.spec = {wx, 1, 1, tm, tn};
   d.groups = {div_up(s.N, wx * tn), div_up(s.M, tm), 1};
   return d;
+}
+
+std::vector<Piece> weight_pieces(const DeviceQuirks& quirks, const MatmulShape& s) {
+  // An (in, out) weight's rows run over K, not N: a piece of its N columns is not contiguous.
+  // It stays whole, and a too-large one is refused where bindings are checked (Session,
+  // Executor) rather than here.
+  if (s.layout == WeightLayout::in_out) return {{0, s.N}};
+  return binding_pieces(quirks, s.N, uint64_t(s.K) * sizeof(float), "matmul");
+}
+
+MatmulShape piece_shape(const MatmulShape& whole, const Piece& p) {
+  MatmulShape s = whole;
+  s.N = p.count;
+  s.ld = whole.row_stride();
+  s.n_offset = whole.n_offset + p.begin;
+  return s;
+}
+
+std::vector<Dispatch> matmul_forward_pieces(const DeviceQuirks& quirks, const MatmulShape& s,
+                                            BufferSlice inp, BufferSlice w, BufferSlice bias,
+                                            BufferSlice out) {
+  const auto pieces = weight_pieces(quirks, s);
+  if (pieces.size() == 1) return {matmul_forward(quirks, s, inp, w, bias, out)};
+  std::vector<Dispatch> ds;
+  for (const Piece& p : pieces)
+    ds.push_back(matmul_forward(quirks, piece_shape(s, p), inp,
+                                piece_of(w, p, uint64_t(s.K) * sizeof(float)), bias, out));
+  return ds;
 }
 
 }  // namespace remat::kernels

@@ -1,8 +1,11 @@
 // Dispatches for the matmul kernels (Linear layers and the tied LM head).
 #pragma once
 
+#include <vector>
+
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
+#include "runtime/kernels/binding_pieces.h"
 
 namespace remat::kernels {
 
@@ -11,11 +14,30 @@ enum class WeightLayout : uint32_t { in_out = 0, out_in = 1 };  // [K,N] or [N,K
 struct MatmulShape {
   uint32_t M = 0, N = 0, K = 0;
   WeightLayout layout = WeightLayout::in_out;
+  // The N-wide side (forward: out and bias; backward: dout) is columns [n_offset, n_offset + N)
+  // of a row-major matrix whose rows are `ld` floats apart; ld 0 means N (the whole matrix).
+  // Set for one piece of a weight bound in pieces; W and dW are always the piece's own.
+  uint32_t ld = 0;
+  uint32_t n_offset = 0;
+  uint32_t row_stride() const { return ld ? ld : N; }
 };
 
 // out[M,N] = inp[M,K] · W + bias. `bias` may be {} (no bias); a dummy binding is then made
 // from `w`, which the kernel never reads.
 Dispatch matmul_forward(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice inp,
                         BufferSlice w, BufferSlice bias, BufferSlice out);
+
+// Rows of an (out, in) weight [N,K] in pieces that each fit one binding: one piece, the whole
+// weight, when it fits (see binding_pieces.h). An (in, out) weight is always one piece.
+std::vector<Piece> weight_pieces(const DeviceQuirks& quirks, const MatmulShape& s);
+// The shape of piece `p` of `whole`: p.count columns at n_offset + p.begin of whole's N-wide side.
+MatmulShape piece_shape(const MatmulShape& whole, const Piece& p);
+
+// matmul_forward with W bound in weight_pieces: one dispatch per piece, each writing its columns
+// of `out` (whole, [M,N]). Exactly matmul_forward's one dispatch when W fits. GPT-2's tied head
+// (wte, 154 MB) needs three pieces under lavapipe's 128 MiB binding limit.
+std::vector<Dispatch> matmul_forward_pieces(const DeviceQuirks& quirks, const MatmulShape& s,
+                                            BufferSlice inp, BufferSlice w, BufferSlice bias,
+                                            BufferSlice out);
 
 }  // namespace remat::kernels

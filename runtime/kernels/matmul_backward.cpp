@@ -1,5 +1,7 @@
 #include "runtime/kernels/matmul_backward.h"
 
+#include <stdexcept>
+
 #include "matmul_backward_params.h"
 
 namespace remat::kernels {
@@ -17,31 +19,61 @@ Tile tile(const DeviceQuirks& q) {
 }
 constexpr uint32_t kBiasGroup = 64;
 
+// MatmulBackwardParams.accumulate for a later piece of W's rows: continue the earlier pieces' sum.
+constexpr uint32_t kContinue = 2;
+
+push::MatmulBackwardParams params(const MatmulShape& s, uint32_t accumulate) {
+  return {s.M, s.N, s.K, static_cast<uint32_t>(s.layout), accumulate, s.row_stride(), s.n_offset};
+}
 push::MatmulBackwardParams params(const MatmulShape& s, GradWrite mode) {
-  return {s.M, s.N, s.K, static_cast<uint32_t>(s.layout), static_cast<uint32_t>(mode)};
+  return params(s, static_cast<uint32_t>(mode));
+}
+
+// The vec4 kernels read dout four columns at a time: its stride and offset must keep them aligned.
+bool dout_aligned4(const MatmulShape& s) {
+  return s.N % 4 == 0 && s.row_stride() % 4 == 0 && s.n_offset % 4 == 0;
+}
+
+Dispatch backward_input(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,
+                        BufferSlice w, BufferSlice dinp, uint32_t accumulate) {
+  const Tile t = tile(quirks);
+  Dispatch d;
+  // CPU drivers: four n per load where the rows of W are contiguous in n (same bits as below).
+  const bool vec4 =
+      quirks.barriers_are_expensive && s.layout == WeightLayout::in_out && dout_aligned4(s);
+  d.kernel = vec4 ? KernelId::matmul_backward_input_vec4 : KernelId::matmul_backward_input;
+  d.spec = {t.wx, 1, 1, t.rows, t.cols};
+  d.bindings = {{dout, false}, {w, false}, {dinp, true}};
+  d.push = push_bytes(params(s, accumulate));
+  d.groups = {div_up(s.K, t.wx * t.cols), div_up(s.M, t.rows), 1};
+  d.label = "matmul_backward_input";
+  return d;
 }
 
 }  // namespace
 
 Dispatch matmul_backward_input(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,
                                BufferSlice w, BufferSlice dinp, GradWrite mode) {
-  const Tile t = tile(quirks);
-  Dispatch d;
-  // CPU drivers: four n per load where the rows of W are contiguous in n (same bits as below).
-  const bool vec4 = quirks.barriers_are_expensive && s.layout == WeightLayout::in_out && s.N % 4 == 0;
-  d.kernel = vec4 ? KernelId::matmul_backward_input_vec4 : KernelId::matmul_backward_input;
-  d.spec = {t.wx, 1, 1, t.rows, t.cols};
-  d.bindings = {{dout, false}, {w, false}, {dinp, true}};
-  d.push = push_bytes(params(s, mode));
-  d.groups = {div_up(s.K, t.wx * t.cols), div_up(s.M, t.rows), 1};
-  d.label = "matmul_backward_input";
-  return d;
+  return backward_input(quirks, s, dout, w, dinp, static_cast<uint32_t>(mode));
+}
+
+std::vector<Dispatch> matmul_backward_input_pieces(const DeviceQuirks& quirks, const MatmulShape& s,
+                                                   BufferSlice dout, BufferSlice w,
+                                                   BufferSlice dinp, GradWrite mode) {
+  const auto pieces = weight_pieces(quirks, s);
+  if (pieces.size() == 1) return {matmul_backward_input(quirks, s, dout, w, dinp, mode)};
+  std::vector<Dispatch> ds;
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    ds.push_back(backward_input(quirks, piece_shape(s, pieces[i]), dout,
+                                piece_of(w, pieces[i], uint64_t(s.K) * sizeof(float)), dinp,
+                                i == 0 ? static_cast<uint32_t>(mode) : kContinue));
+  return ds;
 }
 
 Dispatch matmul_backward_weight(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,
                                 BufferSlice inp, BufferSlice dw, GradWrite mode) {
   Dispatch d;
-  if (quirks.barriers_are_expensive && s.layout == WeightLayout::in_out && s.N % 4 == 0 &&
+  if (quirks.barriers_are_expensive && s.layout == WeightLayout::in_out && dout_aligned4(s) &&
       s.K % 4 == 0) {
     // CPU drivers: vec4 loads on both sides (same bits as the scalar kernel).
     constexpr uint32_t tk = 8, tn4 = 2, wx = 8;
@@ -63,9 +95,24 @@ Dispatch matmul_backward_weight(const DeviceQuirks& quirks, const MatmulShape& s
   return d;
 }
 
+std::vector<Dispatch> matmul_backward_weight_pieces(const DeviceQuirks& quirks,
+                                                    const MatmulShape& s, BufferSlice dout,
+                                                    BufferSlice inp, BufferSlice dw,
+                                                    GradWrite mode) {
+  const auto pieces = weight_pieces(quirks, s);
+  if (pieces.size() == 1) return {matmul_backward_weight(quirks, s, dout, inp, dw, mode)};
+  std::vector<Dispatch> ds;
+  for (const Piece& p : pieces)  // disjoint rows of dW: each piece is the unsplit computation
+    ds.push_back(matmul_backward_weight(quirks, piece_shape(s, p), dout, inp,
+                                        piece_of(dw, p, uint64_t(s.K) * sizeof(float)), mode));
+  return ds;
+}
+
 Dispatch matmul_backward_bias(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,
                               BufferSlice dbias, GradWrite mode) {
   (void)quirks;  // one variant: a column per invocation suits every device
+  if (s.row_stride() != s.N || s.n_offset != 0)
+    throw std::logic_error("matmul_backward_bias reads whole rows of dout, not a piece of them");
   Dispatch d;
   d.kernel = KernelId::matmul_backward_bias;
   d.spec = {kBiasGroup};

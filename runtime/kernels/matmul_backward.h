@@ -3,6 +3,8 @@
 // dbias for the bias-free LM head).
 #pragma once
 
+#include <vector>
+
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
 #include "runtime/kernels/grad_write.h"
@@ -18,7 +20,21 @@ Dispatch matmul_backward_input(const DeviceQuirks& quirks, const MatmulShape& s,
 Dispatch matmul_backward_weight(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,
                                 BufferSlice inp, BufferSlice dw, GradWrite mode);
 
-// dbias[N] (+)= Σ_m dout[m, :].
+// The two above with W and dW bound in weight_pieces (matmul.h), for an (out, in) weight larger
+// than one binding (GPT-2's tied head): one dispatch per piece, exactly the single dispatch above
+// when W fits. dW's pieces are disjoint rows, each computed as unsplit (same bits). dinp sums
+// over n: the first piece overwrites or adds as `mode` says, later pieces continue that sum in
+// the unsplit order, so an overwritten dinp has the unsplit bits; an accumulated one is
+// old + (partial sums in order), which differs from old + (whole sum) only by rounding.
+std::vector<Dispatch> matmul_backward_input_pieces(const DeviceQuirks& quirks, const MatmulShape& s,
+                                                   BufferSlice dout, BufferSlice w,
+                                                   BufferSlice dinp, GradWrite mode);
+std::vector<Dispatch> matmul_backward_weight_pieces(const DeviceQuirks& quirks,
+                                                    const MatmulShape& s, BufferSlice dout,
+                                                    BufferSlice inp, BufferSlice dw,
+                                                    GradWrite mode);
+
+// dbias[N] (+)= Σ_m dout[m, :] (whole rows of dout: s.ld and s.n_offset unset).
 Dispatch matmul_backward_bias(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,
                               BufferSlice dbias, GradWrite mode);
 

@@ -48,6 +48,60 @@ Dispatch adamw(const DeviceQuirks& quirks, BufferSlice param, BufferSlice grad, 
   return d;
 }
 
+std::vector<Dispatch> adamw_pieces(const DeviceQuirks& quirks, BufferSlice param, BufferSlice grad,
+                                   BufferSlice m, BufferSlice v, BufferSlice hyper,
+                                   BufferSlice clip, uint32_t count, bool weight_decay) {
+  const auto pieces = element_pieces(quirks, count, "adamw");
+  if (pieces.size() == 1)
+    return {adamw(quirks, param, grad, m, v, hyper, clip, count, weight_decay)};
+  std::vector<Dispatch> ds;
+  for (const Piece& p : pieces) {
+    auto part = [&p](BufferSlice whole) { return piece_of(whole, p, sizeof(float)); };
+    ds.push_back(adamw(quirks, part(param), part(grad), part(m), part(v), hyper, clip, p.count,
+                       weight_decay));
+  }
+  return ds;
+}
+
+std::vector<GradNormEntry> grad_norm_entries(const DeviceQuirks& quirks,
+                                             std::span<const uint64_t> counts) {
+  std::vector<GradNormEntry> entries;
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    for (const Piece& p : element_pieces(quirks, counts[i], "grad_norm")) entries.push_back({i, p});
+  return entries;
+}
+
+namespace {
+std::vector<uint64_t> entry_counts(const std::vector<GradNormEntry>& entries) {
+  std::vector<uint64_t> counts;
+  for (const auto& e : entries) counts.push_back(e.piece.count);
+  return counts;
+}
+}  // namespace
+
+uint32_t grad_norm_partials_floats(const DeviceQuirks& quirks, std::span<const uint64_t> counts) {
+  return grad_norm_layout(entry_counts(grad_norm_entries(quirks, counts))).total;
+}
+
+std::vector<Dispatch> grad_norm(const DeviceQuirks& quirks, std::span<const BufferSlice> grads,
+                                std::span<const uint64_t> counts, BufferSlice partials,
+                                float max_norm, BufferSlice result) {
+  const auto entries = grad_norm_entries(quirks, counts);
+  const auto layout = grad_norm_layout(entry_counts(entries));
+  std::vector<Dispatch> ds;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const Piece& p = entries[i].piece;
+    const BufferSlice range{partials.buffer, partials.offset + layout.offsets[i],
+                            uint64_t(layout.slots[i]) * sizeof(float)};
+    ds.push_back(grad_norm_partial(quirks, piece_of(grads[entries[i].tensor], p, sizeof(float)),
+                                   p.count, range));
+  }
+  BufferSlice all = partials;
+  all.size = uint64_t(layout.total) * sizeof(float);
+  ds.push_back(grad_norm_finalize(quirks, all, layout.total, max_norm, result));
+  return ds;
+}
+
 uint32_t grad_norm_slots(uint64_t count) {
   // At least 2048 squares per slot before another 64 slots are added, at most 1024 slots: the
   // token embedding (38M floats) gets 1024 slots of ~37k squares, a bias 64 slots.

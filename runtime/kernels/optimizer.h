@@ -2,7 +2,8 @@
 //
 // A step over P parameter tensors is P grad_norm_partial dispatches (each into its own range of
 // one partials buffer, laid out by grad_norm_layout), one grad_norm_finalize, then P adamw
-// dispatches that read the clip scale the finalize wrote. The AdamW hyperparameters live in a
+// dispatches that read the clip scale the finalize wrote; a tensor larger than one binding (the
+// token embedding on lavapipe) takes one of each per piece. The AdamW hyperparameters live in a
 // 40-byte buffer (push::AdamWHyper) the host rewrites before each submission.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include "optimizer_params.h"
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
+#include "runtime/kernels/binding_pieces.h"
 
 namespace remat::kernels {
 
@@ -37,6 +39,13 @@ Dispatch adamw(const DeviceQuirks& quirks, BufferSlice param, BufferSlice grad, 
                BufferSlice v, BufferSlice hyper, BufferSlice clip, uint32_t count,
                bool weight_decay);
 
+// adamw with param, grad, m and v bound in element pieces that each fit one binding (GPT-2's
+// token embedding does not fit lavapipe's 128 MiB): one dispatch per piece, exactly adamw's one
+// dispatch when they fit. Elementwise, so the pieces do not change any bit.
+std::vector<Dispatch> adamw_pieces(const DeviceQuirks& quirks, BufferSlice param, BufferSlice grad,
+                                   BufferSlice m, BufferSlice v, BufferSlice hyper,
+                                   BufferSlice clip, uint32_t count, bool weight_decay);
+
 // Number of partial sums (floats) grad_norm_partial writes for a tensor of `count` elements:
 // a multiple of 64, so consecutive ranges start 256-byte aligned (any device's
 // minStorageBufferOffsetAlignment).
@@ -49,6 +58,27 @@ struct GradNormLayout {
   uint32_t total = 0;             // floats in all ranges: the partials buffer size / 4
 };
 GradNormLayout grad_norm_layout(std::span<const uint64_t> counts);
+
+// The gradient norm's entries: each tensor's element pieces that fit one binding (one piece,
+// the whole tensor, when it fits), in order. Every entry is one grad_norm_partial dispatch with
+// its own range of partial sums (its own grad_norm_layout count), so a split tensor's squares
+// are grouped differently from the unsplit ones, but in a fixed order: run-to-run identical.
+struct GradNormEntry {
+  std::size_t tensor;  // index into the counts
+  Piece piece;         // its elements
+};
+std::vector<GradNormEntry> grad_norm_entries(const DeviceQuirks& quirks,
+                                             std::span<const uint64_t> counts);
+
+// Floats of the partials buffer that grad_norm needs for tensors of these counts.
+uint32_t grad_norm_partials_floats(const DeviceQuirks& quirks, std::span<const uint64_t> counts);
+
+// The whole gradient norm: a grad_norm_partial per entry of grad_norm_entries, each into its
+// grad_norm_layout range of `partials`, then grad_norm_finalize into `result`. grads[i] holds
+// counts[i] floats.
+std::vector<Dispatch> grad_norm(const DeviceQuirks& quirks, std::span<const BufferSlice> grads,
+                                std::span<const uint64_t> counts, BufferSlice partials,
+                                float max_norm, BufferSlice result);
 
 // Sums of squares of `grad` (count floats) into `partials`, which must hold
 // grad_norm_slots(count) floats.
