@@ -195,9 +195,10 @@ AdamWRun run_adamw(uint64_t limit, uint32_t n) {
                                   clip.whole(), n, true);
   AdamWRun r;
   r.dispatches = ds.size();
-  if (ds.size() > 1)
-    for (std::size_t b : {0u, 1u, 2u, 3u})
-      require_pieces_of(ds, b, b == 0 ? p : b == 1 ? g : b == 2 ? m : v, n * 4ull);
+  if (ds.size() > 1) {
+    const Buffer* bound[] = {&p, &g, &m, &v};  // bindings 0-3
+    for (std::size_t b = 0; b < 4; ++b) require_pieces_of(ds, b, *bound[b], n * 4ull);
+  }
   test::run_once(std::move(ds));
   r.p = test::read<float>(p, n);
   r.m = test::read<float>(m, n);
