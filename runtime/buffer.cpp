@@ -13,8 +13,9 @@ Buffer::Buffer(Device& device, uint64_t bytes, MemoryCategory category, std::str
   if (bytes == 0) throw std::invalid_argument("buffer '" + name_ + "' has zero size");
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = bytes;
-  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-              VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  // Uniform-texel usage lets kernels read a slice through a texel view (see DeviceQuirks).
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+              VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkDevice dev = device.handle();
   vk_check(vkCreateBuffer(dev, &bci, nullptr, &buffer_), "vkCreateBuffer", "creating " + name_);

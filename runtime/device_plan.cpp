@@ -9,11 +9,16 @@ namespace remat {
 
 std::string_view device_kind_name(DeviceKind k) {
   switch (k) {
-    case DeviceKind::discrete: return "discrete";
-    case DeviceKind::integrated: return "integrated";
-    case DeviceKind::virtual_gpu: return "virtual";
-    case DeviceKind::cpu: return "cpu";
-    case DeviceKind::other: return "other";
+    case DeviceKind::discrete:
+      return "discrete";
+    case DeviceKind::integrated:
+      return "integrated";
+    case DeviceKind::virtual_gpu:
+      return "virtual";
+    case DeviceKind::cpu:
+      return "cpu";
+    case DeviceKind::other:
+      return "other";
   }
   return "other";
 }
@@ -56,7 +61,13 @@ DevicePlan plan_device(const PhysicalDeviceSnapshot& d) {
 
   plan.quirks.barriers_are_expensive = d.kind == DeviceKind::cpu;
   plan.quirks.max_binding_bytes = d.max_storage_buffer_range;
-  if (d.driver_name == "llvmpipe" || d.name.rfind("llvmpipe", 0) == 0) plan.quirks.max_loop_iterations = 65535;
+  // Mandatory limits (maxTexelBufferElements >= 65536) are too small to be worth a variant; every
+  // CPU driver reports far more.
+  plan.quirks.texel_fetch_beats_storage_loads = d.kind == DeviceKind::cpu &&
+                                                d.max_texel_buffer_elements >= (1u << 24) &&
+                                                d.min_texel_buffer_offset_alignment <= 16;
+  if (d.driver_name == "llvmpipe" || d.name.rfind("llvmpipe", 0) == 0)
+    plan.quirks.max_loop_iterations = 65535;
   return plan;
 }
 
@@ -69,11 +80,16 @@ std::string lower(std::string_view s) {
 
 int kind_rank(DeviceKind k) {
   switch (k) {
-    case DeviceKind::discrete: return 0;
-    case DeviceKind::integrated: return 1;
-    case DeviceKind::virtual_gpu: return 2;
-    case DeviceKind::cpu: return 3;
-    case DeviceKind::other: return 4;
+    case DeviceKind::discrete:
+      return 0;
+    case DeviceKind::integrated:
+      return 1;
+    case DeviceKind::virtual_gpu:
+      return 2;
+    case DeviceKind::cpu:
+      return 3;
+    case DeviceKind::other:
+      return 4;
   }
   return 5;
 }

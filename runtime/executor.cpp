@@ -11,7 +11,9 @@ namespace {
 struct Range {
   VkBuffer buffer;
   uint64_t begin, end;
-  bool overlaps(const Range& o) const { return buffer == o.buffer && begin < o.end && o.begin < end; }
+  bool overlaps(const Range& o) const {
+    return buffer == o.buffer && begin < o.end && o.begin < end;
+  }
 };
 
 bool any_overlap(const std::vector<Range>& set, const Range& r) {
@@ -31,26 +33,33 @@ void memory_barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags 
 }  // namespace
 
 Executor::Executor(KernelCache& kernels, std::vector<Dispatch> dispatches, ExecutorOptions options)
-    : device_(kernels.device()), kernels_(kernels), dispatches_(std::move(dispatches)),
+    : device_(kernels.device()),
+      kernels_(kernels),
+      dispatches_(std::move(dispatches)),
       options_(options) {
   VkDevice dev = device_.handle();
-  uint32_t descriptors = 0;
+  uint32_t storage = 0, texels = 0;
   for (const auto& d : dispatches_) {
-    validate(d, kernels_.get(d.kernel, d.spec));
-    descriptors += static_cast<uint32_t>(d.bindings.size());
+    const Pipeline& p = kernels_.get(d.kernel, d.spec);
+    validate(d, p);
+    for (VkDescriptorType t : p.binding_types)
+      ++(t == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER ? storage : texels);
   }
   if (!dispatches_.empty()) {
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(descriptors, 1u)};
+    VkDescriptorPoolSize sizes[2] = {
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(storage, 1u)},
+        {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, std::max(texels, 1u)}};
     VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pci.maxSets = static_cast<uint32_t>(dispatches_.size());
-    pci.poolSizeCount = 1;
-    pci.pPoolSizes = &size;
+    pci.poolSizeCount = 2;
+    pci.pPoolSizes = sizes;
     vk_check(vkCreateDescriptorPool(dev, &pci, nullptr, &pool_), "vkCreateDescriptorPool",
              "recording " + std::to_string(dispatches_.size()) + " dispatches");
   }
   if (options_.timestamps) {
     if (!device_.info().timestamps)
-      throw VulkanError(device_.info().name + " has no compute timestamps", VK_ERROR_FEATURE_NOT_PRESENT);
+      throw VulkanError(device_.info().name + " has no compute timestamps",
+                        VK_ERROR_FEATURE_NOT_PRESENT);
     VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
     qci.queryCount = static_cast<uint32_t>(dispatches_.size() + 1);
@@ -68,12 +77,14 @@ Executor::~Executor() {
   VkDevice dev = device_.handle();
   if (cb_) vkFreeCommandBuffers(dev, device_.command_pool(), 1, &cb_);
   if (queries_) vkDestroyQueryPool(dev, queries_, nullptr);
+  for (VkBufferView v : views_) vkDestroyBufferView(dev, v, nullptr);
   if (pool_) vkDestroyDescriptorPool(dev, pool_, nullptr);
 }
 
 void Executor::validate(const Dispatch& d, const Pipeline& p) const {
   const auto& info = device_.info();
-  const std::string who = "dispatch '" + (d.label.empty() ? std::string(kernel_name(d.kernel)) : d.label) + "'";
+  const std::string who =
+      "dispatch '" + (d.label.empty() ? std::string(kernel_name(d.kernel)) : d.label) + "'";
   if (d.bindings.size() != p.binding_count)
     throw std::invalid_argument(who + " binds " + std::to_string(d.bindings.size()) +
                                 " buffers; kernel " + std::string(kernel_name(d.kernel)) +
@@ -83,6 +94,10 @@ void Executor::validate(const Dispatch& d, const Pipeline& p) const {
     const BufferSlice& s = d.bindings[i].slice;
     if (s.buffer == VK_NULL_HANDLE || s.size == 0)
       throw std::invalid_argument(who + ": binding " + std::to_string(i) + " is empty");
+    if (p.binding_types[i] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
+      validate_texels(who + ": binding " + std::to_string(i), d.bindings[i]);
+      continue;
+    }
     if (s.size > info.max_storage_buffer_range)
       throw std::invalid_argument(who + ": binding " + std::to_string(i) + " spans " +
                                   std::to_string(s.size) + " bytes, above this device's " +
@@ -101,11 +116,31 @@ void Executor::validate(const Dispatch& d, const Pipeline& p) const {
                                   std::to_string(info.max_workgroup_count[a]) + "]");
 }
 
+void Executor::validate_texels(const std::string& who, const Binding& b) const {
+  const auto& info = device_.info();
+  const uint64_t texel = b.texel_format == VK_FORMAT_R32_SFLOAT ? 4 : 16;
+  if (b.texel_format != VK_FORMAT_R32_SFLOAT && b.texel_format != VK_FORMAT_R32G32B32A32_SFLOAT)
+    throw std::invalid_argument(who + ": texel views are R32_SFLOAT or R32G32B32A32_SFLOAT");
+  if (b.writes)
+    throw std::invalid_argument(who + " is a read-only texel view but is marked written");
+  if (b.slice.size % texel != 0 || b.slice.size / texel > info.max_texel_buffer_elements)
+    throw std::invalid_argument(who + " spans " + std::to_string(b.slice.size) +
+                                " bytes: not a whole number of " + std::to_string(texel) +
+                                "-byte texels up to this device's maxTexelBufferElements of " +
+                                std::to_string(info.max_texel_buffer_elements));
+  if (info.min_texel_buffer_offset_alignment &&
+      b.slice.offset % info.min_texel_buffer_offset_alignment != 0)
+    throw std::invalid_argument(who + " offset " + std::to_string(b.slice.offset) +
+                                " is not a multiple of " +
+                                std::to_string(info.min_texel_buffer_offset_alignment));
+}
+
 void Executor::record() {
   VkDevice dev = device_.handle();
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   vk_check(vkBeginCommandBuffer(cb_, &bi), "vkBeginCommandBuffer");
-  if (queries_) vkCmdResetQueryPool(cb_, queries_, 0, static_cast<uint32_t>(dispatches_.size() + 1));
+  if (queries_)
+    vkCmdResetQueryPool(cb_, queries_, 0, static_cast<uint32_t>(dispatches_.size() + 1));
 
   constexpr VkAccessFlags kAll = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   if (!options_.before.empty()) {
@@ -128,7 +163,8 @@ void Executor::record() {
     bool hazard = false;
     for (const auto& b : d.bindings) {
       Range r{b.slice.buffer, b.slice.offset, b.slice.offset + b.slice.size};
-      if (any_overlap(pending_writes, r) || (b.writes && any_overlap(pending_reads, r))) hazard = true;
+      if (any_overlap(pending_writes, r) || (b.writes && any_overlap(pending_reads, r)))
+        hazard = true;
     }
     if (hazard) {
       memory_barrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
@@ -149,20 +185,28 @@ void Executor::record() {
     ai.pSetLayouts = &p.set_layout;
     vk_check(vkAllocateDescriptorSets(dev, &ai, &set), "vkAllocateDescriptorSets");
     std::vector<VkDescriptorBufferInfo> infos(d.bindings.size());
+    std::vector<VkBufferView> views(d.bindings.size());
     std::vector<VkWriteDescriptorSet> writes(d.bindings.size());
     for (uint32_t i = 0; i < d.bindings.size(); ++i) {
-      infos[i] = {d.bindings[i].slice.buffer, d.bindings[i].slice.offset, d.bindings[i].slice.size};
+      const BufferSlice& s = d.bindings[i].slice;
       writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       writes[i].dstSet = set;
       writes[i].dstBinding = i;
       writes[i].descriptorCount = 1;
-      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[i].pBufferInfo = &infos[i];
+      writes[i].descriptorType = p.binding_types[i];
+      if (p.binding_types[i] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
+        views[i] = texel_view(d.bindings[i]);
+        writes[i].pTexelBufferView = &views[i];
+      } else {
+        infos[i] = {s.buffer, s.offset, s.size};
+        writes[i].pBufferInfo = &infos[i];
+      }
     }
     vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
 
     if (queries_)
-      vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, static_cast<uint32_t>(di));
+      vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_,
+                          static_cast<uint32_t>(di));
     vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
     vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
     if (!d.push.empty())
@@ -186,6 +230,18 @@ void Executor::record() {
   vk_check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
 }
 
+VkBufferView Executor::texel_view(const Binding& b) {
+  VkBufferViewCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+  ci.buffer = b.slice.buffer;
+  ci.format = b.texel_format;
+  ci.offset = b.slice.offset;
+  ci.range = b.slice.size;
+  VkBufferView view = VK_NULL_HANDLE;
+  vk_check(vkCreateBufferView(device_.handle(), &ci, nullptr, &view), "vkCreateBufferView");
+  views_.push_back(view);
+  return view;
+}
+
 void Executor::record_copies(const std::vector<CopyRegion>& copies) {
   for (const auto& c : copies) {
     VkBufferCopy region{c.src_offset, c.dst_offset, c.bytes};
@@ -193,7 +249,9 @@ void Executor::record_copies(const std::vector<CopyRegion>& copies) {
   }
 }
 
-void Executor::run() { device_.submit_and_wait(cb_); }
+void Executor::run() {
+  device_.submit_and_wait(cb_);
+}
 
 std::vector<double> Executor::dispatch_ms() const {
   if (!queries_) return {};
@@ -204,7 +262,8 @@ std::vector<double> Executor::dispatch_ms() const {
            "vkGetQueryPoolResults");
   std::vector<double> ms(dispatches_.size());
   const double period = device_.info().timestamp_period_ns;
-  for (std::size_t i = 0; i < ms.size(); ++i) ms[i] = double(ticks[i + 1] - ticks[i]) * period * 1e-6;
+  for (std::size_t i = 0; i < ms.size(); ++i)
+    ms[i] = double(ticks[i + 1] - ticks[i]) * period * 1e-6;
   return ms;
 }
 

@@ -17,19 +17,22 @@
 
 namespace remat {
 
-// One storage-buffer binding of a dispatch.
+// One binding of a dispatch. The kernel's SPIR-V decides the descriptor type: a storage buffer,
+// or (for a `samplerBuffer`) a uniform texel buffer, for which the executor creates a view of
+// the slice with `texel_format`.
 struct Binding {
   BufferSlice slice;    // the bytes bound at this binding index
   bool writes = false;  // the kernel may write these bytes (decides barriers)
+  VkFormat texel_format = VK_FORMAT_R32G32B32A32_SFLOAT;  // texel bindings: RGBA32F or R32_SFLOAT
 };
 
 struct Dispatch {
   KernelId kernel{};
-  std::vector<uint32_t> spec;            // specialization constants: 0-2 workgroup size, 3+ variants
-  std::vector<Binding> bindings;         // binding i of set 0
-  std::vector<uint8_t> push;             // push-constant bytes (a struct from push_constants.h)
+  std::vector<uint32_t> spec;     // specialization constants: 0-2 workgroup size, 3+ variants
+  std::vector<Binding> bindings;  // binding i of set 0
+  std::vector<uint8_t> push;      // push-constant bytes (a struct from push_constants.h)
   std::array<uint32_t, 3> groups{1, 1, 1};
-  std::string label;                     // for timings and errors, e.g. "h.3.mlp.c_fc matmul"
+  std::string label;  // for timings and errors, e.g. "h.3.mlp.c_fc matmul"
 };
 
 template <class P>
@@ -39,7 +42,9 @@ std::vector<uint8_t> push_bytes(const P& p) {
   return out;
 }
 
-inline uint32_t div_up(uint64_t n, uint64_t d) { return static_cast<uint32_t>((n + d - 1) / d); }
+inline uint32_t div_up(uint64_t n, uint64_t d) {
+  return static_cast<uint32_t>((n + d - 1) / d);
+}
 
 // Workgroups for a kernel that loops over `items` with a grid stride: one item per invocation up
 // to 65535 groups, the maxComputeWorkGroupCount[0] every Vulkan device supports.
@@ -81,7 +86,9 @@ class Executor {
 
  private:
   void validate(const Dispatch& d, const Pipeline& p) const;
+  void validate_texels(const std::string& who, const Binding& b) const;
   void record();
+  VkBufferView texel_view(const Binding& b);  // creates a view owned by views_
   void record_copies(const std::vector<CopyRegion>& copies);
 
   Device& device_;
@@ -89,6 +96,7 @@ class Executor {
   std::vector<Dispatch> dispatches_;
   ExecutorOptions options_;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  std::vector<VkBufferView> views_;  // texel views of texel bindings, alive as long as cb_
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   std::size_t barrier_count_ = 0;

@@ -153,6 +153,8 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
   s.max_storage_buffer_range = lim.maxStorageBufferRange;
   s.max_memory_allocation_size = maint3.maxMemoryAllocationSize;
   s.min_storage_buffer_offset_alignment = lim.minStorageBufferOffsetAlignment;
+  s.max_texel_buffer_elements = lim.maxTexelBufferElements;
+  s.min_texel_buffer_offset_alignment = lim.minTexelBufferOffsetAlignment;
   s.max_shared_memory_bytes = lim.maxComputeSharedMemorySize;
   s.max_workgroup_invocations = lim.maxComputeWorkGroupInvocations;
   for (int i = 0; i < 3; ++i) {

@@ -1,6 +1,7 @@
 #include "runtime/kernel_cache.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "runtime/vulkan_error.h"
@@ -21,6 +22,37 @@ uint32_t spirv_binding_count(std::span<const uint32_t> words) {
     i += n;
   }
   return count;
+}
+
+std::vector<VkDescriptorType> spirv_binding_types(std::span<const uint32_t> words) {
+  constexpr uint32_t kOpTypeImage = 25, kOpTypeSampledImage = 27, kOpTypePointer = 32;
+  constexpr uint32_t kOpVariable = 59, kOpDecorate = 71, kDecorationBinding = 33, kDimBuffer = 5;
+  std::map<uint32_t, uint32_t> binding_of_var, pointee_of_ptr, type_of_var, image_of_sampled;
+  std::map<uint32_t, uint32_t> dim_of_image;
+  for (std::size_t i = 5; i < words.size();) {
+    const uint32_t n = words[i] >> 16, op = words[i] & 0xFFFFu;
+    if (n == 0 || i + n > words.size()) break;
+    if (op == kOpDecorate && n >= 4 && words[i + 2] == kDecorationBinding)
+      binding_of_var[words[i + 1]] = words[i + 3];
+    else if (op == kOpTypePointer && n >= 4)
+      pointee_of_ptr[words[i + 1]] = words[i + 3];
+    else if (op == kOpVariable && n >= 4)
+      type_of_var[words[i + 2]] = words[i + 1];
+    else if (op == kOpTypeSampledImage && n >= 3)
+      image_of_sampled[words[i + 1]] = words[i + 2];
+    else if (op == kOpTypeImage && n >= 4)
+      dim_of_image[words[i + 1]] = words[i + 3];
+    i += n;
+  }
+  std::vector<VkDescriptorType> types(spirv_binding_count(words),
+                                      VK_DESCRIPTOR_TYPE_STORAGE_BUFFER);
+  for (const auto& [var, binding] : binding_of_var) {
+    const uint32_t pointee = pointee_of_ptr[type_of_var[var]];
+    const auto sampled = image_of_sampled.find(pointee);
+    if (sampled != image_of_sampled.end() && dim_of_image[sampled->second] == kDimBuffer)
+      types.at(binding) = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+  }
+  return types;
 }
 
 KernelCache::~KernelCache() {
@@ -49,10 +81,11 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
   }
 
   Pipeline p;
-  p.binding_count = spirv_binding_count(words);
+  p.binding_types = spirv_binding_types(words);
+  p.binding_count = static_cast<uint32_t>(p.binding_types.size());
   std::vector<VkDescriptorSetLayoutBinding> bindings(p.binding_count);
   for (uint32_t b = 0; b < p.binding_count; ++b)
-    bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    bindings[b] = {b, p.binding_types[b], 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   dl.bindingCount = p.binding_count;
   dl.pBindings = bindings.data();

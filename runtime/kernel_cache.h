@@ -20,11 +20,17 @@ struct Pipeline {
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-  uint32_t binding_count = 0;  // storage buffers at bindings 0..binding_count-1 of set 0
+  uint32_t binding_count = 0;  // bindings 0..binding_count-1 of set 0
+  std::vector<VkDescriptorType>
+      binding_types;  // storage buffer or uniform texel buffer, per binding
 };
 
-// Storage-buffer bindings a SPIR-V module declares in set 0 (max Binding decoration + 1).
+// Bindings a SPIR-V module declares in set 0 (max Binding decoration + 1).
 uint32_t spirv_binding_count(std::span<const uint32_t> words);
+
+// The descriptor type of each binding 0..count-1: VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER for a
+// `samplerBuffer`, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER otherwise (remat kernels use nothing else).
+std::vector<VkDescriptorType> spirv_binding_types(std::span<const uint32_t> words);
 
 class KernelCache {
  public:

@@ -2,11 +2,14 @@
 
 #include "push_constants.h"
 #include "runtime/kernels/binding_pieces.h"
+#include "runtime/kernels/matmul_texels.h"
 
 namespace remat::kernels {
 
 Dispatch matmul_forward(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice inp,
                         BufferSlice w, BufferSlice bias, BufferSlice out) {
+  // CPU drivers: operands through texel views, 4-8x faster there (see matmul_texels.h).
+  if (auto texels = matmul_forward_texels(quirks, s, inp, w, bias, out)) return *texels;
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   Dispatch d;
   d.bindings = {{inp, false}, {w, false}, {has_bias ? bias : w, false}, {out, true}};

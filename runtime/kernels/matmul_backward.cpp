@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "matmul_backward_params.h"
+#include "runtime/kernels/matmul_texels.h"
 
 namespace remat::kernels {
 
@@ -36,6 +37,9 @@ bool dout_aligned4(const MatmulShape& s) {
 
 Dispatch backward_input(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,
                         BufferSlice w, BufferSlice dinp, uint32_t accumulate) {
+  // CPU drivers: operands through texel views (see matmul_texels.h).
+  if (auto texels = matmul_backward_input_texels(quirks, s, dout, w, dinp, accumulate))
+    return *texels;
   const Tile t = tile(quirks);
   Dispatch d;
   // CPU drivers: four n per load where the rows of W are contiguous in n (same bits as below).
@@ -72,6 +76,9 @@ std::vector<Dispatch> matmul_backward_input_pieces(const DeviceQuirks& quirks, c
 
 Dispatch matmul_backward_weight(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,
                                 BufferSlice inp, BufferSlice dw, GradWrite mode) {
+  if (auto texels =
+          matmul_backward_weight_texels(quirks, s, dout, inp, dw, static_cast<uint32_t>(mode)))
+    return *texels;
   Dispatch d;
   if (quirks.barriers_are_expensive && s.layout == WeightLayout::in_out && dout_aligned4(s) &&
       s.K % 4 == 0) {

@@ -75,12 +75,16 @@ struct Problem {
 };
 
 // The builders pick tile shapes from DeviceQuirks; every variant runs on any device, so the
-// tests run each one here.
+// tests run each one here: CPU storage-buffer tiles, GPU tiles, and the CPU texel-fetch kernels
+// (matmul_texels.h; they fall back to the CPU tiles where a shape rules them out).
 std::vector<DeviceQuirks> variants() {
   DeviceQuirks cpu = test::device().plan().quirks, gpu = cpu;
   cpu.barriers_are_expensive = true;
   gpu.barriers_are_expensive = false;
-  return {cpu, gpu};
+  cpu.texel_fetch_beats_storage_loads = gpu.texel_fetch_beats_storage_loads = false;
+  DeviceQuirks texels = cpu;
+  texels.texel_fetch_beats_storage_loads = true;
+  return {cpu, gpu, texels};
 }
 
 // Runs the three kernels once into buffers pre-filled with `init` (garbage when empty).
@@ -130,7 +134,8 @@ void check_against_reference(uint32_t M, uint32_t N, uint32_t K, kernels::Weight
   ref::matmul_backward(mag.dinp, mag.dw, mag.dbias, absolute(p.dout), absolute(p.inp),
                        absolute(p.w), M, N, K, ref_layout(layout));
   for (const DeviceQuirks& q : variants()) {
-    INFO("barriers_are_expensive " << q.barriers_are_expensive);
+    INFO("barriers_are_expensive " << q.barriers_are_expensive << " texels "
+                                   << q.texel_fetch_beats_storage_loads);
     Grads gpu = run_gpu(p, kernels::GradWrite::overwrite, {}, q);
     require_close(gpu.dinp, ref.dinp, mag.dinp, "dinp");
     require_close(gpu.dw, ref.dw, mag.dw, "dw");
@@ -257,11 +262,11 @@ TEST_CASE("matmul_backward_input's vec4 variant gives the scalar kernel's bits")
   Buffer b = test::garbage_buffer<float>(16, "b");
   const kernels::MatmulShape s{69, 144, 48, kernels::WeightLayout::in_out};
   REQUIRE(kernels::matmul_backward_input(vs[0], s, b.whole(), b.whole(), b.whole(),
-                                         kernels::GradWrite::overwrite).kernel ==
-          KernelId::matmul_backward_input_vec4);
+                                         kernels::GradWrite::overwrite)
+              .kernel == KernelId::matmul_backward_input_vec4);
   REQUIRE(kernels::matmul_backward_input(vs[1], s, b.whole(), b.whole(), b.whole(),
-                                         kernels::GradWrite::overwrite).kernel ==
-          KernelId::matmul_backward_input);
+                                         kernels::GradWrite::overwrite)
+              .kernel == KernelId::matmul_backward_input);
   Problem p(69, 144, 48, kernels::WeightLayout::in_out);
   CHECK(run_gpu(p, kernels::GradWrite::overwrite, {}, vs[0]).dinp ==
         run_gpu(p, kernels::GradWrite::overwrite, {}, vs[1]).dinp);
@@ -270,12 +275,13 @@ TEST_CASE("matmul_backward_input's vec4 variant gives the scalar kernel's bits")
 TEST_CASE("matmul_backward_weight's vec4 variant gives the scalar kernel's bits") {
   const auto vs = variants();
   Buffer b = test::garbage_buffer<float>(16, "b");
-  for (const auto& [M, N, K] : {std::tuple{69u, 144u, 48u}, std::tuple{5u, 12u, 20u}, std::tuple{130u, 8u, 4u}}) {
+  for (const auto& [M, N, K] :
+       {std::tuple{69u, 144u, 48u}, std::tuple{5u, 12u, 20u}, std::tuple{130u, 8u, 4u}}) {
     INFO("M=" << M << " N=" << N << " K=" << K);
     const kernels::MatmulShape s{M, N, K, kernels::WeightLayout::in_out};
     REQUIRE(kernels::matmul_backward_weight(vs[0], s, b.whole(), b.whole(), b.whole(),
-                                            kernels::GradWrite::overwrite).kernel ==
-            KernelId::matmul_backward_weight_vec4);
+                                            kernels::GradWrite::overwrite)
+                .kernel == KernelId::matmul_backward_weight_vec4);
     Problem p(M, N, K, kernels::WeightLayout::in_out);
     const Grads init{{}, test::random_floats(size_t(K) * N, 5), {}};
     for (auto mode : {kernels::GradWrite::overwrite, kernels::GradWrite::accumulate}) {

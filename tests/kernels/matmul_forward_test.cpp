@@ -19,6 +19,7 @@ struct Result {
 DeviceQuirks variant(bool cpu_tiles) {
   DeviceQuirks q = test::device().plan().quirks;
   q.barriers_are_expensive = cpu_tiles;
+  q.texel_fetch_beats_storage_loads = false;  // matmul_texels_test.cpp covers those
   return q;
 }
 
@@ -66,7 +67,8 @@ TEST_CASE("matmul_forward matches the reference at sizes that are not tile multi
 }
 
 TEST_CASE("matmul_forward at GPT-shaped rectangles, without bias") {
-  check_close(run_matmul(69, 144, 48, kernels::WeightLayout::in_out, true), 48);   // c_attn, T=23 B=3
+  check_close(run_matmul(69, 144, 48, kernels::WeightLayout::in_out, true),
+              48);  // c_attn, T=23 B=3
   check_close(run_matmul(69, 101, 48, kernels::WeightLayout::out_in, false), 48);  // tied head
   check_close(run_matmul(5, 3, 300, kernels::WeightLayout::in_out, false), 300);
   check_close(run_matmul(69, 101, 48, kernels::WeightLayout::out_in, false, false), 48);
@@ -107,7 +109,8 @@ TEST_CASE("matmul_forward throughput", "[.bench]") {
 TEST_CASE("matmul_forward picks the vec4 variant only where it applies, and the tests cover both") {
   Buffer b = test::garbage_buffer<float>(16, "b");
   auto pick = [&](bool cpu, uint32_t N, kernels::WeightLayout l) {
-    return kernels::matmul_forward(variant(cpu), {4, N, 4, l}, b.whole(), b.whole(), {}, b.whole()).kernel;
+    return kernels::matmul_forward(variant(cpu), {4, N, 4, l}, b.whole(), b.whole(), {}, b.whole())
+        .kernel;
   };
   CHECK(pick(true, 64, kernels::WeightLayout::in_out) == KernelId::matmul_forward_vec4);
   CHECK(pick(true, 33, kernels::WeightLayout::in_out) == KernelId::matmul_forward);

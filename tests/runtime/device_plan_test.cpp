@@ -60,9 +60,12 @@ TEST_CASE("plan_device enables what the device supports and flags CPU drivers") 
   CHECK(p.quirks.max_loop_iterations == 65535);  // llvmpipe's silent loop limit
   auto swiftshader = cpu;
   swiftshader.name = "SwiftShader Device (LLVM 10.0.0)";
-  CHECK(plan_device(swiftshader).quirks.max_loop_iterations == 0);  // another CPU driver: none known
-  CHECK(std::find(p.extensions.begin(), p.extensions.end(), "VK_EXT_memory_budget") != p.extensions.end());
-  CHECK(std::find(p.extensions.begin(), p.extensions.end(), "VK_KHR_shader_float16_int8") != p.extensions.end());
+  // Another CPU driver: no loop limit known.
+  CHECK(plan_device(swiftshader).quirks.max_loop_iterations == 0);
+  CHECK(std::find(p.extensions.begin(), p.extensions.end(), "VK_EXT_memory_budget") !=
+        p.extensions.end());
+  CHECK(std::find(p.extensions.begin(), p.extensions.end(), "VK_KHR_shader_float16_int8") !=
+        p.extensions.end());
 
   auto gpu = make(1, "NVIDIA", DeviceKind::discrete);
   gpu.compute_queue_family = 2;
@@ -71,6 +74,22 @@ TEST_CASE("plan_device enables what the device supports and flags CPU drivers") 
   CHECK_FALSE(g.enable_shader_float16);
   CHECK(g.queue_family == 2);
   CHECK(g.extensions.empty());
+}
+
+TEST_CASE("plan_device picks texel-fetch matmuls for CPU drivers with large texel views only") {
+  auto cpu = make(0, "llvmpipe", DeviceKind::cpu);
+  cpu.max_texel_buffer_elements = 128u << 20;
+  cpu.min_texel_buffer_offset_alignment = 16;
+  CHECK(plan_device(cpu).quirks.texel_fetch_beats_storage_loads);
+  auto small = cpu;
+  small.max_texel_buffer_elements = 65536;  // the Vulkan minimum
+  CHECK_FALSE(plan_device(small).quirks.texel_fetch_beats_storage_loads);
+  auto coarse = cpu;
+  coarse.min_texel_buffer_offset_alignment = 256;  // tensors are placed on 16-byte boundaries
+  CHECK_FALSE(plan_device(coarse).quirks.texel_fetch_beats_storage_loads);
+  auto gpu = cpu;
+  gpu.kind = DeviceKind::discrete;
+  CHECK_FALSE(plan_device(gpu).quirks.texel_fetch_beats_storage_loads);
 }
 
 TEST_CASE("plan_device rejects devices remat cannot use") {

@@ -1,6 +1,7 @@
 // The executor records once, inserts barriers where data depends, and replays deterministically.
 #include <catch2/catch.hpp>
 
+#include "matmul_texels_params.h"
 #include "runtime/kernels/elementwise.h"
 #include "tests/support/test_device.h"
 
@@ -28,10 +29,10 @@ TEST_CASE("independent dispatches share no barrier; a write-after-read gets one"
   constexpr uint32_t n = 64;
   Buffer a = test::garbage_buffer<float>(4 * n, "a");
   std::vector<Dispatch> ds;
-  ds.push_back(kernels::fill(a.slice(0, n * 4), n, 1.0f));          // writes [0, n)
-  ds.push_back(kernels::fill(a.slice(n * 4, n * 4), n, 2.0f));      // disjoint: no barrier
+  ds.push_back(kernels::fill(a.slice(0, n * 4), n, 1.0f));      // writes [0, n)
+  ds.push_back(kernels::fill(a.slice(n * 4, n * 4), n, 2.0f));  // disjoint: no barrier
   ds.push_back(kernels::copy(a.slice(0, n * 4), a.slice(2 * n * 4, n * 4), n));  // RAW: barrier
-  ds.push_back(kernels::fill(a.slice(0, n * 4), n, 5.0f));          // WAR on [0, n): barrier
+  ds.push_back(kernels::fill(a.slice(0, n * 4), n, 5.0f));  // WAR on [0, n): barrier
   Executor ex(test::kernels(), std::move(ds));
   CHECK(ex.barrier_count() == 2);
   ex.run();
@@ -56,7 +57,8 @@ TEST_CASE("a recorded command buffer replays with new inputs") {
 
 TEST_CASE("timestamps give one non-negative duration per dispatch") {
   Buffer a = test::garbage_buffer<float>(4096, "a");
-  Executor ex(test::kernels(), {kernels::fill(a.whole(), 4096, 0.0f), kernels::fill(a.whole(), 4096, 1.0f)},
+  Executor ex(test::kernels(),
+              {kernels::fill(a.whole(), 4096, 0.0f), kernels::fill(a.whole(), 4096, 1.0f)},
               ExecutorOptions{true});
   ex.run();
   auto ms = ex.dispatch_ms();
@@ -82,6 +84,39 @@ TEST_CASE("the SPIR-V reflection counts each kernel's bindings") {
   CHECK(spirv_binding_count(kernel_spirv(KernelId::copy)) == 2);
   CHECK(spirv_binding_count(kernel_spirv(KernelId::matmul_forward)) == 4);
   CHECK(kernel_name(KernelId::matmul_forward) == "matmul_forward");
+}
+
+TEST_CASE("the SPIR-V reflection tells texel-buffer bindings from storage buffers") {
+  const auto storage = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+             texels = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+  CHECK(spirv_binding_types(kernel_spirv(KernelId::matmul_forward)) ==
+        std::vector<VkDescriptorType>{storage, storage, storage, storage});
+  CHECK(spirv_binding_types(kernel_spirv(KernelId::matmul_outer_texels)) ==
+        std::vector<VkDescriptorType>{texels, texels, storage, storage});
+  CHECK(spirv_binding_types(kernel_spirv(KernelId::matmul_dot_texels)) ==
+        std::vector<VkDescriptorType>{texels, texels, storage, storage});
+}
+
+TEST_CASE("texel bindings that break the view rules are refused before recording") {
+  Buffer x = test::garbage_buffer<float>(64, "x");
+  Buffer c = test::garbage_buffer<float>(64, "c");
+  auto dispatch = [&](Binding texel) {
+    Dispatch d;
+    d.kernel = KernelId::matmul_dot_texels;
+    d.spec = {8, 1, 1, 4, 4};
+    d.push = push_bytes(push::MatmulTexelsParams{});  // I = 0: every invocation returns at once
+    d.bindings = {texel, {x.whole(), false}, {c.whole(), false}, {c.whole(), true}};
+    return d;
+  };
+  CHECK_NOTHROW(Executor(test::kernels(), {dispatch({x.whole()})}));
+  CHECK_THROWS_WITH(Executor(test::kernels(), {dispatch({x.slice(0, 20)})}),
+                    Catch::Contains("whole number"));
+  CHECK_THROWS_WITH(Executor(test::kernels(), {dispatch({x.slice(4, 16)})}),
+                    Catch::Contains("not a multiple"));
+  CHECK_THROWS_WITH(Executor(test::kernels(), {dispatch({x.whole(), true})}),
+                    Catch::Contains("read-only"));
+  CHECK_THROWS_WITH(Executor(test::kernels(), {dispatch({x.whole(), false, VK_FORMAT_R16_SFLOAT})}),
+                    Catch::Contains("R32_SFLOAT"));
 }
 
 TEST_CASE("GPU tests run under the Khronos validation layer") {

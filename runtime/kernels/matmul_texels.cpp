@@ -1,0 +1,144 @@
+#include "runtime/kernels/matmul_texels.h"
+
+#include "matmul_texels_params.h"
+
+namespace remat::kernels {
+
+namespace {
+
+// matmul_outer_texels.comp's X_MODE.
+enum class XMode : uint32_t { vec4_along_r = 0, vec4_along_i = 1, scalar = 2 };
+
+// Tiles measured on llvmpipe (Mesa 22.3, 2 cores) at GPT-2-small shapes: 8 rows x 8 columns per
+// invocation keeps the accumulators near the register file while amortising each fetch over 32
+// or more FMAs; larger tiles spill.
+constexpr uint32_t kOuterRows = 8, kOuterCols4 = 2, kOuterWx = 32;
+constexpr uint32_t kDotRows = 4, kDotCols = 4, kDotWx = 32;
+
+bool div4(uint64_t v) {
+  return v % 4 == 0;
+}
+
+// A texel view of a whole operand: RGBA32F when read four floats at a time, else R32F.
+Binding texels(BufferSlice s, bool vec4) {
+  return {s, false, vec4 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT};
+}
+
+// The operand an outer-product dispatch reads as X: its element strides and offset.
+struct XOperand {
+  BufferSlice slice;
+  uint32_t offset, si, sr;
+};
+
+// X's fetch mode: vec4 where the contiguous axis, the other stride and the offset allow it.
+XMode x_mode(const XOperand& x, uint32_t I, uint32_t R) {
+  if (x.sr == 1 && div4(R) && div4(x.si) && div4(x.offset)) return XMode::vec4_along_r;
+  if (x.si == 1 && I >= 4 && div4(I) && div4(x.sr) && div4(x.offset)) return XMode::vec4_along_i;
+  return XMode::scalar;
+}
+
+// C(I,J) (+)= X(I,R) · Y[R,J] with Y and C vec4 along j (the caller checks J, Y's and C's strides).
+Dispatch outer(uint32_t I, uint32_t J, uint32_t R, const XOperand& x, BufferSlice y,
+               uint32_t y_stride, BufferSlice bias, BufferSlice c, uint32_t c_offset, uint32_t ldc,
+               uint32_t accumulate) {
+  const XMode mode = x_mode(x, I, R);
+  const bool has_bias = bias.buffer != VK_NULL_HANDLE;
+  Dispatch d;
+  d.kernel = KernelId::matmul_outer_texels;
+  d.spec = {kOuterWx, 1, 1, kOuterRows, kOuterCols4, static_cast<uint32_t>(mode)};
+  d.bindings = {texels(x.slice, mode != XMode::scalar),
+                texels(y, true),
+                {has_bias ? bias : c, false},
+                {c, true}};
+  d.push = push_bytes(push::MatmulTexelsParams{I, J, R, x.offset, x.si, x.sr, y_stride, c_offset,
+                                               ldc, accumulate, has_bias ? 1u : 0u});
+  d.groups = {div_up(J / 4, kOuterWx * kOuterCols4), div_up(I, kOuterRows), 1};
+  return d;
+}
+
+// C(I,J) (+)= X[I,R] · Y[J,R]^T, both vec4 along r (the caller checks R and the strides).
+Dispatch dot(uint32_t I, uint32_t J, uint32_t R, BufferSlice x, uint32_t x_offset, uint32_t x_si,
+             BufferSlice y, uint32_t y_stride, BufferSlice bias, BufferSlice c, uint32_t c_offset,
+             uint32_t ldc, uint32_t accumulate) {
+  const bool has_bias = bias.buffer != VK_NULL_HANDLE;
+  Dispatch d;
+  d.kernel = KernelId::matmul_dot_texels;
+  d.spec = {kDotWx, 1, 1, kDotRows, kDotCols};
+  d.bindings = {texels(x, true), texels(y, true), {has_bias ? bias : c, false}, {c, true}};
+  d.push = push_bytes(push::MatmulTexelsParams{I, J, R, x_offset, x_si, 1, y_stride, c_offset, ldc,
+                                               accumulate, has_bias ? 1u : 0u});
+  d.groups = {div_up(J, kDotWx * kDotCols), div_up(I, kDotRows), 1};
+  return d;
+}
+
+// The variant for s.layout, where the quirk is set and the shape is not empty; `label` names it.
+template <class InOut, class OutIn>
+std::optional<Dispatch> by_layout(const DeviceQuirks& quirks, const MatmulShape& s,
+                                  const char* label, InOut in_out, OutIn out_in) {
+  if (!quirks.texel_fetch_beats_storage_loads || s.M == 0 || s.N == 0 || s.K == 0) return {};
+  std::optional<Dispatch> d = s.layout == WeightLayout::in_out ? in_out() : out_in();
+  if (d) d->label = label;
+  return d;
+}
+
+}  // namespace
+
+std::optional<Dispatch> matmul_forward_texels(const DeviceQuirks& quirks, const MatmulShape& s,
+                                              BufferSlice inp, BufferSlice w, BufferSlice bias,
+                                              BufferSlice out) {
+  const uint32_t ld = s.row_stride();
+  return by_layout(
+      quirks, s, "matmul_forward",
+      [&]() -> std::optional<Dispatch> {
+        // out(m,n) = sum_k inp[m,k] W[k,n]: Y = W, vec4 along n.
+        if (!div4(s.N) || !div4(ld) || !div4(s.n_offset)) return {};
+        return outer(s.M, s.N, s.K, {inp, 0, s.K, 1}, w, s.N, bias, out, s.n_offset, ld, 0);
+      },
+      [&]() -> std::optional<Dispatch> {
+        // out(m,n) = sum_k inp[m,k] W[n,k]: both contiguous in k.
+        if (!div4(s.K)) return {};
+        return dot(s.M, s.N, s.K, inp, 0, s.K, w, s.K, bias, out, s.n_offset, ld, 0);
+      });
+}
+
+std::optional<Dispatch> matmul_backward_input_texels(const DeviceQuirks& quirks,
+                                                     const MatmulShape& s, BufferSlice dout,
+                                                     BufferSlice w, BufferSlice dinp,
+                                                     uint32_t accumulate) {
+  const uint32_t ld = s.row_stride();
+  return by_layout(
+      quirks, s, "matmul_backward_input",
+      [&]() -> std::optional<Dispatch> {
+        // dinp(m,k) = sum_n dout[m,n] W[k,n]: both contiguous in n.
+        if (!div4(s.N) || !div4(ld) || !div4(s.n_offset)) return {};
+        return dot(s.M, s.K, s.N, dout, s.n_offset, ld, w, s.N, {}, dinp, 0, s.K, accumulate);
+      },
+      [&]() -> std::optional<Dispatch> {
+        // dinp(m,k) = sum_n dout[m,n] W[n,k]: Y = W, vec4 along k.
+        if (!div4(s.K)) return {};
+        return outer(s.M, s.K, s.N, {dout, s.n_offset, ld, 1}, w, s.K, {}, dinp, 0, s.K,
+                     accumulate);
+      });
+}
+
+std::optional<Dispatch> matmul_backward_weight_texels(const DeviceQuirks& quirks,
+                                                      const MatmulShape& s, BufferSlice dout,
+                                                      BufferSlice inp, BufferSlice dw,
+                                                      uint32_t accumulate) {
+  const uint32_t ld = s.row_stride();
+  return by_layout(
+      quirks, s, "matmul_backward_weight",
+      [&]() -> std::optional<Dispatch> {
+        // dW(k,n) = sum_m inp[m,k] dout[m,n]: X = inp read along k, Y = dout, vec4 along n.
+        if (!div4(s.N) || ld != s.N || s.n_offset != 0) return {};
+        return outer(s.K, s.N, s.M, {inp, 0, 1, s.K}, dout, s.N, {}, dw, 0, s.N, accumulate);
+      },
+      [&]() -> std::optional<Dispatch> {
+        // dW(n,k) = sum_m dout[m,n] inp[m,k]: X = dout read along n, Y = inp, vec4 along k.
+        if (!div4(s.K)) return {};
+        return outer(s.N, s.K, s.M, {dout, s.n_offset, 1, ld}, inp, s.K, {}, dw, 0, s.K,
+                     accumulate);
+      });
+}
+
+}  // namespace remat::kernels
