@@ -12,8 +12,8 @@ enum class XMode : uint32_t { vec4_along_r = 0, vec4_along_i = 1, scalar = 2 };
 // Tiles measured on llvmpipe (Mesa 22.3, 2 cores) at GPT-2-small shapes: 8 rows x 8 columns per
 // invocation keeps the accumulators near the register file while amortising each fetch over 32
 // or more FMAs; larger tiles spill.
-constexpr uint32_t kOuterRows = 8, kOuterCols4 = 2, kOuterWx = 32;
-constexpr uint32_t kDotRows = 4, kDotCols = 4, kDotWx = 32;
+constexpr uint32_t kOuterRows = 16, kOuterCols4 = 2, kOuterWx = 8;
+constexpr uint32_t kDotRows = 16, kDotCols = 8, kDotWx = 32;
 
 bool div4(uint64_t v) {
   return v % 4 == 0;

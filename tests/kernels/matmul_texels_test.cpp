@@ -192,34 +192,51 @@ TEST_CASE("texel matmuls are not picked without the quirk") {
   CHECK(kernels::matmul_forward_texels(with_texels(true), s, {}, {}, {}, {}).has_value());
 }
 
-// Hidden by default (a benchmark, not a test): `remat_matmul_texels_test "[.bench]"`.
+// Hidden by default (a benchmark, not a test): `remat_matmul_texels_test "[.bench]"`. Each
+// matmul of a GPT-2-small block and of the tied head (vocabulary cut to 8191, odd like 50257),
+// storage-buffer kernels against texel kernels.
 TEST_CASE("texel matmul throughput at GPT-2-small shapes", "[.bench]") {
+  enum class Kind { forward, input, weight };
   struct Case {
     const char* what;
+    Kind kind;
     uint32_t M, N, K;
     WeightLayout layout;
   };
-  for (Case c : {Case{"c_fc fwd", 256, 3072, 768, WeightLayout::in_out},
-                 Case{"mlp c_proj fwd", 256, 768, 3072, WeightLayout::in_out},
-                 Case{"head fwd (V=8192)", 256, 8192, 768, WeightLayout::out_in}}) {
+  const WeightLayout io = WeightLayout::in_out, oi = WeightLayout::out_in;
+  for (Case c : {Case{"c_fc fwd", Kind::forward, 256, 3072, 768, io},
+                 Case{"mlp c_proj fwd", Kind::forward, 256, 768, 3072, io},
+                 Case{"c_fc dinp", Kind::input, 256, 3072, 768, io},
+                 Case{"c_fc dW", Kind::weight, 256, 3072, 768, io},
+                 Case{"head fwd", Kind::forward, 256, 8191, 768, oi},
+                 Case{"head dinp", Kind::input, 256, 8191, 768, oi},
+                 Case{"head dW", Kind::weight, 256, 8191, 768, oi}}) {
     const kernels::MatmulShape s{c.M, c.N, c.K, c.layout};
-    Operands o = operands(size_t(c.M) * c.K, size_t(c.K) * c.N, size_t(c.M) * c.N, 1);
-    Buffer a = test::upload_buffer(o.a, "a"), w = test::upload_buffer(o.b, "w"),
-           out = test::upload_buffer(o.c0, "out");
+    const std::size_t in = size_t(c.M) * c.K, w = size_t(c.N) * c.K, out = size_t(c.M) * c.N;
+    Operands o = c.kind == Kind::forward ? operands(in, w, out, 1)
+                 : c.kind == Kind::input ? operands(out, w, in, 1)
+                                         : operands(out, in, w, 1);
+    Buffer a = test::upload_buffer(o.a, "a"), b = test::upload_buffer(o.b, "b"),
+           d = test::upload_buffer(o.c0, "c");
     for (bool texel : {false, true}) {
-      Executor ex(test::kernels(),
-                  {texel ? *kernels::matmul_forward_texels(with_texels(true), s, a.whole(),
-                                                           w.whole(), {}, out.whole())
-                         : kernels::matmul_forward(with_texels(false), s, a.whole(), w.whole(), {},
-                                                   out.whole())},
-                  ExecutorOptions{true});
+      const DeviceQuirks q = with_texels(texel);
+      const Dispatch dispatch =
+          c.kind == Kind::forward
+              ? kernels::matmul_forward(q, s, a.whole(), b.whole(), {}, d.whole())
+          : c.kind == Kind::input
+              ? kernels::matmul_backward_input(q, s, a.whole(), b.whole(), d.whole(),
+                                               kernels::GradWrite::overwrite)
+              : kernels::matmul_backward_weight(q, s, a.whole(), b.whole(), d.whole(),
+                                                kernels::GradWrite::overwrite);
+      Executor ex(test::kernels(), {dispatch}, ExecutorOptions{true});
       ex.run();
       double best = 1e30;
       for (int i = 0; i < 3; ++i) {
         ex.run();
         best = std::min(best, ex.dispatch_ms()[0]);
       }
-      std::printf("%-18s %s: %8.2f ms %6.2f GFLOP/s\n", c.what, texel ? "texels " : "storage", best,
+      std::printf("%-15s %-22s %8.2f ms %6.2f GFLOP/s\n", c.what,
+                  kernel_name(dispatch.kernel).data(), best,
                   2.0 * c.M * c.N * c.K / (best * 1e-3) / 1e9);
       CHECK(best > 0.0);
     }
