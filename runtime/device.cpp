@@ -135,6 +135,7 @@ std::string Device::summary() const {
        std::to_string(info_.max_shared_memory_bytes / 1024) + " KiB, max binding " +
        std::to_string(info_.max_storage_buffer_range >> 20) + " MiB";
   if (plan_.quirks.barriers_are_expensive) s += ", register-tiled kernels";
+  if (plan_.quirks.texel_fetch_beats_storage_loads) s += ", texel-fetch matmuls";
   return s;
 }
 

@@ -15,6 +15,11 @@
 // X_MODE 1: X is i-contiguous (x_si = 1), a vec4 view, read four rows at a time (TI, I, x_sr
 //           and x_offset multiples of 4).
 // X_MODE 2: X has any strides, an R32F view, read one element at a time.
+// X_MODE 3: as 0 with any x_si, x_offset and R (a row of the tied head's dlogits, V = 50257
+//           floats apart): each row's four r are two vec4 texels shifted by (its start % 4).
+// X_MODE 4: as 1 with any x_sr and x_offset: TI/4 + 1 vec4 texels per r, shifted alike.
+// The shifted modes read whole vec4 texels of a view that may end mid-row, so their fetches
+// are clamped to the view (the clamped texel only ever fills unused lanes of the shift).
 // Y is a vec4 view with y_stride and J multiples of 4; C is stored as vec4 (ldc and c_offset
 // multiples of 4).
 layout(local_size_x_id = 0) in;
@@ -29,6 +34,14 @@ layout(std430, binding = 3) buffer C { vec4 c4[]; };
 layout(push_constant) uniform Push { MatmulTexelsParams p; };
 
 const uint MAX_T = 16;
+
+// Elements s..s+3 of the eight floats lo, hi (s < 4): a vec4 that starts s floats into lo.
+vec4 shifted(vec4 lo, vec4 hi, uint s) {
+  if (s == 0) return lo;
+  if (s == 1) return vec4(lo.yzw, hi.x);
+  if (s == 2) return vec4(lo.zw, hi.xy);
+  return vec4(lo.w, hi.xyz);
+}
 
 void main() {
   const uint J4 = p.J / 4;
@@ -46,12 +59,25 @@ void main() {
     [[unroll]] for (uint j = 0; j < TJ4; ++j)
       acc[i][j] = p.accumulate == 2 ? c4[(p.c_offset + rows[i] * p.ldc + cols[j]) / 4] : vec4(0.0);
 
-  if (X_MODE == 0) {
+  const int last = textureSize(X) - 1;  // the view's last texel (shifted modes)
+  if (X_MODE == 0 || X_MODE == 3) {
+    // Each row's first texel and shift (mode 3; mode 0 has shift 0).
+    uint start[MAX_T];
+    uint shift[MAX_T];
+    [[unroll]] for (uint i = 0; i < TI; ++i) {
+      start[i] = (p.x_offset + rows[i] * p.x_si) / 4;
+      shift[i] = (p.x_offset + rows[i] * p.x_si) % 4;
+    }
     // R/4 iterations: llvmpipe stops an invocation's loops after 65535 iterations in total.
     for (uint r = 0; r < p.R; r += 4) {
       vec4 a[MAX_T];
-      [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = texelFetch(X, int((p.x_offset + rows[i] * p.x_si + r) / 4));
+      [[unroll]] for (uint i = 0; i < TI; ++i) {
+        const int t = int(start[i] + r / 4);
+        a[i] = texelFetch(X, t);
+        if (X_MODE == 3) a[i] = shifted(a[i], texelFetch(X, min(t + 1, last)), shift[i]);
+      }
       [[unroll]] for (uint u = 0; u < 4; ++u) {
+        if (X_MODE == 3 && r + u >= p.R) break;  // mode 0 has R % 4 == 0
         vec4 b[MAX_T];
         [[unroll]] for (uint j = 0; j < TJ4; ++j) b[j] = texelFetch(Y, int(((r + u) * p.y_stride + cols[j]) / 4));
         [[unroll]] for (uint i = 0; i < TI; ++i)
@@ -69,6 +95,17 @@ void main() {
             [[unroll]] for (uint i = 0; i < TI; i += 4) {
               const vec4 v = texelFetch(X, int((p.x_offset + r * p.x_sr + min(i0 + i, p.I - 4)) / 4));
               a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+            }
+          } else if (X_MODE == 4) {
+            // Rows past I read whatever follows (clamped to the view); they are never stored.
+            const uint base = p.x_offset + r * p.x_sr + i0;
+            const int t = int(base / 4);
+            vec4 lo = texelFetch(X, min(t, last));
+            [[unroll]] for (uint i = 0; i < TI; i += 4) {
+              const vec4 hi = texelFetch(X, min(t + int(i / 4) + 1, last));
+              const vec4 v = shifted(lo, hi, base % 4);
+              a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+              lo = hi;
             }
           } else {
             [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = texelFetch(X, int(p.x_offset + rows[i] * p.x_si + r * p.x_sr)).x;

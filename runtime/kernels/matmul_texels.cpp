@@ -7,7 +7,13 @@ namespace remat::kernels {
 namespace {
 
 // matmul_outer_texels.comp's X_MODE.
-enum class XMode : uint32_t { vec4_along_r = 0, vec4_along_i = 1, scalar = 2 };
+enum class XMode : uint32_t {
+  vec4_along_r = 0,
+  vec4_along_i = 1,
+  scalar = 2,
+  shifted_vec4_along_r = 3,
+  shifted_vec4_along_i = 4
+};
 
 // Tiles measured on llvmpipe (Mesa 22.3, 2 cores) at GPT-2-small shapes: 8 rows x 8 columns per
 // invocation keeps the accumulators near the register file while amortising each fetch over 32
@@ -30,10 +36,16 @@ struct XOperand {
   uint32_t offset, si, sr;
 };
 
-// X's fetch mode: vec4 where the contiguous axis, the other stride and the offset allow it.
+// X's fetch mode: aligned vec4 where the contiguous axis, the other stride and the offset allow
+// it; else shifted vec4 (two texels per four floats, half the fetches of one float at a time)
+// where X's binding is a whole number of vec4 texels (the tied head's dlogits rows are V = 50257
+// floats apart); else one float at a time.
 XMode x_mode(const XOperand& x, uint32_t I, uint32_t R) {
   if (x.sr == 1 && div4(R) && div4(x.si) && div4(x.offset)) return XMode::vec4_along_r;
   if (x.si == 1 && I >= 4 && div4(I) && div4(x.sr) && div4(x.offset)) return XMode::vec4_along_i;
+  if (x.slice.size % 16 != 0) return XMode::scalar;
+  if (x.sr == 1) return XMode::shifted_vec4_along_r;
+  if (x.si == 1) return XMode::shifted_vec4_along_i;
   return XMode::scalar;
 }
 

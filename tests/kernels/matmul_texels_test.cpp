@@ -118,9 +118,11 @@ TEST_CASE("texel matmul backward gives the storage kernels' bits") {
   struct Case {
     uint32_t M, N, K;
   };
-  // N % 4 != 0 (the tied head's vocabulary) reads dout one element at a time.
-  for (Case c : {Case{69, 144, 48}, Case{69, 101, 48}, Case{12, 8, 4}, Case{130, 64, 96},
-                 Case{1, 4, 4}, Case{7, 8, 12}, Case{33, 36, 32}, Case{129, 132, 128}}) {
+  // N % 4 != 0 (the tied head's vocabulary): dout is read as shifted vec4 texels when M * N is a
+  // multiple of 4 (68 x 101, 12 x 7; X_MODE 3 and 4), else one float at a time (69 x 101).
+  for (Case c :
+       {Case{69, 144, 48}, Case{69, 101, 48}, Case{68, 101, 48}, Case{12, 7, 8}, Case{12, 8, 4},
+        Case{130, 64, 96}, Case{1, 4, 4}, Case{7, 8, 12}, Case{33, 36, 32}, Case{129, 132, 128}}) {
     for (WeightLayout layout : {WeightLayout::in_out, WeightLayout::out_in}) {
       for (uint32_t acc : {0u, 1u}) {
         DYNAMIC_SECTION(c.M << "x" << c.N << "x" << c.K << " " << name(layout) << " accumulate "
@@ -180,6 +182,23 @@ TEST_CASE("texel matmul backward gives the storage kernels' bits") {
       }
     }
   }
+}
+
+TEST_CASE("an odd-width dout is read as shifted vec4 texels where its binding allows") {
+  Buffer even = test::garbage_buffer<float>(68 * 101, "dout 68x101");  // 27472 bytes: 1717 texels
+  Buffer odd = test::garbage_buffer<float>(69 * 101, "dout 69x101");   // not whole texels
+  Buffer any = test::garbage_buffer<float>(101 * 48, "w");
+  auto modes = [&](uint32_t M, const Buffer& dout) {
+    const kernels::MatmulShape s{M, 101, 48, WeightLayout::out_in};
+    const auto in = kernels::matmul_backward_input_texels(with_texels(true), s, dout.whole(),
+                                                          any.whole(), any.whole(), 0);
+    const auto w = kernels::matmul_backward_weight_texels(with_texels(true), s, dout.whole(),
+                                                          any.whole(), any.whole(), 0);
+    REQUIRE((in && w));
+    return std::pair{in->spec.at(5), w->spec.at(5)};
+  };
+  CHECK(modes(68, even) == std::pair{3u, 4u});  // shifted along r (dinp), along i (dW)
+  CHECK(modes(69, odd) == std::pair{2u, 2u});   // one float at a time
 }
 
 TEST_CASE("texel matmuls are not picked without the quirk") {
