@@ -71,7 +71,9 @@ Dispatch attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, 
   check_loop_budget(quirks, s, hs);
   const uint32_t wx = rows_per_group(quirks, hs, 2);  // q, acc
   Dispatch d;
-  d.kernel = KernelId::attention_forward;
+  // CPU drivers read qkv through a texel view (see attention_forward_texels.comp); same bits.
+  const bool texels = quirks.texel_fetch_beats_storage_loads;
+  d.kernel = texels ? KernelId::attention_forward_texels : KernelId::attention_forward;
   d.spec = {wx, 1, 1, hs, kKeyBlock, unroll(hs)};
   d.bindings = {{qkv, false}, {out, true}, {lse, true}};
   d.push = push_bytes(params(s, hs, GradWrite::overwrite));
@@ -87,9 +89,15 @@ Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
   check_loop_budget(quirks, s, hs);
   const uint32_t wx = rows_per_group(quirks, hs, 4);  // k, v, dk, dv (q, dout, dq for dq rows)
   Dispatch d;
-  d.kernel = KernelId::attention_backward;
+  // CPU drivers read the inputs through texel views (see attention_backward_texels.comp).
+  const bool texels = quirks.texel_fetch_beats_storage_loads;
+  d.kernel = texels ? KernelId::attention_backward_texels : KernelId::attention_backward;
   d.spec = {wx, 1, 1, hs, unroll(hs)};
-  d.bindings = {{dout, false}, {qkv, false}, {out, false}, {lse, false}, {dqkv, true}};
+  d.bindings = {{dout, false},
+                {qkv, false},
+                {out, false},
+                {lse, false, texels ? VK_FORMAT_R32_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT},
+                {dqkv, true}};
   d.push = push_bytes(params(s, hs, mode));
   d.groups = {div_up(s.T, wx), s.B * s.NH, 2};  // z = 0: dq rows, z = 1: dk/dv rows
   d.label = "attention_backward";

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "runtime/kernels/attention.h"
+#include "tests/kernels/kernel_checks.h"
 #include "tests/reference/attention.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/test_device.h"
@@ -18,15 +19,19 @@ namespace {
 
 using Shape = kernels::AttentionShape;
 
-// The builders pick workgroup sizes from DeviceQuirks; every variant runs on any device, so the
-// tests run each one here.
+// The builders pick workgroup sizes and the texel-fetch kernels from DeviceQuirks; every variant
+// runs on any device, so the tests run each one here: CPU and GPU workgroups reading storage
+// buffers, and CPU workgroups reading texel views.
 std::vector<DeviceQuirks> variants() {
   DeviceQuirks cpu = test::device().plan().quirks, gpu = cpu;
   cpu.barriers_are_expensive = true;
   cpu.max_loop_iterations = 65535;  // llvmpipe's limit
   gpu.barriers_are_expensive = false;
   gpu.max_loop_iterations = 0;
-  return {cpu, gpu};
+  cpu.texel_fetch_beats_storage_loads = gpu.texel_fetch_beats_storage_loads = false;
+  DeviceQuirks texels = cpu;
+  texels.texel_fetch_beats_storage_loads = true;
+  return {cpu, gpu, texels};
 }
 
 std::size_t qkv_size(const Shape& s) {
@@ -112,7 +117,8 @@ void check_forward(const Shape& s) {
   const std::vector<double> out_mag(mag_out.begin(), mag_out.end());
   const std::vector<double> lse_mag(c.ref.lse.size(), 1.0);
   for (const DeviceQuirks& q : variants()) {
-    INFO("barriers_are_expensive " << q.barriers_are_expensive);
+    INFO("barriers_are_expensive " << q.barriers_are_expensive << " texels "
+                                   << q.texel_fetch_beats_storage_loads);
     const Forward g = gpu_forward(s, c.qkv, q);
     const double e1 = require_close(g.out, c.ref.out, out_mag, 1e-5, "out");
     const double e2 = require_close(g.lse, c.ref.lse, lse_mag, 1e-5, "lse");
@@ -128,7 +134,8 @@ void check_backward(const Shape& s) {
   // gradient in the tensor (a norm-wise criterion) plus the element itself.
   const std::vector<double> mag(want.size(), max_abs(want));
   for (const DeviceQuirks& q : variants()) {
-    INFO("barriers_are_expensive " << q.barriers_are_expensive);
+    INFO("barriers_are_expensive " << q.barriers_are_expensive << " texels "
+                                   << q.texel_fetch_beats_storage_loads);
     const auto g = gpu_backward(s, c.dout, c.qkv, c.ref, q, kernels::GradWrite::overwrite);
     const double e = require_close(g, want, mag, 1e-5, "dqkv");
     std::printf("bwd T=%u C=%u NH=%u: dqkv %.2e\n", s.T, s.C, s.NH, e);
@@ -230,6 +237,26 @@ TEST_CASE("attention forward and backward are bit-identical across runs") {
   const auto da = gpu_backward(c.s, c.dout, c.qkv, a, q, kernels::GradWrite::overwrite);
   const auto db = gpu_backward(c.s, c.dout, c.qkv, a, q, kernels::GradWrite::overwrite);
   REQUIRE(da == db);
+}
+
+TEST_CASE("attention through texel views gives the storage-buffer kernels' bits") {
+  const auto vs = variants();
+  const DeviceQuirks &storage = vs[0], &texels = vs[2];
+  for (const Shape& s : kShapes) {
+    DYNAMIC_SECTION("B=" << s.B << " T=" << s.T << " C=" << s.C << " NH=" << s.NH) {
+      const Case c(s);
+      REQUIRE(kernels::attention_forward(texels, s, {}, {}, {}).kernel ==
+              KernelId::attention_forward_texels);
+      const Forward a = gpu_forward(s, c.qkv, storage), b = gpu_forward(s, c.qkv, texels);
+      REQUIRE(test::bit_identical(a.out, b.out));
+      REQUIRE(test::bit_identical(a.lse, b.lse));
+      for (auto mode : {kernels::GradWrite::overwrite, kernels::GradWrite::accumulate}) {
+        const auto init = test::random_floats(qkv_size(s), 5);
+        REQUIRE(test::bit_identical(gpu_backward(s, c.dout, c.qkv, a, storage, mode, init),
+                                    gpu_backward(s, c.dout, c.qkv, a, texels, mode, init)));
+      }
+    }
+  }
 }
 
 TEST_CASE("attention_backward with accumulate adds exactly onto the existing dqkv") {

@@ -1,0 +1,17 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "attention_params.h"
+
+// attention_backward_body.glsl, reading its inputs through texel views.
+// On llvmpipe a texel fetch is a branch-free gather while a storage-buffer load loops over the
+// SIMD lanes (DeviceQuirks::texel_fetch_beats_storage_loads).
+layout(binding = 0) uniform samplerBuffer dout_texels;  // RGBA32F views
+layout(binding = 1) uniform samplerBuffer qkv_texels;
+layout(binding = 2) uniform samplerBuffer out_texels;
+layout(binding = 3) uniform samplerBuffer lse_texels;  // R32F view
+#define DOUT(i) texelFetch(dout_texels, int(i))
+#define QKV(i) texelFetch(qkv_texels, int(i))
+#define OUTP(i) texelFetch(out_texels, int(i))
+#define LSE(i) texelFetch(lse_texels, int(i)).x
+#include "attention_backward_body.glsl"
