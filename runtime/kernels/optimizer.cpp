@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -13,6 +14,26 @@ constexpr uint32_t kGroup = 256;
 // group count within every device's maxComputeWorkGroupCount[0] (at least 65535).
 constexpr uint32_t kMaxGroups = 4096;
 constexpr uint32_t kSlotGroup = 64;
+
+// Texel views start on 16-byte boundaries wherever the quirk is set (device_plan.cpp requires
+// minTexelBufferOffsetAlignment <= 16); tensors are placed on 16-byte boundaries, so this only
+// rules out slices a caller cut at an odd element.
+constexpr uint64_t kTexelAlignment = 16;
+
+// A read-only RGBA32F texel view of the first `count` floats of `s` (count a multiple of 4).
+Binding texels(BufferSlice s, uint64_t count) {
+  return {{s.buffer, s.offset, count * sizeof(float)}, false, VK_FORMAT_R32G32B32A32_SFLOAT};
+}
+
+// adamw_texels.comp applies: the quirk, whole vec4s, and every operand on a texel boundary
+// (it reads all four through texel views).
+bool adamw_texels_apply(const DeviceQuirks& quirks, std::initializer_list<BufferSlice> operands,
+                        uint32_t count) {
+  if (!quirks.texel_fetch_beats_storage_loads || count == 0 || count % 4 != 0) return false;
+  for (const BufferSlice& s : operands)
+    if (s.offset % kTexelAlignment != 0) return false;
+  return true;
+}
 }  // namespace
 
 push::AdamWHyper adamw_hyper(const AdamWConfig& c, uint32_t step) {
@@ -34,16 +55,21 @@ push::AdamWHyper adamw_hyper(const AdamWConfig& c, uint32_t step) {
 Dispatch adamw(const DeviceQuirks& quirks, BufferSlice param, BufferSlice grad, BufferSlice m,
                BufferSlice v, BufferSlice hyper, BufferSlice clip, uint32_t count,
                bool weight_decay) {
-  (void)quirks;  // elementwise: one variant
   const bool clipped = clip.buffer != VK_NULL_HANDLE;
+  const bool texel = adamw_texels_apply(quirks, {param, grad, m, v}, count);
   Dispatch d;
-  d.kernel = KernelId::adamw;
+  d.kernel = texel ? KernelId::adamw_texels : KernelId::adamw;
   d.spec = {kGroup};
   // Without clipping the kernel never reads binding 5; bind the hyper buffer there.
-  d.bindings = {{param, true}, {grad, false},  {m, true},
-                {v, true},     {hyper, false}, {clipped ? clip : hyper, false}};
+  d.bindings = {{param, true},  texel ? texels(grad, count) : Binding{grad, false},
+                {m, true},      {v, true},
+                {hyper, false}, {clipped ? clip : hyper, false}};
+  // The texel variant reads the old param, m and v through views of the slices it writes.
+  if (texel)
+    d.bindings.insert(d.bindings.end(), {texels(param, count), texels(m, count), texels(v, count)});
   d.push = push_bytes(push::AdamWParams{count, weight_decay ? 1u : 0u, clipped ? 1u : 0u});
-  d.groups = {std::clamp(div_up(count, kGroup), 1u, kMaxGroups), 1, 1};
+  // One invocation per float, or per vec4 for the texel variant.
+  d.groups = {std::clamp(div_up(texel ? count / 4 : count, kGroup), 1u, kMaxGroups), 1, 1};
   d.label = "adamw";
   return d;
 }
@@ -124,7 +150,6 @@ GradNormLayout grad_norm_layout(std::span<const uint64_t> counts) {
 
 Dispatch grad_norm_partial(const DeviceQuirks& quirks, BufferSlice grad, uint32_t count,
                            BufferSlice partials) {
-  (void)quirks;
   const uint32_t slots = grad_norm_slots(count);
   if (partials.size < uint64_t(slots) * sizeof(float))
     throw std::invalid_argument("grad_norm_partial: a tensor of " + std::to_string(count) +
@@ -132,11 +157,14 @@ Dispatch grad_norm_partial(const DeviceQuirks& quirks, BufferSlice grad, uint32_
                                 " partial sums, the partials range holds " +
                                 std::to_string(partials.size / sizeof(float)));
   Dispatch d;
-  d.kernel = KernelId::grad_norm_partial;
+  // The texel variant reads four floats per fetch, one for each of four slots.
+  const bool texel = quirks.texel_fetch_beats_storage_loads && count > 0 && count % 4 == 0 &&
+                     grad.offset % kTexelAlignment == 0;
+  d.kernel = texel ? KernelId::grad_norm_partial_texels : KernelId::grad_norm_partial;
   d.spec = {kSlotGroup};
-  d.bindings = {{grad, false}, {partials, true}};
+  d.bindings = {texel ? texels(grad, count) : Binding{grad, false}, {partials, true}};
   d.push = push_bytes(push::GradNormPartialParams{count, slots});
-  d.groups = {slots / kSlotGroup, 1, 1};
+  d.groups = {texel ? div_up(slots / 4, kSlotGroup) : slots / kSlotGroup, 1, 1};
   d.label = "grad_norm_partial";
   return d;
 }

@@ -34,7 +34,10 @@ push::AdamWHyper adamw_hyper(const AdamWConfig& c, uint32_t step);
 // In place over `count` floats: param, m and v updated from grad. `hyper` holds a
 // push::AdamWHyper. `clip` holds the push::GradNormResult of grad_norm_finalize, or is {} for no
 // clipping. `weight_decay` is set for 2-D tensors only (GPT-2 convention: not biases, not
-// LayerNorm gains).
+// LayerNorm gains). Where quirks.texel_fetch_beats_storage_loads is set, count is a multiple of 4
+// and param, grad, m and v start on 16-byte boundaries, this is adamw_texels.comp, which reads
+// all four through RGBA32F texel views (2-3x faster on llvmpipe) and gives the same bits;
+// otherwise adamw.comp.
 Dispatch adamw(const DeviceQuirks& quirks, BufferSlice param, BufferSlice grad, BufferSlice m,
                BufferSlice v, BufferSlice hyper, BufferSlice clip, uint32_t count,
                bool weight_decay);
@@ -81,7 +84,9 @@ std::vector<Dispatch> grad_norm(const DeviceQuirks& quirks, std::span<const Buff
                                 float max_norm, BufferSlice result);
 
 // Sums of squares of `grad` (count floats) into `partials`, which must hold
-// grad_norm_slots(count) floats.
+// grad_norm_slots(count) floats. Where quirks.texel_fetch_beats_storage_loads is set, count is a
+// multiple of 4 and grad starts on a 16-byte boundary, grad is read through an RGBA32F texel view
+// (grad_norm_partial_texels.comp), with the same sums in the same order: the same bits.
 Dispatch grad_norm_partial(const DeviceQuirks& quirks, BufferSlice grad, uint32_t count,
                            BufferSlice partials);
 

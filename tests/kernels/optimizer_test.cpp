@@ -4,8 +4,10 @@
 // sum, PyTorch's clip scale, and bit-identical reruns.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "runtime/kernels/optimizer.h"
 #include "tests/reference/optimizer.h"
@@ -286,30 +288,194 @@ TEST_CASE("grad_norm feeds AdamW's clip scale") {
   }
 }
 
-// Throughput at GPT-2 small's c_fc weight (768 x 3072). Hidden: run with
-// `remat_optimizer_test [.bench]`.
-TEST_CASE("optimizer throughput at GPT-2 small c_fc", "[.bench]") {
-  const uint32_t n = 768 * 3072;
-  Buffer p = test::upload_buffer(test::random_floats(n, 1), "p");
-  Buffer g = test::upload_buffer(test::random_floats(n, 2), "g");
-  Buffer m = test::upload_buffer(std::vector<float>(n, 0.0f), "m");
-  Buffer v = test::upload_buffer(std::vector<float>(n, 0.0f), "v");
+namespace {
+
+// The device's quirks with the texel-fetch variants switched on or off.
+DeviceQuirks with_texels(bool on) {
+  DeviceQuirks q = quirks();
+  q.texel_fetch_beats_storage_loads = on;
+  return q;
+}
+
+double sum_ms(const std::vector<double>& ms, std::size_t begin, std::size_t end) {
+  double t = 0;
+  for (std::size_t i = begin; i < end; ++i) t += ms[i];
+  return t;
+}
+
+struct AdamWState {
+  std::vector<float> p, m, v;
+};
+
+// `steps` clipped AdamW steps from the same start on `n` floats, through adamw_pieces with
+// quirks `q` (max_binding_bytes possibly lowered to force pieces), a new gradient and learning
+// rate each step; the state after every step. `kernels_used` gets the kernel of every dispatch.
+std::vector<AdamWState> run_adamw(const DeviceQuirks& q, uint32_t n, int steps, bool decay,
+                                  std::vector<KernelId>& kernels_used) {
+  Buffer p = test::upload_buffer(test::random_floats(n, 71), "p");
+  Buffer m = test::upload_buffer(test::random_floats(n, 72, -0.1f, 0.1f), "m");
+  Buffer v = test::upload_buffer(test::random_floats(n, 73, 0.0f, 0.01f), "v");
+  Buffer g = test::upload_buffer(test::random_floats(n, 74), "g");
   Buffer hyper = test::upload_buffer(std::vector<uint8_t>(sizeof(push::AdamWHyper)), "hyper");
-  upload_hyper(hyper, kernels::adamw_hyper({}, 1));
-  const uint32_t slots = kernels::grad_norm_slots(n);
-  Buffer partials = test::garbage_buffer<float>(slots, "partials");
-  Buffer norm = test::garbage_buffer<push::GradNormResult>(1, "norm");
-  Executor ex(test::kernels(),
-              {kernels::grad_norm_partial(quirks(), g.whole(), n, partials.whole()),
-               kernels::grad_norm_finalize(quirks(), partials.whole(), slots, 1.0f, norm.whole()),
-               kernels::adamw(quirks(), p.whole(), g.whole(), m.whole(), v.whole(), hyper.whole(),
-                              norm.whole(), n, true)},
-              ExecutorOptions{.timestamps = true});
-  ex.run();
-  ex.run();
-  const auto ms = ex.dispatch_ms();
-  std::printf(
-      "grad_norm_partial %.2f ms %.2f GB/s | finalize (%u slots) %.3f ms | adamw %.2f ms "
-      "%.2f GB/s\n",
-      ms[0], 4.0 * n / ms[0] * 1e-6, slots, ms[1], ms[2], 28.0 * n / ms[2] * 1e-6);
+  Buffer clip = test::upload_buffer(std::vector<push::GradNormResult>{{2.5f, 0.37f}}, "clip");
+  Executor ex(test::kernels(), kernels::adamw_pieces(q, p.whole(), g.whole(), m.whole(), v.whole(),
+                                                     hyper.whole(), clip.whole(), n, decay));
+  kernels_used.clear();
+  for (const Dispatch& d : ex.dispatches()) kernels_used.push_back(d.kernel);
+  std::vector<AdamWState> states;
+  for (int step = 1; step <= steps; ++step) {
+    upload(test::device(), g, std::span<const float>(test::random_floats(n, 80 + step)));
+    upload_hyper(hyper, kernels::adamw_hyper({1e-3 * step, 0.9, 0.95, 1e-8, 0.1}, step));
+    ex.run();
+    states.push_back({test::read<float>(p, n), test::read<float>(m, n), test::read<float>(v, n)});
+  }
+  return states;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("AdamW through texel views gives the storage kernel's bits over several steps") {
+  // 4,194,308 floats are more than 4096 workgroups of 256 vec4s: the texel kernel's grid-stride
+  // loop runs twice. 10,003 is not a multiple of 4: one dispatch falls back to adamw.comp, or,
+  // bound in 16 KiB pieces (4096 floats), only the last piece does.
+  struct Case {
+    uint32_t n;
+    uint64_t max_binding_bytes;  // 0: the device's
+    std::vector<KernelId> want;
+  };
+  const auto T = KernelId::adamw_texels, S = KernelId::adamw;
+  const std::vector<Case> cases = {
+      {4'194'308, 0, {T}}, {10'003, 0, {S}}, {10'003, 16384, {T, T, S}}, {12'288, 16384, {T, T, T}}};
+  for (const Case& c : cases) {
+    for (bool decay : {true, false}) {
+      DYNAMIC_SECTION("n " << c.n << " pieces of " << c.max_binding_bytes << " bytes, decay "
+                           << decay) {
+        DeviceQuirks storage_q = with_texels(false), texel_q = with_texels(true);
+        if (c.max_binding_bytes) texel_q.max_binding_bytes = c.max_binding_bytes;
+        std::vector<KernelId> used_storage, used_texels;
+        const auto want = run_adamw(storage_q, c.n, 3, decay, used_storage);
+        const auto got = run_adamw(texel_q, c.n, 3, decay, used_texels);
+        REQUIRE(used_storage == std::vector<KernelId>{S});
+        REQUIRE(used_texels == c.want);
+        for (std::size_t s = 0; s < want.size(); ++s) {
+          INFO("after step " << s + 1);
+          REQUIRE(same_bits(got[s].p, want[s].p));
+          REQUIRE(same_bits(got[s].m, want[s].m));
+          REQUIRE(same_bits(got[s].v, want[s].v));
+        }
+        // The steps moved every tensor (the comparison is not of untouched buffers).
+        REQUIRE_FALSE(same_bits(want[0].p, want[1].p));
+        REQUIRE_FALSE(same_bits(want[0].m, want[1].m));
+        REQUIRE_FALSE(same_bits(want[0].v, want[1].v));
+      }
+    }
+  }
+}
+
+TEST_CASE("AdamW falls back to the storage kernel for slices off a 16-byte boundary") {
+  // A slice starting one float into its buffer cannot be a texel view on every device.
+  const uint32_t n = 1024;
+  Buffer b = test::upload_buffer(std::vector<float>(n + 4, 0.0f), "b");
+  const BufferSlice whole = b.slice(0, n * sizeof(float)), off = b.slice(4, n * sizeof(float));
+  const DeviceQuirks q = with_texels(true);
+  CHECK(kernels::adamw(q, whole, whole, whole, whole, whole, {}, n, true).kernel ==
+        KernelId::adamw_texels);
+  CHECK(kernels::adamw(q, whole, off, whole, whole, whole, {}, n, true).kernel == KernelId::adamw);
+  CHECK(kernels::grad_norm_partial(q, whole, n, whole).kernel ==
+        KernelId::grad_norm_partial_texels);
+  CHECK(kernels::grad_norm_partial(q, off, n, whole).kernel == KernelId::grad_norm_partial);
+}
+
+TEST_CASE("the gradient norm through texel views gives the storage kernel's partial sums") {
+  // Tensors of 1, 7 and 1001 floats fall back; the rest are read four floats per fetch, and
+  // 4,194,308 floats in 4 MiB pieces take several texel dispatches.
+  std::vector<std::vector<float>> grads;
+  uint64_t seed = 90;
+  for (std::size_t n : {1u, 7u, 64u, 1001u, 131'076u, 300'000u, 4'194'308u})
+    grads.push_back(test::random_floats(n, ++seed));
+  std::vector<uint64_t> counts;
+  std::vector<Buffer> bufs;
+  std::vector<BufferSlice> slices;
+  for (const auto& g : grads) {
+    counts.push_back(g.size());
+    bufs.push_back(test::upload_buffer(g, "grad"));
+    slices.push_back(bufs.back().whole());
+  }
+  DeviceQuirks storage_q = with_texels(false), texel_q = with_texels(true);
+  storage_q.max_binding_bytes = texel_q.max_binding_bytes = 4u << 20;
+  const uint32_t floats = kernels::grad_norm_partials_floats(texel_q, counts);
+  REQUIRE(floats == kernels::grad_norm_partials_floats(storage_q, counts));
+  struct Run {
+    std::vector<float> partials;
+    push::GradNormResult result;
+    std::size_t texel_dispatches = 0;
+  };
+  auto run = [&](const DeviceQuirks& q) {
+    Buffer partials = test::garbage_buffer<float>(floats, "partials");
+    Buffer result = test::garbage_buffer<push::GradNormResult>(1, "norm");
+    Run r;
+    auto ds = kernels::grad_norm(q, slices, counts, partials.whole(), 1.0f, result.whole());
+    for (const Dispatch& d : ds)
+      r.texel_dispatches += d.kernel == KernelId::grad_norm_partial_texels;
+    test::run_once(std::move(ds));
+    r.partials = test::read<float>(partials, floats);
+    r.result = test::read<push::GradNormResult>(result, 1)[0];
+    return r;
+  };
+  const Run want = run(storage_q), got = run(texel_q);
+  REQUIRE(want.texel_dispatches == 0);
+  // 64, 131,076 and 300,000 floats, and 4,194,308 in five pieces (the last of 4 floats).
+  REQUIRE(got.texel_dispatches == 3 + 5);
+  REQUIRE(same_bits(got.partials, want.partials));
+  REQUIRE(std::memcmp(&got.result, &want.result, sizeof(push::GradNormResult)) == 0);
+  REQUIRE(want.result.norm > 0.0f);
+}
+
+// Throughput at GPT-2 small's c_fc weight (768 x 3072) and token embedding (50257 x 768, bound
+// in pieces on lavapipe), storage-buffer kernels against the texel-fetch ones. AdamW moves 28
+// bytes per float (reads p, g, m, v; writes p, m, v), the partial sums 4. Hidden: run with
+// `remat_optimizer_test [.bench]`.
+TEST_CASE("optimizer throughput at GPT-2 small c_fc and wte", "[.bench]") {
+  for (const uint32_t n : {768u * 3072u, 50257u * 768u}) {
+    Buffer p = test::upload_buffer(test::random_floats(n, 1), "p");
+    Buffer g = test::upload_buffer(test::random_floats(n, 2), "g");
+    Buffer m = test::upload_buffer(std::vector<float>(n, 0.0f), "m");
+    Buffer v = test::upload_buffer(std::vector<float>(n, 0.0f), "v");
+    Buffer hyper = test::upload_buffer(std::vector<uint8_t>(sizeof(push::AdamWHyper)), "hyper");
+    upload_hyper(hyper, kernels::adamw_hyper({}, 1));
+    const std::vector<uint64_t> counts = {n};
+    const uint32_t slots = kernels::grad_norm_partials_floats(quirks(), counts);
+    Buffer partials = test::garbage_buffer<float>(slots, "partials");
+    Buffer norm = test::garbage_buffer<push::GradNormResult>(1, "norm");
+    for (bool texels : {false, true}) {
+      const DeviceQuirks q = with_texels(texels);
+      const std::vector<BufferSlice> grads = {g.whole()};
+      std::vector<Dispatch> ds =
+          kernels::grad_norm(q, grads, counts, partials.whole(), 1.0f, norm.whole());
+      const std::size_t partial_end = ds.size() - 1, adamw_begin = ds.size();
+      for (Dispatch& d : kernels::adamw_pieces(q, p.whole(), g.whole(), m.whole(), v.whole(),
+                                               hyper.whole(), norm.whole(), n, true))
+        ds.push_back(std::move(d));
+      Executor ex(test::kernels(), std::move(ds), ExecutorOptions{.timestamps = true});
+      // The best of five runs after a warm-up: the machine may be shared.
+      ex.run();
+      double gn = 1e30, fin = 1e30, adam = 1e30;
+      for (int r = 0; r < 5; ++r) {
+        ex.run();
+        const auto ms = ex.dispatch_ms();
+        gn = std::min(gn, sum_ms(ms, 0, partial_end));
+        fin = std::min(fin, ms[partial_end]);
+        adam = std::min(adam, sum_ms(ms, adamw_begin, ms.size()));
+      }
+      std::printf(
+          "%-7s n %9u | grad_norm_partial %7.2f ms %5.2f GB/s | finalize (%u slots) %.3f ms | "
+          "adamw %7.2f ms %5.2f GB/s\n",
+          texels ? "texels" : "storage", n, gn, 4.0 * n / gn * 1e-6, slots, fin, adam,
+          28.0 * n / adam * 1e-6);
+    }
+  }
 }
