@@ -138,6 +138,8 @@ def remat_point(remat, name, cfg, policy, steps, warmup, out):
     with open(os.path.join(d, "frontier.json")) as f:
         doc = json.load(f)
     p = next(p for p in doc["points"] if p["label"] == policy)
+    if "error" in p:  # e.g. GPT-2 without checkpointing does not fit a 2 GiB device
+        return {"error": p["error"], "device": doc["device"]}
     return {"ms": p["median_step_ms"], "tok_s": p["tokens_per_s"],
             "activation_bytes": p["arena_bytes"], "device_bytes": p["device_bytes_allocated"],
             "device": doc["device"]}
@@ -179,6 +181,9 @@ def main():
             continue
         for pol in ("none", "every:1"):
             r["remat"][pol] = remat_point(a.remat, name, cfg, pol, a.steps, a.warmup, out)
+            if "error" in r["remat"][pol]:
+                print("  remat %-24s did not run: %s" % (pol, r["remat"][pol]["error"]), flush=True)
+                continue
             print("  remat %-24s %10.1f ms %9.0f tok/s  arena %s" % (
                 pol, r["remat"][pol]["ms"], r["remat"][pol]["tok_s"],
                 mib(r["remat"][pol]["activation_bytes"])), flush=True)
@@ -190,6 +195,8 @@ def main():
                 if (tkey is None) == ("checkpoint" in key):
                     continue
                 rr = r["remat"][pol]
+                if "error" in rr:
+                    continue
                 print("  %-10s %-26s %9.2fx %9.2fx %11.2fx" % (
                     pol, key, rr["ms"] / tr["ms"], rr["tok_s"] / tr["tok_s"],
                     rr["activation_bytes"] / max(tr["activation_bytes"], 1)))
