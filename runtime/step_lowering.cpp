@@ -90,14 +90,14 @@ struct Lowering {
       }
       case OpKind::layernorm: {
         kernels::LayernormShape l{count(in[0]) / dim(in[0], -1), dim(in[0], -1), s.attrs.eps};
-        return add(kernels::layernorm_forward(l, at(in[0]), at(in[1]), at(in[2]), at(o[0]), at(o[1]),
+        return add(kernels::layernorm_forward(quirks, l, at(in[0]), at(in[1]), at(in[2]), at(o[0]), at(o[1]),
                                               at(o[2])), s);
       }
       case OpKind::layernorm_backward: {
         // inputs dy, x, w, mean, rstd; outputs dx, dw, db (dw and db share one accumulate flag).
         if (acc(s, 1) != acc(s, 2)) throw std::logic_error("layernorm_backward: dw and db accumulate differently");
         kernels::LayernormShape l{count(in[1]) / dim(in[1], -1), dim(in[1], -1), s.attrs.eps};
-        return add(kernels::layernorm_backward(l, at(in[0]), at(in[1]), at(in[2]), at(in[3]), at(in[4]),
+        return add(kernels::layernorm_backward(quirks, l, at(in[0]), at(in[1]), at(in[2]), at(in[3]), at(in[4]),
                                                at(o[0]), at(o[1]), at(o[2]), acc(s, 0), acc(s, 1)), s);
       }
       case OpKind::matmul: {

@@ -2,38 +2,11 @@
 #extension GL_GOOGLE_include_directive : require
 #include "layernorm_params.h"
 
-// LayerNorm over the last axis: y = (x - mean) * rstd * w + b, rstd = 1/sqrt(var + eps) with the
-// biased variance (as torch.nn.LayerNorm). One invocation per row with serial loops over C: no
-// shared memory and no barriers (expensive on CPU implementations), and each row is summed in
-// one fixed order, so results are deterministic. The variance is a second pass over the row,
-// sum((x - mean)^2), which avoids the cancellation of E[x^2] - mean^2.
-layout(local_size_x_id = 0) in;
-
+// layernorm_forward_body.glsl, reading through storage buffers.
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer W { float w[]; };
 layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 3) writeonly buffer Y { float y[]; };
-layout(std430, binding = 4) writeonly buffer Mean { float mean_out[]; };
-layout(std430, binding = 5) writeonly buffer Rstd { float rstd_out[]; };
-layout(push_constant) uniform Push { LayernormParams p; };
-
-void main() {
-  uint row = gl_GlobalInvocationID.x;
-  if (row >= p.rows) return;
-  uint base = row * p.C;
-
-  float sum = 0.0;
-  for (uint c = 0; c < p.C; ++c) sum += x[base + c];
-  float mean = sum / float(p.C);
-
-  float sq = 0.0;
-  for (uint c = 0; c < p.C; ++c) {
-    float d = x[base + c] - mean;
-    sq = fma(d, d, sq);
-  }
-  float rstd = inversesqrt(sq / float(p.C) + p.eps);
-
-  for (uint c = 0; c < p.C; ++c) y[base + c] = (x[base + c] - mean) * rstd * w[c] + bias[c];
-  mean_out[row] = mean;
-  rstd_out[row] = rstd;
-}
+#define X(i) x[i]
+#define W(i) w[i]
+#define BIAS(i) bias[i]
+#include "layernorm_forward_body.glsl"

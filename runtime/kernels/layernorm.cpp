@@ -8,28 +8,37 @@ namespace {
 // Small groups: each invocation already loops over a whole row, and BT is often only a few
 // hundred, so small groups keep every core busy.
 constexpr uint32_t kGroup = 32;
+
+// An input binding: an R32F texel view in the *_texels kernels, else a storage buffer.
+Binding read(BufferSlice s, bool texels) {
+  return {s, false, texels ? VK_FORMAT_R32_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT};
+}
 }  // namespace
 
-Dispatch layernorm_forward(const LayernormShape& s, BufferSlice x, BufferSlice w, BufferSlice b,
-                           BufferSlice y, BufferSlice mean, BufferSlice rstd) {
+Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice x,
+                           BufferSlice w, BufferSlice b, BufferSlice y, BufferSlice mean,
+                           BufferSlice rstd) {
   Dispatch d;
-  d.kernel = KernelId::layernorm_forward;
+  const bool t = quirks.texel_fetch_beats_storage_loads;
+  d.kernel = t ? KernelId::layernorm_forward_texels : KernelId::layernorm_forward;
   d.spec = {kGroup};
-  d.bindings = {{x, false}, {w, false}, {b, false}, {y, true}, {mean, true}, {rstd, true}};
+  d.bindings = {read(x, t), read(w, t), read(b, t), {y, true}, {mean, true}, {rstd, true}};
   d.push = push_bytes(push::LayernormParams{s.rows, s.C, s.eps});
   d.groups = {div_up(s.rows, kGroup), 1, 1};
   d.label = "layernorm_forward";
   return d;
 }
 
-Dispatch layernorm_backward(const LayernormShape& s, BufferSlice dy, BufferSlice x, BufferSlice w,
-                            BufferSlice mean, BufferSlice rstd, BufferSlice dx, BufferSlice dw,
-                            BufferSlice db, bool accumulate_dx, bool accumulate_dw) {
+Dispatch layernorm_backward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice dy,
+                            BufferSlice x, BufferSlice w, BufferSlice mean, BufferSlice rstd,
+                            BufferSlice dx, BufferSlice dw, BufferSlice db, bool accumulate_dx,
+                            bool accumulate_dw) {
   Dispatch d;
-  d.kernel = KernelId::layernorm_backward;
+  const bool t = quirks.texel_fetch_beats_storage_loads;
+  d.kernel = t ? KernelId::layernorm_backward_texels : KernelId::layernorm_backward;
   d.spec = {kGroup};
-  d.bindings = {{dy, false},   {x, false}, {w, false}, {mean, false},
-                {rstd, false}, {dx, true}, {dw, true}, {db, true}};
+  d.bindings = {read(dy, t),   read(x, t), read(w, t), read(mean, t),
+                read(rstd, t), {dx, true}, {dw, true}, {db, true}};
   d.push = push_bytes(
       push::LayernormBackwardParams{s.rows, s.C, accumulate_dx ? 1u : 0u, accumulate_dw ? 1u : 0u});
   // Row invocations first, then channel invocations, each starting on a group boundary.

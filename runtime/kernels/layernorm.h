@@ -1,6 +1,7 @@
 // Dispatches for LayerNorm (eps 1e-5, biased variance, as GPT-2 / torch.nn.LayerNorm).
 #pragma once
 
+#include "runtime/device_plan.h"
 #include "runtime/executor.h"
 
 namespace remat::kernels {
@@ -11,14 +12,17 @@ struct LayernormShape {
   float eps = 1e-5f;
 };
 
-// y[rows,C] = (x - mean) * rstd * w + b; also writes mean[rows] and rstd[rows].
-Dispatch layernorm_forward(const LayernormShape& s, BufferSlice x, BufferSlice w, BufferSlice b,
-                           BufferSlice y, BufferSlice mean, BufferSlice rstd);
+// y[rows,C] = (x - mean) * rstd * w + b; also writes mean[rows] and rstd[rows]. CPU drivers
+// (quirks.texel_fetch_beats_storage_loads) read the inputs through texel views; same bits.
+Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice x,
+                           BufferSlice w, BufferSlice b, BufferSlice y, BufferSlice mean,
+                           BufferSlice rstd);
 
 // dx[rows,C], dw[C], db[C]. accumulate_dx: dx += instead of =; accumulate_dw: the same for both
 // dw and db. One dispatch: its rows and channel reductions are independent.
-Dispatch layernorm_backward(const LayernormShape& s, BufferSlice dy, BufferSlice x, BufferSlice w,
-                            BufferSlice mean, BufferSlice rstd, BufferSlice dx, BufferSlice dw,
-                            BufferSlice db, bool accumulate_dx, bool accumulate_dw);
+Dispatch layernorm_backward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice dy,
+                            BufferSlice x, BufferSlice w, BufferSlice mean, BufferSlice rstd,
+                            BufferSlice dx, BufferSlice dw, BufferSlice db, bool accumulate_dx,
+                            bool accumulate_dw);
 
 }  // namespace remat::kernels

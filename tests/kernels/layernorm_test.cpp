@@ -59,7 +59,14 @@ LnInputs make_inputs(std::size_t rows, std::size_t C, bool accumulate) {
   return in;
 }
 
-LnRun run_gpu(const LnInputs& in) {
+// The device's own variant unless told: storage buffers, or texel views on CPU drivers.
+DeviceQuirks with_texels(bool on) {
+  DeviceQuirks q = test::device().plan().quirks;
+  q.texel_fetch_beats_storage_loads = on;
+  return q;
+}
+
+LnRun run_gpu(const LnInputs& in, const DeviceQuirks& q = test::device().plan().quirks) {
   const bool acc = !in.dx0.empty();
   const std::size_t n = in.rows * in.C;
   Buffer x = test::upload_buffer(in.x, "x"), w = test::upload_buffer(in.w, "w"),
@@ -72,10 +79,10 @@ LnRun run_gpu(const LnInputs& in) {
   Buffer db = acc ? test::upload_buffer(in.db0, "db") : test::garbage_buffer<float>(in.C, "db");
   kernels::LayernormShape s{uint32_t(in.rows), uint32_t(in.C)};
   test::run_once(
-      {kernels::layernorm_forward(s, x.whole(), w.whole(), b.whole(), y.whole(), mean.whole(),
+      {kernels::layernorm_forward(q, s, x.whole(), w.whole(), b.whole(), y.whole(), mean.whole(),
                                   rstd.whole()),
-       kernels::layernorm_backward(s, dy.whole(), x.whole(), w.whole(), mean.whole(), rstd.whole(),
-                                   dx.whole(), dw.whole(), db.whole(), acc, acc)});
+       kernels::layernorm_backward(q, s, dy.whole(), x.whole(), w.whole(), mean.whole(),
+                                   rstd.whole(), dx.whole(), dw.whole(), db.whole(), acc, acc)});
   return {test::read<float>(y, n),          test::read<float>(mean, in.rows),
           test::read<float>(rstd, in.rows), test::read<float>(dx, n),
           test::read<float>(dw, in.C),      test::read<float>(db, in.C)};
@@ -130,15 +137,36 @@ TEST_CASE("layernorm backward accumulates onto existing gradients") {
   }
 }
 
-TEST_CASE("layernorm GPU runs are bit-identical") {
-  auto in = make_inputs(3 * 23, 48, false);
-  auto a = run_gpu(in), b = run_gpu(in);
-  REQUIRE(test::bit_identical(a.y, b.y));
-  REQUIRE(test::bit_identical(a.mean, b.mean));
-  REQUIRE(test::bit_identical(a.rstd, b.rstd));
-  REQUIRE(test::bit_identical(a.dx, b.dx));
-  REQUIRE(test::bit_identical(a.dw, b.dw));
-  REQUIRE(test::bit_identical(a.db, b.db));
+TEST_CASE("layernorm GPU runs are bit-identical, through storage buffers or texel views") {
+  auto in = make_inputs(3 * 23, 48, true);
+  auto [a, b] = GENERATE(table<bool, bool>({{false, false}, {true, true}, {false, true}}));
+  INFO("texels " << a << " and " << b);
+  const LnRun x = run_gpu(in, with_texels(a)), y = run_gpu(in, with_texels(b));
+  REQUIRE(test::bit_identical(x.y, y.y));
+  REQUIRE(test::bit_identical(x.mean, y.mean));
+  REQUIRE(test::bit_identical(x.rstd, y.rstd));
+  REQUIRE(test::bit_identical(x.dx, y.dx));
+  REQUIRE(test::bit_identical(x.dw, y.dw));
+  REQUIRE(test::bit_identical(x.db, y.db));
+}
+
+TEST_CASE("layernorm through texel views matches the reference") {
+  for (bool acc : {false, true}) {
+    auto in = make_inputs(3 * 23, 48, acc);
+    check_against_reference(in, run_gpu(in, with_texels(true)));
+  }
+}
+
+TEST_CASE("layernorm picks the texel kernels only with the quirk") {
+  Buffer b = test::garbage_buffer<float>(64, "b");
+  const kernels::LayernormShape s{4, 16};
+  auto fwd = [&](bool t) {
+    return kernels::layernorm_forward(with_texels(t), s, b.whole(), b.whole(), b.whole(), b.whole(),
+                                      b.whole(), b.whole())
+        .kernel;
+  };
+  CHECK(fwd(true) == KernelId::layernorm_forward_texels);
+  CHECK(fwd(false) == KernelId::layernorm_forward);
 }
 
 }  // namespace
