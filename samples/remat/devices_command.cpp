@@ -58,6 +58,8 @@ void write_json(const std::vector<PhysicalDeviceSnapshot>& devs, std::optional<s
     j.field("max_storage_buffer_range", d.max_storage_buffer_range);
     j.field("max_memory_allocation_size", d.max_memory_allocation_size);
     j.field("min_storage_buffer_offset_alignment", d.min_storage_buffer_offset_alignment);
+    j.field("max_texel_buffer_elements", d.max_texel_buffer_elements);
+    j.field("min_texel_buffer_offset_alignment", d.min_texel_buffer_offset_alignment);
     j.field("timestamps", d.timestamps);
     j.field("fp16", d.shader_float16).field("storage_16bit", d.storage_buffer_16bit);
     j.field("buffer_device_address", d.buffer_device_address);
@@ -79,9 +81,10 @@ void write_text(const std::vector<PhysicalDeviceSnapshot>& devs, std::optional<s
     std::printf("      memory %s device-local", format_bytes(d.device_local_bytes()).c_str());
     if (d.memory_budget && !d.heaps.empty())
       std::printf(" (budget %s)", format_bytes(d.heaps.front().budget_bytes).c_str());
-    std::printf(", max allocation %s, max binding %s\n",
+    std::printf(", max allocation %s, max binding %s, max RGBA32F texel view %s\n",
                 format_bytes(d.max_memory_allocation_size).c_str(),
-                format_bytes(d.max_storage_buffer_range).c_str());
+                format_bytes(d.max_storage_buffer_range).c_str(),
+                format_bytes(d.max_texel_buffer_elements * 16).c_str());
     std::printf("      subgroup %u (%s), shared memory %s, workgroup ≤ %u invocations\n",
                 d.subgroup_size, subgroup_ops(d).c_str(), format_bytes(d.max_shared_memory_bytes).c_str(),
                 d.max_workgroup_invocations);
