@@ -96,7 +96,7 @@ Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
   d.bindings = {{dout, false},
                 {qkv, false},
                 {out, false},
-                {lse, false, texels ? VK_FORMAT_R32_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT},
+                {lse, false, VK_FORMAT_R32_SFLOAT},  // floats; ignored by the storage kernel
                 {dqkv, true}};
   d.push = push_bytes(params(s, hs, mode));
   d.groups = {div_up(s.T, wx), s.B * s.NH, 2};  // z = 0: dq rows, z = 1: dk/dv rows

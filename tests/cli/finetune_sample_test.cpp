@@ -15,20 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/json_number.h"
 #include "tests/support/run_command.h"
 
+using remat::test::json_number;
 using remat::test::run_command;
 using remat::test::run_remat;
 
 namespace {
-
-// The number after "key": in a JSON text (first occurrence; spaces after the colon or not), or -1.
-double json_number(const std::string& json, const std::string& key) {
-  const std::string needle = "\"" + key + "\":";
-  const size_t at = json.find(needle);
-  if (at == std::string::npos) return -1;
-  return std::strtod(json.c_str() + at + needle.size(), nullptr);
-}
 
 std::string read_file(const std::filesystem::path& p) {
   std::ifstream f(p, std::ios::binary);

@@ -5,21 +5,11 @@
 #include <cstdlib>
 #include <string>
 
+#include "tests/support/json_number.h"
 #include "tests/support/run_command.h"
 
+using remat::test::json_number;
 using remat::test::run_remat;
-
-namespace {
-
-// The number after "key": in a JSON text (first occurrence), or -1.
-double json_number(const std::string& json, const std::string& key) {
-  const std::string needle = "\"" + key + "\": ";
-  const size_t at = json.find(needle);
-  if (at == std::string::npos) return -1;
-  return std::strtod(json.c_str() + at + needle.size(), nullptr);
-}
-
-}  // namespace
 
 TEST_CASE("remat plan --json has the documented fields") {
   auto r = run_remat("plan --json");

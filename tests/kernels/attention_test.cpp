@@ -176,22 +176,9 @@ TEST_CASE("attention reference backward agrees with finite differences in double
       auto loss = [&] {
         std::vector<double> out, lse;
         ref::attention_forward(out, lse, qkv, s.B, s.T, s.C, s.NH);
-        double l = 0;
-        for (std::size_t i = 0; i < out.size(); ++i) l += out[i] * r[i];
-        return l;
+        return test::weighted_sum(out, r);
       };
-      const double h = 1e-5;
-      for (std::size_t i = 0; i < qkv.size(); ++i) {
-        const double keep = qkv[i];
-        qkv[i] = keep + h;
-        const double up = loss();
-        qkv[i] = keep - h;
-        const double down = loss();
-        qkv[i] = keep;
-        const double fd = (up - down) / (2 * h);
-        INFO("dqkv[" << i << "] fd " << fd << " analytic " << dqkv[i]);
-        REQUIRE(std::abs(fd - dqkv[i]) <= 1e-6 * std::max(1.0, std::abs(dqkv[i])));
-      }
+      test::require_matches_finite_differences(loss, qkv, dqkv, "dqkv");
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "runtime/kernels/matmul_backward.h"
+#include "tests/kernels/kernel_checks.h"
 #include "tests/reference/matmul_backward.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/test_device.h"
@@ -31,31 +32,6 @@ double weighted_loss(const std::vector<double>& inp, const std::vector<double>& 
 }
 
 // Central differences of `loss` with respect to every element of `x`.
-template <class F>
-std::vector<double> finite_differences(std::vector<double>& x, F loss) {
-  const double h = 1e-5;
-  std::vector<double> g(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double keep = x[i];
-    x[i] = keep + h;
-    const double up = loss();
-    x[i] = keep - h;
-    const double down = loss();
-    x[i] = keep;
-    g[i] = (up - down) / (2 * h);
-  }
-  return g;
-}
-
-void require_relative(const std::vector<double>& fd, const std::vector<double>& analytic,
-                      const char* what) {
-  REQUIRE(fd.size() == analytic.size());
-  for (std::size_t i = 0; i < fd.size(); ++i) {
-    INFO(what << "[" << i << "] fd " << fd[i] << " analytic " << analytic[i]);
-    REQUIRE(std::abs(fd[i] - analytic[i]) <= 1e-6 * std::max(1.0, std::abs(analytic[i])));
-  }
-}
-
 struct Grads {
   std::vector<float> dinp, dw, dbias;
 };
@@ -156,9 +132,9 @@ TEST_CASE("matmul reference backward agrees with finite differences in double") 
       std::vector<double> dinp, dw, dbias;
       ref::matmul_backward(dinp, dw, dbias, r, inp, w, M, N, K, layout);
       auto loss = [&] { return weighted_loss(inp, w, bias, r, M, N, K, layout); };
-      require_relative(finite_differences(inp, loss), dinp, "dinp");
-      require_relative(finite_differences(w, loss), dw, "dw");
-      require_relative(finite_differences(bias, loss), dbias, "dbias");
+      test::require_matches_finite_differences(loss, inp, dinp, "dinp");
+      test::require_matches_finite_differences(loss, w, dw, "dw");
+      test::require_matches_finite_differences(loss, bias, dbias, "dbias");
     }
   }
 }
