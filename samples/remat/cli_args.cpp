@@ -39,7 +39,9 @@ Args::Args(std::vector<std::string> argv, std::set<std::string> value_flags,
   }
 }
 
-bool Args::has(const std::string& flag) const { return bools_.count(flag) || values_.count(flag); }
+bool Args::has(const std::string& flag) const {
+  return bools_.count(flag) || values_.count(flag);
+}
 
 std::optional<std::string> Args::get(const std::string& flag) const {
   auto it = values_.find(flag);
@@ -89,16 +91,26 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
   while (!unit.empty() && unit.front() == ' ') unit.erase(unit.begin());
   for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   double scale = 0;
-  if (unit.empty() || unit == "b") scale = 1;
-  else if (unit == "kib" || unit == "k") scale = 1024.0;
-  else if (unit == "mib" || unit == "m") scale = 1024.0 * 1024;
-  else if (unit == "gib" || unit == "g") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "tib" || unit == "t") scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (unit == "kb") scale = 1e3;
-  else if (unit == "mb") scale = 1e6;
-  else if (unit == "gb") scale = 1e9;
-  else if (unit == "tb") scale = 1e12;
-  else throw bad("has an unknown unit '" + std::string(end) + "'");
+  if (unit.empty() || unit == "b")
+    scale = 1;
+  else if (unit == "kib" || unit == "k")
+    scale = 1024.0;
+  else if (unit == "mib" || unit == "m")
+    scale = 1024.0 * 1024;
+  else if (unit == "gib" || unit == "g")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "tib" || unit == "t")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (unit == "kb")
+    scale = 1e3;
+  else if (unit == "mb")
+    scale = 1e6;
+  else if (unit == "gb")
+    scale = 1e9;
+  else if (unit == "tb")
+    scale = 1e12;
+  else
+    throw bad("has an unknown unit '" + std::string(end) + "'");
   if (s.front() == '-' || number < 0) throw bad("must be positive");
   const double bytes = std::floor(number * scale);
   if (bytes < 1) throw bad("must be at least 1 byte");
@@ -115,8 +127,10 @@ std::string format_bytes(uint64_t bytes) {
     ++u;
   }
   char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
   return buf;
 }
 

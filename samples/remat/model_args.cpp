@@ -3,7 +3,7 @@
 namespace remat::cli {
 
 std::set<std::string> model_value_flags() {
-  return {"--model", "--layers", "--dim",    "--heads", "--vocab",  "--ctx",
+  return {"--model", "--layers", "--dim",     "--heads", "--vocab",  "--ctx",
           "--batch", "--seq",    "--dropout", "--arena", "--policy", "--costs"};
 }
 

@@ -27,7 +27,8 @@ struct ModelSelection {
 
 // `base` (a model read from a checkpoint) replaces the preset; overrides still apply.
 // Bad values are UsageError or std::invalid_argument (both exit 2).
-ModelSelection parse_model_selection(const Args& args, std::optional<ModelConfig> base = std::nullopt,
+ModelSelection parse_model_selection(const Args& args,
+                                     std::optional<ModelConfig> base = std::nullopt,
                                      int default_batch = 4);
 
 }  // namespace remat::cli

@@ -1,21 +1,20 @@
 // `remat profile`: measures what each kernel family costs on the current device and writes the
 // cost table `remat plan/train --costs FILE` read (CostModel::from_json), so `auto` decides from
 // measurements instead of the default FLOP/byte rates.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
+#include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "json_writer.h"
 #include "model_args.h"
 #include "runtime/device.h"
 #include "runtime/session.h"
@@ -134,14 +133,7 @@ int run_profile(const std::vector<std::string>& args) {
   }
   j.end_object().end_object();
 
-  const std::filesystem::path tmp = o.out.string() + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    if (!f) throw UsageError(o.out.string() + ": cannot create the cost table");
-    f << j.str() << "\n";
-    if (!f.flush()) throw std::runtime_error(tmp.string() + ": write failed");
-  }
-  std::filesystem::rename(tmp, o.out);
+  write_file_atomically(o.out, j.str() + "\n");
 
   std::printf("\n%-24s %5s %10s %10s %10s %10s\n", "kernel family", "steps", "ms", "GFLOP/s",
               "GB/s", "share");

@@ -11,9 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
+#include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "json_writer.h"
 #include "model_args.h"
 #include "runtime/byte_dataset.h"
 #include "runtime/device.h"
@@ -68,8 +69,9 @@ void check_output_path(const std::filesystem::path& path, const std::string& fla
 
 Options parse(const std::vector<std::string>& argv) {
   auto flags = model_value_flags();
-  flags.insert({"--data", "--init", "--steps", "--accum", "--lr", "--wd", "--beta1", "--beta2", "--eps",
-                "--grad-clip", "--seed", "--save", "--save-every", "--log-json", "--sample"});
+  flags.insert({"--data", "--init", "--steps", "--accum", "--lr", "--wd", "--beta1", "--beta2",
+                "--eps", "--grad-clip", "--seed", "--save", "--save-every", "--log-json",
+                "--sample"});
   Args a(argv, flags, {"--quiet", "--help"}, 1);
   if (a.has("--help")) {
     std::fputs(kUsage, stdout);
@@ -94,7 +96,8 @@ Options parse(const std::vector<std::string>& argv) {
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
   o.data = *data;
   if (o.sel.model.vocab < 256)
-    throw UsageError("byte-level data needs --vocab of at least 256, got " + std::to_string(o.sel.model.vocab));
+    throw UsageError("byte-level data needs --vocab of at least 256, got " +
+                     std::to_string(o.sel.model.vocab));
   o.steps = static_cast<int>(a.get_int("--steps", 1, 100000000).value_or(100));
   o.accum = static_cast<int>(a.get_int("--accum", 1, 4096).value_or(1));
   o.sample = static_cast<int>(a.get_int("--sample", 0, 100000).value_or(0));
@@ -127,33 +130,24 @@ Options parse(const std::vector<std::string>& argv) {
 
 // Per-step JSON lines go to a temporary file renamed into place at the end, so an interrupted
 // run never leaves a half-written log under the requested name.
+// --log-json: one JSON object per line, written to a temporary file that replaces the log only
+// when the run ends normally; a failed run leaves any previous log untouched.
 class JsonLog {
  public:
   explicit JsonLog(const std::optional<std::filesystem::path>& path) {
-    if (!path) return;
-    final_ = *path;
-    tmp_ = path->string() + ".tmp-" + std::to_string(::getpid());
-    out_.open(tmp_, std::ios::trunc);
-    if (!out_) throw UsageError(path->string() + ": cannot create the log file");
+    if (path) file_.emplace(*path);
   }
-  ~JsonLog() {
-    if (!tmp_.empty() && !committed_) std::filesystem::remove(tmp_);
-  }
-  void line(const std::string& json) {
-    if (out_.is_open()) out_ << json << '\n';
+  void line(const JsonWriter& json) {
+    if (!file_) return;
+    const std::string text = json.str() + "\n";
+    file_->write(text.data(), text.size());
   }
   void commit() {
-    if (!out_.is_open()) return;
-    out_.close();
-    std::filesystem::rename(tmp_, final_);
-    committed_ = true;
+    if (file_) file_->commit();
   }
 
  private:
-  std::filesystem::path final_;
-  std::string tmp_;
-  std::ofstream out_;
-  bool committed_ = false;
+  std::optional<AtomicFile> file_;
 };
 
 // Resident set size of this process (Linux /proc), for the soak figures; 0 where unavailable.
@@ -175,13 +169,16 @@ std::string join(const std::vector<std::string>& v) {
 void print_sample(Session& session, const ByteDataset& data, const Options& o) {
   const Batch first = data.batch(0, 1);
   const std::size_t len = std::min<std::size_t>(16, first.tokens.size());
-  std::vector<uint32_t> prompt(first.tokens.begin(), first.tokens.begin() + static_cast<std::ptrdiff_t>(len));
+  std::vector<uint32_t> prompt(first.tokens.begin(),
+                               first.tokens.begin() + static_cast<std::ptrdiff_t>(len));
   const auto out = session.sample(prompt, o.sample, o.seed);
   auto show = [](const std::vector<uint32_t>& v) {
     std::string s;
     for (uint32_t t : v) {
-      if (t == '\n') s += "\\n";
-      else if (t >= 32 && t < 127) s += static_cast<char>(t);
+      if (t == '\n')
+        s += "\\n";
+      else if (t >= 32 && t < 127)
+        s += static_cast<char>(t);
       else {
         char buf[8];
         std::snprintf(buf, sizeof buf, "\\x%02x", t);
@@ -219,11 +216,13 @@ int run_train(const std::vector<std::string>& argv) {
               o.sel.model_name.c_str(), m.layers, m.dim, m.heads, m.vocab, m.ctx,
               double(m.parameter_count()) / 1e6, cfg.shape.batch, cfg.shape.seq,
               o.accum > 1 ? (" × " + std::to_string(o.accum) + " micro-batches").c_str() : "");
-  std::printf("plan     policy %s; checkpoints %s; arena %s%s; persistent %s; predicted %.3fx the time of no recompute\n",
-              plan.policy.to_string().c_str(), join(plan.report.checkpoints).c_str(),
-              format_bytes(plan.arena_bytes).c_str(),
-              o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
-              format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
+  std::printf(
+      "plan     policy %s; checkpoints %s; arena %s%s; persistent %s; predicted %.3fx the time of "
+      "no recompute\n",
+      plan.policy.to_string().c_str(), join(plan.report.checkpoints).c_str(),
+      format_bytes(plan.arena_bytes).c_str(),
+      o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
+      format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
   std::printf("data     %s: %zu bytes, unigram entropy %.3f nats/byte\n", o.data.string().c_str(),
               data.size(), data.unigram_entropy());
   std::fflush(stdout);
@@ -243,7 +242,8 @@ int run_train(const std::vector<std::string>& argv) {
     }
     const auto t0 = std::chrono::steady_clock::now();
     const float loss = session.step(b.tokens, b.targets);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // Stop at the first non-finite loss or gradient norm: the update of this step may already
     // have spoiled the weights, so nothing from it is saved.
     const float grad_norm = session.last_grad_norm();
@@ -260,11 +260,16 @@ int run_train(const std::vector<std::string>& argv) {
     last_loss = loss;
     const double tok_s = tokens_per_step / (ms / 1000.0);
     JsonWriter j;
-    j.begin_object().field("step", s + 1).field("loss", double(loss)).field("ms", ms)
-        .field("tokens_per_s", tok_s).field("grad_norm", double(grad_norm))
+    j.begin_object()
+        .field("step", s + 1)
+        .field("loss", double(loss))
+        .field("ms", ms)
+        .field("tokens_per_s", tok_s)
+        .field("grad_norm", double(grad_norm))
         .field("device_bytes_allocated", device->ledger().stats().total_live_bytes)
-        .field("host_rss_bytes", host_rss_bytes()).end_object();
-    log.line(j.str());
+        .field("host_rss_bytes", host_rss_bytes())
+        .end_object();
+    log.line(j);
     const double eta_s = total_ms / (s + 1) * (o.steps - s - 1) / 1000.0;
     if (tty) {
       const int width = 30, done = (s + 1) * width / o.steps;
@@ -293,26 +298,37 @@ int run_train(const std::vector<std::string>& argv) {
 
   const MemoryReport mem = session.memory();
   const double mean_ms = total_ms / o.steps;
-  std::printf("done     %d steps: loss %.4f -> %.4f (unigram entropy %.4f); %.1f ms/step, %.0f tok/s\n",
-              o.steps, first_loss, last_loss, data.unigram_entropy(), mean_ms,
-              tokens_per_step / (mean_ms / 1000.0));
-  std::printf("memory   device allocated %s = persistent %s + arena %s", format_bytes(mem.device_bytes_allocated).c_str(),
+  std::printf(
+      "done     %d steps: loss %.4f -> %.4f (unigram entropy %.4f); %.1f ms/step, %.0f tok/s\n",
+      o.steps, first_loss, last_loss, data.unigram_entropy(), mean_ms,
+      tokens_per_step / (mean_ms / 1000.0));
+  std::printf("memory   device allocated %s = persistent %s + arena %s",
+              format_bytes(mem.device_bytes_allocated).c_str(),
               format_bytes(mem.persistent_bytes).c_str(), format_bytes(mem.arena_bytes).c_str());
-  for (const auto& [name, bytes] : mem.extras) std::printf(" + %s %s", name.c_str(), format_bytes(bytes).c_str());
-  std::printf(" (%s plan)\n", mem.device_bytes_allocated == mem.planned_total_bytes ? "exactly as" : "DIFFERS from");
+  for (const auto& [name, bytes] : mem.extras)
+    std::printf(" + %s %s", name.c_str(), format_bytes(bytes).c_str());
+  std::printf(" (%s plan)\n", mem.device_bytes_allocated == mem.planned_total_bytes
+                                  ? "exactly as"
+                                  : "DIFFERS from");
   if (o.save) std::printf("saved    %s\n", o.save->string().c_str());
   if (o.sample > 0) print_sample(session, data, o);
 
   JsonWriter j;
-  j.begin_object().field("summary", true).field("steps", o.steps).field("policy", plan.policy.to_string());
+  j.begin_object()
+      .field("summary", true)
+      .field("steps", o.steps)
+      .field("policy", plan.policy.to_string());
   j.key("checkpoints").begin_array();
   for (const auto& c : plan.report.checkpoints) j.value(c);
   j.end_array();
-  j.field("arena_bytes", plan.arena_bytes).field("persistent_bytes", plan.persistent_bytes)
+  j.field("arena_bytes", plan.arena_bytes)
+      .field("persistent_bytes", plan.persistent_bytes)
       .field("planned_total_bytes", mem.planned_total_bytes)
       .field("device_bytes_allocated", mem.device_bytes_allocated)
-      .field("first_loss", double(first_loss)).field("final_loss", double(last_loss))
-      .field("unigram_entropy", data.unigram_entropy()).field("mean_ms", mean_ms)
+      .field("first_loss", double(first_loss))
+      .field("final_loss", double(last_loss))
+      .field("unigram_entropy", data.unigram_entropy())
+      .field("mean_ms", mean_ms)
       .field("tokens_per_s", tokens_per_step / (mean_ms / 1000.0));
   // With REMAT_VALIDATION=1 the Khronos layer checks every call; report what it said.
   if (device->instance().validation_enabled()) {
@@ -323,7 +339,7 @@ int run_train(const std::vector<std::string>& argv) {
     j.key("validation_messages").null();
   }
   j.end_object();
-  log.line(j.str());
+  log.line(j);
   log.commit();
   return 0;
 }
