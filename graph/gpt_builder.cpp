@@ -133,6 +133,7 @@ void emit_head(Graph& g, const ChainSpec& spec, const TrainShape& s, TensorId x,
   TensorId ln = e.layernorm(x, "ln_f", bt, spec.dim);
   TensorId wte = g.parameters.front();  // tied: the head reads the token embedding
   TensorId logits = e.activation("head.logits", {bt, spec.vocab});
+  g.logits = logits;
   OpAttrs a;
   a.w_layout = WeightLayout::out_in;
   e.op(OpKind::matmul, {{"x", ln}, {"weight", wte}}, {{"y", logits}}, a);

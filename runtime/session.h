@@ -87,8 +87,14 @@ class Session {
   const Plan& plan() const { return plan_; }
   const SessionConfig& config() const { return config_; }
   MemoryReport memory() const;
-  // Milliseconds per dispatch of the last step, with labels (timestamps must be on).
-  std::vector<std::pair<std::string, double>> dispatch_ms() const;
+  // Milliseconds per dispatch of the last step, with the plan step each executes (timestamps must
+  // be on).
+  struct DispatchTime {
+    int step = -1;      // index into plan().steps
+    std::string label;  // the dispatch's label, for display
+    double ms = 0;
+  };
+  std::vector<DispatchTime> dispatch_ms() const;
   std::size_t dispatch_count() const;
 
   // Generates `count` tokens after `prompt` (at least one token, each < vocab) by running the

@@ -32,6 +32,7 @@ struct Lowering {
   const LoweringExtras& extras;
   const LoweringPart& part;
   std::vector<Dispatch> out;
+  int step_index = -1;  // the Plan::steps index being lowered, stamped on each dispatch
 
   const Tensor& tensor(TensorId id) const {
     return plan.tensors.at(static_cast<size_t>(id)).tensor;
@@ -50,6 +51,7 @@ struct Lowering {
   }
   void add(Dispatch d, const Step& s) {
     d.label = std::string(op_kind_name(s.kind)) + " " + tensor(s.outputs.at(0)).name;
+    d.step = step_index;
     out.push_back(std::move(d));
   }
   void add(std::vector<Dispatch> ds, const Step& s) {
@@ -244,7 +246,9 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
                                  const LoweringPart& part) {
   using Phases = LoweringPart::Phases;
   Lowering l{plan, quirks, slice_of, extras, part, {}};
-  for (const Step& s : plan.steps) {
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& s = plan.steps[i];
+    l.step_index = static_cast<int>(i);
     const bool optimizer = s.phase == Phase::optimizer;
     if ((part.phases == Phases::forward_backward && optimizer) ||
         (part.phases == Phases::optimizer && !optimizer) ||

@@ -511,7 +511,8 @@ Peak measure_peak(Device& device, int repeats) {
 }
 
 struct KernelRow {
-  std::string name;  // label or kind
+  std::string name;  // the step's label, or its kind for a family
+  OpKind kind{};
   std::string phase;
   double ms = 0, flops = 0, bytes = 0;
   int count = 0;
@@ -541,17 +542,14 @@ int run_kernels(const Options& o) {
   const Measurement meas = measure_session(session, o.warmup, o.steps);
 
   std::vector<KernelRow> rows;
-  std::map<std::string, KernelRow> families;
+  std::map<OpKind, KernelRow> families;
   for (const StepTime& s : meas.steps) {
-    KernelRow r{s.label,
-                s.step ? phase_name(s.step->phase) : "-",
-                s.ms,
-                s.step ? s.step->flops : 0,
-                s.step ? s.step->bytes : 0,
-                s.dispatches};
+    const KernelRow r{s.label,       s.kind,      phase_name(s.step->phase), s.ms, s.step->flops,
+                      s.step->bytes, s.dispatches};
     rows.push_back(r);
-    KernelRow& f = families[std::string(op_kind_name(s.kind))];
+    KernelRow& f = families[s.kind];
     f.name = std::string(op_kind_name(s.kind));
+    f.kind = s.kind;
     f.ms += r.ms, f.flops += r.flops, f.bytes += r.bytes, ++f.count;
   }
   auto line = [&](const KernelRow& r) {
@@ -583,11 +581,11 @@ int run_kernels(const Options& o) {
       "kind,step,phase,dispatches,ms,flops,bytes,gflop_per_s,gb_per_s,peak_gflop_per_s,peak_gb_per_"
       "s\n";
   for (const KernelRow& r : rows)
-    s += csv_cell(r.name.substr(0, r.name.find(' '))) + "," + csv_cell(r.name) + "," +
-         csv_cell(r.phase) + "," + std::to_string(r.count) + "," + fmt("%.6f", r.ms) + "," +
-         json_number(r.flops) + "," + json_number(r.bytes) + "," +
-         fmt("%.4f", r.flops / (r.ms * 1e6)) + "," + fmt("%.4f", r.bytes / (r.ms * 1e6)) + "," +
-         fmt("%.4f", peak.gflops) + "," + fmt("%.4f", peak.gbps) + "\n";
+    s += std::string(op_kind_name(r.kind)) + "," + csv_cell(r.name) + "," + csv_cell(r.phase) +
+         "," + std::to_string(r.count) + "," + fmt("%.6f", r.ms) + "," + json_number(r.flops) +
+         "," + json_number(r.bytes) + "," + fmt("%.4f", r.flops / (r.ms * 1e6)) + "," +
+         fmt("%.4f", r.bytes / (r.ms * 1e6)) + "," + fmt("%.4f", peak.gflops) + "," +
+         fmt("%.4f", peak.gbps) + "\n";
   std::filesystem::create_directories(o.out);
   write_file_atomically(o.out / "kernels.csv", s);
   std::printf("wrote    %s\n", (o.out / "kernels.csv").string().c_str());
