@@ -20,18 +20,13 @@
 #include "runtime/device.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/kernels/optimizer.h"
 #include "runtime/step_lowering.h"
 
 namespace remat {
 
-struct OptimizerConfig {
-  double lr = 3e-4;           // AdamW learning rate
-  double beta1 = 0.9;         // first-moment decay
-  double beta2 = 0.999;       // second-moment decay
-  double eps = 1e-8;          // denominator epsilon
-  double weight_decay = 0.0;  // decoupled, on 2-D parameters only
-  float grad_clip = 0.0f;     // max global gradient norm; 0 = no clipping
-};
+// AdamW with PyTorch's defaults (lr 1e-3, weight decay 0.01) and optional gradient clipping.
+using OptimizerConfig = kernels::AdamWConfig;
 
 struct SessionConfig {
   ModelConfig model;                     // GPT-2 shape

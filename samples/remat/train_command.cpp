@@ -102,8 +102,9 @@ Options parse(const std::vector<std::string>& argv) {
   o.accum = static_cast<int>(a.get_int("--accum", 1, 4096).value_or(1));
   o.sample = static_cast<int>(a.get_int("--sample", 0, 100000).value_or(0));
   o.save_every = static_cast<int>(a.get_int("--save-every", 1, 100000000).value_or(0));
-  if (auto v = a.get_double("--lr")) o.opt.lr = *v;
-  if (auto v = a.get_double("--wd")) o.opt.weight_decay = *v;
+  // The CLI's documented defaults, not the library's (PyTorch's lr 1e-3, weight decay 0.01).
+  o.opt.lr = a.get_double("--lr").value_or(3e-4);
+  o.opt.weight_decay = a.get_double("--wd").value_or(0.0);
   if (auto v = a.get_double("--beta1")) o.opt.beta1 = *v;
   if (auto v = a.get_double("--beta2")) o.opt.beta2 = *v;
   if (auto v = a.get_double("--eps")) o.opt.eps = *v;
