@@ -89,6 +89,7 @@ Options parse(std::vector<std::string> argv) {
   }
   Options o;
   o.sel = parse_model_selection(a);
+  require_f32_activations(o.sel);
   o.steps = static_cast<int>(a.get_int("--steps", 1, 1000000).value_or(3));
   o.warmup = static_cast<int>(a.get_int("--warmup", 0, 1000000).value_or(1));
   o.repeats = static_cast<int>(a.get_int("--repeats", 1, 1000).value_or(5));

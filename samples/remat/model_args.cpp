@@ -3,8 +3,8 @@
 namespace remat::cli {
 
 std::set<std::string> model_value_flags() {
-  return {"--model", "--layers", "--dim",     "--heads", "--vocab",  "--ctx",
-          "--batch", "--seq",    "--dropout", "--arena", "--policy", "--costs"};
+  return {"--model", "--layers",  "--dim",   "--heads", "--vocab",  "--ctx",  "--batch",
+          "--seq",   "--dropout", "--dtype", "--arena", "--policy", "--costs"};
 }
 
 ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> base,
@@ -28,9 +28,11 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   if (auto v = a.get_int("--vocab", 1, big)) o.model.vocab = static_cast<int>(*v);
   if (auto v = a.get_int("--ctx", 1, big)) o.model.ctx = static_cast<int>(*v);
   o.model.validate();
+  if (!base) o.model_name = o.model.name();
   o.shape.batch = static_cast<int>(a.get_int("--batch", 1, big).value_or(default_batch));
   o.shape.seq = static_cast<int>(a.get_int("--seq", 1, big).value_or(o.model.ctx));
   if (auto d = a.get_double("--dropout")) o.shape.dropout = static_cast<float>(*d);
+  if (auto d = a.get("--dtype")) o.shape.activation_dtype = parse_activation_dtype(*d);
   o.shape.validate(o.model);
   if (a.get("--arena") && a.get("--policy"))
     throw UsageError("give either --arena (auto picks the policy) or --policy, not both");
@@ -50,6 +52,16 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
     }
   }
   return o;
+}
+
+void require_f32_activations(const ModelSelection& sel) {
+  const DType d = sel.shape.activation_dtype;
+  if (d == DType::f32) return;
+  const std::string name(dtype_name(d));
+  throw UsageError("--dtype " + name +
+                   ": 16-bit activation storage is not implemented yet; train and bench run f32 "
+                   "(remat plan can plan " +
+                   name + ")");
 }
 
 }  // namespace remat::cli

@@ -13,11 +13,12 @@
 
 namespace remat::cli {
 
-// --model --layers --dim --heads --vocab --ctx --batch --seq --dropout --arena --policy --costs
+// --model --layers --dim --heads --vocab --ctx --batch --seq --dropout --dtype --arena --policy
+// --costs
 std::set<std::string> model_value_flags();
 
 struct ModelSelection {
-  std::string model_name;          // preset the overrides apply to ("from file" with --init)
+  std::string model_name;          // the preset the shape equals, "custom", or "from checkpoint"
   ModelConfig model;               // after overrides, validated
   TrainShape shape;                // batch, seq, dropout; validated against the model
   Policy policy;                   // --policy, or auto when --arena is given
@@ -30,5 +31,8 @@ struct ModelSelection {
 ModelSelection parse_model_selection(const Args& args,
                                      std::optional<ModelConfig> base = std::nullopt,
                                      int default_batch = 4);
+
+// train and bench execute f32 activations only: --dtype f16/bf16 is a UsageError naming why.
+void require_f32_activations(const ModelSelection& sel);
 
 }  // namespace remat::cli

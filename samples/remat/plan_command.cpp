@@ -34,11 +34,10 @@ struct Options {
 
 Options parse_options(const std::vector<std::string>& argv) {
   auto flags = model_value_flags();
-  flags.insert({"--dtype", "--alignment"});
+  flags.insert("--alignment");
   Args a(argv, flags, {"--json"}, 1);
   Options o;
   o.sel = parse_model_selection(a);
-  if (auto d = a.get("--dtype")) o.sel.shape.activation_dtype = parse_activation_dtype(*d);
   if (auto v = a.get_int("--alignment", 1, 1 << 20)) o.alignment = static_cast<uint64_t>(*v);
   o.json = a.has("--json");
   return o;
@@ -114,6 +113,7 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   j.field("ctx", m.ctx).end_object();
   j.field("batch", o.sel.shape.batch).field("seq", o.sel.shape.seq);
   j.field("dtype", dtype_name(o.sel.shape.activation_dtype));
+  j.field("plan_only", o.sel.shape.activation_dtype != DType::f32);
   j.field("policy", p.policy.to_string()).field("budget_bytes", o.sel.arena);
   j.field("arena_bytes", p.arena_bytes).field("arena_lower_bound_bytes", p.arena_lower_bound);
   j.field("persistent_bytes", p.persistent_bytes).field("alignment", p.alignment);
@@ -150,6 +150,10 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
               o.sel.model_name.c_str(), o.sel.model.layers, o.sel.model.dim, o.sel.model.heads,
               o.sel.model.vocab, o.sel.model.ctx, o.sel.shape.batch, o.sel.shape.seq,
               std::string(dtype_name(o.sel.shape.activation_dtype)).c_str());
+  if (o.sel.shape.activation_dtype != DType::f32)
+    std::printf(
+        "plan only: remat train and bench run f32 activations (16-bit storage is not "
+        "implemented yet)\n");
   std::printf("policy %s%s: arena %s (lower bound %s, layout/bound %.4f), persistent %s\n",
               p.policy.to_string().c_str(),
               o.sel.arena ? (" under " + format_bytes(*o.sel.arena)).c_str() : "",

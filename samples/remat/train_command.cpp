@@ -92,6 +92,7 @@ Options parse(const std::vector<std::string>& argv) {
     }
   }
   o.sel = parse_model_selection(a, base);
+  require_f32_activations(o.sel);
   auto data = a.get("--data");
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
   o.data = *data;
