@@ -29,23 +29,39 @@
 namespace remat::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: remat bench [MODEL] [--layers N] [--dim N] [--heads N] [--vocab N] [--ctx N]\n"
-    "                   [--batch B] [--seq T] [--dropout P] [--costs FILE.json]\n"
-    "                   [--steps N] [--warmup W] [--out DIR] [--no-plot]\n"
-    "                   [--sweep | --arena SIZE | --policy P | --kernels [--repeats R]]\n"
-    "\n"
-    "Runs W warm-up and N measured training steps (defaults 1 and 3) on deterministic synthetic\n"
-    "tokens and reports the median step time, tokens/s, planned arena, device bytes allocated,\n"
-    "liveness lower bound, measured and predicted time relative to policy none, the textbook\n"
-    "estimate, and the host time per step outside timed GPU work.\n"
-    "  (default)  one point: --arena SIZE (auto) or --policy P (default none)\n"
-    "  --sweep    policies none, every:1, every:2, sqrt, selective, and auto at 8 arena budgets\n"
-    "             from none's arena down to the minimum; writes DIR/frontier.csv,\n"
-    "             DIR/frontier.json and, with python3 + matplotlib, DIR/frontier.png\n"
-    "  --kernels  per kernel of one step at GPT-2-small shapes (default gpt2 --layers 1\n"
-    "             --batch 4 --seq 64): time, GFLOP/s, GB/s and fraction of the device's\n"
-    "             measured peak (peak_fma, peak_copy); writes DIR/kernels.csv\n";
+CommandSpec spec() {
+  CommandSpec c{
+      "bench", "[MODEL]", 1,
+      "Runs W warm-up and N measured training steps on deterministic synthetic tokens and reports\n"
+      "the median step time, tokens/s, planned arena, device bytes allocated, liveness lower\n"
+      "bound, measured and predicted time relative to policy none, the textbook estimate, and the\n"
+      "host time per step outside timed GPU work.\n"
+      "  (default)  one point: --arena SIZE (auto) or --policy P\n"
+      "  --sweep    policies none, every:1, every:2, sqrt, selective, and auto at 8 arena budgets\n"
+      "             from none's arena down to the minimum; writes DIR/frontier.csv,\n"
+      "             DIR/frontier.json and, with python3 + matplotlib, DIR/frontier.png\n"
+      "  --kernels  per kernel of one step at GPT-2-small shapes (default gpt2 --layers 1\n"
+      "             --batch 4 --seq 64): time, GFLOP/s, GB/s and fraction of the device's\n"
+      "             measured peak (peak_fma, peak_copy); writes DIR/kernels.csv\n",
+      model_flags()};
+  const std::vector<FlagSpec> bench = {
+      {"--steps", "N", "measured steps per point", "3"},
+      {"--warmup", "W", "unmeasured steps before them", "1"},
+      {"--out", "DIR", "folder for the CSV, JSON and plot", "bench-out"},
+      {"--sweep", "", "measure the whole memory/time frontier", ""},
+      {"--kernels", "", "measure every kernel of one step against the device's peak", ""},
+      {"--repeats", "R", "with --kernels: repetitions of each peak measurement", "5"},
+      {"--no-plot", "", "with --sweep: do not draw frontier.png", ""},
+  };
+  c.flags.insert(c.flags.end(), bench.begin(), bench.end());
+  return c;
+}
+
+bool takes_value(const CommandSpec& c, const std::string& name) {
+  for (const FlagSpec& f : c.flags)
+    if (f.name == name) return !f.value.empty();
+  return false;
+}
 
 struct Options {
   ModelSelection sel;
@@ -55,7 +71,7 @@ struct Options {
   bool sweep = false;
   bool kernels = false;
   bool plot = true;
-  std::filesystem::path out = "bench-out";
+  std::filesystem::path out;
 };
 
 bool has_flag(const std::vector<std::string>& argv, const std::string& flag) {
@@ -65,15 +81,13 @@ bool has_flag(const std::vector<std::string>& argv, const std::string& flag) {
 }
 
 Options parse(std::vector<std::string> argv) {
-  auto flags = model_value_flags();
-  flags.insert({"--steps", "--warmup", "--out", "--repeats"});
-  const std::set<std::string> bools = {"--sweep", "--kernels", "--no-plot", "--help"};
+  const CommandSpec c = spec();
   if (has_flag(argv, "--kernels")) {
     // GPT-2-small shapes by default; one block has every kernel of the twelve.
     bool positional_model = false;
     for (std::size_t i = 0; i < argv.size(); ++i) {
       if (argv[i].rfind("--", 0) == 0) {
-        if (flags.count(argv[i]) && argv[i].find('=') == std::string::npos) ++i;
+        if (takes_value(c, argv[i])) ++i;
         continue;
       }
       positional_model = true;
@@ -82,17 +96,13 @@ Options parse(std::vector<std::string> argv) {
     if (!has_flag(argv, "--layers")) argv.insert(argv.end(), {"--layers", "1"});
     if (!has_flag(argv, "--seq")) argv.insert(argv.end(), {"--seq", "64"});
   }
-  Args a(argv, flags, bools, 1);
-  if (a.has("--help")) {
-    std::fputs(kUsage, stdout);
-    std::exit(0);
-  }
+  Args a(argv, c);
   Options o;
   o.sel = parse_model_selection(a);
   require_f32_activations(o.sel);
-  o.steps = static_cast<int>(a.get_int("--steps", 1, 1000000).value_or(3));
-  o.warmup = static_cast<int>(a.get_int("--warmup", 0, 1000000).value_or(1));
-  o.repeats = static_cast<int>(a.get_int("--repeats", 1, 1000).value_or(5));
+  o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 1000000));
+  o.warmup = static_cast<int>(a.get_int_or_default("--warmup", 0, 1000000));
+  o.repeats = static_cast<int>(a.get_int_or_default("--repeats", 1, 1000));
   o.sweep = a.has("--sweep");
   o.kernels = a.has("--kernels");
   o.plot = !a.has("--no-plot");
@@ -101,7 +111,7 @@ Options parse(std::vector<std::string> argv) {
     throw UsageError(std::string(o.sweep ? "--sweep" : "--kernels") +
                      " chooses the policies itself; drop --arena/--policy");
   if (a.get("--repeats") && !o.kernels) throw UsageError("--repeats goes with --kernels");
-  if (auto d = a.get("--out")) o.out = *d;
+  o.out = a.get_or_default("--out");
   std::error_code ec;
   if (std::filesystem::exists(o.out, ec) && !std::filesystem::is_directory(o.out, ec))
     throw UsageError(o.out.string() + ": exists and is not a folder; give --out a folder");
@@ -596,6 +606,7 @@ int run_kernels(const Options& o) {
 }  // namespace
 
 int run_bench(const std::vector<std::string>& args) {
+  if (print_help_if_requested(args, spec())) return 0;
   const Options o = parse(args);
   return o.kernels ? run_kernels(o) : run_frontier(o);
 }

@@ -105,13 +105,15 @@ void write_text(const std::vector<PhysicalDeviceSnapshot>& devs,
 }  // namespace
 
 int run_devices(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {"--json", "--help"});
-  if (args.has("--help")) {
-    std::printf(
-        "usage: remat devices [--json]\n\nLists every Vulkan device with its limits and "
-        "features; '*' marks the one remat uses.\n");
-    return 0;
-  }
+  const CommandSpec spec{
+      "devices",
+      "",
+      0,
+      "Lists every Vulkan device with its limits and features; '*' marks the one remat uses\n"
+      "(REMAT_DEVICE=<index|name> chooses another).\n",
+      {{"--json", "", "print the devices as JSON", ""}}};
+  if (print_help_if_requested(argv, spec)) return 0;
+  Args args(argv, spec);
   auto instance = Instance::create(InstanceOptions::from_environment());
   auto devs = instance->snapshots();
   std::string selector;

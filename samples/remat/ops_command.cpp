@@ -23,13 +23,15 @@ std::string names(std::span<const OperandSpec> list) {
 }  // namespace
 
 int run_ops(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {"--markdown", "--help"});
-  if (args.has("--help")) {
-    std::printf(
-        "usage: remat ops [--markdown]\n\nLists each op kind's named inputs and outputs ('?': "
-        "present when the op has a bias, '...': any number).\n");
-    return 0;
-  }
+  const CommandSpec spec{
+      "ops",
+      "",
+      0,
+      "Lists each op kind's named inputs and outputs ('?': present when the op has a bias,\n"
+      "'...': any number), as graph/op_schema.h declares them.\n",
+      {{"--markdown", "", "print docs/ops.md's operand table", ""}}};
+  if (print_help_if_requested(argv, spec)) return 0;
+  Args args(argv, spec);
   if (args.has("--markdown")) {
     std::fputs(op_schema_markdown().c_str(), stdout);
     return 0;

@@ -19,26 +19,28 @@
 namespace remat::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: remat plan [MODEL] [--model tiny|gpt2|gpt2-medium|gpt2-large|gpt2-xl]\n"
-    "                  [--layers N] [--dim N] [--heads N] [--vocab N] [--ctx N]\n"
-    "                  [--batch B] [--seq T] [--dtype f32|f16|bf16] [--dropout P]\n"
-    "                  [--arena SIZE | --policy none|every:K|sqrt|selective|auto]\n"
-    "                  [--costs FILE.json] [--alignment BYTES] [--json]\n";
+CommandSpec spec() {
+  CommandSpec c{"plan", "[MODEL]", 1,
+                "Plans one training step for a model, batch and sequence length without a GPU:\n"
+                "memory by category, what is recomputed, the predicted step time, and a table\n"
+                "over the policies, with the textbook estimate beside the exact numbers.\n",
+                model_flags()};
+  c.flags.push_back({"--alignment", "BYTES", "alignment of every tensor's offset", "256"});
+  c.flags.push_back({"--json", "", "print the plan as JSON", ""});
+  return c;
+}
 
 struct Options {
-  ModelSelection sel;        // model, shape, policy, arena, costs
-  uint64_t alignment = 256;  // --alignment
-  bool json = false;         // --json
+  ModelSelection sel;      // model, shape, policy, arena, costs
+  uint64_t alignment = 0;  // --alignment
+  bool json = false;       // --json
 };
 
 Options parse_options(const std::vector<std::string>& argv) {
-  auto flags = model_value_flags();
-  flags.insert("--alignment");
-  Args a(argv, flags, {"--json"}, 1);
+  Args a(argv, spec());
   Options o;
   o.sel = parse_model_selection(a);
-  if (auto v = a.get_int("--alignment", 1, 1 << 20)) o.alignment = static_cast<uint64_t>(*v);
+  o.alignment = static_cast<uint64_t>(a.get_int_or_default("--alignment", 1, 1 << 20));
   o.json = a.has("--json");
   return o;
 }
@@ -201,11 +203,7 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
 }  // namespace
 
 int run_plan(const std::vector<std::string>& args) {
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
+  if (print_help_if_requested(args, spec())) return 0;
   const Options o = parse_options(args);
   const Graph g = build_training_gpt(o.sel.model, o.sel.shape);
   const auto start = std::chrono::steady_clock::now();

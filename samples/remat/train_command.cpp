@@ -25,19 +25,37 @@
 namespace remat::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: remat train [MODEL] --data FILE [--init W.safetensors] [--layers N] [--dim N]\n"
-    "                   [--heads N] [--vocab N] [--ctx N] [--batch B] [--seq T] [--steps N]\n"
-    "                   [--accum N]\n"
-    "                   [--lr 3e-4] [--wd 0] [--beta1 0.9] [--beta2 0.999] [--eps 1e-8]\n"
-    "                   [--grad-clip 0] [--dropout 0] [--arena SIZE | --policy P] [--seed S]\n"
-    "                   [--save OUT.safetensors] [--save-every K] [--log-json FILE]\n"
-    "                   [--sample N] [--quiet]\n"
-    "\n"
-    "Trains on FILE read as bytes (vocabulary 256): step s, row b is the window of T+1 bytes\n"
-    "starting at ((s*B + b)*T) mod (len - T - 1); with --accum N, micro-batch m of step s reads\n"
-    "as step s*N + m. --arena caps activation memory; the planner\n"
-    "picks what to recompute. --policy none|every:K|sqrt|selective fixes the policy instead.\n";
+CommandSpec spec() {
+  CommandSpec c{
+      "train",
+      "[MODEL]",
+      1,
+      "Trains on FILE read as bytes (vocabulary 256): step s, row b is the window of T+1 bytes\n"
+      "starting at ((s*B + b)*T) mod (len - T - 1); with --accum N, micro-batch m of step s reads\n"
+      "as step s*N + m. --arena caps activation memory and the planner picks what to recompute;\n"
+      "--policy fixes the policy instead.\n",
+      {{"--data", "FILE", "training text, read as bytes (required)", ""},
+       {"--init", "W.safetensors", "start from these weights (GPT-2 layout); sets the model", ""}}};
+  for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
+  const std::vector<FlagSpec> training = {
+      {"--steps", "N", "optimizer steps", "100"},
+      {"--accum", "N", "micro-batches per optimizer step (gradient accumulation)", "1"},
+      {"--lr", "RATE", "AdamW learning rate", "3e-4"},
+      {"--wd", "W", "AdamW decoupled weight decay, on 2-D parameters only", "0"},
+      {"--beta1", "B1", "AdamW first-moment decay", "0.9"},
+      {"--beta2", "B2", "AdamW second-moment decay", "0.999"},
+      {"--eps", "EPS", "AdamW denominator epsilon", "1e-8"},
+      {"--grad-clip", "NORM", "clip the global gradient norm to NORM; 0 disables", "0"},
+      {"--seed", "S", "weight initialisation and dropout masks", "0"},
+      {"--save", "OUT.safetensors", "write the trained weights here (atomically)", ""},
+      {"--save-every", "K", "also save every K steps (needs --save)", ""},
+      {"--log-json", "FILE", "one JSON object per step, then a summary", ""},
+      {"--sample", "N", "after training, continue the data's first bytes by N bytes", "0"},
+      {"--quiet", "", "no progress output", ""},
+  };
+  c.flags.insert(c.flags.end(), training.begin(), training.end());
+  return c;
+}
 
 struct Options {
   ModelSelection sel;
@@ -68,15 +86,7 @@ void check_output_path(const std::filesystem::path& path, const std::string& fla
 }
 
 Options parse(const std::vector<std::string>& argv) {
-  auto flags = model_value_flags();
-  flags.insert({"--data", "--init", "--steps", "--accum", "--lr", "--wd", "--beta1", "--beta2",
-                "--eps", "--grad-clip", "--seed", "--save", "--save-every", "--log-json",
-                "--sample"});
-  Args a(argv, flags, {"--quiet", "--help"}, 1);
-  if (a.has("--help")) {
-    std::fputs(kUsage, stdout);
-    std::exit(0);
-  }
+  Args a(argv, spec());
   Options o;
   std::optional<ModelConfig> base;
   if (auto w = a.get("--init")) {
@@ -99,24 +109,24 @@ Options parse(const std::vector<std::string>& argv) {
   if (o.sel.model.vocab < 256)
     throw UsageError("byte-level data needs --vocab of at least 256, got " +
                      std::to_string(o.sel.model.vocab));
-  o.steps = static_cast<int>(a.get_int("--steps", 1, 100000000).value_or(100));
-  o.accum = static_cast<int>(a.get_int("--accum", 1, 4096).value_or(1));
-  o.sample = static_cast<int>(a.get_int("--sample", 0, 100000).value_or(0));
+  o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
+  o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
+  o.sample = static_cast<int>(a.get_int_or_default("--sample", 0, 100000));
   o.save_every = static_cast<int>(a.get_int("--save-every", 1, 100000000).value_or(0));
-  // The CLI's documented defaults, not the library's (PyTorch's lr 1e-3, weight decay 0.01).
-  o.opt.lr = a.get_double("--lr").value_or(3e-4);
-  o.opt.weight_decay = a.get_double("--wd").value_or(0.0);
-  if (auto v = a.get_double("--beta1")) o.opt.beta1 = *v;
-  if (auto v = a.get_double("--beta2")) o.opt.beta2 = *v;
-  if (auto v = a.get_double("--eps")) o.opt.eps = *v;
-  if (auto v = a.get_double("--grad-clip")) o.opt.grad_clip = static_cast<float>(*v);
+  // The CLI's declared defaults, not the library's (PyTorch's lr 1e-3, weight decay 0.01).
+  o.opt.lr = a.get_double_or_default("--lr");
+  o.opt.weight_decay = a.get_double_or_default("--wd");
+  o.opt.beta1 = a.get_double_or_default("--beta1");
+  o.opt.beta2 = a.get_double_or_default("--beta2");
+  o.opt.eps = a.get_double_or_default("--eps");
+  o.opt.grad_clip = static_cast<float>(a.get_double_or_default("--grad-clip"));
   if (o.opt.lr <= 0) throw UsageError("--lr must be positive");
   if (o.opt.weight_decay < 0) throw UsageError("--wd must be at least 0");
   if (o.opt.beta1 < 0 || o.opt.beta1 >= 1 || o.opt.beta2 < 0 || o.opt.beta2 >= 1)
     throw UsageError("--beta1 and --beta2 must be in [0, 1)");
   if (o.opt.eps <= 0) throw UsageError("--eps must be positive");
   if (o.opt.grad_clip < 0) throw UsageError("--grad-clip must be at least 0 (0 disables clipping)");
-  o.seed = static_cast<uint64_t>(a.get_int("--seed", 0, INT64_MAX).value_or(0));
+  o.seed = static_cast<uint64_t>(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto v = a.get("--save")) {
     o.save = *v;
     check_output_path(*o.save, "--save");
@@ -195,6 +205,7 @@ void print_sample(Session& session, const ByteDataset& data, const Options& o) {
 }  // namespace
 
 int run_train(const std::vector<std::string>& argv) {
+  if (print_help_if_requested(argv, spec())) return 0;
   const Options o = parse(argv);
   const ByteDataset data(o.data, o.sel.shape.seq);
   auto device = Device::open();
