@@ -51,6 +51,13 @@ std::size_t decode_utf8(std::string_view text, std::size_t i, char32_t& c) {
 
 }  // namespace
 
+bool is_valid_utf8(std::string_view text) {
+  char32_t c = 0;
+  for (std::size_t i = 0, len = 0; i < text.size(); i += len)
+    if ((len = decode_utf8(text, i, c)) == 0) return false;
+  return true;
+}
+
 char32_t byte_to_unicode(uint8_t b) {
   return byte_map().to_unicode[b];
 }

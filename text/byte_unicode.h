@@ -22,6 +22,10 @@ std::string bytes_to_unicode_text(std::string_view bytes);
 // or holds a character outside the map.
 std::optional<std::string> unicode_text_to_bytes(std::string_view text);
 
+// True when `text` is valid UTF-8 (RFC 3629: no overlong forms, surrogates or code points past
+// U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+
 // Appends the UTF-8 encoding of `c` (which must be a Unicode scalar value).
 void append_utf8(std::string& out, char32_t c);
 

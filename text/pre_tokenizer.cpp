@@ -58,6 +58,12 @@ std::string with_unicode_whitespace(std::string_view pattern) {
   return out;
 }
 
+std::string unicode_version() {
+  char version[32] = {};
+  pcre2_config(PCRE2_CONFIG_UNICODE_VERSION, version);
+  return version;
+}
+
 struct Regex::Impl {
   pcre2_code* code = nullptr;
   pcre2_match_data* match = nullptr;

@@ -30,6 +30,11 @@ inline constexpr std::string_view kGpt2Pattern =
 // throws std::invalid_argument.
 std::string with_unicode_whitespace(std::string_view pattern);
 
+// The Unicode version of PCRE2's character tables ("14.0.0" in Debian 12). Letters and digits
+// assigned in later versions are unassigned to it and split as punctuation, where tiktoken or
+// Hugging Face built on a newer Unicode see letters.
+std::string unicode_version();
+
 // One compiled pattern. Not thread-safe: matching reuses its match data.
 class Regex {
  public:

@@ -80,6 +80,8 @@ TEST_CASE("stages split each previous piece, as Hugging Face's Sequence does", "
   pre.add_isolating_stage("\\p{N}");  // Digits, individual_digits
   pre.add_isolating_stage(kGpt2Pattern);
   CHECK(pieces(pre, "abc 123x") == V{"abc", " ", "1", "2", "3", "x"});
+  // Digits are every Unicode number, as Rust's char::is_numeric: Arabic-Indic, superscripts.
+  CHECK(pieces(pre, " \xD9\xA3\xC2\xB2") == V{" ", "\xD9\xA3", "\xC2\xB2"});
   PreTokenizer split;  // a Llama-3-like split, then no further regex
   split.add_isolating_stage("\\p{N}{1,3}| ?\\p{L}+|\\s+");
   CHECK(pieces(split, "ab 12345.") == V{"ab", " ", "123", "45", "."});

@@ -52,12 +52,19 @@ function runs(buf) {
   return out;
 }
 
+// tiktoken's ranks by byte string (latin1 keys). Looked up here rather than by catching
+// encode_single_token's error for non-tokens, which leaves the WASM object borrowed.
+let ranks = null;
 function rank(bytes) {
-  try {
-    return enc.encode_single_token(bytes);
-  } catch (e) {
-    return Infinity;
+  if (!ranks) {
+    ranks = new Map();
+    for (const t of enc.token_byte_values()) {
+      const b = Uint8Array.from(t);
+      ranks.set(Buffer.from(b).toString("latin1"), enc.encode_single_token(b));
+    }
   }
+  const r = ranks.get(Buffer.from(bytes).toString("latin1"));
+  return r === undefined ? Infinity : r;
 }
 
 function mergeBytes(bytes) {
@@ -71,7 +78,7 @@ function mergeBytes(bytes) {
     if (at < 0) break;
     parts.splice(at, 2, Buffer.concat([parts[at], parts[at + 1]]));
   }
-  return parts.map((p) => enc.encode_single_token(p));
+  return parts.map((p) => rank(p));
 }
 
 function encode(buf, specials) {
