@@ -28,6 +28,7 @@ constexpr Command kCommands[] = {
     {"tokenize", remat::cli::run_tokenize,
      "text to byte-level BPE token ids (GPT-2, Hugging Face)"},
     {"detokenize", remat::cli::run_detokenize, "token ids back to the exact text"},
+    {"generate", remat::cli::run_generate, "continue a text prompt with a GPT-2 checkpoint"},
 };
 
 void print_usage(std::FILE* out) {

@@ -15,17 +15,19 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "model_args.h"
-#include "runtime/byte_dataset.h"
 #include "runtime/device.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
+#include "runtime/token_dataset.h"
+#include "train_data.h"
 
 namespace remat::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: remat train [MODEL] --data FILE [--init W.safetensors] [--layers N] [--dim N]\n"
+    "usage: remat train [MODEL] --data FILE [--tokenizer PATH] [--data-format F]\n"
+    "                   [--init W.safetensors] [--layers N] [--dim N]\n"
     "                   [--heads N] [--vocab N] [--ctx N] [--batch B] [--seq T] [--steps N]\n"
     "                   [--accum N]\n"
     "                   [--lr 3e-4] [--wd 0] [--beta1 0.9] [--beta2 0.999] [--eps 1e-8]\n"
@@ -33,14 +35,21 @@ constexpr const char* kUsage =
     "                   [--save OUT.safetensors] [--save-every K] [--log-json FILE]\n"
     "                   [--sample N] [--quiet]\n"
     "\n"
-    "Trains on FILE read as bytes (vocabulary 256): step s, row b is the window of T+1 bytes\n"
-    "starting at ((s*B + b)*T) mod (len - T - 1); with --accum N, micro-batch m of step s reads\n"
+    "Trains on FILE read as bytes (vocabulary 256), or as tokens: its text encoded with the\n"
+    "byte-level BPE tokenizer at --tokenizer PATH (see remat tokenize), an llm.c token file\n"
+    "(recognised by its header), or with --data-format u16 nanoGPT's raw uint16 ids. "
+    "--data-format\n"
+    "auto|bytes|text|llmc|u16 (default auto) forces one reading. Every token must be below the\n"
+    "model's vocabulary, checked before any step. Step s, row b is the window of T+1 tokens\n"
+    "starting at ((s*B + b)*T) mod (n - T - 1); with --accum N, micro-batch m of step s reads\n"
     "as step s*N + m. --arena caps activation memory; the planner\n"
     "picks what to recompute. --policy none|every:K|sqrt|selective fixes the policy instead.\n";
 
 struct Options {
   ModelSelection sel;
   std::filesystem::path data;
+  std::optional<std::string> tokenizer;
+  std::string data_format = "auto";
   std::optional<std::filesystem::path> init, save, log_json;
   int steps = 100;
   int accum = 1;
@@ -68,8 +77,9 @@ void check_output_path(const std::filesystem::path& path, const std::string& fla
 
 Options parse(const std::vector<std::string>& argv) {
   auto flags = model_value_flags();
-  flags.insert({"--data", "--init", "--steps", "--accum", "--lr", "--wd", "--beta1", "--beta2", "--eps",
-                "--grad-clip", "--seed", "--save", "--save-every", "--log-json", "--sample"});
+  flags.insert({"--data", "--tokenizer", "--data-format", "--init", "--steps", "--accum", "--lr",
+                "--wd", "--beta1", "--beta2", "--eps", "--grad-clip", "--seed", "--save",
+                "--save-every", "--log-json", "--sample"});
   Args a(argv, flags, {"--quiet", "--help"}, 1);
   if (a.has("--help")) {
     std::fputs(kUsage, stdout);
@@ -93,8 +103,8 @@ Options parse(const std::vector<std::string>& argv) {
   auto data = a.get("--data");
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
   o.data = *data;
-  if (o.sel.model.vocab < 256)
-    throw UsageError("byte-level data needs --vocab of at least 256, got " + std::to_string(o.sel.model.vocab));
+  o.tokenizer = a.get("--tokenizer");
+  o.data_format = a.get("--data-format").value_or("auto");
   o.steps = static_cast<int>(a.get_int("--steps", 1, 100000000).value_or(100));
   o.accum = static_cast<int>(a.get_int("--accum", 1, 4096).value_or(1));
   o.sample = static_cast<int>(a.get_int("--sample", 0, 100000).value_or(0));
@@ -170,18 +180,27 @@ std::string join(const std::vector<std::string>& v) {
   return o.empty() ? "-" : o;
 }
 
-// Continues the first bytes of the data for --sample N bytes and prints prompt|continuation,
-// with bytes that are not printable ASCII escaped.
-void print_sample(Session& session, const ByteDataset& data, const Options& o) {
+// Continues the first tokens of the data for --sample N tokens and prints prompt|continuation
+// (decoded when there is a tokenizer), with bytes that are not printable ASCII escaped.
+void print_sample(Session& session, const TrainingData& training, const Options& o) {
+  const TokenDataset& data = training.data;
   const Batch first = data.batch(0, 1);
   const std::size_t len = std::min<std::size_t>(16, first.tokens.size());
   std::vector<uint32_t> prompt(first.tokens.begin(), first.tokens.begin() + static_cast<std::ptrdiff_t>(len));
   const auto out = session.sample(prompt, o.sample, o.seed);
-  auto show = [](const std::vector<uint32_t>& v) {
+  auto show = [&](const std::vector<uint32_t>& ids) {
+    std::vector<uint32_t> v = ids;
+    if (training.tokenizer) {
+      const std::string text = training.tokenizer->decode(ids);
+      v.assign(text.begin(), text.end());
+      for (uint32_t& b : v) b &= 0xFF;
+    }
     std::string s;
     for (uint32_t t : v) {
-      if (t == '\n') s += "\\n";
-      else if (t >= 32 && t < 127) s += static_cast<char>(t);
+      if (t == '\n')
+        s += "\\n";
+      else if (t >= 32 && t < 127)
+        s += static_cast<char>(t);
       else {
         char buf[8];
         std::snprintf(buf, sizeof buf, "\\x%02x", t);
@@ -197,7 +216,9 @@ void print_sample(Session& session, const ByteDataset& data, const Options& o) {
 
 int run_train(const std::vector<std::string>& argv) {
   const Options o = parse(argv);
-  const ByteDataset data(o.data, o.sel.shape.seq);
+  const TrainingData training =
+      load_training_data(o.data, o.data_format, o.tokenizer, o.sel.shape.seq, o.sel.model.vocab);
+  const TokenDataset& data = training.data;
   auto device = Device::open();
 
   SessionConfig cfg;
@@ -224,8 +245,9 @@ int run_train(const std::vector<std::string>& argv) {
               format_bytes(plan.arena_bytes).c_str(),
               o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
               format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
-  std::printf("data     %s: %zu bytes, unigram entropy %.3f nats/byte\n", o.data.string().c_str(),
-              data.size(), data.unigram_entropy());
+  const char* unit = training.kind == "bytes" ? "byte" : "token";
+  std::printf("data     %s: %zu %ss, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
+              data.size(), unit, data.unigram_entropy(), unit);
   std::fflush(stdout);
 
   JsonLog log(o.log_json);
@@ -301,7 +323,7 @@ int run_train(const std::vector<std::string>& argv) {
   for (const auto& [name, bytes] : mem.extras) std::printf(" + %s %s", name.c_str(), format_bytes(bytes).c_str());
   std::printf(" (%s plan)\n", mem.device_bytes_allocated == mem.planned_total_bytes ? "exactly as" : "DIFFERS from");
   if (o.save) std::printf("saved    %s\n", o.save->string().c_str());
-  if (o.sample > 0) print_sample(session, data, o);
+  if (o.sample > 0) print_sample(session, training, o);
 
   JsonWriter j;
   j.begin_object().field("summary", true).field("steps", o.steps).field("policy", plan.policy.to_string());

@@ -16,51 +16,36 @@
 using remat::test::run_remat;
 namespace fs = std::filesystem;
 
-namespace {
-
-bool have_gpt2_files() {
-  if (fs::exists(remat::test::gpt2_files() / "encoder.json")) return true;
-  if (!remat::test::have_node()) {
-    WARN("SKIPPED: node is not installed, so the GPT-2 files were not fetched");
-    return false;
-  }
-  FAIL(remat::test::fetch_hint());
-  return false;
-}
-
-std::string tokenizer_flag() {
-  return "--tokenizer '" + remat::test::gpt2_files().string() + "' ";
-}
-
-}  // namespace
 
 TEST_CASE("remat tokenize prints GPT-2 ids and detokenize restores the bytes") {
-  if (!have_gpt2_files()) return;
+  if (!remat::test::have_gpt2_files()) return;
   remat::test::TempFolder d("tokenize_cli");
   const std::string text = "Hello world<|endoftext|> 's  \n\n  x\xFF\xE2\x82";
   d.write("in.txt", text);
-  const auto ids = run_remat("tokenize " + tokenizer_flag() + d.quoted("in.txt"));
+  const auto ids = run_remat("tokenize " + remat::test::gpt2_tokenizer_flag() + d.quoted("in.txt"));
   INFO(ids.err);
   REQUIRE(ids.exit_code == 0);
   // tiktoken's gpt2 encoding gives 15496 995 50256 705 82 220 220 628 220 2124 for the valid text.
   CHECK(ids.out.rfind("15496 995 50256 705 82 220 220 628 220 2124 ", 0) == 0);
   d.write("ids.txt", ids.out);
-  const auto back = run_remat("detokenize " + tokenizer_flag() + d.quoted("ids.txt"));
+  const auto back =
+      run_remat("detokenize " + remat::test::gpt2_tokenizer_flag() + d.quoted("ids.txt"));
   CHECK(back.exit_code == 0);
   CHECK(back.out == text);
-  const auto plain = run_remat("tokenize --no-special " + tokenizer_flag() + d.quoted("in.txt"));
+  const auto plain =
+      run_remat("tokenize --no-special " + remat::test::gpt2_tokenizer_flag() + d.quoted("in.txt"));
   CHECK(plain.out.find(" 50256 ") == std::string::npos);
   // Braces: run_command redirects the whole line's standard input from /dev/null.
   const auto piped = remat::test::run_command("{ printf 'a b' | '" REMAT_CLI_PATH "' tokenize " +
-                                              tokenizer_flag() + "-; }");
+                                              remat::test::gpt2_tokenizer_flag() + "-; }");
   CHECK(piped.out == "64 275\n");
 }
 
 TEST_CASE("remat tokenize --out writes an llm.c token file that detokenize reads") {
-  if (!have_gpt2_files()) return;
+  if (!remat::test::have_gpt2_files()) return;
   remat::test::TempFolder d("tokenize_cli");
-  const auto r = run_remat("tokenize " + tokenizer_flag() + "--out " + d.quoted("gpl.bin") +
-                           " /usr/share/common-licenses/GPL-3");
+  const auto r = run_remat("tokenize " + remat::test::gpt2_tokenizer_flag() + "--out " +
+                           d.quoted("gpl.bin") + " /usr/share/common-licenses/GPL-3");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("tokens") != std::string::npos);
@@ -71,18 +56,19 @@ TEST_CASE("remat tokenize --out writes an llm.c token file that detokenize reads
   CHECK(header[0] == 20240520);
   CHECK(header[1] == 1);
   CHECK(std::size_t(header[2]) * 2 + 1024 == bin.size());
-  const auto back = run_remat("detokenize " + tokenizer_flag() + d.quoted("gpl.bin"));
+  const auto back =
+      run_remat("detokenize " + remat::test::gpt2_tokenizer_flag() + d.quoted("gpl.bin"));
   std::ifstream in("/usr/share/common-licenses/GPL-3", std::ios::binary);
   CHECK(back.out == std::string(std::istreambuf_iterator<char>(in), {}));
 }
 
 TEST_CASE("bad tokenize and detokenize input exits 2 with one line") {
-  if (!have_gpt2_files()) return;
+  if (!remat::test::have_gpt2_files()) return;
   remat::test::TempFolder d("tokenize_cli");
   d.write("in.txt", "text");
   d.write("bad_ids.txt", "15496 abc");
   d.write("big_id.txt", "15496 50257");
-  const std::string t = tokenizer_flag();
+  const std::string t = remat::test::gpt2_tokenizer_flag();
   const std::pair<std::string, std::string> cases[] = {
       {"tokenize " + d.quoted("in.txt"), "--tokenizer PATH is required"},
       {"tokenize " + t, "no input"},

