@@ -17,17 +17,25 @@
 namespace remat::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: remat generate --init W.safetensors --tokenizer PATH --prompt TEXT [--tokens N]\n"
-    "                      [--temperature T] [--top-k K] [--seed S] [--seq T] [--heads H]\n"
-    "\n"
-    "Encodes TEXT with the tokenizer (special tokens such as <|endoftext|> included), then "
-    "samples\n"
-    "N more tokens (default 64) from the checkpoint at temperature T (default 1; 0 picks the most\n"
-    "likely token) among the K most likely (default 0: all), printing the prompt and each token\n"
-    "as it comes. Stops early at <|endoftext|>. The model sees the last T tokens (--seq, default\n"
-    "the smaller of its context and 256). Reports tokens/s on standard error. Deterministic for a\n"
-    "seed.\n";
+CommandSpec spec() {
+  return {
+      "generate",
+      "",
+      0,
+      "Encodes TEXT with the tokenizer (special tokens such as <|endoftext|> included), then\n"
+      "samples more tokens from the checkpoint, printing the prompt and each token as it comes.\n"
+      "Stops early at <|endoftext|>. Reports tokens/s on standard error. Deterministic for a\n"
+      "seed.\n",
+      {{"--init", "W.safetensors", "GPT-2 weights (required)", ""},
+       {"--tokenizer", "PATH", "tokenizer.json, or a folder of GPT-2 or Hugging Face files", ""},
+       {"--prompt", "TEXT", "the text to continue (required)", ""},
+       {"--tokens", "N", "tokens to generate at most", "64"},
+       {"--temperature", "T", "sampling temperature; 0 picks the most likely token", "1"},
+       {"--top-k", "K", "sample among the K most likely tokens; 0: all", "0"},
+       {"--seed", "S", "sampling seed", "0"},
+       {"--seq", "T", "the model sees the last T tokens", "the smaller of ctx and 256"},
+       {"--heads", "H", "attention heads, when the checkpoint's shapes cannot tell", ""}}};
+}
 
 struct Options {
   std::string init, tokenizer, prompt;
@@ -38,14 +46,7 @@ struct Options {
 };
 
 Options parse(const std::vector<std::string>& argv) {
-  Args a(argv,
-         {"--init", "--tokenizer", "--prompt", "--tokens", "--temperature", "--top-k", "--seed",
-          "--seq", "--heads"},
-         {"--help"});
-  if (a.has("--help")) {
-    std::fputs(kUsage, stdout);
-    std::exit(0);
-  }
+  Args a(argv, spec());
   Options o;
   for (auto [flag, field] :
        {std::pair{"--init", &o.init}, {"--tokenizer", &o.tokenizer}, {"--prompt", &o.prompt}}) {
@@ -54,12 +55,12 @@ Options parse(const std::vector<std::string>& argv) {
     *field = *v;
   }
   if (o.prompt.empty()) throw UsageError("--prompt must not be empty");
-  o.tokens = int(a.get_int("--tokens", 1, 1000000).value_or(64));
-  o.top_k = int(a.get_int("--top-k", 0, INT32_MAX).value_or(0));
+  o.tokens = int(a.get_int_or_default("--tokens", 1, 1000000));
+  o.top_k = int(a.get_int_or_default("--top-k", 0, INT32_MAX));
   o.seq = int(a.get_int("--seq", 1, 1 << 20).value_or(0));
-  o.seed = uint64_t(a.get_int("--seed", 0, INT64_MAX).value_or(0));
+  o.seed = uint64_t(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto h = a.get_int("--heads", 1, 1 << 20)) o.heads = int(*h);
-  if (auto t = a.get_double("--temperature")) o.temperature = *t;
+  o.temperature = a.get_double_or_default("--temperature");
   if (o.temperature < 0) throw UsageError("--temperature must be at least 0");
   return o;
 }
@@ -73,6 +74,7 @@ void print_token(const text::Tokenizer& tokenizer, uint32_t id) {
 }  // namespace
 
 int run_generate(const std::vector<std::string>& argv) {
+  if (print_help_if_requested(argv, spec())) return 0;
   const Options o = parse(argv);
   auto tokenizer = text::load_tokenizer(o.tokenizer);
   const std::vector<uint32_t> prompt = tokenizer->encode(o.prompt);

@@ -29,6 +29,7 @@ constexpr Command kCommands[] = {
      "text to byte-level BPE token ids (GPT-2, Hugging Face)"},
     {"detokenize", remat::cli::run_detokenize, "token ids back to the exact text"},
     {"generate", remat::cli::run_generate, "continue a text prompt with a GPT-2 checkpoint"},
+    {"ops", remat::cli::run_ops, "list each op kind's named inputs and outputs"},
 };
 
 void print_usage(std::FILE* out) {

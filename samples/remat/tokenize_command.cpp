@@ -18,37 +18,41 @@
 namespace remat::cli {
 namespace {
 
-constexpr const char* kTokenizeUsage =
-    "usage: remat tokenize --tokenizer PATH [--out TOKENS.bin] [--no-special] FILE|-\n"
-    "\n"
-    "Encodes FILE (or standard input) with the byte-level BPE tokenizer at PATH: a folder or file\n"
-    "of GPT-2's encoder.json + vocab.bpe, Hugging Face's vocab.json + merges.txt, or a Hugging "
-    "Face\n"
-    "tokenizer.json (BPE with ByteLevel pre-tokenization). Prints the token ids separated by\n"
-    "spaces, or with --out writes an llm.c token file: a 1024-byte header (magic 20240520,\n"
-    "version 1, token count) and uint16 tokens, or for vocabularies over 65536 ids llm.c's\n"
-    "uint32 layout (magic 20240801, version 7). Special tokens written in the text (such as\n"
-    "<|endoftext|>) become their ids; --no-special encodes them as plain text. Any bytes are\n"
-    "accepted: invalid UTF-8 is encoded byte by byte.\n";
+CommandSpec tokenize_spec() {
+  return {
+      "tokenize",
+      "FILE|-",
+      1,
+      "Encodes FILE (or standard input) with the byte-level BPE tokenizer at PATH: a folder or\n"
+      "file of GPT-2's encoder.json + vocab.bpe, Hugging Face's vocab.json + merges.txt, or a\n"
+      "Hugging Face tokenizer.json (BPE with ByteLevel pre-tokenization). Prints the token ids\n"
+      "separated by spaces, or with --out writes an llm.c token file: a 1024-byte header (magic\n"
+      "20240520, version 1, token count) and uint16 tokens, or for vocabularies over 65536 ids\n"
+      "llm.c's uint32 layout (magic 20240801, version 7). Special tokens written in the text\n"
+      "(such as <|endoftext|>) become their ids. Any bytes are accepted: invalid UTF-8 is\n"
+      "encoded byte by byte.\n",
+      {{"--tokenizer", "PATH", "tokenizer.json, or a folder of GPT-2 or Hugging Face files", ""},
+       {"--out", "TOKENS.bin", "write an llm.c token file instead of printing ids", ""},
+       {"--no-special", "", "encode special-token text as plain text", ""}}};
+}
 
-constexpr const char* kDetokenizeUsage =
-    "usage: remat detokenize --tokenizer PATH [FILE|-]\n"
-    "\n"
-    "Decodes token ids back to the exact bytes they encode, written to standard output. The input\n"
-    "(FILE, or standard input when absent or '-') is either whitespace-separated decimal ids, as\n"
-    "`remat tokenize` prints them, or an llm.c token file (recognised by its magic number).\n";
+CommandSpec detokenize_spec() {
+  return {
+      "detokenize",
+      "[FILE|-]",
+      1,
+      "Decodes token ids back to the exact bytes they encode, written to standard output. The\n"
+      "input (FILE, or standard input when absent or '-') is either whitespace-separated\n"
+      "decimal ids, as `remat tokenize` prints them, or an llm.c token file (recognised by its\n"
+      "magic number).\n",
+      {{"--tokenizer", "PATH", "tokenizer.json, or a folder of GPT-2 or Hugging Face files", ""}}};
+}
 
 std::string read_input(const std::string& name) {
   if (name != "-") return text::read_file(name);
   std::string data{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
   if (std::cin.bad()) throw UsageError("cannot read standard input");
   return data;
-}
-
-void help_if_asked(const Args& a, const char* usage) {
-  if (!a.has("--help")) return;
-  std::fputs(usage, stdout);
-  std::exit(0);
 }
 
 std::unique_ptr<text::Tokenizer> tokenizer_from(const Args& a) {
@@ -100,8 +104,8 @@ std::vector<text::TokenId> parse_ids(const std::string& input, const std::string
 }  // namespace
 
 int run_tokenize(const std::vector<std::string>& argv) {
-  Args a(argv, {"--tokenizer", "--out"}, {"--no-special", "--help"}, 1);
-  help_if_asked(a, kTokenizeUsage);
+  if (print_help_if_requested(argv, tokenize_spec())) return 0;
+  Args a(argv, tokenize_spec());
   if (a.positionals().empty())
     throw UsageError("no input: give a text FILE, or - for standard input");
   const std::string file = a.positionals()[0];
@@ -120,8 +124,8 @@ int run_tokenize(const std::vector<std::string>& argv) {
 }
 
 int run_detokenize(const std::vector<std::string>& argv) {
-  Args a(argv, {"--tokenizer"}, {"--help"}, 1);
-  help_if_asked(a, kDetokenizeUsage);
+  if (print_help_if_requested(argv, detokenize_spec())) return 0;
+  Args a(argv, detokenize_spec());
   auto tokenizer = tokenizer_from(a);
   const std::string file = a.positionals().empty() ? "-" : a.positionals()[0];
   const std::string input = read_input(file);
