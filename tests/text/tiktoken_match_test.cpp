@@ -15,6 +15,7 @@
 #include "tests/support/run_command.h"
 #include "tests/text/corpus.h"
 #include "tests/text/reference_data.h"
+#include "tests/text/temp_folder.h"
 #include "text/tokenizer_files.h"
 
 using namespace remat;
@@ -68,9 +69,8 @@ TEST_CASE("GPT-2 encoding matches tiktoken on licenses, every Unicode plane and 
   auto tokenizer = text::load_tokenizer(test::gpt2_files());
   REQUIRE(tokenizer->vocab_size() == 50257);
 
-  const fs::path dir = fs::temp_directory_path() / ("remat_tiktoken_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const test::TempFolder folder("tiktoken");
+  const fs::path& dir = folder.path();
   auto corpus = test::license_corpus();
   REQUIRE(corpus.size() >= 10);
   for (auto& g : test::generated_corpus()) corpus.push_back(std::move(g));
@@ -98,5 +98,4 @@ TEST_CASE("GPT-2 encoding matches tiktoken on licenses, every Unicode plane and 
     tokens += ids.size();
   }
   CHECK(tokens > 100000);  // the corpus is not trivially small
-  fs::remove_all(dir);
 }
