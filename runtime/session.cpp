@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 
 #include "optimizer_params.h"
@@ -298,7 +299,7 @@ std::vector<Session::DispatchTime> Session::dispatch_ms() const {
 }
 
 std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int count, uint64_t seed,
-                                      float temperature) {
+                                      float temperature, int top_k) {
   const auto T = static_cast<std::size_t>(config_.shape.seq);
   const auto V = static_cast<std::size_t>(config_.model.vocab);
   const std::size_t n = static_cast<std::size_t>(config_.shape.batch) * T;
@@ -344,11 +345,20 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
       pick = static_cast<std::size_t>(std::max_element(row, row + V) - row);
     } else {
       const float top = *std::max_element(row, row + V);
+      float floor = -INFINITY;  // logits below the k-th largest are never picked
+      if (top_k > 0 && std::size_t(top_k) < V) {
+        std::vector<float> sorted(row, row + V);
+        std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(),
+                         std::greater<>());
+        floor = sorted[std::size_t(top_k - 1)];
+      }
       std::vector<double> p(V);
       double total = 0;
-      for (std::size_t v = 0; v < V; ++v) total += p[v] = std::exp(double(row[v] - top) / temperature);
+      for (std::size_t v = 0; v < V; ++v)
+        total += p[v] = row[v] < floor ? 0.0 : std::exp(double(row[v] - top) / temperature);
       double r = uniform() * total;
-      for (pick = 0; pick + 1 < V && (r -= p[pick]) > 0; ++pick) {
+      // Zero-probability tokens (outside the top k) are stepped over even when r is 0.
+      for (pick = 0; pick + 1 < V && ((r -= p[pick]) > 0 || p[pick] == 0); ++pick) {
       }
     }
     context.push_back(static_cast<uint32_t>(pick));

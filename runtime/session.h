@@ -94,9 +94,10 @@ class Session {
 
   // Generates `count` tokens after `prompt` (at least one token, each < vocab) by running the
   // plan's forward pass on row 0 and sampling the last position's softmax at `temperature`
-  // (0: the most likely token). Deterministic for a seed. Dropout, if configured, stays on.
+  // (0: the most likely token), among the `top_k` most likely (0: all; ties with the k-th are
+  // kept). Deterministic for a seed. Dropout, if configured, stays on.
   std::vector<uint32_t> sample(std::span<const uint32_t> prompt, int count, uint64_t seed,
-                               float temperature = 1.0f);
+                               float temperature = 1.0f, int top_k = 0);
 
   // Host copies of parameters (HF names, plan order), for saving and tests.
   std::vector<std::pair<std::string, std::vector<float>>> parameters() const;

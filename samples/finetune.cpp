@@ -14,11 +14,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/byte_dataset.h"
 #include "runtime/device.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
+#include "runtime/token_dataset.h"
 
 int main(int argc, char** argv) {
   if (argc != 6) {
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(session.plan().persistent_bytes));
 
     // 5. Train: each step takes a batch of byte windows from the text and returns the mean loss.
-    const remat::ByteDataset data(data_file, config.shape.seq);
+    const remat::TokenDataset data(data_file, config.shape.seq);
     float first = 0, last = 0;
     for (int s = 0; s < steps; ++s) {
       const remat::Batch batch = data.batch(static_cast<uint64_t>(s), config.shape.batch);

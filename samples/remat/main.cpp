@@ -25,13 +25,17 @@ constexpr Command kCommands[] = {
     {"plan", remat::cli::run_plan, "plan a training step: memory, recompute, predicted time"},
     {"bench", remat::cli::run_bench, "measure the memory/time frontier, or kernels against peak"},
     {"profile", remat::cli::run_profile, "measure per-kernel costs into a --costs table"},
+    {"tokenize", remat::cli::run_tokenize,
+     "text to byte-level BPE token ids (GPT-2, Hugging Face)"},
+    {"detokenize", remat::cli::run_detokenize, "token ids back to the exact text"},
+    {"generate", remat::cli::run_generate, "continue a text prompt with a GPT-2 checkpoint"},
     {"ops", remat::cli::run_ops, "list each op kind's named inputs and outputs"},
 };
 
 void print_usage(std::FILE* out) {
   std::fprintf(out, "usage: remat <command> [options]\n\ncommands:\n");
   for (const auto& c : kCommands)
-    std::fprintf(out, "  %-9.*s %.*s\n", int(c.name.size()), c.name.data(), int(c.summary.size()),
+    std::fprintf(out, "  %-10.*s %.*s\n", int(c.name.size()), c.name.data(), int(c.summary.size()),
                  c.summary.data());
   std::fprintf(out, "\nrun 'remat <command> --help' for a command's options\n");
 }

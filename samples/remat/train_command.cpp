@@ -16,11 +16,12 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "model_args.h"
-#include "runtime/byte_dataset.h"
 #include "runtime/device.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
+#include "runtime/token_dataset.h"
+#include "train_data.h"
 
 namespace remat::cli {
 namespace {
@@ -30,11 +31,16 @@ CommandSpec spec() {
       "train",
       "[MODEL]",
       1,
-      "Trains on FILE read as bytes (vocabulary 256): step s, row b is the window of T+1 bytes\n"
-      "starting at ((s*B + b)*T) mod (len - T - 1); with --accum N, micro-batch m of step s reads\n"
-      "as step s*N + m. --arena caps activation memory and the planner picks what to recompute;\n"
-      "--policy fixes the policy instead.\n",
-      {{"--data", "FILE", "training text, read as bytes (required)", ""},
+      "Trains on FILE read as bytes (vocabulary 256), or as tokens: its text encoded with the\n"
+      "byte-level BPE tokenizer at --tokenizer PATH (see remat tokenize), an llm.c token file\n"
+      "(recognised by its header), or nanoGPT's raw uint16 ids (--data-format u16). Every token\n"
+      "must be below the model's vocabulary, checked before any step. Step s, row b is the\n"
+      "window of T+1 tokens starting at ((s*B + b)*T) mod (n - T - 1); with --accum N,\n"
+      "micro-batch m of step s reads as step s*N + m. --arena caps activation memory and the\n"
+      "planner picks what to recompute; --policy fixes the policy instead.\n",
+      {{"--data", "FILE", "training text or tokens (required)", ""},
+       {"--tokenizer", "PATH", "encode --data with this byte-level BPE tokenizer", ""},
+       {"--data-format", "F", "auto, bytes, text (with --tokenizer), llmc or u16", "auto"},
        {"--init", "W.safetensors", "start from these weights (GPT-2 layout); sets the model", ""}}};
   for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
   const std::vector<FlagSpec> training = {
@@ -50,7 +56,7 @@ CommandSpec spec() {
       {"--save", "OUT.safetensors", "write the trained weights here (atomically)", ""},
       {"--save-every", "K", "also save every K steps (needs --save)", ""},
       {"--log-json", "FILE", "one JSON object per step, then a summary", ""},
-      {"--sample", "N", "after training, continue the data's first bytes by N bytes", "0"},
+      {"--sample", "N", "after training, continue the data's first tokens by N tokens", "0"},
       {"--quiet", "", "no progress output", ""},
   };
   c.flags.insert(c.flags.end(), training.begin(), training.end());
@@ -60,6 +66,8 @@ CommandSpec spec() {
 struct Options {
   ModelSelection sel;
   std::filesystem::path data;
+  std::optional<std::string> tokenizer;
+  std::string data_format = "auto";
   std::optional<std::filesystem::path> init, save, log_json;
   int steps = 100;
   int accum = 1;
@@ -106,9 +114,8 @@ Options parse(const std::vector<std::string>& argv) {
   auto data = a.get("--data");
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
   o.data = *data;
-  if (o.sel.model.vocab < 256)
-    throw UsageError("byte-level data needs --vocab of at least 256, got " +
-                     std::to_string(o.sel.model.vocab));
+  o.tokenizer = a.get("--tokenizer");
+  o.data_format = a.get_or_default("--data-format");
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
   o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
   o.sample = static_cast<int>(a.get_int_or_default("--sample", 0, 100000));
@@ -176,15 +183,22 @@ std::string join(const std::vector<std::string>& v) {
   return o.empty() ? "-" : o;
 }
 
-// Continues the first bytes of the data for --sample N bytes and prints prompt|continuation,
-// with bytes that are not printable ASCII escaped.
-void print_sample(Session& session, const ByteDataset& data, const Options& o) {
+// Continues the first tokens of the data for --sample N tokens and prints prompt|continuation
+// (decoded when there is a tokenizer), with bytes that are not printable ASCII escaped.
+void print_sample(Session& session, const TrainingData& training, const Options& o) {
+  const TokenDataset& data = training.data;
   const Batch first = data.batch(0, 1);
   const std::size_t len = std::min<std::size_t>(16, first.tokens.size());
   std::vector<uint32_t> prompt(first.tokens.begin(),
                                first.tokens.begin() + static_cast<std::ptrdiff_t>(len));
   const auto out = session.sample(prompt, o.sample, o.seed);
-  auto show = [](const std::vector<uint32_t>& v) {
+  auto show = [&](const std::vector<uint32_t>& ids) {
+    std::vector<uint32_t> v = ids;
+    if (training.tokenizer) {
+      const std::string text = training.tokenizer->decode(ids);
+      v.assign(text.begin(), text.end());
+      for (uint32_t& b : v) b &= 0xFF;
+    }
     std::string s;
     for (uint32_t t : v) {
       if (t == '\n')
@@ -207,7 +221,9 @@ void print_sample(Session& session, const ByteDataset& data, const Options& o) {
 int run_train(const std::vector<std::string>& argv) {
   if (print_help_if_requested(argv, spec())) return 0;
   const Options o = parse(argv);
-  const ByteDataset data(o.data, o.sel.shape.seq);
+  const TrainingData training =
+      load_training_data(o.data, o.data_format, o.tokenizer, o.sel.shape.seq, o.sel.model.vocab);
+  const TokenDataset& data = training.data;
   auto device = Device::open();
 
   SessionConfig cfg;
@@ -236,8 +252,9 @@ int run_train(const std::vector<std::string>& argv) {
       format_bytes(plan.arena_bytes).c_str(),
       o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
       format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
-  std::printf("data     %s: %zu bytes, unigram entropy %.3f nats/byte\n", o.data.string().c_str(),
-              data.size(), data.unigram_entropy());
+  const char* unit = training.kind == "bytes" ? "byte" : "token";
+  std::printf("data     %s: %zu %ss, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
+              data.size(), unit, data.unigram_entropy(), unit);
   std::fflush(stdout);
 
   JsonLog log(o.log_json);
@@ -324,7 +341,7 @@ int run_train(const std::vector<std::string>& argv) {
                                   ? "exactly as"
                                   : "DIFFERS from");
   if (o.save) std::printf("saved    %s\n", o.save->string().c_str());
-  if (o.sample > 0) print_sample(session, data, o);
+  if (o.sample > 0) print_sample(session, training, o);
 
   JsonWriter j;
   j.begin_object()

@@ -13,7 +13,8 @@ using remat::test::run_remat;
 
 namespace {
 
-const char* const kCommands[] = {"devices", "train", "plan", "bench", "profile", "ops"};
+const char* const kCommands[] = {"devices", "train",    "plan",       "bench",   "profile",
+                                 "ops",     "tokenize", "detokenize", "generate"};
 
 // The flags a --help text lists: lines "  --name ...".
 std::set<std::string> listed_flags(const std::string& help) {

@@ -1,8 +1,8 @@
 // Sampling runs the plan's forward pass: a model that has learned a periodic text continues it.
 #include <catch2/catch.hpp>
 
-#include "runtime/byte_dataset.h"
 #include "runtime/session.h"
+#include "runtime/token_dataset.h"
 #include "tests/support/test_device.h"
 
 using namespace remat;
@@ -17,7 +17,7 @@ TEST_CASE("after learning a periodic text, greedy sampling continues the period"
   Session s(test::device(), c);
   std::string text;
   for (int i = 0; i < 400; ++i) text += "remat!"[i % 6];
-  const auto data = ByteDataset::from_bytes(text, 16);
+  const auto data = TokenDataset::from_bytes(text, 16);
   float loss = 0;
   for (int step = 0; step < 60; ++step) {
     Batch b = data.batch(step, 4);

@@ -1,0 +1,116 @@
+// `remat generate`: continues a prompt with a GPT-2 checkpoint, text in and text out through a
+// byte-level BPE tokenizer, printing each token as it is produced.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "runtime/device.h"
+#include "runtime/gpt2_weights.h"
+#include "runtime/safetensors.h"
+#include "runtime/session.h"
+#include "text/tokenizer_files.h"
+
+namespace remat::cli {
+namespace {
+
+CommandSpec spec() {
+  return {
+      "generate",
+      "",
+      0,
+      "Encodes TEXT with the tokenizer (special tokens such as <|endoftext|> included), then\n"
+      "samples more tokens from the checkpoint, printing the prompt and each token as it comes.\n"
+      "Stops early at <|endoftext|>. Reports tokens/s on standard error. Deterministic for a\n"
+      "seed.\n",
+      {{"--init", "W.safetensors", "GPT-2 weights (required)", ""},
+       {"--tokenizer", "PATH", "tokenizer.json, or a folder of GPT-2 or Hugging Face files", ""},
+       {"--prompt", "TEXT", "the text to continue (required)", ""},
+       {"--tokens", "N", "tokens to generate at most", "64"},
+       {"--temperature", "T", "sampling temperature; 0 picks the most likely token", "1"},
+       {"--top-k", "K", "sample among the K most likely tokens; 0: all", "0"},
+       {"--seed", "S", "sampling seed", "0"},
+       {"--seq", "T", "the model sees the last T tokens", "the smaller of ctx and 256"},
+       {"--heads", "H", "attention heads, when the checkpoint's shapes cannot tell", ""}}};
+}
+
+struct Options {
+  std::string init, tokenizer, prompt;
+  int tokens = 64, top_k = 0, seq = 0;
+  double temperature = 1.0;
+  uint64_t seed = 0;
+  std::optional<int> heads;
+};
+
+Options parse(const std::vector<std::string>& argv) {
+  Args a(argv, spec());
+  Options o;
+  for (auto [flag, field] :
+       {std::pair{"--init", &o.init}, {"--tokenizer", &o.tokenizer}, {"--prompt", &o.prompt}}) {
+    const auto v = a.get(flag);
+    if (!v) throw UsageError(std::string(flag) + " is required; see --help");
+    *field = *v;
+  }
+  if (o.prompt.empty()) throw UsageError("--prompt must not be empty");
+  o.tokens = int(a.get_int_or_default("--tokens", 1, 1000000));
+  o.top_k = int(a.get_int_or_default("--top-k", 0, INT32_MAX));
+  o.seq = int(a.get_int("--seq", 1, 1 << 20).value_or(0));
+  o.seed = uint64_t(a.get_int_or_default("--seed", 0, INT64_MAX));
+  if (auto h = a.get_int("--heads", 1, 1 << 20)) o.heads = int(*h);
+  o.temperature = a.get_double_or_default("--temperature");
+  if (o.temperature < 0) throw UsageError("--temperature must be at least 0");
+  return o;
+}
+
+void print_token(const text::Tokenizer& tokenizer, uint32_t id) {
+  const auto bytes = tokenizer.token_bytes(id);
+  if (bytes) std::fwrite(bytes->data(), 1, bytes->size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int run_generate(const std::vector<std::string>& argv) {
+  if (print_help_if_requested(argv, spec())) return 0;
+  const Options o = parse(argv);
+  auto tokenizer = text::load_tokenizer(o.tokenizer);
+  const std::vector<uint32_t> prompt = tokenizer->encode(o.prompt);
+  SessionConfig cfg;
+  cfg.model = infer_gpt2_config(read_safetensors(o.init), o.heads);
+  if (tokenizer->vocab_size() > std::size_t(cfg.model.vocab))
+    throw UsageError("the tokenizer has " + std::to_string(tokenizer->vocab_size()) + " ids but " +
+                     o.init + " has a vocabulary of " + std::to_string(cfg.model.vocab));
+  cfg.shape.batch = 1;
+  cfg.shape.seq = o.seq ? o.seq : std::min(cfg.model.ctx, 256);
+  if (cfg.shape.seq > cfg.model.ctx)
+    throw UsageError("--seq " + std::to_string(cfg.shape.seq) + " exceeds the model's context " +
+                     std::to_string(cfg.model.ctx));
+  cfg.seed = o.seed;
+  auto device = Device::open();
+  Session session(*device, cfg);
+  session.load(o.init);
+
+  const auto end = tokenizer->special_id("<|endoftext|>");
+  std::vector<uint32_t> context = prompt;
+  std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
+  const auto start = std::chrono::steady_clock::now();
+  int produced = 0;
+  // One token per call, so each is printed as soon as it exists; the seed advances per token.
+  while (produced < o.tokens) {
+    const uint32_t next =
+        session.sample(context, 1, o.seed + uint64_t(produced), float(o.temperature), o.top_k)[0];
+    ++produced;
+    if (end && next == *end) break;
+    print_token(*tokenizer, next);
+    context.push_back(next);
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("\n");
+  std::fprintf(stderr, "generated %d tokens in %.2f s: %.2f tokens/s\n", produced, s, produced / s);
+  return 0;
+}
+
+}  // namespace remat::cli

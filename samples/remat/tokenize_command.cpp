@@ -1,0 +1,140 @@
+// `remat tokenize` and `remat detokenize`: text to byte-level BPE token ids and back, with a GPT-2
+// or Hugging Face tokenizer (text/tokenizer_files.h). Token ids are printed whitespace-separated
+// or written as an llm.c token file (text/token_file.h).
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "text/token_file.h"
+#include "text/tokenizer_files.h"
+#include "text/vocab_files.h"
+
+namespace remat::cli {
+namespace {
+
+CommandSpec tokenize_spec() {
+  return {
+      "tokenize",
+      "FILE|-",
+      1,
+      "Encodes FILE (or standard input) with the byte-level BPE tokenizer at PATH: a folder or\n"
+      "file of GPT-2's encoder.json + vocab.bpe, Hugging Face's vocab.json + merges.txt, or a\n"
+      "Hugging Face tokenizer.json (BPE with ByteLevel pre-tokenization). Prints the token ids\n"
+      "separated by spaces, or with --out writes an llm.c token file: a 1024-byte header (magic\n"
+      "20240520, version 1, token count) and uint16 tokens, or for vocabularies over 65536 ids\n"
+      "llm.c's uint32 layout (magic 20240801, version 7). Special tokens written in the text\n"
+      "(such as <|endoftext|>) become their ids. Any bytes are accepted: invalid UTF-8 is\n"
+      "encoded byte by byte.\n",
+      {{"--tokenizer", "PATH", "tokenizer.json, or a folder of GPT-2 or Hugging Face files", ""},
+       {"--out", "TOKENS.bin", "write an llm.c token file instead of printing ids", ""},
+       {"--no-special", "", "encode special-token text as plain text", ""}}};
+}
+
+CommandSpec detokenize_spec() {
+  return {
+      "detokenize",
+      "[FILE|-]",
+      1,
+      "Decodes token ids back to the exact bytes they encode, written to standard output. The\n"
+      "input (FILE, or standard input when absent or '-') is either whitespace-separated\n"
+      "decimal ids, as `remat tokenize` prints them, or an llm.c token file (recognised by its\n"
+      "magic number).\n",
+      {{"--tokenizer", "PATH", "tokenizer.json, or a folder of GPT-2 or Hugging Face files", ""}}};
+}
+
+std::string read_input(const std::string& name) {
+  if (name != "-") return text::read_file(name);
+  std::string data{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+  if (std::cin.bad()) throw UsageError("cannot read standard input");
+  return data;
+}
+
+std::unique_ptr<text::Tokenizer> tokenizer_from(const Args& a) {
+  const auto path = a.get("--tokenizer");
+  if (!path)
+    throw UsageError(
+        "--tokenizer PATH is required (a tokenizer.json, or a folder of GPT-2/HF files)");
+  return text::load_tokenizer(*path);
+}
+
+void write_ids(const std::vector<text::TokenId>& ids) {
+  std::string line;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i) line += ' ';
+    line += std::to_string(ids[i]);
+    if (line.size() > (1 << 16)) {
+      std::fwrite(line.data(), 1, line.size(), stdout);
+      line.clear();
+    }
+  }
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stdout);
+}
+
+// Whitespace-separated decimal ids; anything else is an error naming its position.
+std::vector<text::TokenId> parse_ids(const std::string& input, const std::string& origin) {
+  std::vector<text::TokenId> ids;
+  std::istringstream in(input);
+  std::string word;
+  while (in >> word) {
+    std::size_t used = 0;
+    unsigned long long v = 0;
+    bool ok = !word.empty() && word.find_first_not_of("0123456789") == std::string::npos;
+    if (ok) {
+      try {
+        v = std::stoull(word, &used);
+      } catch (const std::out_of_range&) {
+        ok = false;
+      }
+    }
+    if (!ok || v > UINT32_MAX)
+      throw UsageError(origin + ": token " + std::to_string(ids.size()) + " '" +
+                       word.substr(0, 40) + "' is not a token id (a decimal integer)");
+    ids.push_back(text::TokenId(v));
+  }
+  return ids;
+}
+
+}  // namespace
+
+int run_tokenize(const std::vector<std::string>& argv) {
+  if (print_help_if_requested(argv, tokenize_spec())) return 0;
+  Args a(argv, tokenize_spec());
+  if (a.positionals().empty())
+    throw UsageError("no input: give a text FILE, or - for standard input");
+  const std::string file = a.positionals()[0];
+  auto tokenizer = tokenizer_from(a);
+  const std::string input = read_input(file);
+  const auto ids = tokenizer->encode(input, !a.has("--no-special"));
+  if (const auto out = a.get("--out")) {
+    text::write_token_file(*out, ids, tokenizer->vocab_size());
+    std::printf("%zu bytes -> %zu tokens (%.2f bytes/token) written to %s\n", input.size(),
+                ids.size(), ids.empty() ? 0.0 : double(input.size()) / double(ids.size()),
+                out->c_str());
+  } else {
+    write_ids(ids);
+  }
+  return 0;
+}
+
+int run_detokenize(const std::vector<std::string>& argv) {
+  if (print_help_if_requested(argv, detokenize_spec())) return 0;
+  Args a(argv, detokenize_spec());
+  auto tokenizer = tokenizer_from(a);
+  const std::string file = a.positionals().empty() ? "-" : a.positionals()[0];
+  const std::string input = read_input(file);
+  const std::string origin = file == "-" ? "standard input" : file;
+  const auto ids =
+      text::is_token_file(input) ? text::parse_token_file(input, origin) : parse_ids(input, origin);
+  const std::string bytes = tokenizer->decode(ids);
+  std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+  return 0;
+}
+
+}  // namespace remat::cli

@@ -1,0 +1,67 @@
+#include "train_data.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+
+#include "cli_args.h"
+#include "text/token_file.h"
+#include "text/tokenizer_files.h"
+
+namespace remat::cli {
+
+namespace {
+
+// nanoGPT's train.bin: little-endian uint16 ids, no header.
+std::vector<uint32_t> raw_u16(const std::string& bytes, const std::string& origin) {
+  if (bytes.size() % 2)
+    throw UsageError(origin + ": " + std::to_string(bytes.size()) +
+                     " bytes is not a whole number of uint16 tokens (--data-format u16)");
+  std::vector<uint32_t> tokens(bytes.size() / 2);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    uint16_t t = 0;
+    std::memcpy(&t, bytes.data() + 2 * i, 2);
+    tokens[i] = t;
+  }
+  return tokens;
+}
+
+}  // namespace
+
+TrainingData load_training_data(const std::filesystem::path& file, const std::string& format,
+                                const std::optional<std::string>& tokenizer, int seq, int vocab) {
+  static const char* const kFormats[] = {"auto", "bytes", "text", "llmc", "u16"};
+  if (std::find(std::begin(kFormats), std::end(kFormats), format) == std::end(kFormats))
+    throw UsageError("--data-format must be auto, bytes, text, llmc or u16, got '" + format + "'");
+  if (format == "text" && !tokenizer) throw UsageError("--data-format text needs --tokenizer PATH");
+  if (format == "bytes" && tokenizer)
+    throw UsageError("--data-format bytes trains on bytes; drop --tokenizer or the format");
+  std::unique_ptr<text::Tokenizer> tok;
+  if (tokenizer) tok = text::load_tokenizer(*tokenizer);
+  const std::string bytes = read_data_file(file);
+  const std::string origin = file.string();
+  const bool token_file = format == "llmc" || (format == "auto" && text::is_token_file(bytes));
+  std::vector<uint32_t> tokens;
+  if (token_file) {
+    tokens = text::parse_token_file(bytes, origin);
+  } else if (format == "u16") {
+    tokens = raw_u16(bytes, origin);
+  } else if (tok) {
+    tokens = tok->encode(bytes);
+  } else {
+    if (vocab < 256)
+      throw UsageError("byte-level data needs --vocab of at least 256, got " +
+                       std::to_string(vocab));
+    return {TokenDataset::from_bytes(bytes, seq, origin), "bytes", nullptr};
+  }
+  if (tok && tok->vocab_size() > std::size_t(vocab))
+    throw UsageError("the tokenizer has " + std::to_string(tok->vocab_size()) +
+                     " ids but the model's vocabulary is " + std::to_string(vocab) +
+                     "; give --vocab " + std::to_string(tok->vocab_size()) + " or more");
+  TrainingData out{TokenDataset::from_tokens(std::move(tokens), seq, origin), "tokens",
+                   std::move(tok)};
+  out.data.check_vocab(std::size_t(vocab));
+  return out;
+}
+
+}  // namespace remat::cli

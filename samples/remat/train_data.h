@@ -1,0 +1,27 @@
+// What `remat train --data FILE` trains on: the file's bytes (vocabulary 256), the tokens of its
+// text under --tokenizer, an llm.c token file, or nanoGPT's raw uint16 tokens (--data-format u16).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "runtime/token_dataset.h"
+#include "text/tokenizer.h"
+
+namespace remat::cli {
+
+struct TrainingData {
+  TokenDataset data;
+  std::string kind;                            // "bytes" or "tokens"
+  std::unique_ptr<text::Tokenizer> tokenizer;  // when --tokenizer was given
+};
+
+// `format`: "auto" (an llm.c token file by its magic number, else text: tokenized with
+// `tokenizer` when given, else bytes), "bytes", "text", "llmc" or "u16". Every token is checked
+// against `vocab` here, before any step runs. Errors are UsageError or std::invalid_argument.
+TrainingData load_training_data(const std::filesystem::path& file, const std::string& format,
+                                const std::optional<std::string>& tokenizer, int seq, int vocab);
+
+}  // namespace remat::cli

@@ -1,0 +1,45 @@
+// Byte-level BPE: a vocabulary of byte strings and merges by rank. A piece of text starts as one
+// token per byte and the adjacent pair whose merge has the lowest rank (leftmost on ties) is merged
+// until no pair has a merge, as GPT-2's encoder, tiktoken and Hugging Face do.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace remat::text {
+
+using TokenId = uint32_t;
+
+class BpeModel {
+ public:
+  // `vocab`: every token's bytes and id; `merges`: pairs of token bytes, lowest rank first. Throws
+  // std::invalid_argument (one line) for a duplicate id, a byte with no single-byte token, or a
+  // merge whose parts or result are not in the vocabulary. A repeated merge keeps its first rank.
+  BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
+           const std::vector<std::pair<std::string, std::string>>& merges);
+  ~BpeModel();
+  BpeModel(BpeModel&&) noexcept;
+  BpeModel& operator=(BpeModel&&) noexcept;
+
+  // With ignore_merges (Hugging Face's option of that name), a piece that is itself a token is
+  // that token, whatever the merges would make of it.
+  void set_ignore_merges(bool on);
+
+  // Appends the ids of `piece`. Results are cached per piece; not thread-safe.
+  void encode(std::string_view piece, std::vector<TokenId>& out);
+
+  // The id of exactly these bytes, or -1.
+  int64_t find(std::string_view bytes) const;
+  std::size_t merge_count() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace remat::text

@@ -1,0 +1,65 @@
+// A byte-level BPE tokenizer: special tokens, pre-tokenization, BPE, and the way back.
+//
+// encode: special tokens found in the text (unless disabled) become their ids; the text between
+// them is pre-tokenized and each piece BPE-encoded. Any bytes are accepted; invalid UTF-8 is
+// encoded byte-wise (see pre_tokenizer.h). decode: each id's bytes, concatenated, so that
+// decode(encode(x)) == x for every byte string x.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "text/bpe.h"
+#include "text/pre_tokenizer.h"
+
+namespace remat::text {
+
+struct SpecialToken {
+  std::string text;  // as it appears in text, e.g. "<|endoftext|>"
+  TokenId id;
+};
+
+class Tokenizer {
+ public:
+  // `vocab`: every BPE token's bytes and id (ids may have gaps); `specials` may reuse an id of
+  // `vocab` (GPT-2's <|endoftext|> is in both) or add new ones. Throws std::invalid_argument.
+  Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
+            const std::vector<std::pair<std::string, std::string>>& merges,
+            std::unique_ptr<PreTokenizer> pre_tokenizer, std::vector<SpecialToken> specials);
+
+  // With `specials` false, special-token text is encoded as ordinary text. Not thread-safe (the
+  // BPE cache and the matcher are reused); one Tokenizer per thread.
+  std::vector<TokenId> encode(std::string_view text, bool specials = true);
+  void encode(std::string_view text, bool specials, std::vector<TokenId>& out);
+
+  // Throws std::invalid_argument naming the position of an id that is no token.
+  std::string decode(const std::vector<TokenId>& ids) const;
+  // The bytes of one id, or nullopt.
+  std::optional<std::string_view> token_bytes(TokenId id) const;
+
+  BpeModel& bpe() { return bpe_; }
+
+  // One more than the largest id: the rows a model's embedding needs.
+  std::size_t vocab_size() const { return bytes_.size(); }
+  const std::vector<SpecialToken>& specials() const { return specials_; }
+  // The id of special token `text`, or nullopt.
+  std::optional<TokenId> special_id(std::string_view text) const;
+
+ private:
+  void encode_ordinary(std::string_view text, std::vector<TokenId>& out);
+  // Earliest special token at or after `from` (longest on ties): its index, or -1.
+  int next_special(std::string_view text, std::size_t from, std::size_t& at) const;
+
+  BpeModel bpe_;
+  std::unique_ptr<PreTokenizer> pre_;
+  std::vector<SpecialToken> specials_;
+  bool special_first_byte_[256] = {};
+  std::vector<std::string> bytes_;  // id -> bytes
+  std::vector<bool> present_;       // id -> is a token (ids may have gaps)
+};
+
+}  // namespace remat::text

@@ -1,0 +1,24 @@
+// Loading a byte-level BPE tokenizer from the files it is published as:
+//   - GPT-2's encoder.json + vocab.bpe (OpenAI's release);
+//   - Hugging Face's vocab.json + merges.txt;
+//   - Hugging Face's tokenizer.json whose model is BPE with ByteLevel pre-tokenization, alone or
+//     in a Sequence with Split (behavior Isolated) and Digits, as GPT-2 and SmolLM2 ship it;
+//     added_tokens become special tokens; merges as "a b" strings or ["a", "b"] pairs.
+// With encoder.json/vocab.json, "<|endoftext|>" is the special token when the vocabulary has it.
+// Anything else (WordPiece, Unigram, a normalizer, added tokens that strip spaces, ...) is
+// refused with one std::invalid_argument line naming the file and what is not supported. A
+// tokenizer.json post-processor and decoder are not applied: encode gives the text's tokens alone.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "text/tokenizer.h"
+
+namespace remat::text {
+
+// `path`: one of the files above, or a folder holding tokenizer.json, vocab.json + merges.txt or
+// encoder.json + vocab.bpe (looked for in that order).
+std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& path);
+
+}  // namespace remat::text
