@@ -20,9 +20,10 @@ Buffer::Buffer(Device& device, uint64_t bytes, MemoryCategory category, std::str
               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkDevice dev = device.handle();
-  vk_check(vkCreateBuffer(dev, &bci, nullptr, &buffer_), "vkCreateBuffer", "creating " + name_);
+  vk_check(device.vk().vkCreateBuffer(dev, &bci, nullptr, &buffer_), "vkCreateBuffer",
+           "creating " + name_);
   VkMemoryRequirements req{};
-  vkGetBufferMemoryRequirements(dev, buffer_, &req);
+  device.vk().vkGetBufferMemoryRequirements(dev, buffer_, &req);
   const VkMemoryPropertyFlags required =
       host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT : 0;
   const VkMemoryPropertyFlags preferred =
@@ -30,13 +31,14 @@ Buffer::Buffer(Device& device, uint64_t bytes, MemoryCategory category, std::str
   try {
     const uint32_t type = device.memory_type(req.memoryTypeBits, required, preferred);
     allocated_ = req.size;
-    memory_ = device.ledger().allocate(dev, req.size, type, category, name_);
-    vk_check(vkBindBufferMemory(dev, buffer_, memory_, 0), "vkBindBufferMemory", name_);
+    memory_ = device.ledger().allocate(device.vk(), dev, req.size, type, category, name_);
+    vk_check(device.vk().vkBindBufferMemory(dev, buffer_, memory_, 0), "vkBindBufferMemory", name_);
     if (host_visible)
-      vk_check(vkMapMemory(dev, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory", name_);
+      vk_check(device.vk().vkMapMemory(dev, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory",
+               name_);
   } catch (...) {
-    device.ledger().free(dev, memory_, allocated_, category_);
-    vkDestroyBuffer(dev, buffer_, nullptr);
+    device.ledger().free(device.vk(), dev, memory_, allocated_, category_);
+    device.vk().vkDestroyBuffer(dev, buffer_, nullptr);
     throw;
   }
 }
@@ -52,9 +54,9 @@ Buffer::Buffer(Buffer&& o) noexcept
 Buffer::~Buffer() {
   if (!buffer_) return;
   VkDevice dev = device_->handle();
-  if (mapped_) vkUnmapMemory(dev, memory_);
-  vkDestroyBuffer(dev, buffer_, nullptr);
-  device_->ledger().free(dev, memory_, allocated_, category_);
+  if (mapped_) device_->vk().vkUnmapMemory(dev, memory_);
+  device_->vk().vkDestroyBuffer(dev, buffer_, nullptr);
+  device_->ledger().free(device_->vk(), dev, memory_, allocated_, category_);
 }
 
 BufferSlice Buffer::slice(uint64_t offset, uint64_t bytes) const {

@@ -72,11 +72,11 @@ void KernelCache::build(const std::vector<KernelKey>& keys, const ProgressFn& pr
 KernelCache::~KernelCache() {
   VkDevice dev = device_.handle();
   for (auto& [key, p] : pipelines_) {
-    vkDestroyPipeline(dev, p.pipeline, nullptr);
-    vkDestroyPipelineLayout(dev, p.layout, nullptr);
-    vkDestroyDescriptorSetLayout(dev, p.set_layout, nullptr);
+    device_.vk().vkDestroyPipeline(dev, p.pipeline, nullptr);
+    device_.vk().vkDestroyPipelineLayout(dev, p.layout, nullptr);
+    device_.vk().vkDestroyDescriptorSetLayout(dev, p.set_layout, nullptr);
   }
-  for (auto& [id, m] : modules_) vkDestroyShaderModule(dev, m, nullptr);
+  for (auto& [id, m] : modules_) device_.vk().vkDestroyShaderModule(dev, m, nullptr);
 }
 
 const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& spec) {
@@ -91,7 +91,8 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
     VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     mci.codeSize = words.size_bytes();
     mci.pCode = words.data();
-    vk_check(vkCreateShaderModule(dev, &mci, nullptr, &module), "vkCreateShaderModule", what);
+    vk_check(device_.vk().vkCreateShaderModule(dev, &mci, nullptr, &module), "vkCreateShaderModule",
+             what);
   }
 
   Pipeline p;
@@ -103,7 +104,7 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
   VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   dl.bindingCount = p.binding_count;
   dl.pBindings = bindings.data();
-  vk_check(vkCreateDescriptorSetLayout(dev, &dl, nullptr, &p.set_layout),
+  vk_check(device_.vk().vkCreateDescriptorSetLayout(dev, &dl, nullptr, &p.set_layout),
            "vkCreateDescriptorSetLayout", what);
 
   // 128 bytes is the push-constant size every Vulkan device guarantees; shaders/push_constants.h
@@ -114,7 +115,8 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
   pl.pSetLayouts = &p.set_layout;
   pl.pushConstantRangeCount = 1;
   pl.pPushConstantRanges = &range;
-  vk_check(vkCreatePipelineLayout(dev, &pl, nullptr, &p.layout), "vkCreatePipelineLayout", what);
+  vk_check(device_.vk().vkCreatePipelineLayout(dev, &pl, nullptr, &p.layout),
+           "vkCreatePipelineLayout", what);
 
   std::vector<VkSpecializationMapEntry> entries(spec.size());
   for (uint32_t i = 0; i < spec.size(); ++i)
@@ -128,14 +130,17 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
   ci.stage.pName = "main";
   ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
   ci.layout = p.layout;
-  // Creation feedback (core in Vulkan 1.3) says whether the pipeline cache had the pipeline.
+  // Creation feedback (core in Vulkan 1.3) says whether the pipeline cache had the pipeline. An
+  // application's device may have been created for an older API version than its instance
+  // reports, so only devices remat created use it.
   VkPipelineCreationFeedback feedback{};
   VkPipelineCreationFeedbackCreateInfo fci{
       VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO};
   fci.pPipelineCreationFeedback = &feedback;
-  if (std::min(device_.info().api_version, device_.instance().api_version()) >= VK_API_VERSION_1_3)
+  if (device_.owned() &&
+      std::min(device_.info().api_version, device_.instance().api_version()) >= VK_API_VERSION_1_3)
     ci.pNext = &fci;
-  vk_check(vkCreateComputePipelines(dev, cache_->handle(), 1, &ci, nullptr, &p.pipeline),
+  vk_check(device_.vk().vkCreateComputePipelines(dev, cache_->handle(), 1, &ci, nullptr, &p.pipeline),
            "vkCreateComputePipelines", what);
   if ((feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) &&
       (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT))

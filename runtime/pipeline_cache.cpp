@@ -99,7 +99,7 @@ PipelineCacheKey pipeline_cache_key(const Device& device) {
   VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &ids;
-  vkGetPhysicalDeviceProperties2(device.physical(), &props);
+  device.instance().vk().vkGetPhysicalDeviceProperties2(device.physical(), &props);
   PipelineCacheKey k;
   k.vendor_id = props.properties.vendorID;
   k.device_id = props.properties.deviceID;
@@ -189,22 +189,23 @@ PipelineCache::PipelineCache(Device& device, std::optional<std::filesystem::path
   VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   ci.initialDataSize = loaded_.size();
   ci.pInitialData = loaded_.empty() ? nullptr : loaded_.data();
-  vk_check(vkCreatePipelineCache(device_.handle(), &ci, nullptr, &cache_), "vkCreatePipelineCache");
+  vk_check(device_.vk().vkCreatePipelineCache(device_.handle(), &ci, nullptr, &cache_),
+           "vkCreatePipelineCache");
   loaded_bytes_ = loaded_.size();
 }
 
 PipelineCache::~PipelineCache() {
-  if (cache_) vkDestroyPipelineCache(device_.handle(), cache_, nullptr);
+  if (cache_) device_.vk().vkDestroyPipelineCache(device_.handle(), cache_, nullptr);
 }
 
 bool PipelineCache::save() {
   if (!file_) return false;
   try {
     std::size_t size = 0;
-    vk_check(vkGetPipelineCacheData(device_.handle(), cache_, &size, nullptr),
+    vk_check(device_.vk().vkGetPipelineCacheData(device_.handle(), cache_, &size, nullptr),
              "vkGetPipelineCacheData");
     std::vector<std::byte> data(size);
-    vk_check(vkGetPipelineCacheData(device_.handle(), cache_, &size, data.data()),
+    vk_check(device_.vk().vkGetPipelineCacheData(device_.handle(), cache_, &size, data.data()),
              "vkGetPipelineCacheData");
     data.resize(size);
     if (data == loaded_) return false;

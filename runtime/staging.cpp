@@ -8,26 +8,26 @@ namespace remat {
 namespace {
 
 // Orders earlier compute and transfer writes before a transfer.
-void before_transfer(VkCommandBuffer cb) {
+void before_transfer(const DeviceFunctions& vk, VkCommandBuffer cb) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
 // Makes transfer writes visible to compute shaders, host reads and transfers of later
 // submissions: barriers cover every command earlier in submission order on the queue.
-void after_transfer(VkCommandBuffer cb) {
+void after_transfer(const DeviceFunctions& vk, VkCommandBuffer cb) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                      VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT |
                      VK_ACCESS_TRANSFER_WRITE_BIT;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
-                           VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       0, 1, &mb, 0, nullptr, 0, nullptr);
+  vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
+                              VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
 uint64_t staging_bytes(uint64_t bytes) {
@@ -46,10 +46,10 @@ void Staging::upload(const BufferSlice& dst, const Fill& fill) {
     const uint64_t n = std::min(size(), dst.size - done);
     fill({mapped, static_cast<std::size_t>(n)}, done);
     device_.submit_and_wait([&](VkCommandBuffer cb) {
-      before_transfer(cb);
+      before_transfer(device_.vk(), cb);
       const VkBufferCopy region{0, dst.offset + done, n};
-      vkCmdCopyBuffer(cb, buffer_.handle(), dst.buffer, 1, &region);
-      after_transfer(cb);
+      device_.vk().vkCmdCopyBuffer(cb, buffer_.handle(), dst.buffer, 1, &region);
+      after_transfer(device_.vk(), cb);
     });
     done += n;
   }
@@ -60,10 +60,10 @@ void Staging::download(const BufferSlice& src, const Drain& drain) {
   for (uint64_t done = 0; done < src.size;) {
     const uint64_t n = std::min(size(), src.size - done);
     device_.submit_and_wait([&](VkCommandBuffer cb) {
-      before_transfer(cb);
+      before_transfer(device_.vk(), cb);
       const VkBufferCopy region{src.offset + done, 0, n};
-      vkCmdCopyBuffer(cb, src.buffer, buffer_.handle(), 1, &region);
-      after_transfer(cb);
+      device_.vk().vkCmdCopyBuffer(cb, src.buffer, buffer_.handle(), 1, &region);
+      after_transfer(device_.vk(), cb);
     });
     drain({mapped, static_cast<std::size_t>(n)}, done);
     done += n;
@@ -75,10 +75,10 @@ void fill_zero(Device& device, std::span<const BufferSlice> ranges) {
     if (r.offset % 4 || r.size % 4) throw std::logic_error("fill_zero needs 4-byte aligned ranges");
   if (ranges.empty()) return;
   device.submit_and_wait([&](VkCommandBuffer cb) {
-    before_transfer(cb);
+    before_transfer(device.vk(), cb);
     for (const auto& r : ranges)
-      if (r.size) vkCmdFillBuffer(cb, r.buffer, r.offset, r.size, 0);
-    after_transfer(cb);
+      if (r.size) device.vk().vkCmdFillBuffer(cb, r.buffer, r.offset, r.size, 0);
+    after_transfer(device.vk(), cb);
   });
 }
 
