@@ -241,6 +241,7 @@ void Session::initialize_parameters(const ProgressFn& progress) {
                    });
   }
 }
+
 float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
   const std::size_t n = static_cast<std::size_t>(config_.shape.batch) * config_.shape.seq;
   const std::size_t micro = static_cast<std::size_t>(std::max(config_.accum, 1));
