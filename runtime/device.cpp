@@ -56,6 +56,9 @@ std::unique_ptr<Device> Device::open(std::string_view selector, const InstanceOp
   vk_check(d->instance_->vk().vkCreateDevice(d->physical_, &dci, nullptr, &d->device_),
            "vkCreateDevice", "opening " + d->info_.name);
   d->owned_ = true;
+  // First, so the destructor can destroy the device if loading the rest fails.
+  d->vk_.vkDestroyDevice = reinterpret_cast<PFN_vkDestroyDevice>(
+      d->instance_->vk().vkGetDeviceProcAddr(d->device_, "vkDestroyDevice"));
   d->vk_ = load_device_functions(d->instance_->vk(), d->device_);
   d->vk_.vkGetDeviceQueue(d->device_, d->plan_.queue_family, 0, &d->queue_);
   d->create_pool_and_fence();
@@ -140,17 +143,20 @@ constexpr uint64_t kTimeoutNs = 600ull * 1000 * 1000 * 1000;
 }  // namespace
 
 Device::~Device() {
-  // Null only when loading the device's functions failed: nothing of remat's exists on it then.
-  if (!device_ || !vk_.vkDestroyDevice) return;
-  // Only remat's own work is waited for on an application's device; the rest of its queue is not
-  // remat's business.
-  if (owned_)
-    vk_.vkDeviceWaitIdle(device_);
-  else if (in_flight_)
-    vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, kTimeoutNs);
-  if (fence_) vk_.vkDestroyFence(device_, fence_, nullptr);
-  if (pool_) vk_.vkDestroyCommandPool(device_, pool_, nullptr);
-  if (owned_) vk_.vkDestroyDevice(device_, nullptr);
+  if (!device_) return;
+  // vkDestroyFence is loaded only with all of remat's device functions; before that remat has
+  // created nothing on the device.
+  if (vk_.vkDestroyFence) {
+    // Only remat's own work is waited for on an application's device; the rest of its queue is
+    // not remat's business.
+    if (owned_)
+      vk_.vkDeviceWaitIdle(device_);
+    else if (in_flight_)
+      vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, kTimeoutNs);
+    if (fence_) vk_.vkDestroyFence(device_, fence_, nullptr);
+    if (pool_) vk_.vkDestroyCommandPool(device_, pool_, nullptr);
+  }
+  if (owned_ && vk_.vkDestroyDevice) vk_.vkDestroyDevice(device_, nullptr);
 }
 
 uint32_t Device::memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,

@@ -94,6 +94,9 @@ std::shared_ptr<Instance> Instance::create(const InstanceOptions& options) {
     throw VulkanError(std::string("no Vulkan driver found: ") + kNoDriverHint, r);
   vk_check(r, "vkCreateInstance", "creating the Vulkan instance");
   inst->owned_ = true;
+  // First, so the destructor can destroy the instance if loading the rest fails.
+  inst->vk_.vkDestroyInstance = reinterpret_cast<PFN_vkDestroyInstance>(
+      inst->vk_.vkGetInstanceProcAddr(inst->instance_, "vkDestroyInstance"));
   inst->vk_ = load_instance_functions(inst->vk_, inst->instance_);
 
   if (validate) {
@@ -130,7 +133,6 @@ std::shared_ptr<Instance> Instance::wrap(PFN_vkGetInstanceProcAddr get, VkInstan
 Instance::~Instance() {
   if (!owned_) return;
   if (messenger_) vk_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
-  // Null only when loading the instance's functions failed; the instance is then left behind.
   if (vk_.vkDestroyInstance) vk_.vkDestroyInstance(instance_, nullptr);
 }
 
