@@ -19,30 +19,24 @@ static int failed(remat_status status, const char* call) {
   return 1;
 }
 
-/* Progress of long calls (planning, uploads, pipeline compilation) on one line. */
-static int on_progress(void* user, const char* phase, uint64_t done, uint64_t total) {
-  (void)user;
-  fprintf(stderr, "\r%s %llu/%llu%s", phase, (unsigned long long)done, (unsigned long long)total,
-          done == total ? "\n" : "");
-  return 0; /* nonzero would cancel the call */
-}
-
 static unsigned char* read_all(const char* path, size_t* size) {
   FILE* f = fopen(path, "rb");
   if (!f) return NULL;
   unsigned char* data = NULL;
-  size_t used = 0, capacity = 0, n;
+  size_t used = 0, capacity = 0, n = 0;
+  int bad = 0;
   do {
     if (used == capacity) {
       capacity = capacity ? 2 * capacity : 1 << 16;
       unsigned char* grown = realloc(data, capacity);
-      if (!grown) break;
+      bad = grown == NULL;
+      if (bad) break;
       data = grown;
     }
     n = fread(data + used, 1, capacity - used, f);
     used += n;
   } while (n > 0);
-  const int bad = ferror(f) || used == 0;
+  bad = bad || ferror(f) || used == 0;
   fclose(f);
   if (bad) {
     free(data);
@@ -134,7 +128,6 @@ int main(int argc, char** argv) {
   params.learning_rate = 1e-3;
   params.weight_decay = 0.01;
   params.grad_clip = 1.0;
-  params.progress = on_progress;
 
   size_t len = 0;
   unsigned char* text = read_all(data_file, &len);
