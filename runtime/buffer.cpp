@@ -18,9 +18,10 @@ Buffer::Buffer(Device& device, uint64_t bytes, MemoryCategory category, std::str
               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkDevice dev = device.handle();
-  vk_check(vkCreateBuffer(dev, &bci, nullptr, &buffer_), "vkCreateBuffer", "creating " + name_);
+  vk_check(device.vk().vkCreateBuffer(dev, &bci, nullptr, &buffer_), "vkCreateBuffer",
+           "creating " + name_);
   VkMemoryRequirements req{};
-  vkGetBufferMemoryRequirements(dev, buffer_, &req);
+  device.vk().vkGetBufferMemoryRequirements(dev, buffer_, &req);
   const VkMemoryPropertyFlags required =
       host_visible ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT : 0;
   const VkMemoryPropertyFlags preferred =
@@ -28,13 +29,14 @@ Buffer::Buffer(Device& device, uint64_t bytes, MemoryCategory category, std::str
   try {
     const uint32_t type = device.memory_type(req.memoryTypeBits, required, preferred);
     allocated_ = req.size;
-    memory_ = device.ledger().allocate(dev, req.size, type, category, name_);
-    vk_check(vkBindBufferMemory(dev, buffer_, memory_, 0), "vkBindBufferMemory", name_);
+    memory_ = device.ledger().allocate(device.vk(), dev, req.size, type, category, name_);
+    vk_check(device.vk().vkBindBufferMemory(dev, buffer_, memory_, 0), "vkBindBufferMemory", name_);
     if (host_visible)
-      vk_check(vkMapMemory(dev, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory", name_);
+      vk_check(device.vk().vkMapMemory(dev, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory",
+               name_);
   } catch (...) {
-    device.ledger().free(dev, memory_, allocated_, category_);
-    vkDestroyBuffer(dev, buffer_, nullptr);
+    device.ledger().free(device.vk(), dev, memory_, allocated_, category_);
+    device.vk().vkDestroyBuffer(dev, buffer_, nullptr);
     throw;
   }
 }
@@ -50,9 +52,9 @@ Buffer::Buffer(Buffer&& o) noexcept
 Buffer::~Buffer() {
   if (!buffer_) return;
   VkDevice dev = device_->handle();
-  if (mapped_) vkUnmapMemory(dev, memory_);
-  vkDestroyBuffer(dev, buffer_, nullptr);
-  device_->ledger().free(dev, memory_, allocated_, category_);
+  if (mapped_) device_->vk().vkUnmapMemory(dev, memory_);
+  device_->vk().vkDestroyBuffer(dev, buffer_, nullptr);
+  device_->ledger().free(device_->vk(), dev, memory_, allocated_, category_);
 }
 
 BufferSlice Buffer::slice(uint64_t offset, uint64_t bytes) const {
@@ -68,24 +70,24 @@ void check_range(const Buffer& b, uint64_t offset, uint64_t bytes) { (void)b.sli
 
 // Makes transfer writes visible to compute shaders and host reads of later submissions: barriers
 // cover every command earlier in submission order on the queue.
-void transfer_to_all_barrier(VkCommandBuffer cb) {
+void transfer_to_all_barrier(const DeviceFunctions& vk, VkCommandBuffer cb) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT |
                      VK_ACCESS_TRANSFER_READ_BIT;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
-                           VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       0, 1, &mb, 0, nullptr, 0, nullptr);
+  vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
+                              VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
 // Orders earlier compute writes before a transfer read.
-void compute_to_transfer_barrier(VkCommandBuffer cb) {
+void compute_to_transfer_barrier(const DeviceFunctions& vk, VkCommandBuffer cb) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                       VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 }  // namespace
 
@@ -95,10 +97,10 @@ void upload(Device& device, const Buffer& dst, uint64_t offset, const void* data
   Buffer staging(device, bytes, MemoryCategory::staging, "upload staging for " + dst.name(), true);
   std::memcpy(staging.mapped(), data, bytes);
   device.submit_and_wait([&](VkCommandBuffer cb) {
-    compute_to_transfer_barrier(cb);
+    compute_to_transfer_barrier(device.vk(), cb);
     VkBufferCopy region{0, offset, bytes};
-    vkCmdCopyBuffer(cb, staging.handle(), dst.handle(), 1, &region);
-    transfer_to_all_barrier(cb);
+    device.vk().vkCmdCopyBuffer(cb, staging.handle(), dst.handle(), 1, &region);
+    transfer_to_all_barrier(device.vk(), cb);
   });
 }
 
@@ -107,10 +109,10 @@ void download(Device& device, const Buffer& src, uint64_t offset, void* data, ui
   if (bytes == 0) return;
   Buffer staging(device, bytes, MemoryCategory::staging, "readback staging for " + src.name(), true);
   device.submit_and_wait([&](VkCommandBuffer cb) {
-    compute_to_transfer_barrier(cb);
+    compute_to_transfer_barrier(device.vk(), cb);
     VkBufferCopy region{offset, 0, bytes};
-    vkCmdCopyBuffer(cb, src.handle(), staging.handle(), 1, &region);
-    transfer_to_all_barrier(cb);
+    device.vk().vkCmdCopyBuffer(cb, src.handle(), staging.handle(), 1, &region);
+    transfer_to_all_barrier(device.vk(), cb);
   });
   std::memcpy(data, staging.mapped(), bytes);
 }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <volk.h>
+#include <vulkan/vulkan_core.h>
 
 #include "runtime/device.h"
 

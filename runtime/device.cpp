@@ -1,5 +1,6 @@
 #include "runtime/device.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -24,11 +25,7 @@ std::unique_ptr<Device> Device::open(std::string_view selector, const InstanceOp
       why += " (set REMAT_DEVICE to an index or name from 'remat devices')";
     throw VulkanError(why, VK_ERROR_INITIALIZATION_FAILED);
   }
-  d->physical_ = physicals[*index];
-  d->info_ = snapshots[*index];
-  d->plan_ = plan_device(d->info_);
-  d->ledger_.set_device_name(d->info_.name);
-  vkGetPhysicalDeviceMemoryProperties(d->physical_, &d->memory_props_);
+  d->adopt_physical(physicals[*index], snapshots[*index]);
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -56,28 +53,110 @@ std::unique_ptr<Device> Device::open(std::string_view selector, const InstanceOp
   dci.pQueueCreateInfos = &qci;
   dci.enabledExtensionCount = static_cast<uint32_t>(exts.size());
   dci.ppEnabledExtensionNames = exts.data();
-  vk_check(vkCreateDevice(d->physical_, &dci, nullptr, &d->device_), "vkCreateDevice",
-           "opening " + d->info_.name);
-  // remat drives one device per process; volk's global table points at it.
-  volkLoadDevice(d->device_);
-  vkGetDeviceQueue(d->device_, d->plan_.queue_family, 0, &d->queue_);
-
-  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pci.queueFamilyIndex = d->plan_.queue_family;
-  vk_check(vkCreateCommandPool(d->device_, &pci, nullptr, &d->pool_), "vkCreateCommandPool");
-  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  vk_check(vkCreateFence(d->device_, &fci, nullptr, &d->fence_), "vkCreateFence");
+  vk_check(d->instance_->vk().vkCreateDevice(d->physical_, &dci, nullptr, &d->device_),
+           "vkCreateDevice", "opening " + d->info_.name);
+  d->owned_ = true;
+  // First, so the destructor can destroy the device if loading the rest fails.
+  d->vk_.vkDestroyDevice = reinterpret_cast<PFN_vkDestroyDevice>(
+      d->instance_->vk().vkGetDeviceProcAddr(d->device_, "vkDestroyDevice"));
+  d->vk_ = load_device_functions(d->instance_->vk(), d->device_);
+  d->vk_.vkGetDeviceQueue(d->device_, d->plan_.queue_family, 0, &d->queue_);
+  d->create_pool_and_fence();
   return d;
 }
 
+namespace {
+
+std::invalid_argument null_handle(const char* field) {
+  return std::invalid_argument(std::string("ExternalVulkan.") + field + " is null");
+}
+
+// The application's queue family must exist and run compute shaders.
+void check_queue_family(const InstanceFunctions& vk, VkPhysicalDevice pd, uint32_t family,
+                        const std::string& device_name) {
+  uint32_t n = 0;
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, families.data());
+  if (family >= n)
+    throw std::invalid_argument("ExternalVulkan.queue_family_index " + std::to_string(family) +
+                                " is out of range: " + device_name + " has " + std::to_string(n) +
+                                " queue families");
+  if (!(families[family].queueFlags & VK_QUEUE_COMPUTE_BIT))
+    throw std::invalid_argument("ExternalVulkan.queue_family_index " + std::to_string(family) +
+                                " of " + device_name + " has no compute support");
+}
+
+}  // namespace
+
+std::unique_ptr<Device> Device::wrap(const ExternalVulkan& ext) {
+  if (!ext.get_instance_proc_addr) throw null_handle("get_instance_proc_addr");
+  if (!ext.instance) throw null_handle("instance");
+  if (!ext.physical_device) throw null_handle("physical_device");
+  if (!ext.device) throw null_handle("device");
+  if (!ext.queue) throw null_handle("queue");
+  std::unique_ptr<Device> d(new Device());
+  d->instance_ = Instance::wrap(ext.get_instance_proc_addr, ext.instance);
+  const auto physicals = d->instance_->physical_devices();
+  const auto it = std::find(physicals.begin(), physicals.end(), ext.physical_device);
+  if (it == physicals.end())
+    throw std::invalid_argument(
+        "ExternalVulkan.physical_device is not one of ExternalVulkan.instance's physical devices");
+  const auto index = static_cast<uint32_t>(it - physicals.begin());
+  const PhysicalDeviceSnapshot info = d->instance_->snapshot(ext.physical_device, index);
+  check_queue_family(d->instance_->vk(), ext.physical_device, ext.queue_family_index, info.name);
+  d->adopt_physical(ext.physical_device, info);
+  // The application chose the queue and what the device enables; remat's kernels need nothing
+  // beyond core Vulkan 1.1, so the plan records that it enabled nothing.
+  d->plan_.queue_family = ext.queue_family_index;
+  d->plan_.extensions.clear();
+  d->plan_.enable_storage_buffer_16bit = false;
+  d->plan_.enable_shader_float16 = false;
+  d->plan_.enable_buffer_device_address = false;
+  d->vk_ = load_device_functions(d->instance_->vk(), ext.device);
+  d->device_ = ext.device;
+  d->queue_ = ext.queue;
+  d->create_pool_and_fence();
+  return d;
+}
+
+void Device::adopt_physical(VkPhysicalDevice physical, const PhysicalDeviceSnapshot& info) {
+  physical_ = physical;
+  info_ = info;
+  plan_ = plan_device(info_);
+  ledger_.set_device_name(info_.name);
+  instance_->vk().vkGetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
+}
+
+void Device::create_pool_and_fence() {
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = plan_.queue_family;
+  vk_check(vk_.vkCreateCommandPool(device_, &pci, nullptr, &pool_), "vkCreateCommandPool");
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  vk_check(vk_.vkCreateFence(device_, &fci, nullptr, &fence_), "vkCreateFence");
+}
+
+namespace {
+// A bounded wait: a device that hangs is reported instead of hanging remat with it.
+constexpr uint64_t kTimeoutNs = 600ull * 1000 * 1000 * 1000;
+}  // namespace
+
 Device::~Device() {
-  if (device_) {
-    vkDeviceWaitIdle(device_);
-    if (fence_) vkDestroyFence(device_, fence_, nullptr);
-    if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
-    vkDestroyDevice(device_, nullptr);
+  if (!device_) return;
+  // vkDestroyFence is loaded only with all of remat's device functions; before that remat has
+  // created nothing on the device.
+  if (vk_.vkDestroyFence) {
+    // Only remat's own work is waited for on an application's device; the rest of its queue is
+    // not remat's business.
+    if (owned_)
+      vk_.vkDeviceWaitIdle(device_);
+    else if (in_flight_)
+      vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, kTimeoutNs);
+    if (fence_) vk_.vkDestroyFence(device_, fence_, nullptr);
+    if (pool_) vk_.vkDestroyCommandPool(device_, pool_, nullptr);
   }
+  if (owned_ && vk_.vkDestroyDevice) vk_.vkDestroyDevice(device_, nullptr);
 }
 
 uint32_t Device::memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
@@ -98,30 +177,31 @@ void Device::submit_and_wait(const std::function<void(VkCommandBuffer)>& record)
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
   VkCommandBuffer cb = VK_NULL_HANDLE;
-  vk_check(vkAllocateCommandBuffers(device_, &ai, &cb), "vkAllocateCommandBuffers");
+  vk_check(vk_.vkAllocateCommandBuffers(device_, &ai, &cb), "vkAllocateCommandBuffers");
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   try {
-    vk_check(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+    vk_check(vk_.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
     record(cb);
-    vk_check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    vk_check(vk_.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
     submit_and_wait(cb);
   } catch (...) {
-    vkFreeCommandBuffers(device_, pool_, 1, &cb);
+    vk_.vkFreeCommandBuffers(device_, pool_, 1, &cb);
     throw;
   }
-  vkFreeCommandBuffers(device_, pool_, 1, &cb);
+  vk_.vkFreeCommandBuffers(device_, pool_, 1, &cb);
 }
 
 void Device::submit_and_wait(VkCommandBuffer cb) {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
-  vk_check(vkResetFences(device_, 1, &fence_), "vkResetFences");
-  vk_check(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit", "submitting work to " + info_.name);
-  // A bounded wait: a device that hangs is reported instead of hanging remat with it.
-  constexpr uint64_t kTimeoutNs = 600ull * 1000 * 1000 * 1000;
-  VkResult r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, kTimeoutNs);
+  vk_check(vk_.vkResetFences(device_, 1, &fence_), "vkResetFences");
+  vk_check(vk_.vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit",
+           "submitting work to " + info_.name);
+  in_flight_ = true;
+  VkResult r = vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, kTimeoutNs);
+  if (r == VK_SUCCESS) in_flight_ = false;
   if (r == VK_TIMEOUT)
     throw VulkanError("waiting for " + info_.name + ": no progress in 600 s", VK_TIMEOUT);
   vk_check(r, "vkWaitForFences", "waiting for " + info_.name);

@@ -1,5 +1,6 @@
-// A Vulkan logical device opened from a DevicePlan: one compute queue, one command pool, the
-// memory ledger every allocation goes through, and one-shot submissions for uploads.
+// A Vulkan logical device, opened by remat from a DevicePlan or borrowed from an application: one
+// compute queue, its function table, one command pool, the memory ledger every allocation goes
+// through, and one-shot submissions for uploads.
 #pragma once
 
 #include <functional>
@@ -7,13 +8,26 @@
 #include <string>
 #include <string_view>
 
-#include <volk.h>
+#include <vulkan/vulkan_core.h>
 
 #include "runtime/device_plan.h"
 #include "runtime/instance.h"
 #include "runtime/memory_ledger.h"
+#include "runtime/vulkan_functions.h"
 
 namespace remat {
+
+// Vulkan objects an application already owns, for remat to run on (Device::wrap). The queue must
+// belong to `queue_family_index` of `device`, and the application must not use it from another
+// thread while a remat call submits to it (Vulkan requires queue submissions to be serialized).
+struct ExternalVulkan {
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr;  // the application's loader (or a layer's)
+  VkInstance instance;
+  VkPhysicalDevice physical_device;
+  VkDevice device;
+  VkQueue queue;
+  uint32_t queue_family_index;
+};
 
 class Device {
  public:
@@ -21,11 +35,19 @@ class Device {
   // REMAT_DEVICE environment variable, else the default order of choose_device().
   static std::unique_ptr<Device> open(std::string_view selector = {},
                                       const InstanceOptions& options = InstanceOptions::from_environment());
+  // Runs on an application's device: remat creates its command pool, fences, buffers and
+  // pipelines there and destroys only those; the instance and device stay the application's.
+  // The snapshot and plan come from the physical device; the plan enables nothing (the device
+  // exists already), and validation messages are not collected. std::invalid_argument for a null
+  // handle, a physical device the instance does not list, or a queue family without compute.
+  static std::unique_ptr<Device> wrap(const ExternalVulkan& external);
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
   VkDevice handle() const { return device_; }
+  const DeviceFunctions& vk() const { return vk_; }
+  bool owned() const { return owned_; }  // created (and destroyed) by remat
   VkPhysicalDevice physical() const { return physical_; }
   VkQueue queue() const { return queue_; }
   const PhysicalDeviceSnapshot& info() const { return info_; }
@@ -49,7 +71,13 @@ class Device {
 
  private:
   Device() = default;
+  void adopt_physical(VkPhysicalDevice physical, const PhysicalDeviceSnapshot& info);
+  void create_pool_and_fence();
+
   std::shared_ptr<Instance> instance_;
+  DeviceFunctions vk_;
+  bool owned_ = false;
+  bool in_flight_ = false;  // a submission has not been waited for (a timed-out wait)
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;

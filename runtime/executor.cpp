@@ -22,12 +22,12 @@ bool any_overlap(const std::vector<Range>& set, const Range& r) {
   return false;
 }
 
-void memory_barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_access,
-                    VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+void memory_barrier(const DeviceFunctions& vk, VkCommandBuffer cb, VkPipelineStageFlags src,
+                    VkAccessFlags src_access, VkPipelineStageFlags dst, VkAccessFlags dst_access) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = src_access;
   mb.dstAccessMask = dst_access;
-  vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  vk.vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
 }  // namespace
@@ -53,7 +53,8 @@ Executor::Executor(KernelCache& kernels, std::vector<Dispatch> dispatches, Execu
     pci.maxSets = static_cast<uint32_t>(dispatches_.size());
     pci.poolSizeCount = 2;
     pci.pPoolSizes = sizes;
-    vk_check(vkCreateDescriptorPool(dev, &pci, nullptr, &pool_), "vkCreateDescriptorPool",
+    vk_check(device_.vk().vkCreateDescriptorPool(dev, &pci, nullptr, &pool_),
+             "vkCreateDescriptorPool",
              "recording " + std::to_string(dispatches_.size()) + " dispatches");
   }
   if (options_.timestamps) {
@@ -63,22 +64,22 @@ Executor::Executor(KernelCache& kernels, std::vector<Dispatch> dispatches, Execu
     VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
     qci.queryCount = static_cast<uint32_t>(dispatches_.size() + 1);
-    vk_check(vkCreateQueryPool(dev, &qci, nullptr, &queries_), "vkCreateQueryPool");
+    vk_check(device_.vk().vkCreateQueryPool(dev, &qci, nullptr, &queries_), "vkCreateQueryPool");
   }
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = device_.command_pool();
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
-  vk_check(vkAllocateCommandBuffers(dev, &ai, &cb_), "vkAllocateCommandBuffers");
+  vk_check(device_.vk().vkAllocateCommandBuffers(dev, &ai, &cb_), "vkAllocateCommandBuffers");
   record();
 }
 
 Executor::~Executor() {
   VkDevice dev = device_.handle();
-  if (cb_) vkFreeCommandBuffers(dev, device_.command_pool(), 1, &cb_);
-  if (queries_) vkDestroyQueryPool(dev, queries_, nullptr);
-  for (VkBufferView v : views_) vkDestroyBufferView(dev, v, nullptr);
-  if (pool_) vkDestroyDescriptorPool(dev, pool_, nullptr);
+  if (cb_) device_.vk().vkFreeCommandBuffers(dev, device_.command_pool(), 1, &cb_);
+  if (queries_) device_.vk().vkDestroyQueryPool(dev, queries_, nullptr);
+  for (VkBufferView v : views_) device_.vk().vkDestroyBufferView(dev, v, nullptr);
+  if (pool_) device_.vk().vkDestroyDescriptorPool(dev, pool_, nullptr);
 }
 
 void Executor::validate(const Dispatch& d, const Pipeline& p) const {
@@ -138,20 +139,23 @@ void Executor::validate_texels(const std::string& who, const Binding& b) const {
 void Executor::record() {
   VkDevice dev = device_.handle();
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  vk_check(vkBeginCommandBuffer(cb_, &bi), "vkBeginCommandBuffer");
+  vk_check(device_.vk().vkBeginCommandBuffer(cb_, &bi), "vkBeginCommandBuffer");
   if (queries_)
-    vkCmdResetQueryPool(cb_, queries_, 0, static_cast<uint32_t>(dispatches_.size() + 1));
+    device_.vk().vkCmdResetQueryPool(cb_, queries_, 0,
+                                     static_cast<uint32_t>(dispatches_.size() + 1));
 
   constexpr VkAccessFlags kAll = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   if (!options_.before.empty()) {
     // The previous run's shader reads and writes finish before the copies overwrite inputs.
-    memory_barrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kAll, VK_PIPELINE_STAGE_TRANSFER_BIT,
+    memory_barrier(device_.vk(), cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kAll,
+                   VK_PIPELINE_STAGE_TRANSFER_BIT,
                    VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT);
     record_copies(options_.before);
   }
   // Earlier submissions (uploads, the previous run) and the copies above finish their writes
   // before the dispatches read.
-  memory_barrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+  memory_barrier(device_.vk(), cb_,
+                 VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                  VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kAll);
 
@@ -167,8 +171,8 @@ void Executor::record() {
         hazard = true;
     }
     if (hazard) {
-      memory_barrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kAll);
+      memory_barrier(device_.vk(), cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                     VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kAll);
       ++barrier_count_;
       pending_writes.clear();
       pending_reads.clear();
@@ -183,7 +187,7 @@ void Executor::record() {
     ai.descriptorPool = pool_;
     ai.descriptorSetCount = 1;
     ai.pSetLayouts = &p.set_layout;
-    vk_check(vkAllocateDescriptorSets(dev, &ai, &set), "vkAllocateDescriptorSets");
+    vk_check(device_.vk().vkAllocateDescriptorSets(dev, &ai, &set), "vkAllocateDescriptorSets");
     std::vector<VkDescriptorBufferInfo> infos(d.bindings.size());
     std::vector<VkBufferView> views(d.bindings.size());
     std::vector<VkWriteDescriptorSet> writes(d.bindings.size());
@@ -202,32 +206,35 @@ void Executor::record() {
         writes[i].pBufferInfo = &infos[i];
       }
     }
-    vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+    device_.vk().vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0,
+                                        nullptr);
 
     if (queries_)
-      vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_,
-                          static_cast<uint32_t>(di));
-    vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
-    vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+      device_.vk().vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_,
+                                       static_cast<uint32_t>(di));
+    device_.vk().vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+    device_.vk().vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set,
+                                         0, nullptr);
     if (!d.push.empty())
-      vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                         static_cast<uint32_t>(d.push.size()), d.push.data());
-    vkCmdDispatch(cb_, d.groups[0], d.groups[1], d.groups[2]);
+      device_.vk().vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                      static_cast<uint32_t>(d.push.size()), d.push.data());
+    device_.vk().vkCmdDispatch(cb_, d.groups[0], d.groups[1], d.groups[2]);
   }
   if (queries_)
-    vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
-                        static_cast<uint32_t>(dispatches_.size()));
+    device_.vk().vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
+                                     static_cast<uint32_t>(dispatches_.size()));
   // The results are read back by transfers or reused by the next run.
-  memory_barrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+  memory_barrier(device_.vk(), cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_SHADER_WRITE_BIT,
                  VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
                      VK_PIPELINE_STAGE_HOST_BIT,
                  VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | kAll);
   if (!options_.after.empty()) {
     record_copies(options_.after);
-    memory_barrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+    memory_barrier(device_.vk(), cb_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                    VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   }
-  vk_check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
+  vk_check(device_.vk().vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
 }
 
 VkBufferView Executor::texel_view(const Binding& b) {
@@ -237,7 +244,8 @@ VkBufferView Executor::texel_view(const Binding& b) {
   ci.offset = b.slice.offset;
   ci.range = b.slice.size;
   VkBufferView view = VK_NULL_HANDLE;
-  vk_check(vkCreateBufferView(device_.handle(), &ci, nullptr, &view), "vkCreateBufferView");
+  vk_check(device_.vk().vkCreateBufferView(device_.handle(), &ci, nullptr, &view),
+           "vkCreateBufferView");
   views_.push_back(view);
   return view;
 }
@@ -245,7 +253,7 @@ VkBufferView Executor::texel_view(const Binding& b) {
 void Executor::record_copies(const std::vector<CopyRegion>& copies) {
   for (const auto& c : copies) {
     VkBufferCopy region{c.src_offset, c.dst_offset, c.bytes};
-    vkCmdCopyBuffer(cb_, c.src, c.dst, 1, &region);
+    device_.vk().vkCmdCopyBuffer(cb_, c.src, c.dst, 1, &region);
   }
 }
 
@@ -256,9 +264,10 @@ void Executor::run() {
 std::vector<double> Executor::dispatch_ms() const {
   if (!queries_) return {};
   std::vector<uint64_t> ticks(dispatches_.size() + 1);
-  vk_check(vkGetQueryPoolResults(device_.handle(), queries_, 0, static_cast<uint32_t>(ticks.size()),
-                                 ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
-                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+  vk_check(device_.vk().vkGetQueryPoolResults(
+               device_.handle(), queries_, 0, static_cast<uint32_t>(ticks.size()),
+               ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
            "vkGetQueryPoolResults");
   std::vector<double> ms(dispatches_.size());
   const double period = device_.info().timestamp_period_ns;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <volk.h>
+#include <vulkan/vulkan_core.h>
 
 #include "runtime/buffer.h"
 #include "runtime/kernel_cache.h"

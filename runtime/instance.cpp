@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 #include "runtime/vulkan_error.h"
+#include "runtime/vulkan_loader.h"
 
 namespace remat {
 
@@ -25,13 +27,19 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagB
   return VK_FALSE;
 }
 
-bool layer_available(const char* name) {
+bool layer_available(const InstanceFunctions& vk, const char* name) {
   uint32_t n = 0;
-  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  vk.vkEnumerateInstanceLayerProperties(&n, nullptr);
   std::vector<VkLayerProperties> layers(n);
-  vkEnumerateInstanceLayerProperties(&n, layers.data());
+  vk.vkEnumerateInstanceLayerProperties(&n, layers.data());
   return std::any_of(layers.begin(), layers.end(),
                      [&](const VkLayerProperties& l) { return std::strcmp(l.layerName, name) == 0; });
+}
+
+uint32_t loader_api_version(const InstanceFunctions& vk) {
+  uint32_t v = VK_API_VERSION_1_0;  // a 1.0 loader has no vkEnumerateInstanceVersion
+  if (vk.vkEnumerateInstanceVersion) vk.vkEnumerateInstanceVersion(&v);
+  return v;
 }
 
 DeviceKind kind_of(VkPhysicalDeviceType t) {
@@ -54,12 +62,9 @@ InstanceOptions InstanceOptions::from_environment() {
 }
 
 std::shared_ptr<Instance> Instance::create(const InstanceOptions& options) {
-  if (volkInitialize() != VK_SUCCESS)
-    throw VulkanError(std::string("no Vulkan loader found: ") + kNoDriverHint,
-                      VK_ERROR_INITIALIZATION_FAILED);
   std::shared_ptr<Instance> inst(new Instance());
-  uint32_t loader_version = VK_API_VERSION_1_0;
-  if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&loader_version);
+  inst->vk_ = load_global_functions(system_vulkan_loader());
+  const uint32_t loader_version = loader_api_version(inst->vk_);
   if (loader_version < VK_API_VERSION_1_1)
     throw VulkanError("the Vulkan loader supports only " + format_api_version(loader_version) +
                           "; remat needs 1.1: " + kNoDriverHint,
@@ -73,7 +78,7 @@ std::shared_ptr<Instance> Instance::create(const InstanceOptions& options) {
 
   std::vector<const char*> layers;
   std::vector<const char*> extensions;
-  const bool validate = options.validation && layer_available(kValidationLayer);
+  const bool validate = options.validation && layer_available(inst->vk_, kValidationLayer);
   if (validate) {
     layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
@@ -84,11 +89,15 @@ std::shared_ptr<Instance> Instance::create(const InstanceOptions& options) {
   ci.ppEnabledLayerNames = layers.data();
   ci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   ci.ppEnabledExtensionNames = extensions.data();
-  VkResult r = vkCreateInstance(&ci, nullptr, &inst->instance_);
+  VkResult r = inst->vk_.vkCreateInstance(&ci, nullptr, &inst->instance_);
   if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
     throw VulkanError(std::string("no Vulkan driver found: ") + kNoDriverHint, r);
   vk_check(r, "vkCreateInstance", "creating the Vulkan instance");
-  volkLoadInstance(inst->instance_);
+  inst->owned_ = true;
+  // First, so the destructor can destroy the instance if loading the rest fails.
+  inst->vk_.vkDestroyInstance = reinterpret_cast<PFN_vkDestroyInstance>(
+      inst->vk_.vkGetInstanceProcAddr(inst->instance_, "vkDestroyInstance"));
+  inst->vk_ = load_instance_functions(inst->vk_, inst->instance_);
 
   if (validate) {
     VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
@@ -98,22 +107,40 @@ std::shared_ptr<Instance> Instance::create(const InstanceOptions& options) {
                      VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
     mi.pfnUserCallback = on_debug_message;
     mi.pUserData = inst.get();
-    vk_check(vkCreateDebugUtilsMessengerEXT(inst->instance_, &mi, nullptr, &inst->messenger_),
-             "vkCreateDebugUtilsMessengerEXT", "enabling validation messages");
+    if (!inst->vk_.vkCreateDebugUtilsMessengerEXT)
+      throw VulkanError(
+          "the validation layer is enabled but vkCreateDebugUtilsMessengerEXT is missing",
+          VK_ERROR_EXTENSION_NOT_PRESENT);
+    vk_check(
+        inst->vk_.vkCreateDebugUtilsMessengerEXT(inst->instance_, &mi, nullptr, &inst->messenger_),
+        "vkCreateDebugUtilsMessengerEXT", "enabling validation messages");
   }
   return inst;
 }
 
+std::shared_ptr<Instance> Instance::wrap(PFN_vkGetInstanceProcAddr get, VkInstance instance) {
+  if (!get)
+    throw std::invalid_argument("wrapping a Vulkan instance: vkGetInstanceProcAddr is null");
+  if (!instance)
+    throw std::invalid_argument("wrapping a Vulkan instance: the instance is VK_NULL_HANDLE");
+  std::shared_ptr<Instance> inst(new Instance());
+  inst->vk_ = load_instance_functions(load_global_functions(get), instance);
+  inst->instance_ = instance;
+  inst->api_version_ = std::min<uint32_t>(loader_api_version(inst->vk_), VK_API_VERSION_1_3);
+  return inst;
+}
+
 Instance::~Instance() {
-  if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
-  if (instance_) vkDestroyInstance(instance_, nullptr);
+  if (!owned_) return;
+  if (messenger_) vk_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+  if (vk_.vkDestroyInstance) vk_.vkDestroyInstance(instance_, nullptr);
 }
 
 std::vector<VkPhysicalDevice> Instance::physical_devices() const {
   uint32_t n = 0;
-  vk_check(vkEnumeratePhysicalDevices(instance_, &n, nullptr), "vkEnumeratePhysicalDevices");
+  vk_check(vk_.vkEnumeratePhysicalDevices(instance_, &n, nullptr), "vkEnumeratePhysicalDevices");
   std::vector<VkPhysicalDevice> pds(n);
-  vk_check(vkEnumeratePhysicalDevices(instance_, &n, pds.data()), "vkEnumeratePhysicalDevices");
+  vk_check(vk_.vkEnumeratePhysicalDevices(instance_, &n, pds.data()), "vkEnumeratePhysicalDevices");
   pds.resize(n);
   return pds;
 }
@@ -123,9 +150,9 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
   s.index = index;
 
   uint32_t n_ext = 0;
-  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, nullptr);
+  vk_.vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, nullptr);
   std::vector<VkExtensionProperties> exts(n_ext);
-  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, exts.data());
+  vk_.vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, exts.data());
   for (const auto& e : exts) s.extensions.emplace_back(e.extensionName);
   std::sort(s.extensions.begin(), s.extensions.end());
 
@@ -137,7 +164,7 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
   subgroup.pNext = &maint3;
   const bool has_driver_props = s.has_extension("VK_KHR_driver_properties");
   if (has_driver_props) maint3.pNext = &driver;
-  vkGetPhysicalDeviceProperties2(pd, &props);
+  vk_.vkGetPhysicalDeviceProperties2(pd, &props);
   const VkPhysicalDeviceProperties& p = props.properties;
   const VkPhysicalDeviceLimits& lim = p.limits;
 
@@ -185,7 +212,7 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
   const bool vk12 = p.apiVersion >= VK_API_VERSION_1_2;
   if (vk12 || s.has_extension("VK_KHR_shader_float16_int8")) { *tail = &f16; tail = &f16.pNext; }
   if (vk12 || s.has_extension("VK_KHR_buffer_device_address")) { *tail = &bda; tail = &bda.pNext; }
-  vkGetPhysicalDeviceFeatures2(pd, &feats);
+  vk_.vkGetPhysicalDeviceFeatures2(pd, &feats);
   s.storage_buffer_16bit = f16s.storageBuffer16BitAccess;
   s.shader_float16 = f16.shaderFloat16;
   s.buffer_device_address = bda.bufferDeviceAddress;
@@ -194,9 +221,9 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
   s.memory_budget = s.has_extension("VK_EXT_memory_budget");
 
   uint32_t n_q = 0;
-  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n_q, nullptr);
+  vk_.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n_q, nullptr);
   std::vector<VkQueueFamilyProperties> qs(n_q);
-  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n_q, qs.data());
+  vk_.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n_q, qs.data());
   for (uint32_t i = 0; i < n_q; ++i) {
     if (!(qs[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
     if (!s.compute_queue) s.compute_queue_family = i;
@@ -211,7 +238,7 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
   VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
   VkPhysicalDeviceMemoryProperties2 mem{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
   if (s.memory_budget) mem.pNext = &budget;
-  vkGetPhysicalDeviceMemoryProperties2(pd, &mem);
+  vk_.vkGetPhysicalDeviceMemoryProperties2(pd, &mem);
   for (uint32_t i = 0; i < mem.memoryProperties.memoryHeapCount; ++i) {
     MemoryHeapInfo h;
     h.size_bytes = mem.memoryProperties.memoryHeaps[i].size;

@@ -1,5 +1,6 @@
-// The Vulkan instance: loads the loader through volk, optionally enables the Khronos validation
-// layer, and collects every validation message so tests can fail on them.
+// The Vulkan instance with its function table. remat's own (create) finds the system loader,
+// optionally enables the Khronos validation layer and collects every validation message so tests
+// can fail on them; an application's (wrap) is only borrowed.
 #pragma once
 
 #include <memory>
@@ -7,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include <volk.h>
+#include <vulkan/vulkan_core.h>
 
 #include "runtime/device_plan.h"
+#include "runtime/vulkan_functions.h"
 
 namespace remat {
 
@@ -23,11 +25,16 @@ class Instance {
  public:
   // Throws VulkanError naming the Debian packages when no loader or driver is present.
   static std::shared_ptr<Instance> create(const InstanceOptions& options);
+  // An application's instance, reached through its `get` (the loader's or a layer's
+  // vkGetInstanceProcAddr). remat never destroys it and records no validation messages for it.
+  static std::shared_ptr<Instance> wrap(PFN_vkGetInstanceProcAddr get, VkInstance instance);
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
 
   VkInstance handle() const { return instance_; }
+  const InstanceFunctions& vk() const { return vk_; }
+  bool owned() const { return owned_; }  // created (and destroyed) by remat
   uint32_t api_version() const { return api_version_; }
   bool validation_enabled() const { return messenger_ != VK_NULL_HANDLE; }
 
@@ -42,7 +49,9 @@ class Instance {
 
  private:
   Instance() = default;
+  InstanceFunctions vk_;
   VkInstance instance_ = VK_NULL_HANDLE;
+  bool owned_ = false;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   uint32_t api_version_ = 0;
   mutable std::mutex mutex_;

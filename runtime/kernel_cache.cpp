@@ -58,11 +58,11 @@ std::vector<VkDescriptorType> spirv_binding_types(std::span<const uint32_t> word
 KernelCache::~KernelCache() {
   VkDevice dev = device_.handle();
   for (auto& [key, p] : pipelines_) {
-    vkDestroyPipeline(dev, p.pipeline, nullptr);
-    vkDestroyPipelineLayout(dev, p.layout, nullptr);
-    vkDestroyDescriptorSetLayout(dev, p.set_layout, nullptr);
+    device_.vk().vkDestroyPipeline(dev, p.pipeline, nullptr);
+    device_.vk().vkDestroyPipelineLayout(dev, p.layout, nullptr);
+    device_.vk().vkDestroyDescriptorSetLayout(dev, p.set_layout, nullptr);
   }
-  for (auto& [id, m] : modules_) vkDestroyShaderModule(dev, m, nullptr);
+  for (auto& [id, m] : modules_) device_.vk().vkDestroyShaderModule(dev, m, nullptr);
 }
 
 const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& spec) {
@@ -77,7 +77,8 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
     VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     mci.codeSize = words.size_bytes();
     mci.pCode = words.data();
-    vk_check(vkCreateShaderModule(dev, &mci, nullptr, &module), "vkCreateShaderModule", what);
+    vk_check(device_.vk().vkCreateShaderModule(dev, &mci, nullptr, &module), "vkCreateShaderModule",
+             what);
   }
 
   Pipeline p;
@@ -89,7 +90,7 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
   VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   dl.bindingCount = p.binding_count;
   dl.pBindings = bindings.data();
-  vk_check(vkCreateDescriptorSetLayout(dev, &dl, nullptr, &p.set_layout),
+  vk_check(device_.vk().vkCreateDescriptorSetLayout(dev, &dl, nullptr, &p.set_layout),
            "vkCreateDescriptorSetLayout", what);
 
   // 128 bytes is the push-constant size every Vulkan device guarantees; shaders/push_constants.h
@@ -100,7 +101,8 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
   pl.pSetLayouts = &p.set_layout;
   pl.pushConstantRangeCount = 1;
   pl.pPushConstantRanges = &range;
-  vk_check(vkCreatePipelineLayout(dev, &pl, nullptr, &p.layout), "vkCreatePipelineLayout", what);
+  vk_check(device_.vk().vkCreatePipelineLayout(dev, &pl, nullptr, &p.layout),
+           "vkCreatePipelineLayout", what);
 
   std::vector<VkSpecializationMapEntry> entries(spec.size());
   for (uint32_t i = 0; i < spec.size(); ++i)
@@ -114,7 +116,7 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
   ci.stage.pName = "main";
   ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
   ci.layout = p.layout;
-  vk_check(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p.pipeline),
+  vk_check(device_.vk().vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p.pipeline),
            "vkCreateComputePipelines", what);
   return pipelines_.emplace(std::move(key), p).first->second;
 }

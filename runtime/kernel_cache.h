@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include <volk.h>
+#include <vulkan/vulkan_core.h>
 
 #include "remat_shaders/kernel_id.h"
 #include "runtime/device.h"

@@ -28,15 +28,15 @@ std::string human_bytes(uint64_t b) {
 }
 }  // namespace
 
-VkDeviceMemory MemoryLedger::allocate(VkDevice device, uint64_t bytes, uint32_t type_index,
-                                      MemoryCategory cat, const std::string& what,
-                                      const void* pnext) {
+VkDeviceMemory MemoryLedger::allocate(const DeviceFunctions& vk, VkDevice device, uint64_t bytes,
+                                      uint32_t type_index, MemoryCategory cat,
+                                      const std::string& what, const void* pnext) {
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.pNext = pnext;
   ai.allocationSize = bytes;
   ai.memoryTypeIndex = type_index;
   VkDeviceMemory mem = VK_NULL_HANDLE;
-  vk_check(vkAllocateMemory(device, &ai, nullptr, &mem), "vkAllocateMemory",
+  vk_check(vk.vkAllocateMemory(device, &ai, nullptr, &mem), "vkAllocateMemory",
            "allocating " + what + " (" + human_bytes(bytes) + ") on " + device_name_);
   std::lock_guard lock(mutex_);
   stats_.live_bytes[static_cast<std::size_t>(cat)] += bytes;
@@ -46,9 +46,10 @@ VkDeviceMemory MemoryLedger::allocate(VkDevice device, uint64_t bytes, uint32_t 
   return mem;
 }
 
-void MemoryLedger::free(VkDevice device, VkDeviceMemory memory, uint64_t bytes, MemoryCategory cat) {
+void MemoryLedger::free(const DeviceFunctions& vk, VkDevice device, VkDeviceMemory memory,
+                        uint64_t bytes, MemoryCategory cat) {
   if (memory == VK_NULL_HANDLE) return;
-  vkFreeMemory(device, memory, nullptr);
+  vk.vkFreeMemory(device, memory, nullptr);
   std::lock_guard lock(mutex_);
   stats_.live_bytes[static_cast<std::size_t>(cat)] -= bytes;
   stats_.total_live_bytes -= bytes;

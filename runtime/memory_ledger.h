@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include <volk.h>
+#include "runtime/vulkan_functions.h"
 
 namespace remat {
 
@@ -33,10 +33,13 @@ struct MemoryStats {
 class MemoryLedger {
  public:
   // Allocates `bytes` of memory type `type_index`. `what` names the allocation in errors, e.g.
-  // "arena of 48.00 MiB". Throws VulkanError with the device name and the size on failure.
-  VkDeviceMemory allocate(VkDevice device, uint64_t bytes, uint32_t type_index, MemoryCategory cat,
-                          const std::string& what, const void* pnext = nullptr);
-  void free(VkDevice device, VkDeviceMemory memory, uint64_t bytes, MemoryCategory cat);
+  // "arena of 48.00 MiB"; `vk` is `device`'s function table. Throws VulkanError with the device
+  // name and the size on failure.
+  VkDeviceMemory allocate(const DeviceFunctions& vk, VkDevice device, uint64_t bytes,
+                          uint32_t type_index, MemoryCategory cat, const std::string& what,
+                          const void* pnext = nullptr);
+  void free(const DeviceFunctions& vk, VkDevice device, VkDeviceMemory memory, uint64_t bytes,
+            MemoryCategory cat);
   MemoryStats stats() const;
   void set_device_name(std::string name) { device_name_ = std::move(name); }
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <volk.h>
+#include <vulkan/vulkan_core.h>
 
 namespace remat {
 
