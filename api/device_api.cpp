@@ -1,6 +1,6 @@
 // remat_device_*: enumerating, opening, wrapping and freeing devices.
 #include <memory>
-#include <mutex>
+#include <stdexcept>
 #include <string>
 
 #include "api/error_boundary.h"
@@ -12,9 +12,6 @@ using remat::capi::invalid;
 using remat::capi::require;
 
 namespace {
-
-// Opening a device points volk's process-wide dispatch table at it: one opening at a time.
-std::mutex g_open_mutex;
 
 remat_device_type type_of(remat::DeviceKind kind) {
   switch (kind) {
@@ -33,7 +30,6 @@ remat_device_type type_of(remat::DeviceKind kind) {
 }
 
 std::vector<remat::PhysicalDeviceSnapshot> snapshots() {
-  const std::lock_guard lock(g_open_mutex);
   return remat::Instance::create(remat::InstanceOptions::from_environment())->snapshots();
 }
 
@@ -74,7 +70,6 @@ remat_status remat_device_open(const char* selector, remat_device** device) {
   return guarded([&] {
     require(device != nullptr, "device (the output pointer) is NULL");
     *device = nullptr;
-    const std::lock_guard lock(g_open_mutex);
     *device = new_handle(remat::Device::open(selector ? selector : ""));
   });
 }
@@ -84,20 +79,29 @@ remat_status remat_device_wrap(const remat_vulkan_handles* handles, remat_device
     require(device != nullptr, "device (the output pointer) is NULL");
     *device = nullptr;
     remat::capi::require_struct(handles, "handles");
-    invalid("remat_device_wrap: running on an app's own Vulkan device is not supported yet");
+    const remat::ExternalVulkan external{
+        reinterpret_cast<PFN_vkGetInstanceProcAddr>(handles->get_instance_proc_addr),
+        static_cast<VkInstance>(handles->instance),
+        static_cast<VkPhysicalDevice>(handles->physical_device),
+        static_cast<VkDevice>(handles->device),
+        static_cast<VkQueue>(handles->queue),
+        handles->queue_family_index,
+    };
+    try {
+      *device = new_handle(remat::Device::wrap(external));
+    } catch (const std::invalid_argument& e) {
+      // The library names the fields of its own struct; the app knows them as handles->field.
+      std::string message = e.what();
+      for (std::size_t at; (at = message.find("ExternalVulkan.")) != std::string::npos;)
+        message.replace(at, 15, "handles->");
+      invalid(message);
+    }
   });
 }
 
 void remat_device_free(remat_device* device) {
-  // Nothing to report: destroying a device cannot fail in a way the app could act on.
   remat::capi::clear_error();
-  if (!device) return;
-  try {
-    const std::lock_guard lock(g_open_mutex);
-    delete device;
-  } catch (...) {
-    // std::mutex::lock may throw std::system_error; the handle is then leaked, not half-freed.
-  }
+  delete device;  // the device itself goes with the last session that holds it
 }
 
 }  // extern "C"

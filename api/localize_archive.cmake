@@ -1,7 +1,7 @@
 # Turns the static archive ARCHIVE into one relocatable object in which every definition but the
 # remat_* functions is local, as in the shared library: an app linking libremat.a sees neither
-# remat's internals, nor volk's global vk* function pointers (which would take the place of its
-# own Vulkan functions), nor remat's copies of C++ library inline functions and their statics.
+# remat's internals nor remat's copies of C++ library inline functions and their statics, so
+# neither can clash with the app's own (or with another library's copy of remat).
 get_filename_component(dir ${ARCHIVE} DIRECTORY)
 set(object ${dir}/remat_bundle.o)
 # --force-group-allocation resolves COMDAT groups here: a group left in the object would be
