@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "graph/json.h"
+#include "base/json.h"
 
 namespace remat {
 namespace {

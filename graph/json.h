@@ -1,29 +1,4 @@
-// A small JSON reader for the measured cost table (and tests). Hand-written on purpose: remat
-// takes no dependency for a few dozen lines of config. Numbers are doubles; errors are
-// std::invalid_argument naming the byte offset.
+// The JSON reader lives in base/; this header forwards to it for sources not yet moved over.
 #pragma once
 
-#include <map>
-#include <memory>
-#include <string>
-#include <string_view>
-#include <vector>
-
-namespace remat {
-
-struct JsonValue {
-  enum class Type { null, boolean, number, string, array, object };
-  Type type = Type::null;                   // which of the fields below is meaningful
-  bool boolean = false;                     // Type::boolean
-  double number = 0;                        // Type::number
-  std::string string;                       // Type::string
-  std::vector<JsonValue> array;             // Type::array
-  std::map<std::string, JsonValue> object;  // Type::object (duplicate keys: last wins)
-
-  // Object member or nullptr.
-  const JsonValue* find(const std::string& key) const;
-};
-
-JsonValue parse_json(std::string_view text);
-
-}  // namespace remat
+#include "base/json.h"

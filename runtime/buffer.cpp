@@ -1,8 +1,10 @@
 #include "runtime/buffer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
+#include "runtime/staging.h"
 #include "runtime/vulkan_error.h"
 
 namespace remat {
@@ -65,56 +67,22 @@ BufferSlice Buffer::slice(uint64_t offset, uint64_t bytes) const {
   return {buffer_, offset, bytes};
 }
 
-namespace {
-void check_range(const Buffer& b, uint64_t offset, uint64_t bytes) { (void)b.slice(offset, bytes); }
-
-// Makes transfer writes visible to compute shaders and host reads of later submissions: barriers
-// cover every command earlier in submission order on the queue.
-void transfer_to_all_barrier(const DeviceFunctions& vk, VkCommandBuffer cb) {
-  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT |
-                     VK_ACCESS_TRANSFER_READ_BIT;
-  vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
-                              VK_PIPELINE_STAGE_TRANSFER_BIT,
-                          0, 1, &mb, 0, nullptr, 0, nullptr);
-}
-
-// Orders earlier compute writes before a transfer read.
-void compute_to_transfer_barrier(const DeviceFunctions& vk, VkCommandBuffer cb) {
-  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
-}
-}  // namespace
-
 void upload(Device& device, const Buffer& dst, uint64_t offset, const void* data, uint64_t bytes) {
-  check_range(dst, offset, bytes);
+  const BufferSlice to = dst.slice(offset, bytes);
   if (bytes == 0) return;
-  Buffer staging(device, bytes, MemoryCategory::staging, "upload staging for " + dst.name(), true);
-  std::memcpy(staging.mapped(), data, bytes);
-  device.submit_and_wait([&](VkCommandBuffer cb) {
-    compute_to_transfer_barrier(device.vk(), cb);
-    VkBufferCopy region{0, offset, bytes};
-    device.vk().vkCmdCopyBuffer(cb, staging.handle(), dst.handle(), 1, &region);
-    transfer_to_all_barrier(device.vk(), cb);
+  Staging staging(device, std::min(bytes, Staging::kDefaultBytes));
+  staging.upload(to, [&](std::span<std::byte> piece, uint64_t done) {
+    std::memcpy(piece.data(), static_cast<const std::byte*>(data) + done, piece.size());
   });
 }
 
 void download(Device& device, const Buffer& src, uint64_t offset, void* data, uint64_t bytes) {
-  check_range(src, offset, bytes);
+  const BufferSlice from = src.slice(offset, bytes);
   if (bytes == 0) return;
-  Buffer staging(device, bytes, MemoryCategory::staging, "readback staging for " + src.name(), true);
-  device.submit_and_wait([&](VkCommandBuffer cb) {
-    compute_to_transfer_barrier(device.vk(), cb);
-    VkBufferCopy region{offset, 0, bytes};
-    device.vk().vkCmdCopyBuffer(cb, src.handle(), staging.handle(), 1, &region);
-    transfer_to_all_barrier(device.vk(), cb);
+  Staging staging(device, std::min(bytes, Staging::kDefaultBytes));
+  staging.download(from, [&](std::span<const std::byte> piece, uint64_t done) {
+    std::memcpy(static_cast<std::byte*>(data) + done, piece.data(), piece.size());
   });
-  std::memcpy(data, staging.mapped(), bytes);
 }
 
 }  // namespace remat

@@ -49,8 +49,9 @@ class Buffer {
   void* mapped_ = nullptr;
 };
 
-// Copies host bytes into `dst` at `offset` (through a temporary staging buffer when `dst` is not
-// host-visible) and waits. The copy is visible to every later submission's compute shaders.
+// Copies host bytes into `dst` at `offset` through a staging buffer of at most
+// Staging::kDefaultBytes (runtime/staging.h), piece by piece, and waits. The copy is visible to
+// every later submission's compute shaders.
 void upload(Device& device, const Buffer& dst, uint64_t offset, const void* data, uint64_t bytes);
 void download(Device& device, const Buffer& src, uint64_t offset, void* data, uint64_t bytes);
 

@@ -5,23 +5,29 @@
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <type_traits>
 
 namespace remat {
 
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+constexpr uint64_t kSplitmixIncrement = 0x9E3779B97F4A7C15ull;
+
 uint64_t splitmix(uint64_t& s) {
-  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  uint64_t z = (s += kSplitmixIncrement);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
 
-double uniform01(uint64_t& s) { return (double(splitmix(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
+double uniform01(uint64_t& s) {
+  return (double(splitmix(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
 
 std::string strip_prefix(const std::string& name) {
   const std::string prefix = "transformer.";
@@ -41,29 +47,48 @@ std::vector<float> gpt2_initial_values(const ParameterSpec& p, const ModelConfig
                                        uint64_t seed, std::size_t parameter_index) {
   std::size_t n = 1;
   for (int64_t d : p.shape) n *= static_cast<std::size_t>(d);
-  std::vector<float> v(n, 0.0f);
-  if (ends_with(p.name, ".bias")) return v;
-  if (ends_with(p.name, "ln_1.weight") || ends_with(p.name, "ln_2.weight") || p.name == "ln_f.weight") {
-    std::fill(v.begin(), v.end(), 1.0f);
-    return v;
+  std::vector<float> v(n);
+  gpt2_initial_values(p, model, seed, parameter_index, 0, v);
+  return v;
+}
+
+void gpt2_initial_values(const ParameterSpec& p, const ModelConfig& model, uint64_t seed,
+                         std::size_t parameter_index, uint64_t first, std::span<float> out) {
+  if (ends_with(p.name, ".bias")) {
+    std::fill(out.begin(), out.end(), 0.0f);
+    return;
+  }
+  if (ends_with(p.name, "ln_1.weight") || ends_with(p.name, "ln_2.weight") ||
+      p.name == "ln_f.weight") {
+    std::fill(out.begin(), out.end(), 1.0f);
+    return;
   }
   double stddev = 0.02;
   if (ends_with(p.name, "attn.c_proj.weight") || ends_with(p.name, "mlp.c_proj.weight"))
     stddev = 0.02 / std::sqrt(2.0 * model.layers);
   // One independent stream per parameter, so adding a layer does not shift the others' values.
-  uint64_t state = seed * 0x632BE59BD9B4E019ull + (parameter_index + 1) * 0xD1B54A32D192ED03ull;
-  for (std::size_t i = 0; i < n; i += 2) {
+  // Elements 2k and 2k+1 are one Box-Muller pair from draws 2k and 2k+1 of splitmix64, whose
+  // state after d draws is start + d·increment: any piece can start anywhere.
+  const uint64_t start =
+      seed * 0x632BE59BD9B4E019ull + (parameter_index + 1) * 0xD1B54A32D192ED03ull;
+  const uint64_t end = first + out.size();
+  for (uint64_t pair = first / 2; 2 * pair < end; ++pair) {
+    uint64_t state = start + 2 * pair * kSplitmixIncrement;
     const double r = std::sqrt(-2.0 * std::log(uniform01(state)));
     const double t = 2.0 * M_PI * uniform01(state);
-    v[i] = static_cast<float>(stddev * r * std::cos(t));
-    if (i + 1 < n) v[i + 1] = static_cast<float>(stddev * r * std::sin(t));
+    if (2 * pair >= first) out[2 * pair - first] = static_cast<float>(stddev * r * std::cos(t));
+    if (2 * pair + 1 >= first && 2 * pair + 1 < end)
+      out[2 * pair + 1 - first] = static_cast<float>(stddev * r * std::sin(t));
   }
-  return v;
 }
 
-ModelConfig infer_gpt2_config(const SafetensorsContents& file, std::optional<int> heads) {
-  const NamedTensor* wte = nullptr;
-  const NamedTensor* wpe = nullptr;
+namespace {
+
+// File is SafetensorsHeader or SafetensorsContents: both list tensors with .name and .shape.
+template <class File, class Tensor = std::remove_cvref_t<decltype(File{}.tensors[0])>>
+ModelConfig infer_config(const File& file, std::optional<int> heads) {
+  const Tensor* wte = nullptr;
+  const Tensor* wpe = nullptr;
   int layers = 0;
   const std::regex block(R"(h\.(\d+)\..*)");
   for (const auto& t : file.tensors) {
@@ -92,26 +117,30 @@ ModelConfig infer_gpt2_config(const SafetensorsContents& file, std::optional<int
       throw std::invalid_argument("__metadata__ n_head is '" + it->second + "', not a number");
     }
   } else {
-    throw std::invalid_argument("the checkpoint does not say its head count (__metadata__ n_head); pass --heads");
+    throw std::invalid_argument(
+        "the checkpoint does not say its head count (__metadata__ n_head); pass --heads");
   }
   c.validate();
   return c;
 }
 
-std::vector<const NamedTensor*> match_gpt2_parameters(const SafetensorsContents& file,
-                                                      const std::vector<ParameterSpec>& params) {
-  std::map<std::string, const NamedTensor*> by_name;
+template <class File, class Tensor = std::remove_cvref_t<decltype(File{}.tensors[0])>>
+std::vector<const Tensor*> match_parameters(const File& file,
+                                            const std::vector<ParameterSpec>& params) {
+  std::map<std::string, const Tensor*> by_name;
   for (const auto& t : file.tensors) {
     const std::string name = strip_prefix(t.name);
     if (ignored_buffer(name)) continue;
     if (!by_name.emplace(name, &t).second)
-      throw std::invalid_argument("tensor '" + name + "' appears twice (with and without 'transformer.')");
+      throw std::invalid_argument("tensor '" + name +
+                                  "' appears twice (with and without 'transformer.')");
   }
-  std::vector<const NamedTensor*> out;
+  std::vector<const Tensor*> out;
   std::set<std::string> used;
   for (const auto& p : params) {
     auto it = by_name.find(p.name);
-    if (it == by_name.end()) throw std::invalid_argument("the checkpoint has no tensor '" + p.name + "'");
+    if (it == by_name.end())
+      throw std::invalid_argument("the checkpoint has no tensor '" + p.name + "'");
     if (it->second->shape != p.shape) {
       auto fmt = [](const std::vector<int64_t>& s) {
         std::string o = "[";
@@ -126,8 +155,29 @@ std::vector<const NamedTensor*> match_gpt2_parameters(const SafetensorsContents&
   }
   for (const auto& [name, t] : by_name)
     if (!used.count(name))
-      throw std::invalid_argument("the checkpoint has tensor '" + name + "', which this model does not use");
+      throw std::invalid_argument("the checkpoint has tensor '" + name +
+                                  "', which this model does not use");
   return out;
+}
+
+}  // namespace
+
+ModelConfig infer_gpt2_config(const SafetensorsHeader& file, std::optional<int> heads) {
+  return infer_config(file, heads);
+}
+
+ModelConfig infer_gpt2_config(const SafetensorsContents& file, std::optional<int> heads) {
+  return infer_config(file, heads);
+}
+
+std::vector<const SafetensorsEntry*> match_gpt2_parameters(
+    const SafetensorsHeader& file, const std::vector<ParameterSpec>& params) {
+  return match_parameters(file, params);
+}
+
+std::vector<const NamedTensor*> match_gpt2_parameters(const SafetensorsContents& file,
+                                                      const std::vector<ParameterSpec>& params) {
+  return match_parameters(file, params);
 }
 
 }  // namespace remat

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,26 +13,32 @@
 
 namespace remat {
 
-struct ParameterSpec {
-  std::string name;            // HF GPT-2 name, e.g. "h.3.mlp.c_fc.weight"
-  std::vector<int64_t> shape;  // as stored (Conv1D weights are [in, out])
-};
+// A parameter by HF GPT-2 name (e.g. "h.3.mlp.c_fc.weight") and shape as stored (Conv1D
+// weights are [in, out]).
+using ParameterSpec = TensorSpec;
 
 // GPT-2's initialisation (Radford et al. 2019; the reference implementation): weights
 // N(0, 0.02), residual projections (attn.c_proj, mlp.c_proj) N(0, 0.02/sqrt(2L)), biases 0,
 // LayerNorm weights 1. Deterministic for a seed on every machine (own Box-Muller over splitmix64).
 std::vector<float> gpt2_initial_values(const ParameterSpec& p, const ModelConfig& model,
                                        uint64_t seed, std::size_t parameter_index);
+// Elements [first, first + out.size()) of the same values, so a large tensor can be generated
+// piece by piece: every element's value depends only on its index.
+void gpt2_initial_values(const ParameterSpec& p, const ModelConfig& model, uint64_t seed,
+                         std::size_t parameter_index, uint64_t first, std::span<float> out);
 
 // The model a GPT-2 safetensors file describes: layers from h.{i}.*, dim and vocab from
 // wte.weight, ctx from wpe.weight; heads from __metadata__ "n_head", else `heads`. Throws
 // std::invalid_argument when the file is not a GPT-2 checkpoint or heads are unknown.
+ModelConfig infer_gpt2_config(const SafetensorsHeader& file, std::optional<int> heads);
 ModelConfig infer_gpt2_config(const SafetensorsContents& file, std::optional<int> heads);
 
 // For each parameter (in order), the file's tensor with that name, with or without a
 // "transformer." prefix. Buffers GPT-2 checkpoints carry (attn.bias, attn.masked_bias) and a tied
 // lm_head.weight are ignored. Missing, mis-shaped or unexpected tensors are
 // std::invalid_argument naming them.
+std::vector<const SafetensorsEntry*> match_gpt2_parameters(
+    const SafetensorsHeader& file, const std::vector<ParameterSpec>& params);
 std::vector<const NamedTensor*> match_gpt2_parameters(const SafetensorsContents& file,
                                                       const std::vector<ParameterSpec>& params);
 

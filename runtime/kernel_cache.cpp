@@ -55,6 +55,20 @@ std::vector<VkDescriptorType> spirv_binding_types(std::span<const uint32_t> word
   return types;
 }
 
+KernelCache::KernelCache(Device& device, std::optional<std::filesystem::path> cache_file)
+    : device_(device), cache_(std::make_unique<PipelineCache>(device, std::move(cache_file))) {}
+
+void KernelCache::build(const std::vector<KernelKey>& keys, const ProgressFn& progress) {
+  std::vector<const KernelKey*> missing;
+  for (const auto& k : keys)
+    if (!pipelines_.count(k)) missing.push_back(&k);
+  report_progress(progress, "compile", 0, missing.size());
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    get(missing[i]->first, missing[i]->second);
+    report_progress(progress, "compile", i + 1, missing.size());
+  }
+}
+
 KernelCache::~KernelCache() {
   VkDevice dev = device_.handle();
   for (auto& [key, p] : pipelines_) {
@@ -116,8 +130,21 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
   ci.stage.pName = "main";
   ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
   ci.layout = p.layout;
-  vk_check(device_.vk().vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p.pipeline),
+  // Creation feedback (core in Vulkan 1.3) says whether the pipeline cache had the pipeline. An
+  // application's device may have been created for an older API version than its instance
+  // reports, so only devices remat created use it.
+  VkPipelineCreationFeedback feedback{};
+  VkPipelineCreationFeedbackCreateInfo fci{
+      VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO};
+  fci.pPipelineCreationFeedback = &feedback;
+  if (device_.owned() &&
+      std::min(device_.info().api_version, device_.instance().api_version()) >= VK_API_VERSION_1_3)
+    ci.pNext = &fci;
+  vk_check(device_.vk().vkCreateComputePipelines(dev, cache_->handle(), 1, &ci, nullptr, &p.pipeline),
            "vkCreateComputePipelines", what);
+  if ((feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) &&
+      (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT))
+    ++cache_hits_;
   return pipelines_.emplace(std::move(key), p).first->second;
 }
 

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
+#include <memory>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -13,6 +16,8 @@
 
 #include "remat_shaders/kernel_id.h"
 #include "runtime/device.h"
+#include "runtime/pipeline_cache.h"
+#include "runtime/progress.h"
 
 namespace remat {
 
@@ -32,19 +37,37 @@ uint32_t spirv_binding_count(std::span<const uint32_t> words);
 // `samplerBuffer`, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER otherwise (remat kernels use nothing else).
 std::vector<VkDescriptorType> spirv_binding_types(std::span<const uint32_t> words);
 
+using KernelKey = std::pair<KernelId, std::vector<uint32_t>>;  // kernel, specialization
+
 class KernelCache {
  public:
-  explicit KernelCache(Device& device) : device_(device) {}
+  // With `cache_file`, pipelines compiled before (by any process) come from that file
+  // (runtime/pipeline_cache.h); save_pipeline_cache() writes new ones back.
+  explicit KernelCache(Device& device,
+                       std::optional<std::filesystem::path> cache_file = std::nullopt);
   ~KernelCache();
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
 
   const Pipeline& get(KernelId kernel, const std::vector<uint32_t>& spec);
+  // Builds every pipeline in `keys` not built yet, reporting phase "compile" (pipelines done of
+  // those missing) after each; Cancelled leaves the ones built so far usable.
+  void build(const std::vector<KernelKey>& keys, const ProgressFn& progress);
   Device& device() const { return device_; }
+
+  std::size_t pipelines_built() const { return pipelines_.size(); }
+  // Pipelines the driver reported as found in the pipeline cache (creation feedback; 0 where
+  // the driver does not say).
+  std::size_t pipeline_cache_hits() const { return cache_hits_; }
+  const PipelineCache& pipeline_cache() const { return *cache_; }
+  // Writes the pipeline cache file when it has new pipelines; warns instead of failing.
+  bool save_pipeline_cache() { return cache_->save(); }
 
  private:
   Device& device_;
-  std::map<std::pair<KernelId, std::vector<uint32_t>>, Pipeline> pipelines_;
+  std::unique_ptr<PipelineCache> cache_;
+  std::size_t cache_hits_ = 0;
+  std::map<KernelKey, Pipeline> pipelines_;
   std::map<KernelId, VkShaderModule> modules_;
 };
 

@@ -1,7 +1,7 @@
 #include "runtime/safetensors.h"
 
 #include <fcntl.h>
-#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,15 +9,21 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
-#include <string_view>
 
-#include "graph/json.h"
+#include "base/atomic_file.h"
+#include "base/json.h"
+#include "base/json_writer.h"
 
 namespace remat {
 
 const NamedTensor* SafetensorsContents::find(const std::string& name) const {
+  for (const auto& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+const SafetensorsEntry* SafetensorsHeader::find(const std::string& name) const {
   for (const auto& t : tensors)
     if (t.name == name) return &t;
   return nullptr;
@@ -38,8 +44,8 @@ float half_to_float(uint16_t h) {
     f = std::ldexp(float(man), -24);  // zero or subnormal
     return sign ? -f : f;
   }
-  uint32_t bits = exp == 31 ? sign | 0x7F800000u | (man << 13)
-                            : sign | ((exp + 112) << 23) | (man << 13);
+  uint32_t bits =
+      exp == 31 ? sign | 0x7F800000u | (man << 13) : sign | ((exp + 112) << 23) | (man << 13);
   std::memcpy(&f, &bits, 4);
   return f;
 }
@@ -81,14 +87,39 @@ uint64_t json_value_bound(std::string_view text) {
 }
 constexpr uint64_t kMaxHeaderValues = 2'000'000;
 
-struct Entry {
-  std::string name, dtype;
-  std::vector<int64_t> shape;
-  uint64_t begin = 0, end = 0;
-};
+// The format's header is UTF-8 JSON. Refusing anything else (overlong forms and surrogates too)
+// keeps names exact through a save: the writer would have to replace invalid bytes.
+bool valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    if (b0 < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t n = b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : 2;
+    if (b0 < 0xC2 || b0 > 0xF4 || i + n > s.size()) return false;
+    uint32_t cp = b0 & (0x7F >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || (cp >= 0xD800 && cp <= 0xDFFF) ||
+        cp > 0x10FFFF)
+      return false;
+    i += n;
+  }
+  return true;
+}
 
-Entry parse_entry(const std::string& origin, const std::string& name, const JsonValue& v) {
-  Entry e;
+bool valid_count(const JsonValue& v) {
+  return v.type == JsonValue::Type::number && v.number >= 0 && v.number == std::floor(v.number) &&
+         v.number <= 9.0e15;
+}
+
+SafetensorsEntry parse_entry(const std::string& origin, const std::string& name,
+                             const JsonValue& v) {
+  SafetensorsEntry e;
   e.name = name;
   if (v.type != JsonValue::Type::object) fail(origin, "tensor '" + name + "' is not a JSON object");
   const JsonValue* dtype = v.find("dtype");
@@ -102,17 +133,13 @@ Entry parse_entry(const std::string& origin, const std::string& name, const Json
   if (!shape || shape->type != JsonValue::Type::array)
     fail(origin, "tensor '" + name + "' has no shape array");
   for (const auto& d : shape->array) {
-    if (d.type != JsonValue::Type::number || d.number < 0 || d.number != std::floor(d.number) ||
-        d.number > 9.0e15)
-      fail(origin, "tensor '" + name + "' has an invalid shape entry");
+    if (!valid_count(d)) fail(origin, "tensor '" + name + "' has an invalid shape entry");
     e.shape.push_back(static_cast<int64_t>(d.number));
   }
   if (!offsets || offsets->type != JsonValue::Type::array || offsets->array.size() != 2)
     fail(origin, "tensor '" + name + "' has no [begin, end] data_offsets");
   for (const auto& o : offsets->array)
-    if (o.type != JsonValue::Type::number || o.number < 0 || o.number != std::floor(o.number) ||
-        o.number > 9.0e15)
-      fail(origin, "tensor '" + name + "' has invalid data_offsets");
+    if (!valid_count(o)) fail(origin, "tensor '" + name + "' has invalid data_offsets");
   e.begin = static_cast<uint64_t>(offsets->array[0].number);
   e.end = static_cast<uint64_t>(offsets->array[1].number);
   if (e.end < e.begin) fail(origin, "tensor '" + name + "' has data_offsets end before begin");
@@ -130,169 +157,210 @@ Entry parse_entry(const std::string& origin, const std::string& name, const Json
   return e;
 }
 
-NamedTensor decode(const std::string& origin, const Entry& e, const char* data) {
-  NamedTensor t;
-  t.name = e.name;
-  t.shape = e.shape;
-  t.source_dtype = e.dtype;
-  const uint64_t n = (e.end - e.begin) / static_cast<uint64_t>(dtype_size(e.dtype));
-  t.values.resize(n);
-  const char* p = data + e.begin;
-  for (uint64_t i = 0; i < n; ++i) {
-    if (e.dtype == "F32") {
-      std::memcpy(&t.values[i], p + 4 * i, 4);
-    } else {
-      uint16_t h;
-      std::memcpy(&h, p + 2 * i, 2);
-      t.values[i] = e.dtype == "F16" ? half_to_float(h) : bf16_to_float(h);
-    }
-    if (!std::isfinite(t.values[i]))
-      fail(origin, "tensor '" + e.name + "' has a non-finite value at element " + std::to_string(i));
-  }
-  return t;
+// The header length from the first 8 bytes, checked against the limit and the file size.
+uint64_t header_length(std::span<const std::byte> first, uint64_t file_bytes,
+                       const std::string& origin) {
+  if (file_bytes < 8 || first.size() < 8)
+    fail(origin,
+         "file is " + std::to_string(file_bytes) + " bytes, too short for a safetensors header");
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<uint8_t>(first[i]);
+  if (n > kMaxSafetensorsHeaderBytes)
+    fail(origin, "header length " + std::to_string(n) + " exceeds the 100 MB limit");
+  if (n > file_bytes - 8)
+    fail(origin, "header length " + std::to_string(n) + " runs past the end of the file");
+  return n;
 }
 
-}  // namespace
-
-SafetensorsContents parse_safetensors(const std::string& bytes, const std::string& origin) {
-  if (bytes.size() < 8) fail(origin, "file is " + std::to_string(bytes.size()) +
-                                         " bytes, too short for a safetensors header");
-  uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | static_cast<unsigned char>(bytes[i]);
-  if (header_len > kMaxSafetensorsHeaderBytes)
-    fail(origin, "header length " + std::to_string(header_len) + " exceeds the 100 MB limit");
-  if (header_len > bytes.size() - 8)
-    fail(origin, "header length " + std::to_string(header_len) + " runs past the end of the file");
-  const std::string_view header_text = std::string_view(bytes).substr(8, header_len);
-  if (json_value_bound(header_text) > kMaxHeaderValues)
-    fail(origin, "header has more than " + std::to_string(kMaxHeaderValues) +
-                     " JSON values; no model needs that many");
-  JsonValue header;
-  try {
-    header = parse_json(header_text);
-  } catch (const std::invalid_argument& e) {
-    fail(origin, std::string("invalid header: ") + e.what());
-  }
-  if (header.type != JsonValue::Type::object) fail(origin, "header is not a JSON object");
-
-  SafetensorsContents out;
-  std::vector<Entry> entries;
-  for (const auto& [name, v] : header.object) {
-    if (name == "__metadata__") {
-      if (v.type != JsonValue::Type::object) fail(origin, "__metadata__ is not an object");
-      for (const auto& [k, mv] : v.object) {
-        if (mv.type != JsonValue::Type::string) fail(origin, "__metadata__ value '" + k + "' is not a string");
-        out.metadata[k] = mv.string;
-      }
-      continue;
-    }
-    entries.push_back(parse_entry(origin, name, v));
-  }
-  // The data section must be exactly covered by the tensors, without overlap.
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+// The data section must be exactly covered by the tensors, without overlap.
+void check_tiling(std::vector<SafetensorsEntry>& entries, uint64_t data_len,
+                  const std::string& origin) {
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
-  const uint64_t data_len = bytes.size() - 8 - header_len;
   uint64_t cursor = 0;
   for (const auto& e : entries) {
-    if (e.begin < cursor) fail(origin, "tensor '" + e.name + "' overlaps the previous tensor's data");
-    if (e.begin > cursor) fail(origin, "bytes [" + std::to_string(cursor) + ", " +
-                                           std::to_string(e.begin) + ") belong to no tensor");
-    if (e.end > data_len) fail(origin, "tensor '" + e.name + "' data ends at byte " +
-                                           std::to_string(e.end) + ", past the data section of " +
-                                           std::to_string(data_len));
+    if (e.begin < cursor)
+      fail(origin, "tensor '" + e.name + "' overlaps the previous tensor's data");
+    if (e.begin > cursor)
+      fail(origin, "bytes [" + std::to_string(cursor) + ", " + std::to_string(e.begin) +
+                       ") belong to no tensor");
+    if (e.end > data_len)
+      fail(origin, "tensor '" + e.name + "' data ends at byte " + std::to_string(e.end) +
+                       ", past the data section of " + std::to_string(data_len));
     cursor = e.end;
   }
   if (cursor != data_len)
     fail(origin, std::to_string(data_len - cursor) + " trailing bytes belong to no tensor");
-  const char* data = bytes.data() + 8 + header_len;
-  for (const auto& e : entries) out.tensors.push_back(decode(origin, e, data));
-  return out;
 }
 
-SafetensorsContents read_safetensors(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw std::invalid_argument(path.string() + ": is a directory; give a .safetensors file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::invalid_argument(path.string() + ": cannot open (" + std::strerror(errno) + ")");
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) throw std::invalid_argument(path.string() + ": read error");
-  return parse_safetensors(bytes, path.string());
-}
-
-namespace {
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
+SafetensorsHeader parse_header(std::string_view text, uint64_t file_bytes,
+                               const std::string& origin) {
+  if (json_value_bound(text) > kMaxHeaderValues)
+    fail(origin, "header has more than " + std::to_string(kMaxHeaderValues) +
+                     " JSON values; no model needs that many");
+  if (!valid_utf8(text)) fail(origin, "header is not valid UTF-8");
+  JsonValue json;
+  try {
+    json = parse_json(text);
+  } catch (const std::invalid_argument& e) {
+    fail(origin, std::string("invalid header: ") + e.what());
   }
-  return o + "\"";
+  if (json.type != JsonValue::Type::object) fail(origin, "header is not a JSON object");
+  SafetensorsHeader h;
+  h.data_offset = 8 + text.size();
+  for (const auto& [name, v] : json.object) {
+    if (name != "__metadata__") {
+      h.tensors.push_back(parse_entry(origin, name, v));
+      continue;
+    }
+    if (v.type != JsonValue::Type::object) fail(origin, "__metadata__ is not an object");
+    for (const auto& [k, mv] : v.object) {
+      if (mv.type != JsonValue::Type::string)
+        fail(origin, "__metadata__ value '" + k + "' is not a string");
+      h.metadata[k] = mv.string;
+    }
+  }
+  check_tiling(h.tensors, file_bytes - h.data_offset, origin);
+  return h;
 }
+
+// Decodes `n` elements of `dtype` from `raw` into `out`, refusing NaN and infinity.
+void decode(const std::string& origin, const SafetensorsEntry& t, uint64_t first,
+            const std::byte* raw, float* out, std::size_t n) {
+  const bool f32 = t.dtype == "F32", f16 = t.dtype == "F16";
+  for (std::size_t i = 0; i < n; ++i) {
+    if (f32) {
+      if (raw != reinterpret_cast<const std::byte*>(out)) std::memcpy(&out[i], raw + 4 * i, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, raw + 2 * i, 2);
+      out[i] = f16 ? half_to_float(h) : bf16_to_float(h);
+    }
+    if (!std::isfinite(out[i]))
+      fail(origin, "tensor '" + t.name + "' has a non-finite value at element " +
+                       std::to_string(first + i));
+  }
+}
+
+// Reads exactly `bytes` at `offset` of `fd`.
+void read_at(int fd, uint64_t offset, void* out, std::size_t bytes, const std::string& origin) {
+  auto* p = static_cast<char*>(out);
+  while (bytes > 0) {
+    const ssize_t r = ::pread(fd, p, bytes, static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) fail(origin, std::string("read error (") + std::strerror(errno) + ")");
+    if (r == 0) fail(origin, "the file ended early; was it changed while remat read it?");
+    p += r;
+    offset += static_cast<uint64_t>(r);
+    bytes -= static_cast<std::size_t>(r);
+  }
+}
+
 }  // namespace
 
-std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,
-                                  const std::map<std::string, std::string>& metadata) {
-  std::string header = "{";
-  if (!metadata.empty()) {
-    header += "\"__metadata__\":{";
-    bool first = true;
-    for (const auto& [k, v] : metadata) {
-      if (!first) header += ',';
-      header += json_string(k) + ":" + json_string(v);
-      first = false;
-    }
-    header += "}";
+uint64_t SafetensorsEntry::elements() const {
+  return (end - begin) / static_cast<uint64_t>(dtype_size(dtype));
+}
+
+SafetensorsSource::~SafetensorsSource() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+SafetensorsSource::SafetensorsSource(SafetensorsSource&& o) noexcept
+    : header_(std::move(o.header_)), origin_(std::move(o.origin_)), fd_(o.fd_), bytes_(o.bytes_) {
+  o.fd_ = -1;
+}
+
+SafetensorsSource& SafetensorsSource::operator=(SafetensorsSource&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    header_ = std::move(o.header_);
+    origin_ = std::move(o.origin_);
+    fd_ = o.fd_;
+    bytes_ = o.bytes_;
+    o.fd_ = -1;
   }
-  uint64_t offset = 0;
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const auto& t = tensors[i];
-    uint64_t count = 1;
-    for (int64_t d : t.shape) count *= static_cast<uint64_t>(d);
-    if (count != t.values.size())
-      throw std::logic_error("tensor '" + t.name + "' shape does not match its value count");
-    if (i || !metadata.empty()) header += ',';
-    header += json_string(t.name) + ":{\"dtype\":\"F32\",\"shape\":[";
-    for (std::size_t d = 0; d < t.shape.size(); ++d) {
-      if (d) header += ',';
-      header += std::to_string(t.shape[d]);
-    }
-    header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + 4 * count) + "]}";
-    offset += 4 * count;
+  return *this;
+}
+
+SafetensorsSource SafetensorsSource::view(std::span<const std::byte> bytes, std::string origin) {
+  SafetensorsSource s;
+  s.origin_ = std::move(origin);
+  s.bytes_ = bytes;
+  const uint64_t n = header_length(bytes, bytes.size(), s.origin_);
+  s.header_ = parse_header(std::string_view(reinterpret_cast<const char*>(bytes.data()) + 8, n),
+                           bytes.size(), s.origin_);
+  return s;
+}
+
+SafetensorsSource SafetensorsSource::open(const std::filesystem::path& path) {
+  SafetensorsSource s;
+  s.origin_ = path.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    fail(s.origin_, "is a directory; give a .safetensors file");
+  s.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (s.fd_ < 0) fail(s.origin_, std::string("cannot open (") + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(s.fd_, &st) != 0 || !S_ISREG(st.st_mode)) fail(s.origin_, "is not a regular file");
+  const auto file_bytes = static_cast<uint64_t>(st.st_size);
+  std::byte first[8] = {};
+  if (file_bytes >= 8) read_at(s.fd_, 0, first, 8, s.origin_);
+  const uint64_t n = header_length({first, file_bytes >= 8 ? 8u : 0u}, file_bytes, s.origin_);
+  std::string text(n, '\0');
+  read_at(s.fd_, 8, text.data(), n, s.origin_);
+  s.header_ = parse_header(text, file_bytes, s.origin_);
+  return s;
+}
+
+void SafetensorsSource::read(const SafetensorsEntry& t, uint64_t first,
+                             std::span<float> out) const {
+  if (first > t.elements() || out.size() > t.elements() - first)
+    throw std::out_of_range(origin_ + ": elements [" + std::to_string(first) + ", +" +
+                            std::to_string(out.size()) + ") are outside tensor '" + t.name + "'");
+  const auto size = static_cast<uint64_t>(dtype_size(t.dtype));
+  const uint64_t offset = header_.data_offset + t.begin + first * size;
+  const std::size_t bytes = out.size() * size;
+  if (fd_ < 0) {
+    decode(origin_, t, first, bytes_.data() + offset, out.data(), out.size());
+    return;
   }
-  header += "}";
-  // Pad with spaces so the data section starts 8-byte aligned, as the format recommends.
-  while ((header.size() % 8) != 0) header += ' ';
-  std::string out(8, '\0');
-  uint64_t n = header.size();
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
-  out += header;
-  out.reserve(out.size() + offset);
-  for (const auto& t : tensors) out.append(reinterpret_cast<const char*>(t.values.data()), 4 * t.values.size());
-  return out;
+  // F32 lands in `out` directly and is checked in place; halves go through the scratch buffer.
+  std::byte* raw = reinterpret_cast<std::byte*>(out.data());
+  if (size != 4) {
+    scratch_.resize(bytes);
+    raw = scratch_.data();
+  }
+  read_at(fd_, offset, raw, bytes, origin_);
+  decode(origin_, t, first, raw, out.data(), out.size());
 }
 
 namespace {
 
-// Removes "<name>.tmp-<pid>" files next to `path` left by a process that died mid-save (its pid is
-// no longer running). Temporaries of live processes, including another remat saving to the same
-// target right now, are left alone; a reused pid only means a stale file is kept a while longer.
-void remove_stale_temporaries(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  const std::string prefix = path.filename().string() + ".tmp-";
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string digits = name.substr(prefix.size());
-    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(digits));
-    if (pid == ::getpid() || pid <= 0) continue;
-    if (::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(it->path(), ec);
+SafetensorsContents read_all(const SafetensorsSource& source) {
+  SafetensorsContents out;
+  out.metadata = source.header().metadata;
+  for (const auto& e : source.header().tensors) {
+    NamedTensor t{e.name, e.shape, std::vector<float>(e.elements()), e.dtype};
+    source.read(e, 0, t.values);
+    out.tensors.push_back(std::move(t));
   }
+  return out;
 }
+
+}  // namespace
+
+SafetensorsContents read_safetensors(const std::filesystem::path& path) {
+  return read_all(SafetensorsSource::open(path));
+}
+
+SafetensorsContents parse_safetensors(std::string_view bytes, const std::string& origin) {
+  return read_all(
+      SafetensorsSource::view(std::as_bytes(std::span(bytes.data(), bytes.size())), origin));
+}
+
+namespace {
 
 // Test-only: REMAT_TEST_CRASH_IN_SAVE=1 makes a save end the process (_exit(99)) after writing
 // half of the temporary file, so tests can check that an interrupted save loses nothing.
@@ -301,55 +369,127 @@ bool crash_in_save_requested() {
   return v && std::string_view(v) == "1";
 }
 
+uint64_t element_count(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+std::vector<TensorSpec> specs_of(const std::vector<NamedTensor>& tensors) {
+  std::vector<TensorSpec> specs;
+  for (const auto& t : tensors) {
+    if (element_count(t.shape) != t.values.size())
+      throw std::logic_error("tensor '" + t.name + "' shape does not match its value count");
+    specs.push_back({t.name, t.shape});
+  }
+  return specs;
+}
+
 }  // namespace
+
+std::string safetensors_header_bytes(const std::vector<TensorSpec>& tensors,
+                                     const std::map<std::string, std::string>& metadata) {
+  JsonWriter j;
+  j.begin_object();
+  if (!metadata.empty()) {
+    j.key("__metadata__").begin_object();
+    for (const auto& [k, v] : metadata) j.field(k, v);
+    j.end_object();
+  }
+  uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    const uint64_t bytes = 4 * element_count(t.shape);
+    j.key(t.name).begin_object().field("dtype", "F32").key("shape").begin_array();
+    for (int64_t d : t.shape) j.value(d);
+    j.end_array().key("data_offsets").begin_array().value(offset).value(offset + bytes);
+    j.end_array().end_object();
+    offset += bytes;
+  }
+  j.end_object();
+  std::string header = j.str();
+  // Pad with spaces so the data section starts 8-byte aligned, as the format recommends.
+  while ((header.size() % 8) != 0) header += ' ';
+  std::string out(8, '\0');
+  const uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  return out + header;
+}
+
+std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,
+                                  const std::map<std::string, std::string>& metadata) {
+  std::string out = safetensors_header_bytes(specs_of(tensors), metadata);
+  for (const auto& t : tensors)
+    out.append(reinterpret_cast<const char*>(t.values.data()), 4 * t.values.size());
+  return out;
+}
+
+SafetensorsWriter::SafetensorsWriter(const std::filesystem::path& path,
+                                     std::vector<TensorSpec> tensors,
+                                     const std::map<std::string, std::string>& metadata)
+    : path_(path), tensors_(std::move(tensors)), crash_half_way_(crash_in_save_requested()) {
+  const std::string header = safetensors_header_bytes(tensors_, metadata);
+  total_bytes_ = header.size();
+  for (const auto& t : tensors_) total_bytes_ += 4 * element_count(t.shape);
+  file_ = std::make_unique<AtomicFile>(path);
+  write_raw(header.data(), header.size());
+  while (tensor_ < tensors_.size() && element_count(tensors_[tensor_].shape) == 0) ++tensor_;
+}
+
+SafetensorsWriter::~SafetensorsWriter() = default;
+
+void SafetensorsWriter::write_raw(const void* data, std::size_t bytes) {
+  if (crash_half_way_ && written_ + bytes >= total_bytes_ / 2) {
+    file_->write(data, total_bytes_ / 2 - written_);
+    ::_exit(99);
+  }
+  try {
+    file_->write(data, bytes);
+  } catch (const std::invalid_argument& e) {  // a full disk is not bad input
+    throw std::runtime_error(std::string(e.what()) + "; the previous file is kept");
+  }
+  written_ += bytes;
+}
+
+void SafetensorsWriter::write(std::span<const float> values) {
+  std::size_t done = 0;
+  while (done < values.size()) {
+    if (tensor_ >= tensors_.size())
+      throw std::logic_error(path_.string() + ": more values than the tensors hold");
+    const TensorSpec& t = tensors_[tensor_];
+    const uint64_t left = element_count(t.shape) - element_;
+    const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(left, values.size() - done));
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isfinite(values[done + i]))
+        throw std::runtime_error(
+            path_.string() + ": tensor '" + t.name + "' has a non-finite value at element " +
+            std::to_string(element_ + i) + "; nothing written, the previous file is kept");
+    write_raw(values.data() + done, 4 * n);
+    done += n;
+    element_ += n;
+    if (element_ == element_count(t.shape)) {
+      element_ = 0;
+      do ++tensor_;
+      while (tensor_ < tensors_.size() && element_count(tensors_[tensor_].shape) == 0);
+    }
+  }
+}
+
+void SafetensorsWriter::commit() {
+  if (tensor_ < tensors_.size())
+    throw std::logic_error(path_.string() + ": tensor '" + tensors_[tensor_].name +
+                           "' was not written whole");
+  try {
+    file_->commit();
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(std::string(e.what()) + "; the previous file is kept");
+  }
+}
 
 void write_safetensors(const std::filesystem::path& path, const std::vector<NamedTensor>& tensors,
                        const std::map<std::string, std::string>& metadata) {
-  // The reader refuses non-finite values, so writing one would only make a file that cannot be
-  // loaded in place of one that can.
-  for (const auto& t : tensors)
-    for (std::size_t i = 0; i < t.values.size(); ++i)
-      if (!std::isfinite(t.values[i]))
-        throw std::runtime_error(path.string() + ": tensor '" + t.name +
-                                 "' has a non-finite value at element " + std::to_string(i) +
-                                 "; nothing written, the previous file is kept");
-  const std::string bytes = serialize_safetensors(tensors, metadata);
-  remove_stale_temporaries(path);
-  const std::string tmp = path.string() + ".tmp-" + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::invalid_argument(path.string() + ": cannot create (" + std::strerror(errno) + ")");
-  const bool crash = crash_in_save_requested();
-  const std::size_t stop = crash ? bytes.size() / 2 : bytes.size();
-  std::size_t done = 0;
-  while (done < stop) {
-    const ssize_t w = ::write(fd, bytes.data() + done, stop - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw std::runtime_error(path.string() + ": write failed (" + why + "); previous file kept");
-    }
-    done += static_cast<std::size_t>(w);
-  }
-  if (crash) ::_exit(99);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(path.string() + ": fsync failed; previous file kept");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(path.string() + ": rename failed (" + why + ")");
-  }
-  // Persist the rename itself.
-  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  SafetensorsWriter w(path, specs_of(tensors), metadata);
+  for (const auto& t : tensors) w.write(t.values);
+  w.commit();
 }
 
 }  // namespace remat

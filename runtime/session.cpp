@@ -8,21 +8,38 @@
 #include "optimizer_params.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/kernels/optimizer.h"
+#include "runtime/pipeline_cache.h"
 #include "runtime/safetensors.h"
+#include "runtime/staging.h"
 #include "runtime/step_lowering.h"
 
 namespace remat {
 
 namespace {
 
+// Pieces of a tensor no larger than a staging buffer: floats [first, first + count).
 template <class F>
-void for_each_chunk(const Arena& a, F&& f) {
-  for (std::size_t i = 0; i < a.chunk_count(); ++i) f(a.chunk(i), uint64_t(i) * a.chunk_bytes());
+void for_each_piece(uint64_t elements, uint64_t piece_bytes, F&& f) {
+  const uint64_t per_piece = piece_bytes / sizeof(float);
+  for (uint64_t first = 0; first < elements; first += per_piece)
+    f(first, std::min(per_piece, elements - first));
 }
 
-}  // namespace
+std::span<float> as_floats(std::span<std::byte> bytes) {
+  return {reinterpret_cast<float*>(bytes.data()), bytes.size() / sizeof(float)};
+}
 
-namespace {
+std::span<const float> as_floats(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const float*>(bytes.data()), bytes.size() / sizeof(float)};
+}
+
+std::optional<std::filesystem::path> cache_file(const Device& device, const SessionConfig& c) {
+  if (!c.pipeline_cache_dir) return std::nullopt;
+  std::optional<std::filesystem::path> dir = *c.pipeline_cache_dir;
+  if (dir->empty()) dir = default_pipeline_cache_dir();
+  if (!dir) return std::nullopt;
+  return pipeline_cache_file(*dir, pipeline_cache_key(device));
+}
 
 DeviceQuirks session_quirks(const Device& d, const SessionConfig& c) {
   DeviceQuirks q = d.plan().quirks;
@@ -40,11 +57,13 @@ uint64_t session_alignment(const Device& d) {
 }
 
 Session::Session(Device& device, const SessionConfig& config)
-    : device_(device), config_(config), quirks_(session_quirks(device, config)),
+    : device_(device),
+      config_(config),
+      quirks_(session_quirks(device, config)),
       plan_(remat::plan(config.model, config.shape, config.policy, config.arena_budget,
-                 session_alignment(device), config.costs)) {
+                        session_alignment(device), config.costs)) {
   check_fits_device();
-  kernels_ = std::make_unique<KernelCache>(device_);
+  kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
   persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
                                         MemoryCategory::persistent, "persistent buffer");
   arena_ = std::make_unique<Arena>(device_, plan_.arena_bytes);
@@ -56,11 +75,13 @@ Session::Session(Device& device, const SessionConfig& config)
                                  MemoryCategory::staging, "step io staging", true);
   hyper_ = std::make_unique<Buffer>(device_, sizeof(push::AdamWHyper), MemoryCategory::scratch,
                                     "AdamW hyperparameters", true);
-  partials_ = std::make_unique<Buffer>(device_,
-                                       uint64_t(grad_norm_partials_floats(plan_, quirks_)) * 4,
-                                       MemoryCategory::scratch, "grad-norm partials");
-  upload_persistent(initial_persistent_image());
+  partials_ =
+      std::make_unique<Buffer>(device_, uint64_t(grad_norm_partials_floats(plan_, quirks_)) * 4,
+                               MemoryCategory::scratch, "grad-norm partials");
+  zero_optimizer_state();
+  initialize_parameters(config_.progress);
   record();
+  kernels_->save_pipeline_cache();
 }
 
 Session::~Session() = default;
@@ -86,7 +107,8 @@ void Session::check_fits_device() const {
   std::string fix;
   if (plan_.persistent_bytes < device_bytes)
     fix = "; cap activation memory with --arena (at most " +
-          mib(device_bytes - plan_.persistent_bytes) + " is left after the model), or use a smaller --batch or --seq";
+          mib(device_bytes - plan_.persistent_bytes) +
+          " is left after the model), or use a smaller --batch or --seq";
   else
     fix = "; the model's parameters, gradients and AdamW moments alone need " +
           mib(plan_.persistent_bytes) + ": use a smaller model";
@@ -99,11 +121,15 @@ void Session::check_fits_device() const {
 BufferSlice Session::slice_of(TensorId id) const {
   const PlannedTensor& t = plan_.tensors.at(static_cast<std::size_t>(id));
   switch (t.placement) {
-    case Placement::persistent: return persistent_->slice(t.offset, t.bytes);
-    case Placement::arena: return arena_->slice(t.offset, t.bytes);
-    case Placement::unused: break;
+    case Placement::persistent:
+      return persistent_->slice(t.offset, t.bytes);
+    case Placement::arena:
+      return arena_->slice(t.offset, t.bytes);
+    case Placement::unused:
+      break;
   }
-  throw std::logic_error("the schedule uses tensor '" + t.tensor.name + "', which has no placement");
+  throw std::logic_error("the schedule uses tensor '" + t.tensor.name +
+                         "', which has no placement");
 }
 
 LoweringExtras Session::lowering_extras() const {
@@ -132,56 +158,104 @@ void Session::record() {
   for (const Step& s : plan_.steps)
     if (s.kind == OpKind::grad_norm) {
       const BufferSlice n = slice_of(s.outputs.at(0));
-      norm_out.after.push_back({n.buffer, io_->handle(), n.offset, io_norm_offset_, sizeof(push::GradNormResult)});
+      norm_out.after.push_back(
+          {n.buffer, io_->handle(), n.offset, io_norm_offset_, sizeof(push::GradNormResult)});
     }
 
-  if (config_.accum <= 1) {
-    ExecutorOptions all = io;
-    all.after.insert(all.after.end(), norm_out.after.begin(), norm_out.after.end());
-    executor_ = std::make_unique<Executor>(*kernels_, lower_plan(plan_, quirks, slices, extras), all);
-    return;
-  }
+  // The dispatches of each executor; their pipelines are built first, with progress.
+  std::vector<std::vector<Dispatch>> parts;
   using Phases = LoweringPart::Phases;
   const auto micro = static_cast<uint32_t>(config_.accum);
-  executor_ = std::make_unique<Executor>(
-      *kernels_, lower_plan(plan_, quirks, slices, extras, {Phases::forward_backward, false, micro}), io);
-  accumulate_ = std::make_unique<Executor>(
-      *kernels_, lower_plan(plan_, quirks, slices, extras, {Phases::forward_backward, true, micro}), io);
-  optimizer_ = std::make_unique<Executor>(
-      *kernels_, lower_plan(plan_, quirks, slices, extras, {Phases::optimizer, false, micro}), norm_out);
-}
-
-std::vector<uint8_t> Session::initial_persistent_image() const {
-  std::vector<uint8_t> image(plan_.persistent_bytes, 0);
-  for (std::size_t i = 0; i < plan_.parameters.size(); ++i) {
-    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
-    const auto values = gpt2_initial_values({p.tensor.name, p.tensor.shape}, config_.model, config_.seed, i);
-    std::memcpy(image.data() + p.offset, values.data(), values.size() * sizeof(float));
+  if (config_.accum <= 1) {
+    parts.push_back(lower_plan(plan_, quirks, slices, extras));
+    io.after.insert(io.after.end(), norm_out.after.begin(), norm_out.after.end());
+  } else {
+    parts.push_back(
+        lower_plan(plan_, quirks, slices, extras, {Phases::forward_backward, false, micro}));
+    parts.push_back(
+        lower_plan(plan_, quirks, slices, extras, {Phases::forward_backward, true, micro}));
+    parts.push_back(lower_plan(plan_, quirks, slices, extras, {Phases::optimizer, false, micro}));
   }
-  return image;
+  std::vector<KernelKey> keys;
+  for (const auto& part : parts)
+    for (const Dispatch& d : part) keys.emplace_back(d.kernel, d.spec);
+  kernels_->build(keys, config_.progress);
+  executor_ = std::make_unique<Executor>(*kernels_, std::move(parts[0]), io);
+  if (parts.size() == 1) return;
+  accumulate_ = std::make_unique<Executor>(*kernels_, std::move(parts[1]), io);
+  optimizer_ = std::make_unique<Executor>(*kernels_, std::move(parts[2]), norm_out);
 }
 
-void Session::upload_persistent(const std::vector<uint8_t>& image) {
-  for_each_chunk(*persistent_, [&](const Buffer& chunk, uint64_t start) {
-    upload(device_, chunk, 0, image.data() + start, chunk.size());
-  });
+uint64_t Session::parameter_bytes() const {
+  uint64_t n = 0;
+  for (TensorId id : plan_.parameters) n += plan_.tensors.at(static_cast<std::size_t>(id)).bytes;
+  return n;
 }
 
+std::vector<ParameterSpec> Session::parameter_specs() const {
+  std::vector<ParameterSpec> specs;
+  for (TensorId id : plan_.parameters) {
+    const Tensor& t = plan_.tensors.at(static_cast<std::size_t>(id)).tensor;
+    specs.push_back({t.name, t.shape});
+  }
+  return specs;
+}
+
+void Session::zero_optimizer_state() {
+  // The gaps between parameters: gradients, AdamW moments and the step's inputs and outputs.
+  std::vector<std::pair<uint64_t, uint64_t>> params;
+  for (TensorId id : plan_.parameters) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+    params.emplace_back(p.offset, p.offset + p.bytes);
+  }
+  std::sort(params.begin(), params.end());
+  params.emplace_back(plan_.persistent_bytes, plan_.persistent_bytes);
+  std::vector<BufferSlice> gaps;
+  uint64_t cursor = 0;
+  for (const auto& [begin, end] : params) {
+    // A gap may span chunks of the persistent buffer: zero it chunk by chunk.
+    while (cursor < begin) {
+      const auto [chunk, local] = persistent_->locate(cursor);
+      const uint64_t n = std::min(begin - cursor, chunk->size() - local);
+      gaps.push_back(chunk->slice(local, n));
+      cursor += n;
+    }
+    cursor = std::max(cursor, end);
+  }
+  fill_zero(device_, gaps);
+}
+
+void Session::initialize_parameters(const ProgressFn& progress) {
+  const uint64_t total = parameter_bytes();
+  Staging staging(device_);
+  uint64_t done = 0;
+  const auto specs = parameter_specs();
+  report_progress(progress, "init", 0, total);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
+    staging.upload(persistent_->slice(p.offset, p.bytes),
+                   [&](std::span<std::byte> piece, uint64_t at) {
+                     gpt2_initial_values(specs[i], config_.model, config_.seed, i,
+                                         at / sizeof(float), as_floats(piece));
+                     report_progress(progress, "init", done += piece.size(), total);
+                   });
+  }
+}
 float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
   const std::size_t n = static_cast<std::size_t>(config_.shape.batch) * config_.shape.seq;
   const std::size_t micro = static_cast<std::size_t>(std::max(config_.accum, 1));
   if (tokens.size() != n * micro || targets.size() != n * micro)
-    throw std::invalid_argument("a step takes " + std::to_string(n * micro) +
-                                " tokens and targets (accum " + std::to_string(micro) + " × batch " +
-                                std::to_string(config_.shape.batch) + " × seq " +
-                                std::to_string(config_.shape.seq) + "), got " +
-                                std::to_string(tokens.size()) + " and " + std::to_string(targets.size()));
+    throw std::invalid_argument(
+        "a step takes " + std::to_string(n * micro) + " tokens and targets (accum " +
+        std::to_string(micro) + " × batch " + std::to_string(config_.shape.batch) + " × seq " +
+        std::to_string(config_.shape.seq) + "), got " + std::to_string(tokens.size()) + " and " +
+        std::to_string(targets.size()));
   const auto vocab = static_cast<uint32_t>(config_.model.vocab);
   for (std::size_t i = 0; i < tokens.size(); ++i)
     if (tokens[i] >= vocab || targets[i] >= vocab)
       throw std::invalid_argument("token " + std::to_string(std::max(tokens[i], targets[i])) +
-                                  " at position " + std::to_string(i) + " is outside the vocabulary of " +
-                                  std::to_string(vocab));
+                                  " at position " + std::to_string(i) +
+                                  " is outside the vocabulary of " + std::to_string(vocab));
   kernels::AdamWConfig adam;
   adam.lr = config_.optimizer.lr;
   adam.beta1 = config_.optimizer.beta1;
@@ -215,54 +289,89 @@ float Session::last_grad_norm() const {
 }
 
 std::vector<std::pair<std::string, std::vector<float>>> Session::parameters() const {
-  std::vector<uint8_t> image(plan_.persistent_bytes);
-  for_each_chunk(*persistent_, [&](const Buffer& chunk, uint64_t start) {
-    download(device_, chunk, 0, image.data() + start, chunk.size());
-  });
+  Staging staging(device_);
   std::vector<std::pair<std::string, std::vector<float>>> out;
   for (TensorId id : plan_.parameters) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
     std::vector<float> v(static_cast<std::size_t>(p.tensor.elements()));
-    std::memcpy(v.data(), image.data() + p.offset, v.size() * sizeof(float));
+    staging.download(
+        persistent_->slice(p.offset, p.bytes), [&](std::span<const std::byte> piece, uint64_t at) {
+          std::memcpy(reinterpret_cast<std::byte*>(v.data()) + at, piece.data(), piece.size());
+        });
     out.emplace_back(p.tensor.name, std::move(v));
   }
   return out;
 }
 
 void Session::save(const std::filesystem::path& path) const {
-  std::vector<NamedTensor> tensors;
-  auto params = parameters();
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
-    tensors.push_back({params[i].first, p.tensor.shape, std::move(params[i].second), "F32"});
-  }
   const ModelConfig& m = config_.model;
-  write_safetensors(path, tensors,
-                    {{"format", "pt"}, {"n_head", std::to_string(m.heads)},
-                     {"n_layer", std::to_string(m.layers)}, {"n_embd", std::to_string(m.dim)},
-                     {"n_ctx", std::to_string(m.ctx)}, {"vocab_size", std::to_string(m.vocab)}});
+  SafetensorsWriter writer(path, parameter_specs(),
+                           {{"format", "pt"},
+                            {"n_head", std::to_string(m.heads)},
+                            {"n_layer", std::to_string(m.layers)},
+                            {"n_embd", std::to_string(m.dim)},
+                            {"n_ctx", std::to_string(m.ctx)},
+                            {"vocab_size", std::to_string(m.vocab)}});
+  Staging staging(device_);
+  const uint64_t total = parameter_bytes();
+  uint64_t done = 0;
+  report_progress(config_.progress, "save", 0, total);
+  for (TensorId id : plan_.parameters) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+    staging.download(persistent_->slice(p.offset, p.bytes),
+                     [&](std::span<const std::byte> piece, uint64_t) {
+                       writer.write(as_floats(piece));
+                       report_progress(config_.progress, "save", done += piece.size(), total);
+                     });
+  }
+  writer.commit();
 }
 
 void Session::load(const std::filesystem::path& path) {
-  const SafetensorsContents file = read_safetensors(path);
-  std::vector<ParameterSpec> specs;
-  for (TensorId id : plan_.parameters) {
-    const Tensor& t = plan_.tensors.at(static_cast<std::size_t>(id)).tensor;
-    specs.push_back({t.name, t.shape});
-  }
-  std::vector<const NamedTensor*> matched;
+  load_from(SafetensorsSource::open(path));
+}
+
+void Session::load(std::span<const std::byte> bytes, std::string_view origin) {
+  load_from(SafetensorsSource::view(bytes, std::string(origin)));
+}
+
+void Session::load_from(const SafetensorsSource& source) {
+  std::vector<const SafetensorsEntry*> matched;
   try {
-    matched = match_gpt2_parameters(file, specs);
+    matched = match_gpt2_parameters(source.header(), parameter_specs());
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(path.string() + ": " + e.what());
+    throw std::invalid_argument(source.origin() + ": " + e.what());
   }
-  // Parameters from the file; gradients and AdamW moments start at zero.
-  std::vector<uint8_t> image(plan_.persistent_bytes, 0);
-  for (std::size_t i = 0; i < matched.size(); ++i) {
-    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
-    std::memcpy(image.data() + p.offset, matched[i]->values.data(), matched[i]->values.size() * sizeof(float));
+  // Progress counts parameter bytes as floats, once checked and once uploaded.
+  const uint64_t total = 2 * parameter_bytes();
+  uint64_t done = 0;
+  report_progress(config_.progress, "load", 0, total);
+  // First pass: every value is finite and readable, before the device is touched.
+  std::vector<float> scratch(Staging::kDefaultBytes / sizeof(float));
+  for (const SafetensorsEntry* t : matched)
+    for_each_piece(t->elements(), Staging::kDefaultBytes, [&](uint64_t first, uint64_t count) {
+      source.read(*t, first, std::span(scratch).first(count));
+      report_progress(config_.progress, "load", done += count * sizeof(float), total);
+    });
+  // Second pass: straight into staging memory, piece by piece.
+  try {
+    Staging staging(device_);
+    for (std::size_t i = 0; i < matched.size(); ++i) {
+      const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
+      staging.upload(persistent_->slice(p.offset, p.bytes),
+                     [&](std::span<std::byte> piece, uint64_t at) {
+                       source.read(*matched[i], at / sizeof(float), as_floats(piece));
+                       report_progress(config_.progress, "load", done += piece.size(), total);
+                     });
+    }
+  } catch (...) {
+    // Parameters are partly overwritten: fall back to what a fresh session holds.
+    initialize_parameters(nullptr);
+    zero_optimizer_state();
+    steps_done_ = 0;
+    throw;
   }
-  upload_persistent(image);
+  zero_optimizer_state();
   steps_done_ = 0;
 }
 

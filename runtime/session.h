@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,7 +20,9 @@
 #include "runtime/arena.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
+#include "runtime/gpt2_weights.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/progress.h"
 #include "runtime/step_lowering.h"
 
 namespace remat {
@@ -45,6 +48,13 @@ struct SessionConfig {
   bool timestamps = false;               // per-dispatch GPU timings (Session::dispatch_ms)
   uint64_t max_binding_bytes = 0;        // bind no more than this per storage buffer (0: the
                                          // device's limit); lower only to test binding in pieces
+  // Called during construction ("init": parameter bytes written, "compile": pipelines built),
+  // load() ("load") and save() ("save"); returning false cancels the call (Cancelled).
+  ProgressFn progress;
+  // Where compiled pipelines are kept between runs (runtime/pipeline_cache.h). An empty path, the
+  // default, means the default folder: $REMAT_CACHE_DIR, else $XDG_CACHE_HOME/remat, else
+  // ~/.cache/remat. Any other path is the app's own folder. std::nullopt disables the file.
+  std::optional<std::filesystem::path> pipeline_cache_dir = std::filesystem::path();
 };
 
 // Planned bytes next to the bytes the device ledger measured.
@@ -63,17 +73,26 @@ uint64_t session_alignment(const Device& device);
 class Session {
  public:
   // Plans (std::invalid_argument for bad shapes, a budget below the minimum, or a plan the
-  // device cannot hold or bind), allocates,
-  // initialises GPT-2 weights from config.seed, and records the step.
+  // device cannot hold or bind), allocates, initialises GPT-2 weights from config.seed (streamed
+  // tensor by tensor; gradients and moments zeroed on the device) and records the step.
+  // Cancelled (from config.progress) frees everything allocated so far.
   Session(Device& device, const SessionConfig& config);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   // Loads parameters from a GPT-2 safetensors file (shapes must match the session's model) and
-  // resets the optimizer state. std::invalid_argument for a bad or mismatched file.
+  // resets the optimizer state. std::invalid_argument for a bad or mismatched file. The file is
+  // read in bounded pieces, twice: every value is checked before the first one is uploaded, so
+  // a bad file leaves the session as it was. Cancelled during the checks leaves it as it was too;
+  // cancelled (or a read error) during the upload, the session holds the seeded initial weights
+  // of a fresh session. Either way it stays usable.
   void load(const std::filesystem::path& path);
-  // Writes every parameter as F32 with Hugging Face GPT-2 names, atomically.
+  // The same from a safetensors image in memory the caller owns (not copied; it must stay alive
+  // during the call). `origin` names it in error messages.
+  void load(std::span<const std::byte> bytes, std::string_view origin);
+  // Writes every parameter as F32 with Hugging Face GPT-2 names, atomically, streamed through a
+  // bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
   void save(const std::filesystem::path& path) const;
 
   // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab),
@@ -104,8 +123,11 @@ class Session {
   void check_fits_device() const;
   BufferSlice slice_of(TensorId id) const;     // where a plan tensor's bytes are
   LoweringExtras lowering_extras() const;       // the session's buffers the kernels also need
-  void upload_persistent(const std::vector<uint8_t>& image);
-  std::vector<uint8_t> initial_persistent_image() const;
+  std::vector<ParameterSpec> parameter_specs() const;
+  uint64_t parameter_bytes() const;  // of all parameters, as floats
+  void zero_optimizer_state();       // everything in the persistent buffer but the parameters
+  void initialize_parameters(const ProgressFn& progress);
+  void load_from(const SafetensorsSource& source);
   void record();
 
   Device& device_;

@@ -64,6 +64,9 @@ namespace remat {
   X(vkCreatePipelineLayout)          \
   X(vkDestroyPipelineLayout)         \
   X(vkCreateComputePipelines)        \
+  X(vkCreatePipelineCache)           \
+  X(vkDestroyPipelineCache)          \
+  X(vkGetPipelineCacheData)          \
   X(vkDestroyPipeline)               \
   X(vkCreateDescriptorPool)          \
   X(vkDestroyDescriptorPool)         \
@@ -74,6 +77,7 @@ namespace remat {
   X(vkGetQueryPoolResults)           \
   X(vkCmdPipelineBarrier)            \
   X(vkCmdCopyBuffer)                 \
+  X(vkCmdFillBuffer)                 \
   X(vkCmdResetQueryPool)             \
   X(vkCmdWriteTimestamp)             \
   X(vkCmdBindPipeline)               \

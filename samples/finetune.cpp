@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
 
     // 1. The model shape (layers, width, heads, vocabulary, context) is read from the checkpoint.
     remat::SessionConfig config;
-    config.model = remat::infer_gpt2_config(remat::read_safetensors(weights), std::nullopt);
+    config.model = remat::infer_gpt2_config(remat::SafetensorsSource::open(weights).header(), std::nullopt);
     config.shape.batch = 4;
     config.shape.seq = std::min(config.model.ctx, 64);
 

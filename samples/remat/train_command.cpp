@@ -82,7 +82,7 @@ Options parse(const std::vector<std::string>& argv) {
     std::optional<int> heads;
     if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
     try {
-      base = infer_gpt2_config(read_safetensors(*o.init), heads);
+      base = infer_gpt2_config(SafetensorsSource::open(*o.init).header(), heads);
     } catch (const std::invalid_argument& e) {
       const std::string what = e.what();
       if (what.rfind(o.init->string() + ": ", 0) == 0) throw;

@@ -3,7 +3,7 @@
 
 #include "graph/autodiff.h"
 #include "graph/cost_model.h"
-#include "graph/json.h"
+#include "base/json.h"
 
 namespace remat {
 
