@@ -4,6 +4,7 @@
 #include <new>
 #include <string>
 
+#include "runtime/progress.h"
 #include "runtime/vulkan_error.h"
 
 namespace remat::capi {
@@ -51,6 +52,8 @@ remat_status status_from_current_exception() noexcept {
     throw;
   } catch (const ApiError& e) {
     return fail(e.status(), e.what());
+  } catch (const Cancelled& e) {
+    return fail(REMAT_ERROR_CANCELLED, e.what());
   } catch (const std::bad_alloc&) {
     return fail(REMAT_ERROR_OUT_OF_MEMORY, "out of host memory");
   } catch (const VulkanError& e) {

@@ -1,5 +1,6 @@
 // remat_session_* and remat_plan: parameters, planning, training, weights in and out, reports.
 #include <cerrno>
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "api/reports.h"
 #include "api/session_params.h"
 #include "planner/plan.h"
+#include "runtime/progress.h"
 #include "runtime/safetensors.h"
 #include "runtime/vulkan_error.h"
 
@@ -125,9 +127,10 @@ remat_status remat_session_load_file(remat_session* session, const char* path) {
 
 remat_status remat_session_load_memory(remat_session* session, const void* data, size_t size) {
   return guarded([&] {
-    session_of(session);
-    require(data != nullptr || size == 0, "data is NULL");
-    invalid("remat_session_load_memory: loading weights from memory is not supported yet");
+    remat::Session& s = session_of(session);
+    require(data != nullptr, "data is NULL");
+    const auto lock = lock_device(session);
+    s.load(std::span(static_cast<const std::byte*>(data), size), "weights in memory");
   });
 }
 
@@ -140,10 +143,11 @@ remat_status remat_session_save_file(remat_session* session, const char* path) {
       s.save(path);
     } catch (const remat::VulkanError&) {
       throw;
-    } catch (const std::bad_alloc&) {
+    } catch (const remat::Cancelled&) {
       throw;
-    } catch (const std::exception& e) {
-      // Past reading the weights back, everything save does is file-system work.
+    } catch (const std::invalid_argument& e) {  // the file cannot be created or written
+      throw ApiError(REMAT_ERROR_IO, e.what());
+    } catch (const std::runtime_error& e) {  // a write, fsync or rename failed
       throw ApiError(REMAT_ERROR_IO, e.what());
     }
   });

@@ -1,12 +1,14 @@
 #include "api/session_params.h"
 
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <string>
 
 #include "api/error_boundary.h"
 #include "planner/policy.h"
 #include "runtime/gpt2_weights.h"
+#include "runtime/progress.h"
 
 namespace remat::capi {
 
@@ -57,6 +59,21 @@ OptimizerConfig optimizer_of(const remat_session_params& p) {
   return o;
 }
 
+// NULL: the library's default folder (an empty path); "": no cache file; else the app's folder.
+std::optional<std::filesystem::path> pipeline_cache_dir_of(const remat_session_params& p) {
+  if (!p.pipeline_cache_dir) return std::filesystem::path();
+  if (!*p.pipeline_cache_dir) return std::nullopt;
+  return std::filesystem::path(p.pipeline_cache_dir);
+}
+
+ProgressFn progress_of(const remat_session_params& p) {
+  if (!p.progress) return {};
+  return [fn = p.progress, user = p.progress_user](const ProgressEvent& e) {
+    const std::string phase(e.phase);  // NUL-terminated for C
+    return fn(user, phase.c_str(), e.done, e.total) == 0;
+  };
+}
+
 }  // namespace
 
 void fill_default_params(remat_session_params& p) {
@@ -95,9 +112,8 @@ SessionConfig session_config(const remat_session_params* params) {
     invalid("policy 'auto' needs params->arena_bytes (the arena cap it plans for)");
   c.optimizer = optimizer_of(p);
   c.seed = p.seed;
-  if (p.pipeline_cache_dir && *p.pipeline_cache_dir)
-    invalid("params->pipeline_cache_dir: a pipeline cache directory is not supported yet");
-  if (p.progress) invalid("params->progress: progress callbacks are not supported yet");
+  c.pipeline_cache_dir = pipeline_cache_dir_of(p);
+  c.progress = progress_of(p);
   return c;
 }
 

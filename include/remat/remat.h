@@ -95,9 +95,13 @@ REMAT_API void remat_device_free(remat_device* device);
 
 /* ---- session parameters ---------------------------------------------------------------------- */
 
-/* Called during long operations (create, load, step, save) with a phase name such as "plan" or
- * "upload", work done and total work (units are the phase's own). Return nonzero to cancel: the
- * call then fails with REMAT_ERROR_CANCELLED and the session is left as it was before the call. */
+/* Called during long calls with a phase, work done and total work: "init" (remat_session_create
+ * writing initial weights, in bytes), "compile" (create building pipelines, in pipelines), "load"
+ * (remat_session_load_*, bytes checked then uploaded) and "save" (bytes written); done == total
+ * ends a phase. Return nonzero to cancel: the call fails with REMAT_ERROR_CANCELLED. A cancelled
+ * create returns no session; a cancelled save leaves any previous file in place; a load cancelled
+ * while checking the file leaves the session as it was, during the upload it leaves the session
+ * with a fresh session's initial weights. The session stays usable either way. */
 typedef int (*remat_progress_fn)(void* user, const char* phase, uint64_t done, uint64_t total);
 
 typedef struct remat_session_params {
@@ -123,7 +127,8 @@ typedef struct remat_session_params {
 
   uint64_t seed; /* weight initialisation and dropout masks (default 0) */
 
-  /* Where compiled pipelines are cached between runs: NULL = the default location, "" = off. */
+  /* Where compiled pipelines are cached between runs: NULL = the default folder ($REMAT_CACHE_DIR,
+   * else $XDG_CACHE_HOME/remat, else ~/.cache/remat), "" = no cache file, else this folder. */
   const char* pipeline_cache_dir;
 
   remat_progress_fn progress; /* NULL: no progress reports, no cancellation */
@@ -173,7 +178,9 @@ REMAT_API remat_status remat_session_create(remat_device* device,
 REMAT_API void remat_session_free(remat_session* session);
 
 /* Loads parameters from a GPT-2 safetensors checkpoint (shapes must match the session's model)
- * and resets the optimizer state. The memory form reads the buffer during the call only. */
+ * and resets the optimizer state. Every value is checked before the first is uploaded, so a bad
+ * checkpoint leaves the session as it was. The memory form reads the app's buffer in place,
+ * during the call only (errors name it "weights in memory"). */
 REMAT_API remat_status remat_session_load_file(remat_session* session, const char* path);
 REMAT_API remat_status remat_session_load_memory(remat_session* session, const void* data,
                                                  size_t size);

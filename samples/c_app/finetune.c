@@ -19,6 +19,16 @@ static int failed(remat_status status, const char* call) {
   return 1;
 }
 
+/* Progress of long calls: weights written ("init"), pipelines built ("compile"), weights loaded
+ * or saved. An app would move a progress bar; this one reports each phase as it completes. */
+static int on_progress(void* user, const char* phase, uint64_t done, uint64_t total) {
+  (void)user;
+  if (done == total)
+    fprintf(stderr, "%s: %llu/%llu done\n", phase, (unsigned long long)done,
+            (unsigned long long)total);
+  return 0; /* nonzero would cancel the call (REMAT_ERROR_CANCELLED) */
+}
+
 static unsigned char* read_all(const char* path, size_t* size) {
   FILE* f = fopen(path, "rb");
   if (!f) return NULL;
@@ -128,6 +138,7 @@ int main(int argc, char** argv) {
   params.learning_rate = 1e-3;
   params.weight_decay = 0.01;
   params.grad_clip = 1.0;
+  params.progress = on_progress;
 
   size_t len = 0;
   unsigned char* text = read_all(data_file, &len);
