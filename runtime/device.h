@@ -17,9 +17,10 @@
 
 namespace remat {
 
-// Vulkan objects an application already owns, for remat to run on (Device::wrap). The queue must
-// belong to `queue_family_index` of `device`, and the application must not use it from another
-// thread while a remat call submits to it (Vulkan requires queue submissions to be serialized).
+// Vulkan objects an application already owns, for remat to run on (Device::wrap). They must outlive
+// the remat Device. The queue must belong to `queue_family_index` of `device`, and the application
+// must not use it from another thread while a remat call submits to it (Vulkan requires queue
+// submissions to be serialized). The instance must be Vulkan 1.1 or newer.
 struct ExternalVulkan {
   PFN_vkGetInstanceProcAddr get_instance_proc_addr;  // the application's loader (or a layer's)
   VkInstance instance;
