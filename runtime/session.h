@@ -49,7 +49,8 @@ struct SessionConfig {
   uint64_t max_binding_bytes = 0;        // bind no more than this per storage buffer (0: the
                                          // device's limit); lower only to test binding in pieces
   // Called during construction ("init": parameter bytes written, "compile": pipelines built),
-  // load() ("load") and save() ("save"); returning false cancels the call (Cancelled).
+  // load() ("load": parameter bytes checked, then uploaded, so the total is twice their size)
+  // and save() ("save": parameter bytes written); returning false cancels the call (Cancelled).
   ProgressFn progress;
   // Where compiled pipelines are kept between runs (runtime/pipeline_cache.h). An empty path, the
   // default, means the default folder: $REMAT_CACHE_DIR, else $XDG_CACHE_HOME/remat, else
