@@ -1,6 +1,6 @@
 // remat_session_* and remat_plan: parameters, planning, training, weights in and out, reports.
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstring>
