@@ -1,7 +1,8 @@
 // A small JSON reader (RFC 8259) for the measured cost table, safetensors headers and tests.
 // Hand-written on purpose: remat takes no dependency for a few dozen lines of config. Numbers are
 // doubles parsed with std::from_chars (independent of the C locale); \uXXXX escapes, surrogate
-// pairs included, become UTF-8. Errors are std::invalid_argument naming the byte offset.
+// pairs included, become UTF-8; raw control characters inside strings are accepted for files
+// written by older remat versions. Errors are std::invalid_argument naming the byte offset.
 #pragma once
 
 #include <map>

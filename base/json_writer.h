@@ -5,6 +5,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,11 @@ std::string json_string(std::string_view utf8);
 // to 2^53 print without exponent or point (1073741824). Throws std::invalid_argument on NaN or
 // infinity, which JSON cannot represent.
 std::string json_number(double value);
+
+// `v` when finite, else nothing (written as null): for measured ratios that may lack a baseline.
+inline std::optional<double> if_finite(double v) {
+  return v - v == 0 ? std::optional<double>(v) : std::nullopt;
+}
 
 // Streaming writer: values are separated and keys placed by the writer itself. With indent > 0 the
 // output is pretty-printed with that many spaces per level; with 0 it is compact. Misuse (a value
@@ -46,6 +52,11 @@ class JsonWriter {
       return signed_value(static_cast<std::int64_t>(v));
     else
       return unsigned_value(static_cast<std::uint64_t>(v));
+  }
+  // An absent value is written as null.
+  template <class T>
+  JsonWriter& value(const std::optional<T>& v) {
+    return v ? value(*v) : null();
   }
   JsonWriter& null();
 

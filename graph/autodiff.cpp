@@ -7,6 +7,7 @@
 
 #include "graph/cost_model.h"
 #include "graph/gpt_builder.h"
+#include "graph/op_schema.h"
 
 namespace remat {
 namespace {
@@ -49,15 +50,18 @@ class Differentiator {
     return it->second;
   }
 
-  void emit(OpKind kind, const Op& fwd, int fwd_index, std::vector<TensorId> in,
-            const std::vector<TensorId>& grads_of) {
+  using Named = std::initializer_list<std::pair<std::string_view, TensorId>>;
+
+  // Appends backward op `kind` of forward op `fwd`. `grads_of` names each output by the forward
+  // tensor whose gradient it writes (kNoTensor leaves an optional output out).
+  void emit(OpKind kind, const Op& fwd, int fwd_index, Named inputs, Named grads_of) {
     Op o;
     o.kind = kind;
-    o.inputs = std::move(in);
+    o.inputs = named_operands(kind, false, inputs);
     o.attrs = fwd.attrs;
     o.block = fwd.block;
     o.forward_op = fwd_index;
-    for (TensorId t : grads_of) {
+    for (TensorId t : named_operands(kind, true, grads_of)) {
       TensorId d = grad(t, fwd.block);
       o.outputs.push_back(d);
       o.attrs.accumulate.push_back(written_.count(d) ? 1 : 0);
@@ -71,32 +75,61 @@ class Differentiator {
 
   void differentiate(int index, int /*block*/) {
     const Op f = g_.ops[static_cast<size_t>(index)];
-    const auto& in = f.inputs;
-    const auto& out = f.outputs;
+    const auto in = [&](std::size_t slot) { return f.inputs.at(slot); };
+    const auto out = [&](std::size_t slot) { return f.outputs.at(slot); };
     switch (f.kind) {
-      case OpKind::embedding:
-        return emit(OpKind::embedding_backward, f, index, {in[0], upstream(out[0])},
-                    {in[1], in[2]});
-      case OpKind::layernorm:
-        return emit(OpKind::layernorm_backward, f, index,
-                    {upstream(out[0]), in[0], in[1], out[1], out[2]}, {in[0], in[1], in[2]});
-      case OpKind::matmul: {
-        std::vector<TensorId> grads = {in[0], in[1]};
-        if (f.attrs.has_bias) grads.push_back(in[2]);
-        return emit(OpKind::matmul_backward, f, index, {upstream(out[0]), in[0], in[1]}, grads);
+      case OpKind::embedding: {
+        namespace e = slot::embedding;
+        return emit(OpKind::embedding_backward, f, index,
+                    {{"tokens", in(e::tokens)}, {"dx", upstream(out(e::x))}},
+                    {{"dwte", in(e::wte)}, {"dwpe", in(e::wpe)}});
       }
-      case OpKind::attention:
-        return emit(OpKind::attention_backward, f, index, {upstream(out[0]), in[0], out[0], out[1]},
-                    {in[0]});
+      case OpKind::layernorm: {
+        namespace l = slot::layernorm;
+        return emit(OpKind::layernorm_backward, f, index,
+                    {{"dy", upstream(out(l::y))},
+                     {"x", in(l::x)},
+                     {"weight", in(l::weight)},
+                     {"mean", out(l::mean)},
+                     {"rstd", out(l::rstd)}},
+                    {{"dx", in(l::x)}, {"dweight", in(l::weight)}, {"dbias", in(l::bias)}});
+      }
+      case OpKind::matmul: {
+        namespace m = slot::matmul;
+        return emit(OpKind::matmul_backward, f, index,
+                    {{"dy", upstream(out(m::y))}, {"x", in(m::x)}, {"weight", in(m::weight)}},
+                    {{"dx", in(m::x)},
+                     {"dweight", in(m::weight)},
+                     {"dbias", operand_or_none(f.inputs, m::bias)}});
+      }
+      case OpKind::attention: {
+        namespace a = slot::attention;
+        return emit(OpKind::attention_backward, f, index,
+                    {{"dout", upstream(out(a::out))},
+                     {"qkv", in(a::qkv)},
+                     {"out", out(a::out)},
+                     {"lse", out(a::lse)}},
+                    {{"dqkv", in(a::qkv)}});
+      }
       case OpKind::gelu:
-        return emit(OpKind::gelu_backward, f, index, {upstream(out[0]), in[0]}, {in[0]});
-      case OpKind::residual:
-        return emit(OpKind::residual_backward, f, index, {upstream(out[0])}, {in[0], in[1]});
+        return emit(OpKind::gelu_backward, f, index,
+                    {{"dy", upstream(out(slot::gelu::y))}, {"x", in(slot::gelu::x)}},
+                    {{"dx", in(slot::gelu::x)}});
+      case OpKind::residual: {
+        namespace r = slot::residual;
+        return emit(OpKind::residual_backward, f, index, {{"dy", upstream(out(r::y))}},
+                    {{"da", in(r::a)}, {"db", in(r::b)}});
+      }
       case OpKind::dropout:
-        return emit(OpKind::dropout_backward, f, index, {upstream(out[0])}, {in[0]});
-      case OpKind::cross_entropy:
+        return emit(OpKind::dropout_backward, f, index, {{"dy", upstream(out(slot::dropout::y))}},
+                    {{"dx", in(slot::dropout::x)}});
+      case OpKind::cross_entropy: {
         // The loss is the root: its backward needs no upstream gradient (mean over B*T).
-        return emit(OpKind::cross_entropy_backward, f, index, {in[0], in[1]}, {in[0]});
+        namespace c = slot::cross_entropy;
+        return emit(OpKind::cross_entropy_backward, f, index,
+                    {{"logits", in(c::logits)}, {"targets", in(c::targets)}},
+                    {{"dlogits", in(c::logits)}});
+      }
       default:
         throw std::logic_error("autodiff: no rule for " + std::string(op_kind_name(f.kind)));
     }
@@ -122,8 +155,13 @@ class Differentiator {
       g_.adam_v.push_back(v);
       Op a;
       a.kind = OpKind::adamw;
-      a.inputs = {p.id, g_.parameter_grads[i], m, v, norm};
-      a.outputs = {p.id, m, v};
+      a.inputs = named_operands(OpKind::adamw, false,
+                                {{"param", p.id},
+                                 {"grad", g_.parameter_grads[i]},
+                                 {"m", m},
+                                 {"v", v},
+                                 {"grad_norm", norm}});
+      a.outputs = named_operands(OpKind::adamw, true, {{"param", p.id}, {"m", m}, {"v", v}});
       a.attrs.weight_decay = p.shape.size() == 2;
       a.attrs.accumulate = {0, 0, 0};
       estimate_op_work(g_, a);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/json.h"
+#include "graph/op_schema.h"
 
 namespace remat {
 namespace {
@@ -17,62 +18,66 @@ double elems(const Graph& g, TensorId t) {
 // FLOPs per element of the op's first output (elementwise kinds) or an exact count (matmuls,
 // attention). Rough constants are fine: the planner compares plans that run the same ops.
 double op_flops(const Graph& g, const Op& op) {
-  const auto& in = op.inputs;
+  const auto in = [&](std::size_t slot) { return op.inputs.at(slot); };
+  const auto out = [&](std::size_t slot) { return op.outputs.at(slot); };
   switch (op.kind) {
     case OpKind::matmul: {
-      const Tensor& x = g.tensor(in[0]);
+      const Tensor& x = g.tensor(in(slot::matmul::x));
       const double m = static_cast<double>(x.shape[0]), k = static_cast<double>(x.shape[1]);
-      const double n = static_cast<double>(g.tensor(op.outputs[0]).shape[1]);
+      const double n = static_cast<double>(g.tensor(out(slot::matmul::y)).shape[1]);
       return 2 * m * k * n + (op.attrs.has_bias ? m * n : 0);
     }
     case OpKind::matmul_backward: {
-      const Tensor& x = g.tensor(in[1]);
+      const Tensor& x = g.tensor(in(slot::matmul_backward::x));
       const double m = static_cast<double>(x.shape[0]), k = static_cast<double>(x.shape[1]);
-      const double n = static_cast<double>(g.tensor(in[0]).shape[1]);
+      const double n = static_cast<double>(g.tensor(in(slot::matmul_backward::dy)).shape[1]);
       return 4 * m * k * n + (op.attrs.has_bias ? m * n : 0);
     }
     case OpKind::attention:
     case OpKind::attention_backward: {
       // Causal: half of the T x T scores; 2 matmuls forward, 5 backward (flash recomputes S).
-      const Tensor& qkv = g.tensor(op.kind == OpKind::attention ? in[0] : in[1]);
-      const Tensor& lse = g.tensor(op.kind == OpKind::attention ? op.outputs[1] : in[3]);
+      const bool fwd_op = op.kind == OpKind::attention;
+      const Tensor& qkv =
+          g.tensor(fwd_op ? in(slot::attention::qkv) : in(slot::attention_backward::qkv));
+      const Tensor& lse =
+          g.tensor(fwd_op ? out(slot::attention::lse) : in(slot::attention_backward::lse));
       const double b = static_cast<double>(lse.shape[0]), nh = static_cast<double>(lse.shape[1]);
       const double t = static_cast<double>(lse.shape[2]);
       const double c = static_cast<double>(qkv.shape[1]) / 3;
       const double fwd = 2 * b * t * t * c + 5 * b * nh * t * t / 2;
-      return op.kind == OpKind::attention ? fwd : 2.5 * fwd;
+      return fwd_op ? fwd : 2.5 * fwd;
     }
     case OpKind::layernorm:
-      return 8 * elems(g, op.outputs[0]);
+      return 8 * elems(g, out(slot::layernorm::y));
     case OpKind::layernorm_backward:
-      return 14 * elems(g, in[1]);
+      return 14 * elems(g, in(slot::layernorm_backward::x));
     case OpKind::gelu:
-      return 10 * elems(g, op.outputs[0]);
+      return 10 * elems(g, out(slot::gelu::y));
     case OpKind::gelu_backward:
-      return 16 * elems(g, in[1]);
+      return 16 * elems(g, in(slot::gelu_backward::x));
     case OpKind::residual:
-      return elems(g, op.outputs[0]);
+      return elems(g, out(slot::residual::y));
     case OpKind::residual_backward:
       return 0;
     case OpKind::dropout:
-      return 3 * elems(g, op.outputs[0]);
+      return 3 * elems(g, out(slot::dropout::y));
     case OpKind::dropout_backward:
-      return 3 * elems(g, op.outputs[0]);
+      return 3 * elems(g, out(slot::dropout_backward::dx));
     case OpKind::embedding:
-      return elems(g, op.outputs[0]);
+      return elems(g, out(slot::embedding::x));
     case OpKind::embedding_backward:
-      return 2 * elems(g, in[1]);
+      return 2 * elems(g, in(slot::embedding_backward::dx));
     case OpKind::cross_entropy:
-      return 5 * elems(g, in[0]);
+      return 5 * elems(g, in(slot::cross_entropy::logits));
     case OpKind::cross_entropy_backward:
-      return 5 * elems(g, in[0]);
+      return 5 * elems(g, in(slot::cross_entropy_backward::logits));
     case OpKind::grad_norm: {
       double n = 0;
-      for (TensorId t : in) n += elems(g, t);
+      for (TensorId t : op.inputs) n += elems(g, t);
       return 2 * n;
     }
     case OpKind::adamw:
-      return 12 * elems(g, in[0]);
+      return 12 * elems(g, in(slot::adamw::param));
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "graph/cost_model.h"
+#include "graph/op_schema.h"
 
 namespace remat {
 namespace {
@@ -24,11 +25,13 @@ class BlockEmitter {
     g_.parameters.push_back(id);
     return id;
   }
-  void op(OpKind kind, std::vector<TensorId> in, std::vector<TensorId> out, OpAttrs attrs = {}) {
+  using Named = std::initializer_list<std::pair<std::string_view, TensorId>>;
+  // Operands by their schema names (graph/op_schema.h), placed in schema order.
+  void op(OpKind kind, Named in, Named out, OpAttrs attrs = {}) {
     Op o;
     o.kind = kind;
-    o.inputs = std::move(in);
-    o.outputs = std::move(out);
+    o.inputs = named_operands(kind, false, in);
+    o.outputs = named_operands(kind, true, out);
     o.attrs = std::move(attrs);
     o.block = block_;
     estimate_op_work(g_, o);
@@ -41,7 +44,7 @@ class BlockEmitter {
     OpAttrs a;
     a.dropout_p = shape_.dropout;
     a.dropout_id = (*dropout_counter_)++;
-    op(OpKind::dropout, {x}, {y}, a);
+    op(OpKind::dropout, {{"x", x}}, {{"y", y}}, a);
     return y;
   }
   TensorId layernorm(TensorId x, const std::string& prefix, int64_t rows, int64_t c) {
@@ -50,7 +53,8 @@ class BlockEmitter {
     TensorId y = activation(prefix + ".out", {rows, c});
     TensorId mean = activation(prefix + ".mean", {rows}, true);
     TensorId rstd = activation(prefix + ".rstd", {rows}, true);
-    op(OpKind::layernorm, {x, w, b}, {y, mean, rstd});
+    op(OpKind::layernorm, {{"x", x}, {"weight", w}, {"bias", b}},
+       {{"y", y}, {"mean", mean}, {"rstd", rstd}});
     return y;
   }
   TensorId linear(TensorId x, const std::string& prefix, int64_t rows, int64_t in, int64_t out) {
@@ -59,7 +63,7 @@ class BlockEmitter {
     TensorId y = activation(prefix + ".out", {rows, out});
     OpAttrs a;
     a.has_bias = true;
-    op(OpKind::matmul, {x, w, b}, {y}, a);
+    op(OpKind::matmul, {{"x", x}, {"weight", w}, {"bias", b}}, {{"y", y}}, a);
     return y;
   }
 
@@ -85,7 +89,7 @@ TensorId emit_embedding(Graph& g, const ChainSpec& spec, const TrainShape& s, ui
   TensorId wte = e.param("wte.weight", {spec.vocab, spec.dim});
   TensorId wpe = e.param("wpe.weight", {spec.ctx, spec.dim});
   TensorId x = e.activation("embedding.out", {bt, spec.dim});
-  e.op(OpKind::embedding, {g.tokens, wte, wpe}, {x});
+  e.op(OpKind::embedding, {{"tokens", g.tokens}, {"wte", wte}, {"wpe", wpe}}, {{"x", x}});
   return e.dropout(x, "embedding.drop");
 }
 
@@ -103,20 +107,20 @@ TensorId emit_block(Graph& g, const ChainSpec& spec, const BlockSpec& b, int ind
     TensorId lse = e.activation(h + ".attn.lse", {s.batch, b.heads, s.seq}, true);
     OpAttrs a;
     a.heads = b.heads;
-    e.op(OpKind::attention, {qkv}, {att, lse}, a);
+    e.op(OpKind::attention, {{"qkv", qkv}}, {{"out", att}, {"lse", lse}}, a);
     TensorId proj = e.dropout(e.linear(att, h + ".attn.c_proj", bt, c, c), h + ".attn.drop");
     TensorId sum = e.activation(h + ".attn.residual", {bt, c});
-    e.op(OpKind::residual, {x, proj}, {sum});
+    e.op(OpKind::residual, {{"a", x}, {"b", proj}}, {{"y", sum}});
     x = sum;
   }
   if (b.mlp) {
     TensorId ln = e.layernorm(x, h + ".ln_2", bt, c);
     TensorId fc = e.linear(ln, h + ".mlp.c_fc", bt, c, b.hidden);
     TensorId act = e.activation(h + ".mlp.gelu", {bt, b.hidden});
-    e.op(OpKind::gelu, {fc}, {act});
+    e.op(OpKind::gelu, {{"x", fc}}, {{"y", act}});
     TensorId proj = e.dropout(e.linear(act, h + ".mlp.c_proj", bt, b.hidden, c), h + ".mlp.drop");
     TensorId sum = e.activation(h + ".mlp.residual", {bt, c});
-    e.op(OpKind::residual, {x, proj}, {sum});
+    e.op(OpKind::residual, {{"a", x}, {"b", proj}}, {{"y", sum}});
     x = sum;
   }
   return x;
@@ -129,10 +133,11 @@ void emit_head(Graph& g, const ChainSpec& spec, const TrainShape& s, TensorId x,
   TensorId ln = e.layernorm(x, "ln_f", bt, spec.dim);
   TensorId wte = g.parameters.front();  // tied: the head reads the token embedding
   TensorId logits = e.activation("head.logits", {bt, spec.vocab});
+  g.logits = logits;
   OpAttrs a;
   a.w_layout = WeightLayout::out_in;
-  e.op(OpKind::matmul, {ln, wte}, {logits}, a);
-  e.op(OpKind::cross_entropy, {logits, g.targets}, {g.losses});
+  e.op(OpKind::matmul, {{"x", ln}, {"weight", wte}}, {{"y", logits}}, a);
+  e.op(OpKind::cross_entropy, {{"logits", logits}, {"targets", g.targets}}, {{"losses", g.losses}});
 }
 
 }  // namespace

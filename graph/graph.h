@@ -33,6 +33,7 @@ struct Graph {
   TensorId tokens = kNoTensor;            // [B,T] u32
   TensorId targets = kNoTensor;           // [B,T] u32
   TensorId losses = kNoTensor;            // [B,T] f32, read back by the host
+  TensorId logits = kNoTensor;            // [B·T,V] head output (sampling reads it); GPT only
 
   TensorId add_tensor(std::string name, std::vector<int64_t> shape, DType dtype, Role role,
                       int block, bool persistent);

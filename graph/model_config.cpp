@@ -16,6 +16,12 @@ ModelConfig ModelConfig::preset(std::string_view name) {
                               "'; use tiny, gpt2, gpt2-medium, gpt2-large or gpt2-xl");
 }
 
+std::string_view ModelConfig::name() const {
+  for (std::string_view preset : {"tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"})
+    if (ModelConfig::preset(preset) == *this) return preset;
+  return "custom";
+}
+
 void ModelConfig::validate() const {
   auto positive = [](int v, const char* what) {
     if (v <= 0)

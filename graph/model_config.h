@@ -22,6 +22,9 @@ struct ModelConfig {
   // Throws invalid_argument naming the bad field and what would be right.
   void validate() const;
   uint64_t parameter_count() const;
+  // The preset this shape equals, or "custom".
+  std::string_view name() const;
+  bool operator==(const ModelConfig&) const = default;
 };
 
 struct TrainShape {

@@ -40,9 +40,8 @@ std::optional<int> plan_interval(const Graph& g, const Policy& policy, const Rep
   if (policy.kind != Policy::Kind::automatic || r.checkpoints.empty()) return std::nullopt;
   // auto: the longest run of transformer blocks between consecutive checkpoints.
   std::vector<int> starts;
-  for (const std::string& name : r.checkpoints)
-    for (size_t b = 1; b + 1 < g.blocks.size(); ++b)
-      if (g.blocks[b].name == name) starts.push_back(static_cast<int>(b));
+  for (int b : r.checkpoint_blocks)
+    if (b >= 1 && static_cast<size_t>(b) + 1 < g.blocks.size()) starts.push_back(b);
   if (starts.empty()) return std::nullopt;
   starts.push_back(layers + 1);
   int longest = starts.front() - 1;
@@ -114,6 +113,7 @@ Plan plan_strategy(const Graph& g, const Strategy& strategy, const PlanRequest& 
   p.tokens = g.tokens;
   p.targets = g.targets;
   p.losses = g.losses;
+  p.logits = g.logits;
   p.parameters = g.parameters;
   p.parameter_grads = g.parameter_grads;
   p.adam_m = g.adam_m;

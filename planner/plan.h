@@ -53,6 +53,7 @@ struct Plan {
   TensorId tokens = kNoTensor;            // [B,T] u32, persistent (written by the host)
   TensorId targets = kNoTensor;           // [B,T] u32, persistent (written by the host)
   TensorId losses = kNoTensor;            // [B,T] f32, persistent (read by the host)
+  TensorId logits = kNoTensor;            // [B·T,V] arena, valid after the forward phase
   std::vector<TensorId> parameters;       // persistent, in optimizer order
   std::vector<TensorId> parameter_grads;  // parallel to parameters
   std::vector<TensorId> adam_m;           // parallel to parameters

@@ -85,7 +85,12 @@ Report make_report(const Graph& graph, const Strategy& strategy, const Schedule&
       seen[static_cast<size_t>(a.block)] = true;
       if (a.level != KeepLevel::none) stored.insert(a.block);
     }
-  for (int b : checkpoints) r.checkpoints.push_back(graph.blocks[static_cast<size_t>(b)].name);
+  for (int b : checkpoints) {
+    const Block& block = graph.blocks[static_cast<size_t>(b)];
+    r.checkpoints.push_back(block.name);
+    r.checkpoint_blocks.push_back(b);
+    r.checkpoint_tensors.push_back(block.input);
+  }
   for (int b : stored) r.stored_blocks.push_back(graph.blocks[static_cast<size_t>(b)].name);
   r.nesting_depth = split_depth(strategy, strategy.root);
   for (const Step& st : schedule.steps) {

@@ -26,6 +26,8 @@ struct Report {
   uint64_t grads_in_flight_bytes = 0;   // arena at the peak step: activation gradients
   uint64_t workspace_bytes = 0;         // arena at the peak step: kernel workspaces
   std::vector<std::string> checkpoints;    // blocks whose input is kept as a segment checkpoint
+  std::vector<int> checkpoint_blocks;      // their indices in Graph::blocks (parallel)
+  std::vector<TensorId> checkpoint_tensors;  // the kept block inputs (parallel)
   std::vector<std::string> stored_blocks;  // blocks kept at level all/selective in the first pass
   int nesting_depth = 0;                   // 0: no segments, 1: single-level, 2+: nested recompute
   double forward_flops = 0;                // first forward pass

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "graph/op_schema.h"
+
 namespace remat {
 namespace {
 
@@ -14,6 +16,7 @@ class Verifier {
   Verifier(const Graph& g, const Plan& p) : g_(g), p_(p) {}
 
   std::vector<std::string> run() {
+    check_graph_arity();
     check_tensors();
     if (!problems_.empty()) return problems_;
     check_order();
@@ -28,6 +31,17 @@ class Verifier {
   }
   const PlannedTensor& pt(TensorId id) const { return p_.tensors[static_cast<size_t>(id)]; }
   bool valid(TensorId id) const { return id >= 0 && static_cast<size_t>(id) < p_.tensors.size(); }
+
+  // Every graph op has the operands its kind's schema declares (graph/op_schema.h); the steps are
+  // checked against the same schema as they execute.
+  void check_graph_arity() {
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      const Op& op = g_.ops[i];
+      const std::string why =
+          check_operand_arity(op.kind, op.attrs, op.inputs.size(), op.outputs.size());
+      if (!why.empty()) fail("graph op " + std::to_string(i) + ": " + why);
+    }
+  }
 
   void check_tensors() {
     if (p_.tensors.size() < g_.tensors.size()) fail("plan has fewer tensors than the graph");
@@ -144,6 +158,12 @@ class Verifier {
           "step " + std::to_string(i) + " (" + std::string(op_kind_name(s.kind)) + ")";
       if (s.source_op < 0 || static_cast<size_t>(s.source_op) >= g_.ops.size()) {
         fail(where + " names no graph op");
+        continue;
+      }
+      if (const std::string why =
+              check_operand_arity(s.kind, s.attrs, s.inputs.size(), s.outputs.size());
+          !why.empty()) {
+        fail(where + ": " + why);
         continue;
       }
       const Op& op = g_.ops[static_cast<size_t>(s.source_op)];

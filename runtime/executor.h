@@ -33,6 +33,7 @@ struct Dispatch {
   std::vector<uint8_t> push;      // push-constant bytes (a struct from push_constants.h)
   std::array<uint32_t, 3> groups{1, 1, 1};
   std::string label;  // for timings and errors, e.g. "h.3.mlp.c_fc matmul"
+  int step = -1;      // index into Plan::steps of the step it executes; -1 outside a plan
 };
 
 template <class P>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include "runtime/vulkan_error.h"
@@ -59,12 +60,13 @@ KernelCache::KernelCache(Device& device, std::optional<std::filesystem::path> ca
     : device_(device), cache_(std::make_unique<PipelineCache>(device, std::move(cache_file))) {}
 
 void KernelCache::build(const std::vector<KernelKey>& keys, const ProgressFn& progress) {
-  std::vector<const KernelKey*> missing;
-  for (const auto& k : keys)
-    if (!pipelines_.count(k)) missing.push_back(&k);
+  // Distinct pipelines not built yet (a step dispatches most kernels once per layer).
+  std::vector<KernelKey> missing;
+  for (const auto& k : std::set<KernelKey>(keys.begin(), keys.end()))
+    if (!pipelines_.count(k)) missing.push_back(k);
   report_progress(progress, "compile", 0, missing.size());
   for (std::size_t i = 0; i < missing.size(); ++i) {
-    get(missing[i]->first, missing[i]->second);
+    get(missing[i].first, missing[i].second);
     report_progress(progress, "compile", i + 1, missing.size());
   }
 }
@@ -140,8 +142,9 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
   if (device_.owned() &&
       std::min(device_.info().api_version, device_.instance().api_version()) >= VK_API_VERSION_1_3)
     ci.pNext = &fci;
-  vk_check(device_.vk().vkCreateComputePipelines(dev, cache_->handle(), 1, &ci, nullptr, &p.pipeline),
-           "vkCreateComputePipelines", what);
+  vk_check(
+      device_.vk().vkCreateComputePipelines(dev, cache_->handle(), 1, &ci, nullptr, &p.pipeline),
+      "vkCreateComputePipelines", what);
   if ((feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) &&
       (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT))
     ++cache_hits_;

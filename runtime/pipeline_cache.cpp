@@ -42,7 +42,7 @@ struct Cursor {
   std::span<const std::byte> rest;
   bool take(void* out, std::size_t n) {
     if (rest.size() < n) return false;
-    std::memcpy(out, rest.data(), n);
+    if (n) std::memcpy(out, rest.data(), n);
     rest = rest.subspan(n);
     return true;
   }
@@ -89,7 +89,7 @@ std::optional<std::vector<std::byte>> read_file(const std::filesystem::path& pat
   if (!f) return std::nullopt;
   std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::vector<std::byte> out(bytes.size());
-  std::memcpy(out.data(), bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
   return out;
 }
 

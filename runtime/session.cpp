@@ -241,6 +241,7 @@ void Session::initialize_parameters(const ProgressFn& progress) {
                    });
   }
 }
+
 float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
   const std::size_t n = static_cast<std::size_t>(config_.shape.batch) * config_.shape.seq;
   const std::size_t micro = static_cast<std::size_t>(std::max(config_.accum, 1));
@@ -395,12 +396,13 @@ MemoryReport Session::memory() const {
   return r;
 }
 
-std::vector<std::pair<std::string, double>> Session::dispatch_ms() const {
-  std::vector<std::pair<std::string, double>> out;
+std::vector<Session::DispatchTime> Session::dispatch_ms() const {
+  std::vector<DispatchTime> out;
   for (const Executor* e : {executor_.get(), accumulate_.get(), optimizer_.get()}) {
     if (!e) continue;
     const auto ms = e->dispatch_ms();
-    for (std::size_t i = 0; i < ms.size(); ++i) out.emplace_back(e->dispatches()[i].label, ms[i]);
+    for (std::size_t i = 0; i < ms.size(); ++i)
+      out.push_back({e->dispatches()[i].step, e->dispatches()[i].label, ms[i]});
   }
   return out;
 }
@@ -413,11 +415,8 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
   if (prompt.empty()) throw std::invalid_argument("sampling needs a prompt of at least one token");
   for (uint32_t t : prompt)
     if (t >= V) throw std::invalid_argument("prompt token " + std::to_string(t) + " is outside the vocabulary");
-  TensorId logits = kNoTensor;
-  for (const PlannedTensor& t : plan_.tensors)
-    if (t.tensor.name == "head.logits") logits = t.tensor.id;
-  if (logits == kNoTensor) throw std::logic_error("the plan has no head.logits tensor");
-  const PlannedTensor& lt = plan_.tensors.at(static_cast<std::size_t>(logits));
+  if (plan_.logits == kNoTensor) throw std::logic_error("the plan has no logits tensor");
+  const PlannedTensor& lt = plan_.tensors.at(static_cast<std::size_t>(plan_.logits));
 
   // Row 0's logits, [T, V], copied out after the forward pass; freed when sampling ends.
   Buffer out(device_, T * V * 4, MemoryCategory::staging, "sample staging", true);

@@ -22,19 +22,14 @@
 #include "runtime/executor.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/kernels/optimizer.h"
 #include "runtime/progress.h"
 #include "runtime/step_lowering.h"
 
 namespace remat {
 
-struct OptimizerConfig {
-  double lr = 3e-4;           // AdamW learning rate
-  double beta1 = 0.9;         // first-moment decay
-  double beta2 = 0.999;       // second-moment decay
-  double eps = 1e-8;          // denominator epsilon
-  double weight_decay = 0.0;  // decoupled, on 2-D parameters only
-  float grad_clip = 0.0f;     // max global gradient norm; 0 = no clipping
-};
+// AdamW with PyTorch's defaults (lr 1e-3, weight decay 0.01) and optional gradient clipping.
+using OptimizerConfig = kernels::AdamWConfig;
 
 struct SessionConfig {
   ModelConfig model;                     // GPT-2 shape
@@ -107,8 +102,14 @@ class Session {
   const Plan& plan() const { return plan_; }
   const SessionConfig& config() const { return config_; }
   MemoryReport memory() const;
-  // Milliseconds per dispatch of the last step, with labels (timestamps must be on).
-  std::vector<std::pair<std::string, double>> dispatch_ms() const;
+  // Milliseconds per dispatch of the last step, with the plan step each executes (timestamps must
+  // be on).
+  struct DispatchTime {
+    int step = -1;      // index into plan().steps
+    std::string label;  // the dispatch's label, for display
+    double ms = 0;
+  };
+  std::vector<DispatchTime> dispatch_ms() const;
   std::size_t dispatch_count() const;
 
   // Generates `count` tokens after `prompt` (at least one token, each < vocab) by running the

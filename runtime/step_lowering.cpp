@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "graph/op_schema.h"
 #include "optimizer_params.h"
 #include "runtime/kernels/attention.h"
 #include "runtime/kernels/cross_entropy.h"
@@ -31,8 +32,11 @@ struct Lowering {
   const LoweringExtras& extras;
   const LoweringPart& part;
   std::vector<Dispatch> out;
+  int step_index = -1;  // the Plan::steps index being lowered, stamped on each dispatch
 
-  const Tensor& tensor(TensorId id) const { return plan.tensors.at(static_cast<size_t>(id)).tensor; }
+  const Tensor& tensor(TensorId id) const {
+    return plan.tensors.at(static_cast<size_t>(id)).tensor;
+  }
   BufferSlice at(TensorId id) const { return slice_of(id); }
   uint32_t count(TensorId id) const { return static_cast<uint32_t>(tensor(id).elements()); }
   uint32_t dim(TensorId id, int axis) const {
@@ -47,6 +51,7 @@ struct Lowering {
   }
   void add(Dispatch d, const Step& s) {
     d.label = std::string(op_kind_name(s.kind)) + " " + tensor(s.outputs.at(0)).name;
+    d.step = step_index;
     out.push_back(std::move(d));
   }
   void add(std::vector<Dispatch> ds, const Step& s) {
@@ -58,7 +63,7 @@ struct Lowering {
     m.K = dim(x, -1);
     m.M = count(x) / m.K;
     m.layout = s.attrs.w_layout == WeightLayout::in_out ? kernels::WeightLayout::in_out
-                                                       : kernels::WeightLayout::out_in;
+                                                        : kernels::WeightLayout::out_in;
     m.N = m.layout == kernels::WeightLayout::in_out ? dim(w, 1) : dim(w, 0);
     return m;
   }
@@ -75,88 +80,145 @@ struct Lowering {
     return {extras.dropout_seed, 0, s.attrs.dropout_id, extras.adamw_hyper, kStepWord};
   }
 
+  // Operands are read by their schema names (graph/op_schema.h); see docs/ops.md.
   void step(const Step& s) {
-    const auto& in = s.inputs;
-    const auto& o = s.outputs;
+    const auto in = [&](std::size_t slot) { return s.inputs.at(slot); };
+    const auto out = [&](std::size_t slot) { return s.outputs.at(slot); };
+    const auto bin = [&](std::size_t slot) { return at(in(slot)); };
+    const auto bout = [&](std::size_t slot) { return at(out(slot)); };
     switch (s.kind) {
-      case OpKind::embedding:
-        return add(kernels::embedding_forward(quirks, embedding_shape(in[0], in[1], in[2]), at(in[0]),
-                                              at(in[1]), at(in[2]), at(o[0])), s);
+      case OpKind::embedding: {
+        namespace e = slot::embedding;
+        const auto shape = embedding_shape(in(e::tokens), in(e::wte), in(e::wpe));
+        return add(kernels::embedding_forward(quirks, shape, bin(e::tokens), bin(e::wte),
+                                              bin(e::wpe), bout(e::x)),
+                   s);
+      }
       case OpKind::embedding_backward: {
+        namespace e = slot::embedding_backward;
         // dwte and dwpe shapes equal wte and wpe.
-        kernels::EmbeddingShape e = embedding_shape(in[0], o[0], o[1]);
-        return add(kernels::embedding_backward(quirks, e, at(in[0]), at(in[1]), at(o[0]), at(o[1]),
-                                               acc(s, 0), acc(s, 1)), s);
+        const auto shape = embedding_shape(in(e::tokens), out(e::dwte), out(e::dwpe));
+        return add(
+            kernels::embedding_backward(quirks, shape, bin(e::tokens), bin(e::dx), bout(e::dwte),
+                                        bout(e::dwpe), acc(s, e::dwte), acc(s, e::dwpe)),
+            s);
       }
       case OpKind::layernorm: {
-        kernels::LayernormShape l{count(in[0]) / dim(in[0], -1), dim(in[0], -1), s.attrs.eps};
-        return add(kernels::layernorm_forward(quirks, l, at(in[0]), at(in[1]), at(in[2]), at(o[0]), at(o[1]),
-                                              at(o[2])), s);
+        namespace l = slot::layernorm;
+        const TensorId x = in(l::x);
+        kernels::LayernormShape shape{count(x) / dim(x, -1), dim(x, -1), s.attrs.eps};
+        return add(
+            kernels::layernorm_forward(quirks, shape, bin(l::x), bin(l::weight), bin(l::bias),
+                                       bout(l::y), bout(l::mean), bout(l::rstd)),
+            s);
       }
       case OpKind::layernorm_backward: {
-        // inputs dy, x, w, mean, rstd; outputs dx, dw, db (dw and db share one accumulate flag).
-        if (acc(s, 1) != acc(s, 2)) throw std::logic_error("layernorm_backward: dw and db accumulate differently");
-        kernels::LayernormShape l{count(in[1]) / dim(in[1], -1), dim(in[1], -1), s.attrs.eps};
-        return add(kernels::layernorm_backward(quirks, l, at(in[0]), at(in[1]), at(in[2]), at(in[3]), at(in[4]),
-                                               at(o[0]), at(o[1]), at(o[2]), acc(s, 0), acc(s, 1)), s);
+        namespace l = slot::layernorm_backward;
+        if (acc(s, l::dweight) != acc(s, l::dbias))
+          throw std::logic_error("layernorm_backward: dweight and dbias accumulate differently");
+        const TensorId x = in(l::x);
+        kernels::LayernormShape shape{count(x) / dim(x, -1), dim(x, -1), s.attrs.eps};
+        return add(
+            kernels::layernorm_backward(quirks, shape, bin(l::dy), bin(l::x), bin(l::weight),
+                                        bin(l::mean), bin(l::rstd), bout(l::dx), bout(l::dweight),
+                                        bout(l::dbias), acc(s, l::dx), acc(s, l::dweight)),
+            s);
       }
       case OpKind::matmul: {
-        const auto m = matmul_shape(s, in[0], in[1]);
-        const BufferSlice bias = s.attrs.has_bias ? at(in[2]) : BufferSlice{};
-        return add(
-            kernels::matmul_forward_pieces(quirks, m, at(in[0]), at(in[1]), bias, at(o[0])), s);
+        namespace m = slot::matmul;
+        const auto shape = matmul_shape(s, in(m::x), in(m::weight));
+        const BufferSlice bias = s.attrs.has_bias ? bin(m::bias) : BufferSlice{};
+        return add(kernels::matmul_forward_pieces(quirks, shape, bin(m::x), bin(m::weight), bias,
+                                                  bout(m::y)),
+                   s);
       }
       case OpKind::matmul_backward: {
-        // inputs dy, x, W; outputs dx, dW, [dbias].
-        const auto m = matmul_shape(s, in[1], in[2]);
-        add(kernels::matmul_backward_input_pieces(quirks, m, at(in[0]), at(in[2]), at(o[0]),
-                                                  mode(s, 0)),
+        namespace m = slot::matmul_backward;
+        const auto shape = matmul_shape(s, in(m::x), in(m::weight));
+        add(kernels::matmul_backward_input_pieces(quirks, shape, bin(m::dy), bin(m::weight),
+                                                  bout(m::dx), mode(s, m::dx)),
             s);
-        add(kernels::matmul_backward_weight_pieces(quirks, m, at(in[0]), at(in[1]), at(o[1]),
-                                                   mode(s, 1)),
+        add(kernels::matmul_backward_weight_pieces(quirks, shape, bin(m::dy), bin(m::x),
+                                                   bout(m::dweight), mode(s, m::dweight)),
             s);
         if (s.attrs.has_bias)
-          add(kernels::matmul_backward_bias(quirks, m, at(in[0]), at(o[2]), mode(s, 2)), s);
+          add(kernels::matmul_backward_bias(quirks, shape, bin(m::dy), bout(m::dbias),
+                                            mode(s, m::dbias)),
+              s);
         return;
       }
-      case OpKind::attention:
-        return add(kernels::attention_forward(quirks, attention_shape(s, in[0], o[1]), at(in[0]), at(o[0]),
-                                              at(o[1])), s);
-      case OpKind::attention_backward:
-        return add(kernels::attention_backward(quirks, attention_shape(s, in[1], in[3]), at(in[0]), at(in[1]),
-                                               at(in[2]), at(in[3]), at(o[0]), mode(s, 0)), s);
-      case OpKind::gelu:
-        return add(kernels::gelu_forward(count(in[0]), at(in[0]), at(o[0])), s);
-      case OpKind::gelu_backward:
-        return add(kernels::gelu_backward(count(in[0]), at(in[0]), at(in[1]), at(o[0]), acc(s, 0)), s);
-      case OpKind::residual:
-        return add(kernels::residual_forward(count(in[0]), at(in[0]), at(in[1]), at(o[0])), s);
-      case OpKind::residual_backward:
-        return add(kernels::residual_backward(count(in[0]), at(in[0]), at(o[0]), at(o[1]), acc(s, 0),
-                                              acc(s, 1)), s);
-      case OpKind::dropout:
-        return add(kernels::dropout_forward(count(in[0]), s.attrs.dropout_p, dropout_key(s), at(in[0]),
-                                            at(o[0])), s);
-      case OpKind::dropout_backward:
-        return add(kernels::dropout_backward(count(in[0]), s.attrs.dropout_p, dropout_key(s), at(in[0]),
-                                             at(o[0]), acc(s, 0)), s);
+      case OpKind::attention: {
+        namespace a = slot::attention;
+        const auto shape = attention_shape(s, in(a::qkv), out(a::lse));
+        return add(
+            kernels::attention_forward(quirks, shape, bin(a::qkv), bout(a::out), bout(a::lse)), s);
+      }
+      case OpKind::attention_backward: {
+        namespace a = slot::attention_backward;
+        const auto shape = attention_shape(s, in(a::qkv), in(a::lse));
+        return add(
+            kernels::attention_backward(quirks, shape, bin(a::dout), bin(a::qkv), bin(a::out),
+                                        bin(a::lse), bout(a::dqkv), mode(s, a::dqkv)),
+            s);
+      }
+      case OpKind::gelu: {
+        namespace g = slot::gelu;
+        return add(kernels::gelu_forward(count(in(g::x)), bin(g::x), bout(g::y)), s);
+      }
+      case OpKind::gelu_backward: {
+        namespace g = slot::gelu_backward;
+        return add(kernels::gelu_backward(count(in(g::dy)), bin(g::dy), bin(g::x), bout(g::dx),
+                                          acc(s, g::dx)),
+                   s);
+      }
+      case OpKind::residual: {
+        namespace r = slot::residual;
+        return add(kernels::residual_forward(count(in(r::a)), bin(r::a), bin(r::b), bout(r::y)), s);
+      }
+      case OpKind::residual_backward: {
+        namespace r = slot::residual_backward;
+        return add(kernels::residual_backward(count(in(r::dy)), bin(r::dy), bout(r::da),
+                                              bout(r::db), acc(s, r::da), acc(s, r::db)),
+                   s);
+      }
+      case OpKind::dropout: {
+        namespace d = slot::dropout;
+        return add(kernels::dropout_forward(count(in(d::x)), s.attrs.dropout_p, dropout_key(s),
+                                            bin(d::x), bout(d::y)),
+                   s);
+      }
+      case OpKind::dropout_backward: {
+        namespace d = slot::dropout_backward;
+        return add(kernels::dropout_backward(count(in(d::dy)), s.attrs.dropout_p, dropout_key(s),
+                                             bin(d::dy), bout(d::dx), acc(s, d::dx)),
+                   s);
+      }
       case OpKind::cross_entropy: {
-        kernels::CrossEntropyShape c{count(in[0]) / dim(in[0], -1), dim(in[0], -1)};
-        return add(kernels::cross_entropy_forward(quirks, c, at(in[0]), at(in[1]), at(o[0])), s);
+        namespace c = slot::cross_entropy;
+        const TensorId logits = in(c::logits);
+        kernels::CrossEntropyShape shape{count(logits) / dim(logits, -1), dim(logits, -1)};
+        return add(kernels::cross_entropy_forward(quirks, shape, bin(c::logits), bin(c::targets),
+                                                  bout(c::losses)),
+                   s);
       }
       case OpKind::cross_entropy_backward: {
-        kernels::CrossEntropyShape c{count(in[0]) / dim(in[0], -1), dim(in[0], -1)};
+        namespace c = slot::cross_entropy_backward;
+        const TensorId logits = in(c::logits);
+        kernels::CrossEntropyShape shape{count(logits) / dim(logits, -1), dim(logits, -1)};
         // d(mean loss)/dlogits: the mean runs over every row of every micro-batch.
-        const float scale = 1.0f / (float(c.rows) * float(part.micro_batches));
-        return add(kernels::cross_entropy_backward(quirks, c, at(in[0]), at(in[1]), at(o[0]), scale), s);
+        const float scale = 1.0f / (float(shape.rows) * float(part.micro_batches));
+        return add(kernels::cross_entropy_backward(quirks, shape, bin(c::logits), bin(c::targets),
+                                                   bout(c::dlogits), scale),
+                   s);
       }
       case OpKind::grad_norm:
         return grad_norm(s);
       case OpKind::adamw: {
-        // inputs param, grad, m, v, norm; outputs param, m, v (in place).
-        const BufferSlice clip = extras.grad_clip > 0 ? at(in[4]) : BufferSlice{};
-        return add(kernels::adamw_pieces(quirks, at(in[0]), at(in[1]), at(in[2]), at(in[3]),
-                                         extras.adamw_hyper, clip, count(in[0]),
+        namespace a = slot::adamw;
+        // param, m and v are updated in place: the outputs are the same tensors as the inputs.
+        const BufferSlice clip = extras.grad_clip > 0 ? bin(a::grad_norm) : BufferSlice{};
+        return add(kernels::adamw_pieces(quirks, bin(a::param), bin(a::grad), bin(a::m), bin(a::v),
+                                         extras.adamw_hyper, clip, count(in(a::param)),
                                          s.attrs.weight_decay),
                    s);
       }
@@ -172,7 +234,7 @@ struct Lowering {
       counts.push_back(count(g));
     }
     add(kernels::grad_norm(quirks, grads, counts, extras.grad_norm_partials, extras.grad_clip,
-                           at(s.outputs[0])),
+                           at(s.outputs.at(slot::grad_norm::norm))),
         s);
   }
 };
@@ -184,7 +246,9 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
                                  const LoweringPart& part) {
   using Phases = LoweringPart::Phases;
   Lowering l{plan, quirks, slice_of, extras, part, {}};
-  for (const Step& s : plan.steps) {
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& s = plan.steps[i];
+    l.step_index = static_cast<int>(i);
     const bool optimizer = s.phase == Phase::optimizer;
     if ((part.phases == Phases::forward_backward && optimizer) ||
         (part.phases == Phases::optimizer && !optimizer) ||
@@ -196,7 +260,8 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
     }
     Step forced = s;
     for (std::size_t i = 0; i < forced.outputs.size(); ++i)
-      if (plan.tensors.at(static_cast<std::size_t>(forced.outputs[i])).tensor.role == Role::parameter_grad) {
+      if (plan.tensors.at(static_cast<std::size_t>(forced.outputs[i])).tensor.role ==
+          Role::parameter_grad) {
         forced.attrs.accumulate.resize(forced.outputs.size(), 0);
         forced.attrs.accumulate[i] = 1;
       }
@@ -231,7 +296,8 @@ std::optional<OversizedBinding> oversized_binding(const Plan& plan, const Device
 
 uint32_t grad_norm_partials_floats(const Plan& plan, const DeviceQuirks& quirks) {
   std::vector<uint64_t> counts;
-  for (TensorId g : plan.parameter_grads) counts.push_back(plan.tensors.at(size_t(g)).tensor.elements());
+  for (TensorId g : plan.parameter_grads)
+    counts.push_back(plan.tensors.at(size_t(g)).tensor.elements());
   return kernels::grad_norm_partials_floats(quirks, counts);
 }
 

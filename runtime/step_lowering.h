@@ -37,7 +37,7 @@ struct LoweringPart {
 // Where a plan tensor's bytes are: persistent buffer or arena slice.
 using TensorSlices = std::function<BufferSlice(TensorId)>;
 
-// Every step's dispatches, in schedule order.
+// Every step's dispatches, in schedule order; each carries its step's index (Dispatch::step).
 std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
                                  const TensorSlices& slice_of, const LoweringExtras& extras,
                                  const LoweringPart& part = {});

@@ -17,14 +17,18 @@
 
 namespace remat::kernels {
 
-// torch.optim.AdamW's hyperparameters (its defaults). Doubles, like PyTorch's Python floats:
-// 1 - beta2 is formed from these before rounding to float.
+// The one AdamW configuration (remat::OptimizerConfig names it too): torch.optim.AdamW's
+// hyperparameters with its defaults, so a training loop ported from PyTorch gets the same
+// optimizer without setting anything, plus the max gradient norm of the clip_grad_norm_ that
+// usually precedes it. Doubles, like PyTorch's Python floats: 1 - beta2 is formed from these
+// before rounding to float. `remat train` keeps its own documented defaults (--lr 3e-4, --wd 0).
 struct AdamWConfig {
-  double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 1e-2;
+  double lr = 1e-3;            // learning rate
+  double beta1 = 0.9;          // first-moment decay
+  double beta2 = 0.999;        // second-moment decay
+  double eps = 1e-8;           // denominator epsilon
+  double weight_decay = 1e-2;  // decoupled, on 2-D parameters only
+  float grad_clip = 0.0f;      // max global gradient norm before the step; 0 = no clipping
 };
 
 // The contents of the hyper buffer for step `step` (counted from 1): 1 - beta and the bias

@@ -2,22 +2,21 @@
 // (arena budgets from store-everything down to the smallest feasible plan, plus each named
 // policy), next to the planner's prediction and the textbook estimate; or, with --kernels, every
 // kernel of a GPT-2-small step against the device's measured peak FMA rate and copy bandwidth.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
+#include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "json_writer.h"
 #include "model_args.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -30,23 +29,39 @@
 namespace remat::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: remat bench [MODEL] [--layers N] [--dim N] [--heads N] [--vocab N] [--ctx N]\n"
-    "                   [--batch B] [--seq T] [--dropout P] [--costs FILE.json]\n"
-    "                   [--steps N] [--warmup W] [--out DIR] [--no-plot]\n"
-    "                   [--sweep | --arena SIZE | --policy P | --kernels [--repeats R]]\n"
-    "\n"
-    "Runs W warm-up and N measured training steps (defaults 1 and 3) on deterministic synthetic\n"
-    "tokens and reports the median step time, tokens/s, planned arena, device bytes allocated,\n"
-    "liveness lower bound, measured and predicted time relative to policy none, the textbook\n"
-    "estimate, and the host time per step outside timed GPU work.\n"
-    "  (default)  one point: --arena SIZE (auto) or --policy P (default none)\n"
-    "  --sweep    policies none, every:1, every:2, sqrt, selective, and auto at 8 arena budgets\n"
-    "             from none's arena down to the minimum; writes DIR/frontier.csv,\n"
-    "             DIR/frontier.json and, with python3 + matplotlib, DIR/frontier.png\n"
-    "  --kernels  per kernel of one step at GPT-2-small shapes (default gpt2 --layers 1\n"
-    "             --batch 4 --seq 64): time, GFLOP/s, GB/s and fraction of the device's\n"
-    "             measured peak (peak_fma, peak_copy); writes DIR/kernels.csv\n";
+CommandSpec spec() {
+  CommandSpec c{
+      "bench", "[MODEL]", 1,
+      "Runs W warm-up and N measured training steps on deterministic synthetic tokens and reports\n"
+      "the median step time, tokens/s, planned arena, device bytes allocated, liveness lower\n"
+      "bound, measured and predicted time relative to policy none, the textbook estimate, and the\n"
+      "host time per step outside timed GPU work.\n"
+      "  (default)  one point: --arena SIZE (auto) or --policy P\n"
+      "  --sweep    policies none, every:1, every:2, sqrt, selective, and auto at 8 arena budgets\n"
+      "             from none's arena down to the minimum; writes DIR/frontier.csv,\n"
+      "             DIR/frontier.json and, with python3 + matplotlib, DIR/frontier.png\n"
+      "  --kernels  per kernel of one step at GPT-2-small shapes (default gpt2 --layers 1\n"
+      "             --batch 4 --seq 64): time, GFLOP/s, GB/s and fraction of the device's\n"
+      "             measured peak (peak_fma, peak_copy); writes DIR/kernels.csv\n",
+      model_flags()};
+  const std::vector<FlagSpec> bench = {
+      {"--steps", "N", "measured steps per point", "3"},
+      {"--warmup", "W", "unmeasured steps before them", "1"},
+      {"--out", "DIR", "folder for the CSV, JSON and plot", "bench-out"},
+      {"--sweep", "", "measure the whole memory/time frontier", ""},
+      {"--kernels", "", "measure every kernel of one step against the device's peak", ""},
+      {"--repeats", "R", "with --kernels: repetitions of each peak measurement", "5"},
+      {"--no-plot", "", "with --sweep: do not draw frontier.png", ""},
+  };
+  c.flags.insert(c.flags.end(), bench.begin(), bench.end());
+  return c;
+}
+
+bool takes_value(const CommandSpec& c, const std::string& name) {
+  for (const FlagSpec& f : c.flags)
+    if (f.name == name) return !f.value.empty();
+  return false;
+}
 
 struct Options {
   ModelSelection sel;
@@ -56,7 +71,7 @@ struct Options {
   bool sweep = false;
   bool kernels = false;
   bool plot = true;
-  std::filesystem::path out = "bench-out";
+  std::filesystem::path out;
 };
 
 bool has_flag(const std::vector<std::string>& argv, const std::string& flag) {
@@ -66,15 +81,13 @@ bool has_flag(const std::vector<std::string>& argv, const std::string& flag) {
 }
 
 Options parse(std::vector<std::string> argv) {
-  auto flags = model_value_flags();
-  flags.insert({"--steps", "--warmup", "--out", "--repeats"});
-  const std::set<std::string> bools = {"--sweep", "--kernels", "--no-plot", "--help"};
+  const CommandSpec c = spec();
   if (has_flag(argv, "--kernels")) {
     // GPT-2-small shapes by default; one block has every kernel of the twelve.
     bool positional_model = false;
     for (std::size_t i = 0; i < argv.size(); ++i) {
       if (argv[i].rfind("--", 0) == 0) {
-        if (flags.count(argv[i]) && argv[i].find('=') == std::string::npos) ++i;
+        if (takes_value(c, argv[i])) ++i;
         continue;
       }
       positional_model = true;
@@ -83,16 +96,13 @@ Options parse(std::vector<std::string> argv) {
     if (!has_flag(argv, "--layers")) argv.insert(argv.end(), {"--layers", "1"});
     if (!has_flag(argv, "--seq")) argv.insert(argv.end(), {"--seq", "64"});
   }
-  Args a(argv, flags, bools, 1);
-  if (a.has("--help")) {
-    std::fputs(kUsage, stdout);
-    std::exit(0);
-  }
+  Args a(argv, c);
   Options o;
   o.sel = parse_model_selection(a);
-  o.steps = static_cast<int>(a.get_int("--steps", 1, 1000000).value_or(3));
-  o.warmup = static_cast<int>(a.get_int("--warmup", 0, 1000000).value_or(1));
-  o.repeats = static_cast<int>(a.get_int("--repeats", 1, 1000).value_or(5));
+  require_f32_activations(o.sel);
+  o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 1000000));
+  o.warmup = static_cast<int>(a.get_int_or_default("--warmup", 0, 1000000));
+  o.repeats = static_cast<int>(a.get_int_or_default("--repeats", 1, 1000));
   o.sweep = a.has("--sweep");
   o.kernels = a.has("--kernels");
   o.plot = !a.has("--no-plot");
@@ -101,7 +111,7 @@ Options parse(std::vector<std::string> argv) {
     throw UsageError(std::string(o.sweep ? "--sweep" : "--kernels") +
                      " chooses the policies itself; drop --arena/--policy");
   if (a.get("--repeats") && !o.kernels) throw UsageError("--repeats goes with --kernels");
-  if (auto d = a.get("--out")) o.out = *d;
+  o.out = a.get_or_default("--out");
   std::error_code ec;
   if (std::filesystem::exists(o.out, ec) && !std::filesystem::is_directory(o.out, ec))
     throw UsageError(o.out.string() + ": exists and is not a folder; give --out a folder");
@@ -214,28 +224,19 @@ Derived derive(const Point& p, const Baseline& none) {
   return d;
 }
 
-// Writes `text` to `path` through a temporary file in the same folder and a rename, so readers
-// never see a half-written file.
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.string() + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::trunc | std::ios::binary);
-    if (!f) throw std::runtime_error(tmp.string() + ": cannot create");
-    f << text;
-    f.close();
-    if (!f) {
-      std::filesystem::remove(tmp);
-      throw std::runtime_error(tmp.string() + ": write failed");
-    }
-  }
-  std::filesystem::rename(tmp, path);
-}
-
+// CSV cells: exact numbers (the JSON spelling), empty when absent or not finite.
 std::string opt_num(std::optional<double> v) {
-  return v ? fmt("%.17g", *v) : "";
+  return v && std::isfinite(*v) ? json_number(*v) : "";
 }
 std::string num_or_empty(double v) {
-  return std::isfinite(v) ? fmt("%.17g", v) : "";
+  return opt_num(v);
+}
+// RFC 4180: a cell with a comma, quote or line break is quoted, its quotes doubled.
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string q = "\"";
+  for (char c : text) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
 }
 
 constexpr const char* kCsvHeader =
@@ -248,7 +249,7 @@ std::string csv(const Options& o, const std::vector<Point>& pts, const Baseline&
   std::string s = std::string(kCsvHeader) + "\n";
   for (const Point& p : pts) {
     const Derived d = derive(p, none);
-    std::vector<std::string> f = {p.label,
+    std::vector<std::string> f = {csv_cell(p.label),
                                   p.plan ? p.plan->policy.to_string() : p.policy.to_string(),
                                   p.budget ? std::to_string(*p.budget) : ""};
     if (p.plan) {
@@ -266,19 +267,17 @@ std::string csv(const Options& o, const std::vector<Point>& pts, const Baseline&
                          num_or_empty(d.measured_ratio),
                          fmt("%.6g", r.predicted_step_ratio),
                          num_or_empty(d.predicted_ms),
-                         fmt("%.6g", r.recompute_flops),
-                         fmt("%.6g", r.analytic.M_a),
+                         json_number(r.recompute_flops),
+                         json_number(r.analytic.M_a),
                          opt_num(r.analytic.M_c),
                          opt_num(r.analytic.T_c_ratio),
                          r.analytic.interval ? std::to_string(*r.analytic.interval) : "",
                          num_or_empty(d.textbook_ms),
-                         joined(r.checkpoints, " "),
+                         csv_cell(joined(r.checkpoints, " ")),
                          ""});
     } else {
       f.resize(23);
-      std::string e = p.error;
-      std::replace(e.begin(), e.end(), '"', '\'');
-      f.push_back("\"" + e + "\"");
+      f.push_back(csv_cell(p.error));
     }
     s += joined(f, ",") + "\n";
   }
@@ -304,7 +303,7 @@ std::string json(const Options& o, const Device& device, const std::vector<Point
       .field("steps", o.steps)
       .field("warmup", o.warmup)
       .field("tokens_per_step", tokens_per_step(o));
-  j.field("none_median_step_ms", none.none_ms);
+  j.field("none_median_step_ms", if_finite(none.none_ms));
   j.key("none_estimated_from");
   none.estimated_from.empty() ? j.null() : j.value(none.estimated_from);
   j.key("points").begin_array();
@@ -312,8 +311,7 @@ std::string json(const Options& o, const Device& device, const std::vector<Point
     const Derived d = derive(p, none);
     j.begin_object().field("label", p.label);
     j.field("policy", p.plan ? p.plan->policy.to_string() : p.policy.to_string());
-    j.key("budget_bytes");
-    p.budget ? j.value(*p.budget) : j.null();
+    j.field("budget_bytes", p.budget);
     if (!p.plan) {
       j.field("error", p.error).end_object();
       continue;
@@ -325,13 +323,13 @@ std::string json(const Options& o, const Device& device, const std::vector<Point
         .field("planned_total_bytes", p.memory.planned_total_bytes)
         .field("device_bytes_allocated", p.memory.device_bytes_allocated)
         .field("median_step_ms", p.m.median_wall_ms)
-        .field("tokens_per_s", tokens_per_step(o) / (p.m.median_wall_ms / 1000))
+        .field("tokens_per_s", if_finite(tokens_per_step(o) / (p.m.median_wall_ms / 1000)))
         .field("gpu_ms", p.m.median_gpu_ms)
         .field("host_ms", p.m.median_host_ms)
-        .field("host_fraction", d.host_fraction)
-        .field("measured_ratio", d.measured_ratio)
+        .field("host_fraction", if_finite(d.host_fraction))
+        .field("measured_ratio", if_finite(d.measured_ratio))
         .field("predicted_ratio", r.predicted_step_ratio)
-        .field("predicted_ms", d.predicted_ms)
+        .field("predicted_ms", if_finite(d.predicted_ms))
         .field("recompute_flops", r.recompute_flops);
     j.key("step_ms").begin_array();
     for (double v : p.m.wall_ms) j.value(v);
@@ -340,13 +338,8 @@ std::string json(const Options& o, const Device& device, const std::vector<Point
     for (const auto& c : r.checkpoints) j.value(c);
     j.end_array();
     j.key("textbook").begin_object().field("M_a_bytes", r.analytic.M_a);
-    j.key("M_c_bytes");
-    r.analytic.M_c ? j.value(*r.analytic.M_c) : j.null();
-    j.key("T_c_ratio");
-    r.analytic.T_c_ratio ? j.value(*r.analytic.T_c_ratio) : j.null();
-    j.key("interval");
-    r.analytic.interval ? j.value(*r.analytic.interval) : j.null();
-    j.field("ms", d.textbook_ms).end_object();
+    j.field("M_c_bytes", r.analytic.M_c).field("T_c_ratio", r.analytic.T_c_ratio);
+    j.field("interval", r.analytic.interval).field("ms", if_finite(d.textbook_ms)).end_object();
     j.end_object();
   }
   j.end_array().end_object();
@@ -471,8 +464,8 @@ int run_frontier(const Options& o) {
 
   std::filesystem::create_directories(o.out);
   const auto csv_path = o.out / "frontier.csv", json_path = o.out / "frontier.json";
-  write_atomically(csv_path, csv(o, pts, none));
-  write_atomically(json_path, json(o, *device, pts, none));
+  write_file_atomically(csv_path, csv(o, pts, none));
+  write_file_atomically(json_path, json(o, *device, pts, none));
   std::printf("wrote    %s, %s\n", csv_path.string().c_str(), json_path.string().c_str());
   if (o.sweep && o.plot) make_plot(json_path, o.out / "frontier.png");
   return 0;
@@ -529,7 +522,8 @@ Peak measure_peak(Device& device, int repeats) {
 }
 
 struct KernelRow {
-  std::string name;  // label or kind
+  std::string name;  // the step's label, or its kind for a family
+  OpKind kind{};
   std::string phase;
   double ms = 0, flops = 0, bytes = 0;
   int count = 0;
@@ -559,17 +553,14 @@ int run_kernels(const Options& o) {
   const Measurement meas = measure_session(session, o.warmup, o.steps);
 
   std::vector<KernelRow> rows;
-  std::map<std::string, KernelRow> families;
+  std::map<OpKind, KernelRow> families;
   for (const StepTime& s : meas.steps) {
-    KernelRow r{s.label,
-                s.step ? phase_name(s.step->phase) : "-",
-                s.ms,
-                s.step ? s.step->flops : 0,
-                s.step ? s.step->bytes : 0,
-                s.dispatches};
+    const KernelRow r{s.label,       s.kind,      phase_name(s.step->phase), s.ms, s.step->flops,
+                      s.step->bytes, s.dispatches};
     rows.push_back(r);
-    KernelRow& f = families[std::string(op_kind_name(s.kind))];
+    KernelRow& f = families[s.kind];
     f.name = std::string(op_kind_name(s.kind));
+    f.kind = s.kind;
     f.ms += r.ms, f.flops += r.flops, f.bytes += r.bytes, ++f.count;
   }
   auto line = [&](const KernelRow& r) {
@@ -601,13 +592,13 @@ int run_kernels(const Options& o) {
       "kind,step,phase,dispatches,ms,flops,bytes,gflop_per_s,gb_per_s,peak_gflop_per_s,peak_gb_per_"
       "s\n";
   for (const KernelRow& r : rows)
-    s += r.name.substr(0, r.name.find(' ')) + "," + r.name + "," + r.phase + "," +
-         std::to_string(r.count) + "," + fmt("%.6f", r.ms) + "," + fmt("%.6g", r.flops) + "," +
-         fmt("%.6g", r.bytes) + "," + fmt("%.4f", r.flops / (r.ms * 1e6)) + "," +
+    s += std::string(op_kind_name(r.kind)) + "," + csv_cell(r.name) + "," + csv_cell(r.phase) +
+         "," + std::to_string(r.count) + "," + fmt("%.6f", r.ms) + "," + json_number(r.flops) +
+         "," + json_number(r.bytes) + "," + fmt("%.4f", r.flops / (r.ms * 1e6)) + "," +
          fmt("%.4f", r.bytes / (r.ms * 1e6)) + "," + fmt("%.4f", peak.gflops) + "," +
          fmt("%.4f", peak.gbps) + "\n";
   std::filesystem::create_directories(o.out);
-  write_atomically(o.out / "kernels.csv", s);
+  write_file_atomically(o.out / "kernels.csv", s);
   std::printf("wrote    %s\n", (o.out / "kernels.csv").string().c_str());
   return 0;
 }
@@ -615,6 +606,7 @@ int run_kernels(const Options& o) {
 }  // namespace
 
 int run_bench(const std::vector<std::string>& args) {
+  if (print_help_if_requested(args, spec())) return 0;
   const Options o = parse(args);
   return o.kernels ? run_kernels(o) : run_frontier(o);
 }

@@ -19,12 +19,37 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Parses "--name value", "--name=value" and boolean "--name" flags against a declared set.
-// Unknown flags, missing values and repeated flags are UsageErrors.
+// One flag a command accepts, declared once: parsing, --help and defaults all read this entry.
+struct FlagSpec {
+  std::string name;           // "--lr"
+  std::string value;          // what it takes, e.g. "RATE"; empty for a boolean flag
+  std::string help;           // one line
+  std::string default_value;  // an absent flag's value as a user would type it ("3e-4"); for
+                              // display only when it is prose ("the model's ctx")
+};
+
+// A subcommand's interface: `remat <name> <operands> [options]`, then the description, then the
+// flags. --help/-h is implied.
+struct CommandSpec {
+  std::string name;                 // "train"
+  std::string operands;             // "[MODEL]", or empty
+  std::size_t max_positionals = 0;  // how many bare arguments it takes
+  std::string description;          // paragraphs, each line ending in '\n'
+  std::vector<FlagSpec> flags;      // in the order --help lists them
+};
+
+// The --help text, generated from the spec.
+std::string usage_text(const CommandSpec& spec);
+// --help or -h anywhere among the arguments.
+bool help_requested(const std::vector<std::string>& argv);
+// When help is requested: prints usage_text(spec) to stdout and returns true.
+bool print_help_if_requested(const std::vector<std::string>& argv, const CommandSpec& spec);
+
+// Parses "--name value", "--name=value" and boolean "--name" flags against a command's declared
+// flags. Unknown flags (named in the error), missing values and repeated flags are UsageErrors.
 class Args {
  public:
-  Args(std::vector<std::string> argv, std::set<std::string> value_flags,
-       std::set<std::string> bool_flags = {}, std::size_t max_positionals = 0);
+  Args(std::vector<std::string> argv, const CommandSpec& spec);
 
   bool has(const std::string& flag) const;
   std::optional<std::string> get(const std::string& flag) const;
@@ -35,10 +60,17 @@ class Args {
   std::optional<double> get_double(const std::string& flag) const;
   std::optional<uint64_t> get_size(const std::string& flag) const;
 
+  // The value given, or else the flag's declared default (a std::logic_error when it declares
+  // none), so --help states exactly what an absent flag means.
+  std::string get_or_default(const std::string& flag) const;
+  int64_t get_int_or_default(const std::string& flag, int64_t min, int64_t max) const;
+  double get_double_or_default(const std::string& flag) const;
+
  private:
   std::map<std::string, std::string> values_;
   std::set<std::string> bools_;
   std::vector<std::string> positionals_;
+  std::map<std::string, std::string> defaults_;
 };
 
 // "48MiB", "1.5GiB", "4096", "10MB", "2k"? Bytes or KiB/MiB/GiB/TiB (1024-based) or

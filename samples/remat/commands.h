@@ -12,5 +12,6 @@ int run_train(const std::vector<std::string>& args);
 int run_plan(const std::vector<std::string>& args);
 int run_bench(const std::vector<std::string>& args);
 int run_profile(const std::vector<std::string>& args);
+int run_ops(const std::vector<std::string>& args);
 
 }  // namespace remat::cli

@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "json_writer.h"
 #include "runtime/instance.h"
 #include "runtime/vulkan_error.h"
 
@@ -28,11 +28,11 @@ std::string subgroup_ops(const PhysicalDeviceSnapshot& d) {
   return s.empty() ? "none" : s;
 }
 
-void write_json(const std::vector<PhysicalDeviceSnapshot>& devs, std::optional<std::size_t> chosen) {
+void write_json(const std::vector<PhysicalDeviceSnapshot>& devs,
+                std::optional<std::size_t> chosen) {
   JsonWriter j;
   j.begin_object();
-  if (chosen) j.field("chosen", static_cast<uint64_t>(*chosen));
-  else j.key("chosen").null();
+  j.field("chosen", chosen);
   j.key("devices").begin_array();
   for (const auto& d : devs) {
     j.begin_object();
@@ -42,8 +42,11 @@ void write_json(const std::vector<PhysicalDeviceSnapshot>& devs, std::optional<s
     j.field("device_local_bytes", d.device_local_bytes());
     j.key("heaps").begin_array();
     for (const auto& h : d.heaps)
-      j.begin_object().field("size_bytes", h.size_bytes).field("budget_bytes", h.budget_bytes)
-          .field("device_local", h.device_local).end_object();
+      j.begin_object()
+          .field("size_bytes", h.size_bytes)
+          .field("budget_bytes", h.budget_bytes)
+          .field("device_local", h.device_local)
+          .end_object();
     j.end_array();
     j.field("subgroup_size", d.subgroup_size);
     j.key("subgroup_ops").begin_array();
@@ -72,12 +75,14 @@ void write_json(const std::vector<PhysicalDeviceSnapshot>& devs, std::optional<s
   std::printf("%s\n", j.str().c_str());
 }
 
-void write_text(const std::vector<PhysicalDeviceSnapshot>& devs, std::optional<std::size_t> chosen) {
+void write_text(const std::vector<PhysicalDeviceSnapshot>& devs,
+                std::optional<std::size_t> chosen) {
   for (const auto& d : devs) {
     const bool pick = chosen && *chosen == d.index;
     std::printf("%s[%u] %s\n", pick ? "* " : "  ", d.index, d.name.c_str());
-    std::printf("      type %s, Vulkan %s, driver %s %s\n", std::string(device_kind_name(d.kind)).c_str(),
-                format_api_version(d.api_version).c_str(), d.driver_name.c_str(), d.driver_info.c_str());
+    std::printf(
+        "      type %s, Vulkan %s, driver %s %s\n", std::string(device_kind_name(d.kind)).c_str(),
+        format_api_version(d.api_version).c_str(), d.driver_name.c_str(), d.driver_info.c_str());
     std::printf("      memory %s device-local", format_bytes(d.device_local_bytes()).c_str());
     if (d.memory_budget && !d.heaps.empty())
       std::printf(" (budget %s)", format_bytes(d.heaps.front().budget_bytes).c_str());
@@ -86,24 +91,29 @@ void write_text(const std::vector<PhysicalDeviceSnapshot>& devs, std::optional<s
                 format_bytes(d.max_storage_buffer_range).c_str(),
                 format_bytes(d.max_texel_buffer_elements * 16).c_str());
     std::printf("      subgroup %u (%s), shared memory %s, workgroup ≤ %u invocations\n",
-                d.subgroup_size, subgroup_ops(d).c_str(), format_bytes(d.max_shared_memory_bytes).c_str(),
-                d.max_workgroup_invocations);
-    std::printf("      fp16 %s, 16-bit storage %s, buffer device address %s, cooperative matrix %s\n",
-                d.shader_float16 ? "yes" : "no", d.storage_buffer_16bit ? "yes" : "no",
-                d.buffer_device_address ? "yes" : "no", d.cooperative_matrix ? "yes" : "no");
+                d.subgroup_size, subgroup_ops(d).c_str(),
+                format_bytes(d.max_shared_memory_bytes).c_str(), d.max_workgroup_invocations);
+    std::printf(
+        "      fp16 %s, 16-bit storage %s, buffer device address %s, cooperative matrix %s\n",
+        d.shader_float16 ? "yes" : "no", d.storage_buffer_16bit ? "yes" : "no",
+        d.buffer_device_address ? "yes" : "no", d.cooperative_matrix ? "yes" : "no");
   }
-  if (chosen) std::printf("remat uses [%zu] (set REMAT_DEVICE=<index|name> to choose another)\n", *chosen);
+  if (chosen)
+    std::printf("remat uses [%zu] (set REMAT_DEVICE=<index|name> to choose another)\n", *chosen);
 }
 
 }  // namespace
 
 int run_devices(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {"--json", "--help"});
-  if (args.has("--help")) {
-    std::printf("usage: remat devices [--json]\n\nLists every Vulkan device with its limits and "
-                "features; '*' marks the one remat uses.\n");
-    return 0;
-  }
+  const CommandSpec spec{
+      "devices",
+      "",
+      0,
+      "Lists every Vulkan device with its limits and features; '*' marks the one remat uses\n"
+      "(REMAT_DEVICE=<index|name> chooses another).\n",
+      {{"--json", "", "print the devices as JSON", ""}}};
+  if (print_help_if_requested(argv, spec)) return 0;
+  Args args(argv, spec);
   auto instance = Instance::create(InstanceOptions::from_environment());
   auto devs = instance->snapshots();
   std::string selector;
@@ -111,10 +121,14 @@ int run_devices(const std::vector<std::string>& argv) {
   std::string why;
   auto chosen = choose_device(devs, selector, &why);
   if (devs.empty())
-    throw VulkanError("no Vulkan device found: install Mesa's software driver lavapipe (Debian "
-                      "package 'mesa-vulkan-drivers')", VK_ERROR_INITIALIZATION_FAILED);
-  if (args.has("--json")) write_json(devs, chosen);
-  else write_text(devs, chosen);
+    throw VulkanError(
+        "no Vulkan device found: install Mesa's software driver lavapipe (Debian "
+        "package 'mesa-vulkan-drivers')",
+        VK_ERROR_INITIALIZATION_FAILED);
+  if (args.has("--json"))
+    write_json(devs, chosen);
+  else
+    write_text(devs, chosen);
   if (!chosen) throw UsageError("REMAT_DEVICE: " + why);
   return 0;
 }

@@ -25,6 +25,7 @@ constexpr Command kCommands[] = {
     {"plan", remat::cli::run_plan, "plan a training step: memory, recompute, predicted time"},
     {"bench", remat::cli::run_bench, "measure the memory/time frontier, or kernels against peak"},
     {"profile", remat::cli::run_profile, "measure per-kernel costs into a --costs table"},
+    {"ops", remat::cli::run_ops, "list each op kind's named inputs and outputs"},
 };
 
 void print_usage(std::FILE* out) {

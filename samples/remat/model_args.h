@@ -3,8 +3,8 @@
 #pragma once
 
 #include <optional>
-#include <set>
 #include <string>
+#include <vector>
 
 #include "cli_args.h"
 #include "graph/cost_model.h"
@@ -13,11 +13,14 @@
 
 namespace remat::cli {
 
-// --model --layers --dim --heads --vocab --ctx --batch --seq --dropout --arena --policy --costs
-std::set<std::string> model_value_flags();
+// --model --layers --dim --heads --vocab --ctx --batch --seq --dropout --dtype --arena --policy
+// --costs, declared with their help and defaults.
+std::vector<FlagSpec> model_flags();
+// `flags` without the one named `name` (a command that does not take it).
+std::vector<FlagSpec> without(std::vector<FlagSpec> flags, const std::string& name);
 
 struct ModelSelection {
-  std::string model_name;          // preset the overrides apply to ("from file" with --init)
+  std::string model_name;          // the preset the shape equals, "custom", or "from checkpoint"
   ModelConfig model;               // after overrides, validated
   TrainShape shape;                // batch, seq, dropout; validated against the model
   Policy policy;                   // --policy, or auto when --arena is given
@@ -27,7 +30,10 @@ struct ModelSelection {
 
 // `base` (a model read from a checkpoint) replaces the preset; overrides still apply.
 // Bad values are UsageError or std::invalid_argument (both exit 2).
-ModelSelection parse_model_selection(const Args& args, std::optional<ModelConfig> base = std::nullopt,
-                                     int default_batch = 4);
+ModelSelection parse_model_selection(const Args& args,
+                                     std::optional<ModelConfig> base = std::nullopt);
+
+// train and bench execute f32 activations only: --dtype f16/bf16 is a UsageError naming why.
+void require_f32_activations(const ModelSelection& sel);
 
 }  // namespace remat::cli

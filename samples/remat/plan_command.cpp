@@ -8,37 +8,39 @@
 #include <string>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "model_args.h"
 #include "graph/autodiff.h"
 #include "graph/cost_model.h"
+#include "model_args.h"
 #include "planner/plan.h"
 
 namespace remat::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: remat plan [MODEL] [--model tiny|gpt2|gpt2-medium|gpt2-large|gpt2-xl]\n"
-    "                  [--layers N] [--dim N] [--heads N] [--vocab N] [--ctx N]\n"
-    "                  [--batch B] [--seq T] [--dtype f32|f16|bf16] [--dropout P]\n"
-    "                  [--arena SIZE | --policy none|every:K|sqrt|selective|auto]\n"
-    "                  [--costs FILE.json] [--alignment BYTES] [--json]\n";
+CommandSpec spec() {
+  CommandSpec c{"plan", "[MODEL]", 1,
+                "Plans one training step for a model, batch and sequence length without a GPU:\n"
+                "memory by category, what is recomputed, the predicted step time, and a table\n"
+                "over the policies, with the textbook estimate beside the exact numbers.\n",
+                model_flags()};
+  c.flags.push_back({"--alignment", "BYTES", "alignment of every tensor's offset", "256"});
+  c.flags.push_back({"--json", "", "print the plan as JSON", ""});
+  return c;
+}
 
 struct Options {
-  ModelSelection sel;        // model, shape, policy, arena, costs
-  uint64_t alignment = 256;  // --alignment
-  bool json = false;         // --json
+  ModelSelection sel;      // model, shape, policy, arena, costs
+  uint64_t alignment = 0;  // --alignment
+  bool json = false;       // --json
 };
 
 Options parse_options(const std::vector<std::string>& argv) {
-  auto flags = model_value_flags();
-  flags.insert({"--dtype", "--alignment"});
-  Args a(argv, flags, {"--json"}, 1);
+  Args a(argv, spec());
   Options o;
   o.sel = parse_model_selection(a);
-  if (auto d = a.get("--dtype")) o.sel.shape.activation_dtype = parse_activation_dtype(*d);
-  if (auto v = a.get_int("--alignment", 1, 1 << 20)) o.alignment = static_cast<uint64_t>(*v);
+  o.alignment = static_cast<uint64_t>(a.get_int_or_default("--alignment", 1, 1 << 20));
   o.json = a.has("--json");
   return o;
 }
@@ -53,19 +55,6 @@ std::string flops(double v) {
   std::snprintf(buf, sizeof buf, "%.3g TFLOP", v / 1e12);
   return buf;
 }
-std::string opt_num(const std::optional<double>& v) {
-  return v ? num(*v) : "null";
-}
-std::string quoted(const std::string& s) {
-  return "\"" + s + "\"";
-}
-
-std::string string_list(const std::vector<std::string>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + quoted(v[i]);
-  return out + "]";
-}
-
 // One row of the comparison table.
 struct Row {
   std::string policy;        // policy text
@@ -92,65 +81,62 @@ std::vector<Row> policy_table(const Graph& g, const Options& o) {
   return rows;
 }
 
-std::string analytic_json(const AnalyticEstimate& a) {
-  return "{\"M_a\": " + num(a.M_a) + ", \"M_c\": " + opt_num(a.M_c) +
-         ", \"T_c_ratio\": " + opt_num(a.T_c_ratio) +
-         ", \"interval\": " + (a.interval ? std::to_string(*a.interval) : "null") + "}";
+void analytic_json(JsonWriter& j, const AnalyticEstimate& a) {
+  j.begin_object().field("M_a", a.M_a).field("M_c", a.M_c).field("T_c_ratio", a.T_c_ratio);
+  j.field("interval", a.interval).end_object();
 }
 
-std::string row_json(const Row& r) {
-  if (!r.plan) return "{\"policy\": " + quoted(r.policy) + ", \"error\": " + quoted(r.error) + "}";
+void row_json(JsonWriter& j, const Row& r) {
+  j.begin_object().field("policy", r.policy);
+  if (!r.plan) {
+    j.field("error", r.error).end_object();
+    return;
+  }
   const Plan& p = *r.plan;
-  return "{\"policy\": " + quoted(r.policy) +
-         ", \"arena_bytes\": " + std::to_string(p.arena_bytes) +
-         ", \"arena_lower_bound_bytes\": " + std::to_string(p.arena_lower_bound) +
-         ", \"recompute_flops\": " + num(p.report.recompute_flops) +
-         ", \"predicted_step_ratio\": " + num(p.report.predicted_step_ratio) +
-         ", \"analytic\": " + analytic_json(p.report.analytic) + "}";
+  j.field("arena_bytes", p.arena_bytes).field("arena_lower_bound_bytes", p.arena_lower_bound);
+  j.field("recompute_flops", p.report.recompute_flops);
+  j.field("predicted_step_ratio", p.report.predicted_step_ratio).key("analytic");
+  analytic_json(j, p.report.analytic);
+  j.end_object();
+}
+
+void string_list(JsonWriter& j, const std::vector<std::string>& v) {
+  j.begin_array();
+  for (const auto& s : v) j.value(s);
+  j.end_array();
 }
 
 void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms) {
   const Report& r = p.report;
-  std::printf(
-      "{\n  \"model\": {\"name\": %s, \"layers\": %d, \"dim\": %d, \"heads\": %d, \"vocab\": %d, "
-      "\"ctx\": %d},\n",
-      quoted(o.sel.model_name).c_str(), o.sel.model.layers, o.sel.model.dim, o.sel.model.heads, o.sel.model.vocab,
-      o.sel.model.ctx);
-  std::printf("  \"batch\": %d, \"seq\": %d, \"dtype\": %s,\n", o.sel.shape.batch, o.sel.shape.seq,
-              quoted(std::string(dtype_name(o.sel.shape.activation_dtype))).c_str());
-  std::printf("  \"policy\": %s,\n  \"budget_bytes\": %s,\n", quoted(p.policy.to_string()).c_str(),
-              o.sel.arena ? std::to_string(*o.sel.arena).c_str() : "null");
-  std::printf(
-      "  \"arena_bytes\": %llu,\n  \"arena_lower_bound_bytes\": %llu,\n  \"persistent_bytes\": "
-      "%llu,\n",
-      static_cast<unsigned long long>(p.arena_bytes),
-      static_cast<unsigned long long>(p.arena_lower_bound),
-      static_cast<unsigned long long>(p.persistent_bytes));
-  std::printf("  \"alignment\": %llu,\n", static_cast<unsigned long long>(p.alignment));
-  std::printf(
-      "  \"persistent\": {\"parameters\": %llu, \"grads\": %llu, \"adam\": %llu, \"io\": %llu},\n",
-      static_cast<unsigned long long>(r.parameter_bytes),
-      static_cast<unsigned long long>(r.grad_bytes), static_cast<unsigned long long>(r.adam_bytes),
-      static_cast<unsigned long long>(r.io_bytes));
-  std::printf(
-      "  \"arena_at_peak\": {\"saved_activations\": %llu, \"recompute\": %llu, \"gradients\": "
-      "%llu, \"workspace\": %llu},\n",
-      static_cast<unsigned long long>(r.saved_activation_bytes),
-      static_cast<unsigned long long>(r.recompute_bytes),
-      static_cast<unsigned long long>(r.grads_in_flight_bytes),
-      static_cast<unsigned long long>(r.workspace_bytes));
-  std::printf("  \"checkpoints\": %s,\n  \"stored_blocks\": %s,\n  \"nesting_depth\": %d,\n",
-              string_list(r.checkpoints).c_str(), string_list(r.stored_blocks).c_str(),
-              r.nesting_depth);
-  std::printf("  \"forward_flops\": %s,\n  \"backward_flops\": %s,\n  \"recompute_flops\": %s,\n",
-              num(r.forward_flops).c_str(), num(r.backward_flops).c_str(),
-              num(r.recompute_flops).c_str());
-  std::printf("  \"predicted_step_ratio\": %s,\n  \"steps\": %zu,\n  \"planning_ms\": %s,\n",
-              num(r.predicted_step_ratio).c_str(), p.steps.size(), num(ms).c_str());
-  std::printf("  \"analytic\": %s,\n  \"policies\": [\n", analytic_json(r.analytic).c_str());
-  for (size_t i = 0; i < rows.size(); ++i)
-    std::printf("    %s%s\n", row_json(rows[i]).c_str(), i + 1 < rows.size() ? "," : "");
-  std::printf("  ]\n}\n");
+  const ModelConfig& m = o.sel.model;
+  JsonWriter j(2);
+  j.begin_object().key("model").begin_object().field("name", o.sel.model_name);
+  j.field("layers", m.layers).field("dim", m.dim).field("heads", m.heads).field("vocab", m.vocab);
+  j.field("ctx", m.ctx).end_object();
+  j.field("batch", o.sel.shape.batch).field("seq", o.sel.shape.seq);
+  j.field("dtype", dtype_name(o.sel.shape.activation_dtype));
+  j.field("plan_only", o.sel.shape.activation_dtype != DType::f32);
+  j.field("policy", p.policy.to_string()).field("budget_bytes", o.sel.arena);
+  j.field("arena_bytes", p.arena_bytes).field("arena_lower_bound_bytes", p.arena_lower_bound);
+  j.field("persistent_bytes", p.persistent_bytes).field("alignment", p.alignment);
+  j.key("persistent").begin_object().field("parameters", r.parameter_bytes);
+  j.field("grads", r.grad_bytes).field("adam", r.adam_bytes).field("io", r.io_bytes).end_object();
+  j.key("arena_at_peak").begin_object().field("saved_activations", r.saved_activation_bytes);
+  j.field("recompute", r.recompute_bytes).field("gradients", r.grads_in_flight_bytes);
+  j.field("workspace", r.workspace_bytes).end_object();
+  j.key("checkpoints");
+  string_list(j, r.checkpoints);
+  j.key("stored_blocks");
+  string_list(j, r.stored_blocks);
+  j.field("nesting_depth", r.nesting_depth).field("forward_flops", r.forward_flops);
+  j.field("backward_flops", r.backward_flops).field("recompute_flops", r.recompute_flops);
+  j.field("predicted_step_ratio", r.predicted_step_ratio).field("steps", p.steps.size());
+  j.field("planning_ms", ms).key("analytic");
+  analytic_json(j, r.analytic);
+  j.key("policies").begin_array();
+  for (const Row& row : rows) row_json(j, row);
+  j.end_array().end_object();
+  std::printf("%s\n", j.str().c_str());
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -163,9 +149,13 @@ std::string join(const std::vector<std::string>& v) {
 void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms) {
   const Report& r = p.report;
   std::printf("model %s: L%d C%d H%d V%d ctx%d, batch %d, seq %d, activations %s\n",
-              o.sel.model_name.c_str(), o.sel.model.layers, o.sel.model.dim, o.sel.model.heads, o.sel.model.vocab,
-              o.sel.model.ctx, o.sel.shape.batch, o.sel.shape.seq,
+              o.sel.model_name.c_str(), o.sel.model.layers, o.sel.model.dim, o.sel.model.heads,
+              o.sel.model.vocab, o.sel.model.ctx, o.sel.shape.batch, o.sel.shape.seq,
               std::string(dtype_name(o.sel.shape.activation_dtype)).c_str());
+  if (o.sel.shape.activation_dtype != DType::f32)
+    std::printf(
+        "plan only: remat train and bench run f32 activations (16-bit storage is not "
+        "implemented yet)\n");
   std::printf("policy %s%s: arena %s (lower bound %s, layout/bound %.4f), persistent %s\n",
               p.policy.to_string().c_str(),
               o.sel.arena ? (" under " + format_bytes(*o.sel.arena)).c_str() : "",
@@ -213,15 +203,12 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
 }  // namespace
 
 int run_plan(const std::vector<std::string>& args) {
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
+  if (print_help_if_requested(args, spec())) return 0;
   const Options o = parse_options(args);
   const Graph g = build_training_gpt(o.sel.model, o.sel.shape);
   const auto start = std::chrono::steady_clock::now();
-  const Plan p = plan_graph(g, {o.sel.policy, o.sel.arena, o.alignment, o.sel.costs ? &*o.sel.costs : nullptr});
+  const Plan p = plan_graph(
+      g, {o.sel.policy, o.sel.arena, o.alignment, o.sel.costs ? &*o.sel.costs : nullptr});
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const std::vector<Row> rows = policy_table(g, o);

@@ -1,21 +1,20 @@
 // `remat profile`: measures what each kernel family costs on the current device and writes the
 // cost table `remat plan/train --costs FILE` read (CostModel::from_json), so `auto` decides from
 // measurements instead of the default FLOP/byte rates.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
+#include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "json_writer.h"
 #include "model_args.h"
 #include "runtime/device.h"
 #include "runtime/session.h"
@@ -24,20 +23,26 @@
 namespace remat::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: remat profile [MODEL] --out COSTS.json [--layers N] [--dim N] [--heads N]\n"
-    "                     [--vocab N] [--ctx N] [--batch B] [--seq T] [--dropout P]\n"
-    "                     [--policy P | --arena SIZE] [--steps N] [--warmup W]\n"
-    "\n"
-    "Runs W warm-up and N measured steps (defaults 1 and 3) of the model on the default Vulkan\n"
-    "device with GPU timestamps, and writes per kernel family the rates that reproduce the\n"
-    "measured times: flops_per_s = FLOPs / time and bytes_per_s = bytes / time over the family's\n"
-    "steps (after a fixed launch cost, the fastest dispatch seen), in the format\n"
-    "  {\"default\": {rate}, \"kernels\": {\"matmul\": {\"flops_per_s\": ..., \"bytes_per_s\": "
-    "...,\n"
-    "   \"launch_s\": ...}, ...}}\n"
-    "that `remat plan --costs COSTS.json` and `remat train --costs COSTS.json` read. Profile the\n"
-    "model and shape you will plan: rates depend on shapes.\n";
+CommandSpec spec() {
+  CommandSpec c{
+      "profile", "[MODEL]", 1,
+      "Runs W warm-up and N measured steps of the model on the default Vulkan device with GPU\n"
+      "timestamps, and writes per kernel family the rates that reproduce the measured times:\n"
+      "flops_per_s = FLOPs / time and bytes_per_s = bytes / time over the family's steps (after a\n"
+      "fixed launch cost, the fastest dispatch seen), in the format\n"
+      "  {\"default\": {rate}, \"kernels\": {\"matmul\": {\"flops_per_s\": ..., \"bytes_per_s\": "
+      "...,\n"
+      "   \"launch_s\": ...}, ...}}\n"
+      "that `remat plan --costs COSTS.json` and `remat train --costs COSTS.json` read. Profile "
+      "the\n"
+      "model and shape you will plan: rates depend on shapes.\n",
+      without(model_flags(), "--costs")};
+  c.flags.insert(c.flags.begin(),
+                 {"--out", "COSTS.json", "where to write the cost table (required)", ""});
+  c.flags.push_back({"--steps", "N", "measured steps", "3"});
+  c.flags.push_back({"--warmup", "W", "unmeasured steps before them", "1"});
+  return c;
+}
 
 struct Options {
   ModelSelection sel;
@@ -47,16 +52,10 @@ struct Options {
 };
 
 Options parse(const std::vector<std::string>& argv) {
-  auto flags = model_value_flags();
-  flags.erase("--costs");
-  flags.insert({"--out", "--steps", "--warmup"});
-  Args a(argv, flags, {"--help"}, 1);
-  if (a.has("--help")) {
-    std::fputs(kUsage, stdout);
-    std::exit(0);
-  }
+  Args a(argv, spec());
   Options o;
   o.sel = parse_model_selection(a);
+  require_f32_activations(o.sel);
   auto out = a.get("--out");
   if (!out) throw UsageError("--out COSTS.json is required (where to write the cost table)");
   o.out = *out;
@@ -66,8 +65,8 @@ Options parse(const std::vector<std::string>& argv) {
   const auto dir = o.out.has_parent_path() ? o.out.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(dir, ec))
     throw UsageError(dir.string() + ": no such folder for --out");
-  o.steps = static_cast<int>(a.get_int("--steps", 1, 1000000).value_or(3));
-  o.warmup = static_cast<int>(a.get_int("--warmup", 0, 1000000).value_or(1));
+  o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 1000000));
+  o.warmup = static_cast<int>(a.get_int_or_default("--warmup", 0, 1000000));
   return o;
 }
 
@@ -79,6 +78,7 @@ struct Family {
 }  // namespace
 
 int run_profile(const std::vector<std::string>& args) {
+  if (print_help_if_requested(args, spec())) return 0;
   const Options o = parse(args);
   auto device = Device::open();
   std::printf("device   %s\n", device->summary().c_str());
@@ -103,7 +103,6 @@ int run_profile(const std::vector<std::string>& args) {
   std::map<OpKind, Family> fam;
   Family all;
   for (const StepTime& s : meas.steps) {
-    if (!s.step) continue;
     if (s.dispatches == 1) launch_ms = std::min(launch_ms, s.ms);
     Family& f = fam[s.kind];
     f.ms += s.ms, f.flops += s.step->flops, f.bytes += s.step->bytes;
@@ -134,14 +133,7 @@ int run_profile(const std::vector<std::string>& args) {
   }
   j.end_object().end_object();
 
-  const std::filesystem::path tmp = o.out.string() + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    if (!f) throw UsageError(o.out.string() + ": cannot create the cost table");
-    f << j.str() << "\n";
-    if (!f.flush()) throw std::runtime_error(tmp.string() + ": write failed");
-  }
-  std::filesystem::rename(tmp, o.out);
+  write_file_atomically(o.out, j.str() + "\n");
 
   std::printf("\n%-24s %5s %10s %10s %10s %10s\n", "kernel family", "steps", "ms", "GFLOP/s",
               "GB/s", "share");

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
-#include <string_view>
 
 namespace remat::cli {
 
@@ -38,41 +37,26 @@ void synthetic_batch(const ModelConfig& model, const TrainShape& shape, int accu
 
 namespace {
 
-std::string step_label(const Plan& plan, const Step& s) {
-  return std::string(op_kind_name(s.kind)) + " " +
-         plan.tensors.at(static_cast<std::size_t>(s.outputs.at(0))).tensor.name;
-}
-
-// Groups one run's dispatch timings into per-step times, walking the schedule in order (the
-// lowering emits each step's dispatches consecutively, labelled with the step).
-std::vector<StepTime> attribute(const Plan& plan,
-                                const std::vector<std::pair<std::string, double>>& ms) {
-  std::vector<StepTime> out;
-  std::size_t j = 0;
-  for (const auto& [label, t] : ms) {
-    if (!out.empty() && out.back().label == label) {
-      out.back().ms += t;
-      ++out.back().dispatches;
-      continue;
-    }
-    std::size_t k = j;
-    while (k < plan.steps.size() && step_label(plan, plan.steps[k]) != label) ++k;
-    StepTime st;
-    st.label = label;
-    st.ms = t;
-    st.dispatches = 1;
-    if (k < plan.steps.size()) {
-      st.step = &plan.steps[k];
+// Sums one run's dispatch timings per plan step, by the step index each dispatch carries: one
+// entry per step that ran, in schedule order; under gradient accumulation a step's passes over
+// every micro-batch add up.
+std::vector<StepTime> attribute(const Plan& plan, const std::vector<Session::DispatchTime>& ms) {
+  std::vector<StepTime> by_step(plan.steps.size());
+  for (const auto& d : ms) {
+    if (d.step < 0 || static_cast<std::size_t>(d.step) >= plan.steps.size())
+      throw std::logic_error("dispatch '" + d.label + "' carries no plan step");
+    StepTime& st = by_step[static_cast<std::size_t>(d.step)];
+    if (st.dispatches == 0) {
+      st.index = d.step;
+      st.step = &plan.steps[static_cast<std::size_t>(d.step)];
       st.kind = st.step->kind;
-      j = k + 1;
-    } else {
-      const std::string kind = label.substr(0, label.find(' '));
-      if (!parse_op_kind(kind, &st.kind))
-        throw std::logic_error("dispatch '" + label + "' names no op kind");
+      st.label = d.label;
     }
-    out.push_back(std::move(st));
+    st.ms += d.ms;
+    ++st.dispatches;
   }
-  return out;
+  std::erase_if(by_step, [](const StepTime& st) { return st.dispatches == 0; });
+  return by_step;
 }
 
 }  // namespace
@@ -94,7 +78,7 @@ Measurement measure_session(Session& session, int warmup, int steps) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const auto ms = session.dispatch_ms();
     double gpu = 0;
-    for (const auto& d : ms) gpu += d.second;
+    for (const auto& d : ms) gpu += d.ms;
     m.wall_ms.push_back(wall);
     m.gpu_ms.push_back(gpu);
     host.push_back(wall - gpu);

@@ -13,17 +13,18 @@ namespace remat::cli {
 
 // Time of one plan step (all of its dispatches), the median over the measured steps.
 struct StepTime {
-  const Step* step = nullptr;  // the plan step; nullptr when a dispatch matched no step
-  std::string label;           // "<op kind> <first output>", as the lowering names dispatches
+  int index = -1;              // into Plan::steps, as the dispatches carry it (Dispatch::step)
+  const Step* step = nullptr;  // that plan step
+  std::string label;           // its first dispatch's label, for display
   OpKind kind{};               // kernel family
-  int dispatches = 0;          // dispatches it lowered to
+  int dispatches = 0;          // dispatches it lowered to (every micro-batch's)
   double ms = 0;               // median GPU milliseconds (sum over its dispatches)
 };
 
 struct Measurement {
   std::vector<double> wall_ms;  // per measured step: Session::step as the host saw it
   std::vector<double> gpu_ms;   // per measured step: sum of the dispatch timestamps
-  std::vector<StepTime> steps;  // per plan step, schedule order
+  std::vector<StepTime> steps;  // per plan step that ran, schedule order
   double median_wall_ms = 0;
   double median_gpu_ms = 0;
   double median_host_ms = 0;  // median of (wall - gpu): time outside timed GPU work

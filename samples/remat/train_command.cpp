@@ -11,9 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
+#include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "json_writer.h"
 #include "model_args.h"
 #include "runtime/byte_dataset.h"
 #include "runtime/device.h"
@@ -24,19 +25,37 @@
 namespace remat::cli {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: remat train [MODEL] --data FILE [--init W.safetensors] [--layers N] [--dim N]\n"
-    "                   [--heads N] [--vocab N] [--ctx N] [--batch B] [--seq T] [--steps N]\n"
-    "                   [--accum N]\n"
-    "                   [--lr 3e-4] [--wd 0] [--beta1 0.9] [--beta2 0.999] [--eps 1e-8]\n"
-    "                   [--grad-clip 0] [--dropout 0] [--arena SIZE | --policy P] [--seed S]\n"
-    "                   [--save OUT.safetensors] [--save-every K] [--log-json FILE]\n"
-    "                   [--sample N] [--quiet]\n"
-    "\n"
-    "Trains on FILE read as bytes (vocabulary 256): step s, row b is the window of T+1 bytes\n"
-    "starting at ((s*B + b)*T) mod (len - T - 1); with --accum N, micro-batch m of step s reads\n"
-    "as step s*N + m. --arena caps activation memory; the planner\n"
-    "picks what to recompute. --policy none|every:K|sqrt|selective fixes the policy instead.\n";
+CommandSpec spec() {
+  CommandSpec c{
+      "train",
+      "[MODEL]",
+      1,
+      "Trains on FILE read as bytes (vocabulary 256): step s, row b is the window of T+1 bytes\n"
+      "starting at ((s*B + b)*T) mod (len - T - 1); with --accum N, micro-batch m of step s reads\n"
+      "as step s*N + m. --arena caps activation memory and the planner picks what to recompute;\n"
+      "--policy fixes the policy instead.\n",
+      {{"--data", "FILE", "training text, read as bytes (required)", ""},
+       {"--init", "W.safetensors", "start from these weights (GPT-2 layout); sets the model", ""}}};
+  for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
+  const std::vector<FlagSpec> training = {
+      {"--steps", "N", "optimizer steps", "100"},
+      {"--accum", "N", "micro-batches per optimizer step (gradient accumulation)", "1"},
+      {"--lr", "RATE", "AdamW learning rate", "3e-4"},
+      {"--wd", "W", "AdamW decoupled weight decay, on 2-D parameters only", "0"},
+      {"--beta1", "B1", "AdamW first-moment decay", "0.9"},
+      {"--beta2", "B2", "AdamW second-moment decay", "0.999"},
+      {"--eps", "EPS", "AdamW denominator epsilon", "1e-8"},
+      {"--grad-clip", "NORM", "clip the global gradient norm to NORM; 0 disables", "0"},
+      {"--seed", "S", "weight initialisation and dropout masks", "0"},
+      {"--save", "OUT.safetensors", "write the trained weights here (atomically)", ""},
+      {"--save-every", "K", "also save every K steps (needs --save)", ""},
+      {"--log-json", "FILE", "one JSON object per step, then a summary", ""},
+      {"--sample", "N", "after training, continue the data's first bytes by N bytes", "0"},
+      {"--quiet", "", "no progress output", ""},
+  };
+  c.flags.insert(c.flags.end(), training.begin(), training.end());
+  return c;
+}
 
 struct Options {
   ModelSelection sel;
@@ -67,14 +86,7 @@ void check_output_path(const std::filesystem::path& path, const std::string& fla
 }
 
 Options parse(const std::vector<std::string>& argv) {
-  auto flags = model_value_flags();
-  flags.insert({"--data", "--init", "--steps", "--accum", "--lr", "--wd", "--beta1", "--beta2", "--eps",
-                "--grad-clip", "--seed", "--save", "--save-every", "--log-json", "--sample"});
-  Args a(argv, flags, {"--quiet", "--help"}, 1);
-  if (a.has("--help")) {
-    std::fputs(kUsage, stdout);
-    std::exit(0);
-  }
+  Args a(argv, spec());
   Options o;
   std::optional<ModelConfig> base;
   if (auto w = a.get("--init")) {
@@ -90,28 +102,31 @@ Options parse(const std::vector<std::string>& argv) {
     }
   }
   o.sel = parse_model_selection(a, base);
+  require_f32_activations(o.sel);
   auto data = a.get("--data");
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
   o.data = *data;
   if (o.sel.model.vocab < 256)
-    throw UsageError("byte-level data needs --vocab of at least 256, got " + std::to_string(o.sel.model.vocab));
-  o.steps = static_cast<int>(a.get_int("--steps", 1, 100000000).value_or(100));
-  o.accum = static_cast<int>(a.get_int("--accum", 1, 4096).value_or(1));
-  o.sample = static_cast<int>(a.get_int("--sample", 0, 100000).value_or(0));
+    throw UsageError("byte-level data needs --vocab of at least 256, got " +
+                     std::to_string(o.sel.model.vocab));
+  o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
+  o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
+  o.sample = static_cast<int>(a.get_int_or_default("--sample", 0, 100000));
   o.save_every = static_cast<int>(a.get_int("--save-every", 1, 100000000).value_or(0));
-  if (auto v = a.get_double("--lr")) o.opt.lr = *v;
-  if (auto v = a.get_double("--wd")) o.opt.weight_decay = *v;
-  if (auto v = a.get_double("--beta1")) o.opt.beta1 = *v;
-  if (auto v = a.get_double("--beta2")) o.opt.beta2 = *v;
-  if (auto v = a.get_double("--eps")) o.opt.eps = *v;
-  if (auto v = a.get_double("--grad-clip")) o.opt.grad_clip = static_cast<float>(*v);
+  // The CLI's declared defaults, not the library's (PyTorch's lr 1e-3, weight decay 0.01).
+  o.opt.lr = a.get_double_or_default("--lr");
+  o.opt.weight_decay = a.get_double_or_default("--wd");
+  o.opt.beta1 = a.get_double_or_default("--beta1");
+  o.opt.beta2 = a.get_double_or_default("--beta2");
+  o.opt.eps = a.get_double_or_default("--eps");
+  o.opt.grad_clip = static_cast<float>(a.get_double_or_default("--grad-clip"));
   if (o.opt.lr <= 0) throw UsageError("--lr must be positive");
   if (o.opt.weight_decay < 0) throw UsageError("--wd must be at least 0");
   if (o.opt.beta1 < 0 || o.opt.beta1 >= 1 || o.opt.beta2 < 0 || o.opt.beta2 >= 1)
     throw UsageError("--beta1 and --beta2 must be in [0, 1)");
   if (o.opt.eps <= 0) throw UsageError("--eps must be positive");
   if (o.opt.grad_clip < 0) throw UsageError("--grad-clip must be at least 0 (0 disables clipping)");
-  o.seed = static_cast<uint64_t>(a.get_int("--seed", 0, INT64_MAX).value_or(0));
+  o.seed = static_cast<uint64_t>(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto v = a.get("--save")) {
     o.save = *v;
     check_output_path(*o.save, "--save");
@@ -127,33 +142,24 @@ Options parse(const std::vector<std::string>& argv) {
 
 // Per-step JSON lines go to a temporary file renamed into place at the end, so an interrupted
 // run never leaves a half-written log under the requested name.
+// --log-json: one JSON object per line, written to a temporary file that replaces the log only
+// when the run ends normally; a failed run leaves any previous log untouched.
 class JsonLog {
  public:
   explicit JsonLog(const std::optional<std::filesystem::path>& path) {
-    if (!path) return;
-    final_ = *path;
-    tmp_ = path->string() + ".tmp-" + std::to_string(::getpid());
-    out_.open(tmp_, std::ios::trunc);
-    if (!out_) throw UsageError(path->string() + ": cannot create the log file");
+    if (path) file_.emplace(*path);
   }
-  ~JsonLog() {
-    if (!tmp_.empty() && !committed_) std::filesystem::remove(tmp_);
-  }
-  void line(const std::string& json) {
-    if (out_.is_open()) out_ << json << '\n';
+  void line(const JsonWriter& json) {
+    if (!file_) return;
+    const std::string text = json.str() + "\n";
+    file_->write(text.data(), text.size());
   }
   void commit() {
-    if (!out_.is_open()) return;
-    out_.close();
-    std::filesystem::rename(tmp_, final_);
-    committed_ = true;
+    if (file_) file_->commit();
   }
 
  private:
-  std::filesystem::path final_;
-  std::string tmp_;
-  std::ofstream out_;
-  bool committed_ = false;
+  std::optional<AtomicFile> file_;
 };
 
 // Resident set size of this process (Linux /proc), for the soak figures; 0 where unavailable.
@@ -175,13 +181,16 @@ std::string join(const std::vector<std::string>& v) {
 void print_sample(Session& session, const ByteDataset& data, const Options& o) {
   const Batch first = data.batch(0, 1);
   const std::size_t len = std::min<std::size_t>(16, first.tokens.size());
-  std::vector<uint32_t> prompt(first.tokens.begin(), first.tokens.begin() + static_cast<std::ptrdiff_t>(len));
+  std::vector<uint32_t> prompt(first.tokens.begin(),
+                               first.tokens.begin() + static_cast<std::ptrdiff_t>(len));
   const auto out = session.sample(prompt, o.sample, o.seed);
   auto show = [](const std::vector<uint32_t>& v) {
     std::string s;
     for (uint32_t t : v) {
-      if (t == '\n') s += "\\n";
-      else if (t >= 32 && t < 127) s += static_cast<char>(t);
+      if (t == '\n')
+        s += "\\n";
+      else if (t >= 32 && t < 127)
+        s += static_cast<char>(t);
       else {
         char buf[8];
         std::snprintf(buf, sizeof buf, "\\x%02x", t);
@@ -196,6 +205,7 @@ void print_sample(Session& session, const ByteDataset& data, const Options& o) {
 }  // namespace
 
 int run_train(const std::vector<std::string>& argv) {
+  if (print_help_if_requested(argv, spec())) return 0;
   const Options o = parse(argv);
   const ByteDataset data(o.data, o.sel.shape.seq);
   auto device = Device::open();
@@ -219,11 +229,13 @@ int run_train(const std::vector<std::string>& argv) {
               o.sel.model_name.c_str(), m.layers, m.dim, m.heads, m.vocab, m.ctx,
               double(m.parameter_count()) / 1e6, cfg.shape.batch, cfg.shape.seq,
               o.accum > 1 ? (" × " + std::to_string(o.accum) + " micro-batches").c_str() : "");
-  std::printf("plan     policy %s; checkpoints %s; arena %s%s; persistent %s; predicted %.3fx the time of no recompute\n",
-              plan.policy.to_string().c_str(), join(plan.report.checkpoints).c_str(),
-              format_bytes(plan.arena_bytes).c_str(),
-              o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
-              format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
+  std::printf(
+      "plan     policy %s; checkpoints %s; arena %s%s; persistent %s; predicted %.3fx the time of "
+      "no recompute\n",
+      plan.policy.to_string().c_str(), join(plan.report.checkpoints).c_str(),
+      format_bytes(plan.arena_bytes).c_str(),
+      o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
+      format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
   std::printf("data     %s: %zu bytes, unigram entropy %.3f nats/byte\n", o.data.string().c_str(),
               data.size(), data.unigram_entropy());
   std::fflush(stdout);
@@ -243,7 +255,8 @@ int run_train(const std::vector<std::string>& argv) {
     }
     const auto t0 = std::chrono::steady_clock::now();
     const float loss = session.step(b.tokens, b.targets);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // Stop at the first non-finite loss or gradient norm: the update of this step may already
     // have spoiled the weights, so nothing from it is saved.
     const float grad_norm = session.last_grad_norm();
@@ -260,11 +273,16 @@ int run_train(const std::vector<std::string>& argv) {
     last_loss = loss;
     const double tok_s = tokens_per_step / (ms / 1000.0);
     JsonWriter j;
-    j.begin_object().field("step", s + 1).field("loss", double(loss)).field("ms", ms)
-        .field("tokens_per_s", tok_s).field("grad_norm", double(grad_norm))
+    j.begin_object()
+        .field("step", s + 1)
+        .field("loss", double(loss))
+        .field("ms", ms)
+        .field("tokens_per_s", tok_s)
+        .field("grad_norm", double(grad_norm))
         .field("device_bytes_allocated", device->ledger().stats().total_live_bytes)
-        .field("host_rss_bytes", host_rss_bytes()).end_object();
-    log.line(j.str());
+        .field("host_rss_bytes", host_rss_bytes())
+        .end_object();
+    log.line(j);
     const double eta_s = total_ms / (s + 1) * (o.steps - s - 1) / 1000.0;
     if (tty) {
       const int width = 30, done = (s + 1) * width / o.steps;
@@ -293,26 +311,37 @@ int run_train(const std::vector<std::string>& argv) {
 
   const MemoryReport mem = session.memory();
   const double mean_ms = total_ms / o.steps;
-  std::printf("done     %d steps: loss %.4f -> %.4f (unigram entropy %.4f); %.1f ms/step, %.0f tok/s\n",
-              o.steps, first_loss, last_loss, data.unigram_entropy(), mean_ms,
-              tokens_per_step / (mean_ms / 1000.0));
-  std::printf("memory   device allocated %s = persistent %s + arena %s", format_bytes(mem.device_bytes_allocated).c_str(),
+  std::printf(
+      "done     %d steps: loss %.4f -> %.4f (unigram entropy %.4f); %.1f ms/step, %.0f tok/s\n",
+      o.steps, first_loss, last_loss, data.unigram_entropy(), mean_ms,
+      tokens_per_step / (mean_ms / 1000.0));
+  std::printf("memory   device allocated %s = persistent %s + arena %s",
+              format_bytes(mem.device_bytes_allocated).c_str(),
               format_bytes(mem.persistent_bytes).c_str(), format_bytes(mem.arena_bytes).c_str());
-  for (const auto& [name, bytes] : mem.extras) std::printf(" + %s %s", name.c_str(), format_bytes(bytes).c_str());
-  std::printf(" (%s plan)\n", mem.device_bytes_allocated == mem.planned_total_bytes ? "exactly as" : "DIFFERS from");
+  for (const auto& [name, bytes] : mem.extras)
+    std::printf(" + %s %s", name.c_str(), format_bytes(bytes).c_str());
+  std::printf(" (%s plan)\n", mem.device_bytes_allocated == mem.planned_total_bytes
+                                  ? "exactly as"
+                                  : "DIFFERS from");
   if (o.save) std::printf("saved    %s\n", o.save->string().c_str());
   if (o.sample > 0) print_sample(session, data, o);
 
   JsonWriter j;
-  j.begin_object().field("summary", true).field("steps", o.steps).field("policy", plan.policy.to_string());
+  j.begin_object()
+      .field("summary", true)
+      .field("steps", o.steps)
+      .field("policy", plan.policy.to_string());
   j.key("checkpoints").begin_array();
   for (const auto& c : plan.report.checkpoints) j.value(c);
   j.end_array();
-  j.field("arena_bytes", plan.arena_bytes).field("persistent_bytes", plan.persistent_bytes)
+  j.field("arena_bytes", plan.arena_bytes)
+      .field("persistent_bytes", plan.persistent_bytes)
       .field("planned_total_bytes", mem.planned_total_bytes)
       .field("device_bytes_allocated", mem.device_bytes_allocated)
-      .field("first_loss", double(first_loss)).field("final_loss", double(last_loss))
-      .field("unigram_entropy", data.unigram_entropy()).field("mean_ms", mean_ms)
+      .field("first_loss", double(first_loss))
+      .field("final_loss", double(last_loss))
+      .field("unigram_entropy", data.unigram_entropy())
+      .field("mean_ms", mean_ms)
       .field("tokens_per_s", tokens_per_step / (mean_ms / 1000.0));
   // With REMAT_VALIDATION=1 the Khronos layer checks every call; report what it said.
   if (device->instance().validation_enabled()) {
@@ -323,7 +352,7 @@ int run_train(const std::vector<std::string>& argv) {
     j.key("validation_messages").null();
   }
   j.end_object();
-  log.line(j.str());
+  log.line(j);
   log.commit();
   return 0;
 }

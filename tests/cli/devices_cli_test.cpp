@@ -25,9 +25,11 @@ TEST_CASE("remat devices marks the device it would use") {
 }
 
 TEST_CASE("REMAT_DEVICE selects by name and rejects unknown devices") {
-  auto ok = remat::test::run_command(std::string("REMAT_DEVICE=llvmpipe '") + REMAT_CLI_PATH + "' devices");
+  auto ok = remat::test::run_command(std::string("REMAT_DEVICE=llvmpipe '") + REMAT_CLI_PATH +
+                                     "' devices");
   CHECK(ok.exit_code == 0);
-  auto bad = remat::test::run_command(std::string("REMAT_DEVICE=no-such-gpu '") + REMAT_CLI_PATH + "' devices");
+  auto bad = remat::test::run_command(std::string("REMAT_DEVICE=no-such-gpu '") + REMAT_CLI_PATH +
+                                      "' devices");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.rfind("remat: error: ", 0) == 0);
   CHECK(bad.err.find("no-such-gpu") != std::string::npos);
@@ -47,10 +49,12 @@ TEST_CASE("the CLI error contract: one line, exit status 2") {
 TEST_CASE("without a Vulkan driver, remat names the packages that provide one") {
   // VK_ICD_FILENAMES / VK_DRIVER_FILES point the loader at a driver manifest that does not exist,
   // as on a machine without mesa-vulkan-drivers.
-  for (const char* args : {"devices", "train tiny --data /usr/share/common-licenses/GPL-3 --steps 1"}) {
+  for (const char* args :
+       {"devices", "train tiny --data /usr/share/common-licenses/GPL-3 --steps 1"}) {
     INFO(args);
-    auto r = remat::test::run_command(std::string("VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json '") +
-                                      REMAT_CLI_PATH + "' " + args);
+    auto r = remat::test::run_command(
+        std::string("VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json '") +
+        REMAT_CLI_PATH + "' " + args);
     CHECK(r.exit_code == 3);  // a Vulkan fault, not bad input (2)
     CHECK(r.err.rfind("remat: error: no Vulkan driver found", 0) == 0);
     CHECK(r.err.find("mesa-vulkan-drivers") != std::string::npos);
@@ -59,7 +63,8 @@ TEST_CASE("without a Vulkan driver, remat names the packages that provide one") 
 
 TEST_CASE("a plan larger than the device's memory is refused before allocating, with the fix") {
   // tiny at batch 1024 stores 2.2 GiB of activations; lavapipe offers a 2 GiB heap.
-  auto r = remat::test::run_remat("train tiny --data /usr/share/common-licenses/GPL-3 --batch 1024 --steps 1");
+  auto r = remat::test::run_remat(
+      "train tiny --data /usr/share/common-licenses/GPL-3 --batch 1024 --steps 1");
   INFO(r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.err.rfind("remat: error: the plan needs ", 0) == 0);

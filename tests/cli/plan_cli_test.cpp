@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/json.h"
+#include "planner/plan.h"
 #include "tests/support/json_number.h"
 #include "tests/support/run_command.h"
 
@@ -19,11 +21,57 @@ TEST_CASE("remat plan --json has the documented fields") {
        {"\"policy\": \"none\"", "\"arena_bytes\": ", "\"arena_lower_bound_bytes\": ",
         "\"persistent_bytes\": ", "\"checkpoints\": [",
         "\"forward_flops\": ", "\"backward_flops\": ", "\"recompute_flops\": 0",
-        "\"predicted_step_ratio\": 1", "\"budget_bytes\": null", "\"analytic\": {\"M_a\": ",
-        "\"T_c_ratio\": ", "\"interval\": ", "\"batch\": 4", "\"seq\": 64"})
+        "\"predicted_step_ratio\": 1", "\"budget_bytes\": null", "\"analytic\": {",
+        "\"M_a\": ", "\"T_c_ratio\": ", "\"interval\": ", "\"batch\": 4", "\"seq\": 64"})
     CHECK(r.out.find(key) != std::string::npos);
   CHECK(json_number(r.out, "arena_bytes") >= json_number(r.out, "arena_lower_bound_bytes"));
   CHECK(r.out.rfind("{", 0) == 0);
+}
+
+// Byte and FLOP counts are exact integers far above 2^24; the JSON must carry them without
+// rounding (no %g), so a reader gets the planner's numbers bit for bit.
+TEST_CASE("remat plan --json prints byte and FLOP counts exactly") {
+  const std::string shape = "--layers 32 --dim 4096 --heads 32 --ctx 1024 --seq 1024 --batch 2";
+  auto r = run_remat("plan " + shape + " --dtype bf16 --policy every:4 --json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"M_a\": 1073741824,") != std::string::npos);
+  const remat::JsonValue doc = remat::parse_json(r.out);
+  remat::ModelConfig model;
+  model.layers = 32, model.dim = 4096, model.heads = 32, model.ctx = 1024;
+  remat::TrainShape train;
+  train.batch = 2, train.seq = 1024, train.activation_dtype = remat::DType::bf16;
+  const remat::Plan p = remat::plan(model, train, remat::Policy::parse("every:4"));
+  CHECK(doc.find("analytic")->find("M_a")->number == 1073741824.0);
+  CHECK(doc.find("forward_flops")->number == p.report.forward_flops);
+  CHECK(doc.find("backward_flops")->number == p.report.backward_flops);
+  CHECK(doc.find("recompute_flops")->number == p.report.recompute_flops);
+  CHECK(doc.find("arena_bytes")->number == static_cast<double>(p.arena_bytes));
+  CHECK(doc.find("persistent_bytes")->number == static_cast<double>(p.persistent_bytes));
+  CHECK(r.out.find("e+") == std::string::npos);
+}
+
+TEST_CASE("remat plan names the preset a shape equals, or custom, and marks 16-bit plans") {
+  auto custom = run_remat("plan --layers 32 --dim 4096 --heads 32 --ctx 1024 --seq 128 --json");
+  REQUIRE(custom.exit_code == 0);
+  const remat::JsonValue c = remat::parse_json(custom.out);
+  CHECK(c.find("model")->find("name")->string == "custom");
+  CHECK_FALSE(c.find("plan_only")->boolean);
+  auto overridden = run_remat("plan gpt2 --layers 4 --seq 64 --json");
+  REQUIRE(overridden.exit_code == 0);
+  CHECK(remat::parse_json(overridden.out).find("model")->find("name")->string == "custom");
+  auto spelled =
+      run_remat("plan --layers 12 --dim 768 --heads 12 --vocab 50257 --ctx 1024 --seq 64 --json");
+  REQUIRE(spelled.exit_code == 0);
+  CHECK(remat::parse_json(spelled.out).find("model")->find("name")->string == "gpt2");
+
+  auto half = run_remat("plan --dtype bf16 --json");
+  REQUIRE(half.exit_code == 0);
+  CHECK(remat::parse_json(half.out).find("plan_only")->boolean);
+  auto human = run_remat("plan --dtype f16");
+  REQUIRE(human.exit_code == 0);
+  CHECK(human.out.find("plan only: remat train and bench run f32 activations") !=
+        std::string::npos);
 }
 
 TEST_CASE("remat plan --arena picks auto within the budget; below the minimum names it") {

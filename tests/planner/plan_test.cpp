@@ -46,6 +46,23 @@ TEST_CASE("planner: every fixed policy is sound on the tiny preset, with and wit
   }
 }
 
+TEST_CASE("planner: the plan names its logits and checkpoints by tensor id") {
+  const Graph g = build_training_gpt(ModelConfig::preset("tiny"), TrainShape{});
+  const Plan p = plan_graph(g, {Policy::parse("every:2"), std::nullopt, 256, nullptr});
+  REQUIRE(p.logits != kNoTensor);
+  CHECK(p.tensors.at(static_cast<size_t>(p.logits)).tensor.name == "head.logits");
+  const auto& r = p.report;
+  REQUIRE(r.checkpoints.size() == 2);  // h.0 and h.2 of the four blocks
+  REQUIRE(r.checkpoint_blocks.size() == r.checkpoints.size());
+  REQUIRE(r.checkpoint_tensors.size() == r.checkpoints.size());
+  for (size_t i = 0; i < r.checkpoints.size(); ++i) {
+    const Block& b = g.blocks.at(static_cast<size_t>(r.checkpoint_blocks[i]));
+    CHECK(b.name == r.checkpoints[i]);
+    CHECK(r.checkpoint_tensors[i] == b.input);
+  }
+  CHECK(p.report.analytic.interval == 2);
+}
+
 TEST_CASE("planner: checkpointing trades arena for recompute on gpt2 blocks") {
   TrainShape shape;
   shape.batch = 1;

@@ -106,3 +106,29 @@ TEST_CASE("verify: an arena too small for its offsets is caught") {
 }
 
 }  // namespace remat
+
+namespace remat {
+
+TEST_CASE("verify: a step or graph op whose arity differs from its schema is caught") {
+  Fixture f;
+  Step* mm = nullptr;
+  for (auto& s : f.p.steps)
+    if (s.kind == OpKind::matmul && s.attrs.has_bias) {
+      mm = &s;
+      break;
+    }
+  REQUIRE(mm != nullptr);
+  mm->inputs.pop_back();  // the bias the attributes promise
+  const auto problems = verify_plan(f.g, f.p);
+  CHECK(mentions(problems, "matmul takes 3 inputs (x, weight, bias?; has_bias), has 2"));
+
+  Fixture h;
+  for (auto& op : h.g.ops)
+    if (op.kind == OpKind::adamw) {
+      op.inputs.pop_back();  // drop grad_norm
+      break;
+    }
+  CHECK(mentions(verify_plan(h.g, h.p), "adamw takes 5 inputs"));
+}
+
+}  // namespace remat

@@ -1,0 +1,95 @@
+#include "graph/op_schema.h"
+
+#include <algorithm>
+
+namespace remat {
+namespace {
+
+using Presence = OperandSpec::Presence;
+
+// "x, weight, bias?" for error messages.
+std::string operand_names(std::span<const OperandSpec> list) {
+  std::string s;
+  for (const OperandSpec& o : list) {
+    if (!s.empty()) s += ", ";
+    s += o.name;
+    if (o.presence == Presence::if_bias) s += "?";
+    if (o.presence == Presence::variadic) s += "...";
+  }
+  return s;
+}
+
+// Empty when `count` operands fit `list`.
+std::string check_list(std::span<const OperandSpec> list, const OpAttrs& attrs, std::size_t count,
+                       const char* what) {
+  std::size_t expected = 0;
+  bool variadic = false;
+  for (const OperandSpec& o : list) {
+    if (o.presence == Presence::required) ++expected;
+    if (o.presence == Presence::if_bias && attrs.has_bias) ++expected;
+    variadic = variadic || o.presence == Presence::variadic;
+  }
+  if (variadic ? count >= expected : count == expected) return "";
+  return std::string("takes ") + (variadic ? "at least " : "") + std::to_string(expected) + " " +
+         what + " (" + operand_names(list) + (attrs.has_bias ? "; has_bias" : "") + "), has " +
+         std::to_string(count);
+}
+
+// "tokens[BT] u32, wte[V,C]": name, then shape; a variadic list says what it holds in words.
+std::string markdown_cell(std::span<const OperandSpec> list) {
+  std::string s;
+  for (const OperandSpec& o : list) {
+    if (!s.empty()) s += ", ";
+    s += o.name;
+    if (o.presence == Presence::variadic)
+      s += "… (" + std::string(o.shape) + ")";
+    else
+      s += o.shape;
+    if (o.presence == Presence::if_bias) s += " (optional)";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string check_operand_arity(OpKind kind, const OpAttrs& attrs, std::size_t inputs,
+                                std::size_t outputs) {
+  const OpSchema& s = op_schema(kind);
+  std::string why = check_list(s.inputs, attrs, inputs, "inputs");
+  if (why.empty()) why = check_list(s.outputs, attrs, outputs, "outputs");
+  return why.empty() ? why : std::string(op_kind_name(kind)) + " " + why;
+}
+
+std::vector<TensorId> named_operands(
+    OpKind kind, bool outputs, std::initializer_list<std::pair<std::string_view, TensorId>> named) {
+  const OpSchema& s = op_schema(kind);
+  const std::span<const OperandSpec> list = outputs ? s.outputs : s.inputs;
+  const std::string where = std::string(op_kind_name(kind)) + (outputs ? " output " : " input ");
+  std::vector<TensorId> out(list.size(), kNoTensor);
+  for (const auto& [name, id] : named) {
+    const auto it = std::find_if(list.begin(), list.end(),
+                                 [&](const OperandSpec& o) { return o.name == name; });
+    if (it == list.end()) throw std::logic_error(where + "'" + std::string(name) + "' is unknown");
+    TensorId& at = out[static_cast<std::size_t>(it - list.begin())];
+    if (at != kNoTensor) throw std::logic_error(where + "'" + std::string(name) + "' given twice");
+    at = id;
+  }
+  // Trailing optional operands that were not given are dropped; a gap anywhere else is a bug.
+  while (!out.empty() && out.back() == kNoTensor &&
+         list[out.size() - 1].presence != Presence::required)
+    out.pop_back();
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i] == kNoTensor)
+      throw std::logic_error(where + "'" + std::string(list[i].name) + "' is missing");
+  return out;
+}
+
+std::string op_schema_markdown() {
+  std::string s = "| kind | inputs | outputs | notes |\n|---|---|---|---|\n";
+  for (const OpSchema& k : kOpSchemas)
+    s += "| `" + std::string(op_kind_name(k.kind)) + "` | " + markdown_cell(k.inputs) + " | " +
+         markdown_cell(k.outputs) + " | " + std::string(k.notes) + " |\n";
+  return s;
+}
+
+}  // namespace remat

@@ -1,0 +1,273 @@
+// The operand contract of every op kind: its named inputs and outputs in order, which are
+// optional, and what they hold. graph/ builds ops by these names, the planner's checker validates
+// arity against them, the runtime's lowering reads operands through them, and docs/ops.md's table
+// is generated from them (`remat ops --markdown`), so the four cannot drift apart.
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "graph/op.h"
+
+namespace remat {
+
+struct OperandSpec {
+  enum class Presence {
+    required,
+    if_bias,   // present exactly when OpAttrs::has_bias (matmul's bias, its gradient)
+    variadic,  // zero or more tensors, last in the list (grad_norm's gradients)
+  };
+  std::string_view name;   // how code addresses it
+  std::string_view shape;  // for docs/ops.md: "[BT,C]", "[BT] u32", or "" (as in the forward)
+  Presence presence = Presence::required;
+};
+
+struct OpSchema {
+  OpKind kind;
+  std::span<const OperandSpec> inputs;   // in Op::inputs order
+  std::span<const OperandSpec> outputs;  // in Op::outputs order
+  std::string_view notes;                // semantics, for docs/ops.md
+};
+
+namespace schema_table {
+using P = OperandSpec::Presence;
+inline constexpr OperandSpec embedding_in[] = {
+    {"tokens", "[BT] u32"}, {"wte", "[V,C]"}, {"wpe", "[ctx,C]"}};
+inline constexpr OperandSpec embedding_out[] = {{"x", "[BT,C]"}};
+inline constexpr OperandSpec embedding_backward_in[] = {{"tokens", ""}, {"dx", "[BT,C]"}};
+inline constexpr OperandSpec embedding_backward_out[] = {{"dwte", "[V,C]"}, {"dwpe", "[ctx,C]"}};
+inline constexpr OperandSpec layernorm_in[] = {{"x", "[BT,C]"}, {"weight", "[C]"}, {"bias", "[C]"}};
+inline constexpr OperandSpec layernorm_out[] = {
+    {"y", "[BT,C]"}, {"mean", "[BT] f32"}, {"rstd", "[BT] f32"}};
+inline constexpr OperandSpec layernorm_backward_in[] = {
+    {"dy", ""}, {"x", ""}, {"weight", ""}, {"mean", ""}, {"rstd", ""}};
+inline constexpr OperandSpec layernorm_backward_out[] = {
+    {"dx", ""}, {"dweight", ""}, {"dbias", ""}};
+inline constexpr OperandSpec matmul_in[] = {
+    {"x", "[M,K]"}, {"weight", "[K,N] or [N,K]"}, {"bias", "[N]", P::if_bias}};
+inline constexpr OperandSpec matmul_out[] = {{"y", "[M,N]"}};
+inline constexpr OperandSpec matmul_backward_in[] = {
+    {"dy", "[M,N]"}, {"x", "[M,K]"}, {"weight", ""}};
+inline constexpr OperandSpec matmul_backward_out[] = {
+    {"dx", "[M,K]"}, {"dweight", ""}, {"dbias", "[N]", P::if_bias}};
+inline constexpr OperandSpec attention_in[] = {{"qkv", "[BT,3C]"}};
+inline constexpr OperandSpec attention_out[] = {{"out", "[BT,C]"}, {"lse", "[B,NH,T] f32"}};
+inline constexpr OperandSpec attention_backward_in[] = {
+    {"dout", ""}, {"qkv", ""}, {"out", ""}, {"lse", ""}};
+inline constexpr OperandSpec attention_backward_out[] = {{"dqkv", "[BT,3C]"}};
+inline constexpr OperandSpec gelu_in[] = {{"x", ""}};
+inline constexpr OperandSpec gelu_out[] = {{"y", ""}};
+inline constexpr OperandSpec gelu_backward_in[] = {{"dy", ""}, {"x", ""}};
+inline constexpr OperandSpec gelu_backward_out[] = {{"dx", ""}};
+inline constexpr OperandSpec residual_in[] = {{"a", ""}, {"b", ""}};
+inline constexpr OperandSpec residual_out[] = {{"y", ""}};
+inline constexpr OperandSpec residual_backward_in[] = {{"dy", ""}};
+inline constexpr OperandSpec residual_backward_out[] = {{"da", ""}, {"db", ""}};
+inline constexpr OperandSpec dropout_in[] = {{"x", ""}};
+inline constexpr OperandSpec dropout_out[] = {{"y", ""}};
+inline constexpr OperandSpec dropout_backward_in[] = {{"dy", ""}};
+inline constexpr OperandSpec dropout_backward_out[] = {{"dx", ""}};
+inline constexpr OperandSpec cross_entropy_in[] = {{"logits", "[BT,V]"}, {"targets", "[BT] u32"}};
+inline constexpr OperandSpec cross_entropy_out[] = {{"losses", "[BT] f32"}};
+inline constexpr OperandSpec cross_entropy_backward_in[] = {{"logits", ""}, {"targets", ""}};
+inline constexpr OperandSpec cross_entropy_backward_out[] = {{"dlogits", "[BT,V]"}};
+inline constexpr OperandSpec grad_norm_in[] = {{"grads", "every parameter gradient", P::variadic}};
+inline constexpr OperandSpec grad_norm_out[] = {{"norm", "[2] f32"}};
+inline constexpr OperandSpec adamw_in[] = {
+    {"param", ""}, {"grad", ""}, {"m", ""}, {"v", ""}, {"grad_norm", "[2] f32"}};
+inline constexpr OperandSpec adamw_out[] = {{"param", ""}, {"m", ""}, {"v", ""}};
+}  // namespace schema_table
+
+#define REMAT_SCHEMA(kind, notes)                                          \
+  OpSchema {                                                               \
+    OpKind::kind, schema_table::kind##_in, schema_table::kind##_out, notes \
+  }
+
+inline constexpr OpSchema kOpSchemas[] = {
+    REMAT_SCHEMA(embedding, "x = wte[token] + wpe[t]"),
+    REMAT_SCHEMA(embedding_backward,
+                 "deterministic: no atomics; rows of dwpe ≥ T are written 0 when overwriting; dwte "
+                 "rows without tokens untouched when accumulating, 0 when overwriting"),
+    REMAT_SCHEMA(layernorm, "eps 1e-5 (attribute), biased variance"),
+    REMAT_SCHEMA(layernorm_backward, "dweight and dbias share one accumulate flag"),
+    REMAT_SCHEMA(matmul,
+                 "weight layout attribute: `in_out` [K,N] (HF Conv1D) or `out_in` [N,K] (tied "
+                 "head); bias present iff `has_bias`"),
+    REMAT_SCHEMA(matmul_backward,
+                 "one op, may lower to separate dx and dweight/dbias dispatches; dbias present iff "
+                 "`has_bias`"),
+    REMAT_SCHEMA(attention,
+                 "causal, scale 1/√(C/NH), flash-style: never stores T×T; B and T are read from "
+                 "lse"),
+    REMAT_SCHEMA(attention_backward, "recomputes probabilities from q, k and lse"),
+    REMAT_SCHEMA(gelu, "tanh approximation (GPT-2)"),
+    REMAT_SCHEMA(gelu_backward, ""),
+    REMAT_SCHEMA(residual, "y = a + b"),
+    REMAT_SCHEMA(residual_backward, "each output with its own accumulate flag"),
+    REMAT_SCHEMA(
+        dropout,
+        "mask from counter RNG keyed (seed, step, op id, element); p = 0 is an identity op "
+        "the builder omits"),
+    REMAT_SCHEMA(dropout_backward, "regenerates the same mask"),
+    REMAT_SCHEMA(cross_entropy, "fused stable log-softmax; mean over BT taken by the reader"),
+    REMAT_SCHEMA(cross_entropy_backward, "dlogits = (softmax − onehot)/BT"),
+    REMAT_SCHEMA(grad_norm,
+                 "norm[0]: global L2 norm, deterministic fixed-order sum of squares; norm[1]: the "
+                 "clip scale AdamW multiplies gradients by"),
+    REMAT_SCHEMA(adamw,
+                 "in place: outputs are the param, m and v inputs; step, lr, betas, eps, weight "
+                 "decay come from a buffer the host rewrites before each step; PyTorch semantics, "
+                 "weight decay "
+                 "only on 2-D params"),
+};
+#undef REMAT_SCHEMA
+
+constexpr const OpSchema& op_schema(OpKind kind) {
+  for (const OpSchema& s : kOpSchemas)
+    if (s.kind == kind) return s;
+  throw std::logic_error("op kind without a schema");
+}
+
+constexpr std::size_t operand_slot(std::span<const OperandSpec> list, std::string_view name) {
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (list[i].name == name) return i;
+  throw std::logic_error("no such operand");
+}
+// Slot of a named operand, resolved at compile time: an unknown name does not compile.
+consteval std::size_t input_slot(OpKind kind, std::string_view name) {
+  return operand_slot(op_schema(kind).inputs, name);
+}
+consteval std::size_t output_slot(OpKind kind, std::string_view name) {
+  return operand_slot(op_schema(kind).outputs, name);
+}
+
+// Named slot constants, one namespace per kind: slot::matmul::weight is matmul's input "weight",
+// slot::matmul::y its output, slot::matmul::kind the kind. Each constant is looked up in the table
+// above by its own name.
+#define REMAT_IN(name) inline constexpr std::size_t name = input_slot(kind, #name);
+#define REMAT_OUT(name) inline constexpr std::size_t name = output_slot(kind, #name);
+// clang-format off
+namespace slot {
+namespace embedding {
+inline constexpr OpKind kind = OpKind::embedding;
+REMAT_IN(tokens) REMAT_IN(wte) REMAT_IN(wpe)
+REMAT_OUT(x)
+}  // namespace embedding
+namespace embedding_backward {
+inline constexpr OpKind kind = OpKind::embedding_backward;
+REMAT_IN(tokens) REMAT_IN(dx)
+REMAT_OUT(dwte) REMAT_OUT(dwpe)
+}  // namespace embedding_backward
+namespace layernorm {
+inline constexpr OpKind kind = OpKind::layernorm;
+REMAT_IN(x) REMAT_IN(weight) REMAT_IN(bias)
+REMAT_OUT(y) REMAT_OUT(mean) REMAT_OUT(rstd)
+}  // namespace layernorm
+namespace layernorm_backward {
+inline constexpr OpKind kind = OpKind::layernorm_backward;
+REMAT_IN(dy) REMAT_IN(x) REMAT_IN(weight) REMAT_IN(mean) REMAT_IN(rstd)
+REMAT_OUT(dx) REMAT_OUT(dweight) REMAT_OUT(dbias)
+}  // namespace layernorm_backward
+namespace matmul {
+inline constexpr OpKind kind = OpKind::matmul;
+REMAT_IN(x) REMAT_IN(weight) REMAT_IN(bias)
+REMAT_OUT(y)
+}  // namespace matmul
+namespace matmul_backward {
+inline constexpr OpKind kind = OpKind::matmul_backward;
+REMAT_IN(dy) REMAT_IN(x) REMAT_IN(weight)
+REMAT_OUT(dx) REMAT_OUT(dweight) REMAT_OUT(dbias)
+}  // namespace matmul_backward
+namespace attention {
+inline constexpr OpKind kind = OpKind::attention;
+REMAT_IN(qkv)
+REMAT_OUT(out) REMAT_OUT(lse)
+}  // namespace attention
+namespace attention_backward {
+inline constexpr OpKind kind = OpKind::attention_backward;
+REMAT_IN(dout) REMAT_IN(qkv) REMAT_IN(out) REMAT_IN(lse)
+REMAT_OUT(dqkv)
+}  // namespace attention_backward
+namespace gelu {
+inline constexpr OpKind kind = OpKind::gelu;
+REMAT_IN(x)
+REMAT_OUT(y)
+}  // namespace gelu
+namespace gelu_backward {
+inline constexpr OpKind kind = OpKind::gelu_backward;
+REMAT_IN(dy) REMAT_IN(x)
+REMAT_OUT(dx)
+}  // namespace gelu_backward
+namespace residual {
+inline constexpr OpKind kind = OpKind::residual;
+REMAT_IN(a) REMAT_IN(b)
+REMAT_OUT(y)
+}  // namespace residual
+namespace residual_backward {
+inline constexpr OpKind kind = OpKind::residual_backward;
+REMAT_IN(dy)
+REMAT_OUT(da) REMAT_OUT(db)
+}  // namespace residual_backward
+namespace dropout {
+inline constexpr OpKind kind = OpKind::dropout;
+REMAT_IN(x)
+REMAT_OUT(y)
+}  // namespace dropout
+namespace dropout_backward {
+inline constexpr OpKind kind = OpKind::dropout_backward;
+REMAT_IN(dy)
+REMAT_OUT(dx)
+}  // namespace dropout_backward
+namespace cross_entropy {
+inline constexpr OpKind kind = OpKind::cross_entropy;
+REMAT_IN(logits) REMAT_IN(targets)
+REMAT_OUT(losses)
+}  // namespace cross_entropy
+namespace cross_entropy_backward {
+inline constexpr OpKind kind = OpKind::cross_entropy_backward;
+REMAT_IN(logits) REMAT_IN(targets)
+REMAT_OUT(dlogits)
+}  // namespace cross_entropy_backward
+namespace grad_norm {
+inline constexpr OpKind kind = OpKind::grad_norm;
+REMAT_IN(grads)
+REMAT_OUT(norm)
+}  // namespace grad_norm
+namespace adamw {
+inline constexpr OpKind kind = OpKind::adamw;
+REMAT_IN(param) REMAT_IN(grad) REMAT_IN(m) REMAT_IN(v) REMAT_IN(grad_norm)
+// The outputs are the param, m and v inputs updated in place; named apart from them.
+inline constexpr std::size_t param_out = output_slot(kind, "param");
+inline constexpr std::size_t m_out = output_slot(kind, "m");
+inline constexpr std::size_t v_out = output_slot(kind, "v");
+}  // namespace adamw
+}  // namespace slot
+// clang-format on
+#undef REMAT_IN
+#undef REMAT_OUT
+
+// Empty when `inputs` and `outputs` operands fit the kind's schema (optional operands present
+// exactly when the attributes say so); otherwise one line saying what was expected.
+std::string check_operand_arity(OpKind kind, const OpAttrs& attrs, std::size_t inputs,
+                                std::size_t outputs);
+
+// Operand lists built by name: each (name, tensor) pair lands in its schema slot. Unknown names,
+// a name given twice, or a required operand left out are std::logic_error (a graph-building bug).
+std::vector<TensorId> named_operands(
+    OpKind kind, bool outputs, std::initializer_list<std::pair<std::string_view, TensorId>> named);
+
+// The operand at `slot`, or kNoTensor where an optional operand is absent.
+inline TensorId operand_or_none(const std::vector<TensorId>& list, std::size_t slot) {
+  return slot < list.size() ? list[slot] : kNoTensor;
+}
+
+// docs/ops.md's operand table (Markdown), generated from kOpSchemas.
+std::string op_schema_markdown();
+
+}  // namespace remat
