@@ -121,7 +121,7 @@ typedef struct remat_session_params {
   const char* policy;
   uint64_t arena_bytes; /* activation arena cap in bytes; 0 = no cap */
 
-  /* AdamW: defaults 3e-4, 0.9, 0.999, 1e-8, 0, and no gradient clipping (0). */
+  /* AdamW: defaults 1e-3, 0.9, 0.999, 1e-8, weight decay 0.01, no gradient clipping (0). */
   double learning_rate, beta1, beta2, eps, weight_decay;
   double grad_clip;
 

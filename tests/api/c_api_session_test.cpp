@@ -57,6 +57,28 @@ TEST_CASE("version and devices") {
   CHECK(std::string(remat_last_error()).empty());
 }
 
+TEST_CASE("session parameter defaults are the ones remat.h documents") {
+  remat_session_params p;
+  REQUIRE(remat_session_params_default(&p) == REMAT_OK);
+  CHECK(p.struct_size == sizeof p);
+  CHECK(std::string(p.model) == "tiny");
+  CHECK(p.layers == 0);
+  CHECK(p.batch == 4);
+  CHECK(p.seq == 64);
+  CHECK(p.accum == 1);
+  CHECK(p.policy == nullptr);
+  CHECK(p.arena_bytes == 0);
+  CHECK(p.learning_rate == 1e-3);
+  CHECK(p.beta1 == 0.9);
+  CHECK(p.beta2 == 0.999);
+  CHECK(p.eps == 1e-8);
+  CHECK(p.weight_decay == 1e-2);
+  CHECK(p.grad_clip == 0);
+  CHECK(p.seed == 0);
+  CHECK(p.pipeline_cache_dir == nullptr);
+  CHECK(p.progress == nullptr);
+}
+
 TEST_CASE("a C API session trains bit-identically to the library's Session") {
   Handles h;
   REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
