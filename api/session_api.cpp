@@ -1,0 +1,215 @@
+// remat_session_* and remat_plan: parameters, planning, training, weights in and out, reports.
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <span>
+#include <string>
+
+#include "api/error_boundary.h"
+#include "api/handles.h"
+#include "api/reports.h"
+#include "api/session_params.h"
+#include "planner/plan.h"
+#include "runtime/progress.h"
+#include "runtime/safetensors.h"
+#include "runtime/vulkan_error.h"
+
+using remat::capi::ApiError;
+using remat::capi::guarded;
+using remat::capi::invalid;
+using remat::capi::require;
+
+namespace {
+
+remat::Session& session_of(const remat_session* s) {
+  require(s != nullptr, "session is NULL");
+  return *s->session;
+}
+
+// Every call that submits to a device holds its mutex.
+std::unique_lock<std::mutex> lock_device(const remat_session* s) {
+  return std::unique_lock<std::mutex>(s->device->mutex);
+}
+
+// A file the app names must exist and be readable: IO, not a bad argument, when it is not.
+void require_readable(const char* path) {
+  require(path != nullptr, "path is NULL");
+  std::ifstream f(path, std::ios::binary);
+  if (!f)
+    throw ApiError(REMAT_ERROR_IO,
+                   std::string(path) + ": cannot open (" + std::strerror(errno) + ")");
+}
+
+template <class T>
+std::span<const T> span_of(const T* data, size_t count, const char* name) {
+  if (count > 0 && data == nullptr) invalid(std::string(name) + " is NULL");
+  return {data, count};
+}
+
+}  // namespace
+
+extern "C" {
+
+remat_status remat_session_params_default(remat_session_params* params) {
+  return guarded([&] {
+    require(params != nullptr, "params is NULL");
+    remat::capi::fill_default_params(*params);
+  });
+}
+
+remat_status remat_session_params_from_file(remat_session_params* params, const char* path) {
+  return guarded([&] {
+    remat::capi::require_struct(params, "params");
+    require_readable(path);
+    remat::capi::set_model_from_checkpoint(*params, remat::read_safetensors(path));
+  });
+}
+
+remat_status remat_session_params_from_memory(remat_session_params* params, const void* data,
+                                              size_t size) {
+  return guarded([&] {
+    remat::capi::require_struct(params, "params");
+    require(data != nullptr, "data is NULL");
+    const std::string bytes(static_cast<const char*>(data), size);
+    remat::capi::set_model_from_checkpoint(*params,
+                                           remat::parse_safetensors(bytes, "checkpoint in memory"));
+  });
+}
+
+remat_status remat_plan(const remat_session_params* params, remat_plan_report* report) {
+  return guarded([&] {
+    remat::capi::require_struct(report, "report");
+    const remat::SessionConfig c = remat::capi::session_config(params);
+    const remat::Plan plan = remat::plan(c.model, c.shape, c.policy, c.arena_budget, 256, c.costs);
+    remat::capi::fill_plan_report(plan, c.model, *report);
+  });
+}
+
+remat_status remat_session_create(remat_device* device, const remat_session_params* params,
+                                  remat_session** session) {
+  return guarded([&] {
+    require(session != nullptr, "session (the output pointer) is NULL");
+    *session = nullptr;
+    require(device != nullptr, "device is NULL");
+    const remat::SessionConfig config = remat::capi::session_config(params);
+    auto handle = std::make_unique<remat_session>();
+    handle->device = device->state;
+    const auto lock = lock_device(handle.get());
+    handle->session = std::make_unique<remat::Session>(*device->state->device, config);
+    *session = handle.release();
+  });
+}
+
+void remat_session_free(remat_session* session) {
+  remat::capi::clear_error();
+  if (!session) return;
+  try {
+    const auto lock = lock_device(session);
+    session->session.reset();
+  } catch (...) {
+    // Only the lock can throw here; the session's device objects are then leaked, not corrupted.
+  }
+  delete session;
+}
+
+remat_status remat_session_load_file(remat_session* session, const char* path) {
+  return guarded([&] {
+    remat::Session& s = session_of(session);
+    require_readable(path);
+    const auto lock = lock_device(session);
+    s.load(path);
+  });
+}
+
+remat_status remat_session_load_memory(remat_session* session, const void* data, size_t size) {
+  return guarded([&] {
+    remat::Session& s = session_of(session);
+    require(data != nullptr, "data is NULL");
+    const auto lock = lock_device(session);
+    s.load(std::span(static_cast<const std::byte*>(data), size), "weights in memory");
+  });
+}
+
+remat_status remat_session_save_file(remat_session* session, const char* path) {
+  return guarded([&] {
+    const remat::Session& s = session_of(session);
+    require(path != nullptr, "path is NULL");
+    const auto lock = lock_device(session);
+    try {
+      s.save(path);
+    } catch (const remat::VulkanError&) {
+      throw;
+    } catch (const remat::Cancelled&) {
+      throw;
+    } catch (const std::invalid_argument& e) {  // the file cannot be created or written
+      throw ApiError(REMAT_ERROR_IO, e.what());
+    } catch (const std::runtime_error& e) {  // a write, fsync or rename failed
+      throw ApiError(REMAT_ERROR_IO, e.what());
+    }
+  });
+}
+
+remat_status remat_session_step(remat_session* session, const uint32_t* tokens,
+                                const uint32_t* targets, size_t count, float* loss) {
+  return guarded([&] {
+    remat::Session& s = session_of(session);
+    require(loss != nullptr, "loss (the output pointer) is NULL");
+    const auto in = span_of(tokens, count, "tokens");
+    const auto out = span_of(targets, count, "targets");
+    const auto lock = lock_device(session);
+    *loss = s.step(in, out);
+  });
+}
+
+remat_status remat_session_set_learning_rate(remat_session* session, double learning_rate) {
+  return guarded([&] {
+    remat::Session& s = session_of(session);
+    if (!std::isfinite(learning_rate) || learning_rate < 0)
+      invalid("learning rate " + std::to_string(learning_rate) + " must be finite and at least 0");
+    const auto lock = lock_device(session);
+    s.set_learning_rate(learning_rate);
+  });
+}
+
+remat_status remat_session_sample(remat_session* session, const uint32_t* prompt,
+                                  size_t prompt_count, uint32_t count, uint64_t seed,
+                                  float temperature, uint32_t* out, size_t out_capacity) {
+  return guarded([&] {
+    remat::Session& s = session_of(session);
+    const auto in = span_of(prompt, prompt_count, "prompt");
+    require(out != nullptr || count == 0, "out is NULL");
+    if (out_capacity < count)
+      invalid("out holds " + std::to_string(out_capacity) + " tokens, " + std::to_string(count) +
+              " were asked for");
+    if (count > INT_MAX) invalid("count " + std::to_string(count) + " is too large");
+    if (!std::isfinite(temperature) || temperature < 0)
+      invalid("temperature must be finite and at least 0");
+    const auto lock = lock_device(session);
+    const auto tokens = s.sample(in, static_cast<int>(count), seed, temperature);
+    std::copy(tokens.begin(), tokens.end(), out);
+  });
+}
+
+remat_status remat_session_plan_report(const remat_session* session, remat_plan_report* report) {
+  return guarded([&] {
+    const remat::Session& s = session_of(session);
+    remat::capi::require_struct(report, "report");
+    remat::capi::fill_plan_report(s.plan(), s.config().model, *report);
+  });
+}
+
+remat_status remat_session_memory_report(const remat_session* session,
+                                         remat_memory_report* report) {
+  return guarded([&] {
+    const remat::Session& s = session_of(session);
+    remat::capi::require_struct(report, "report");
+    const auto lock = lock_device(session);
+    remat::capi::fill_memory_report(s.memory(), *report);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,224 @@
+/* remat: train GPT-style transformers on any Vulkan GPU under a fixed activation arena.
+ *
+ * The C API (C99) that apps link against. Every object is an opaque handle; nothing here needs
+ * Vulkan or C++ headers. Every call that can fail returns a remat_status and, on failure, leaves a
+ * one-line message in remat_last_error() (per thread). No call aborts or throws on bad input.
+ * docs/api.md describes ownership, threading and the compatibility promise.
+ */
+#ifndef REMAT_REMAT_H
+#define REMAT_REMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "remat/version.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define REMAT_API __attribute__((visibility("default")))
+#else
+#define REMAT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+typedef enum remat_status {
+  REMAT_OK = 0,
+  REMAT_ERROR_INVALID_ARGUMENT = 1, /* bad handle, pointer, size, shape, file contents, budget */
+  REMAT_ERROR_OUT_OF_MEMORY = 2,    /* host or device memory exhausted */
+  REMAT_ERROR_DEVICE = 3,           /* no Vulkan driver, device lost, a failed Vulkan call */
+  REMAT_ERROR_IO = 4,               /* a file could not be opened, read or written */
+  REMAT_ERROR_CANCELLED = 5,        /* the progress callback asked to stop */
+  REMAT_ERROR_INTERNAL = 6          /* a bug in remat: please report the message */
+} remat_status;
+
+/* The message of the last call on this thread that failed ("" if it succeeded): the line the
+ * `remat` command line prints after "remat: error: ". Valid until this thread's next remat call. */
+REMAT_API const char* remat_last_error(void);
+/* "REMAT_OK", "REMAT_ERROR_DEVICE", ...; "unknown status" for other values. Never NULL. */
+REMAT_API const char* remat_status_name(remat_status status);
+/* REMAT_VERSION of the library actually linked (compare with the header's REMAT_VERSION). */
+REMAT_API uint32_t remat_version(void);
+
+/* ---- devices --------------------------------------------------------------------------------- */
+
+typedef struct remat_device remat_device;
+
+typedef enum remat_device_type {
+  REMAT_DEVICE_TYPE_OTHER = 0,
+  REMAT_DEVICE_TYPE_DISCRETE = 1,
+  REMAT_DEVICE_TYPE_INTEGRATED = 2,
+  REMAT_DEVICE_TYPE_VIRTUAL = 3,
+  REMAT_DEVICE_TYPE_CPU = 4
+} remat_device_type;
+
+typedef struct remat_device_info {
+  size_t struct_size;     /* set to sizeof(remat_device_info) before the call */
+  uint32_t index;         /* position in Vulkan's enumeration order (a selector for open) */
+  remat_device_type type; /* discrete, integrated, ... */
+  uint64_t memory_bytes;  /* device-local heap bytes */
+  char name[256];         /* e.g. "llvmpipe (LLVM 15.0.6, 256 bits)", NUL-terminated */
+} remat_device_info;
+
+/* Vulkan devices remat can see. REMAT_ERROR_DEVICE when there is no loader or driver. */
+REMAT_API remat_status remat_device_count(uint32_t* count);
+REMAT_API remat_status remat_device_get_info(uint32_t index, remat_device_info* info);
+
+/* Opens a device: `selector` is an index ("1") or a case-insensitive name substring
+ * ("llvmpipe"); NULL or "" uses the REMAT_DEVICE environment variable, else the first discrete
+ * GPU, then integrated, virtual, CPU. Free with remat_device_free. */
+REMAT_API remat_status remat_device_open(const char* selector, remat_device** device);
+
+/* Vulkan objects an app already owns, for remat to run on (Vulkan 1.1 or later). Each handle is
+ * the app's VkInstance, VkPhysicalDevice, VkDevice and VkQueue cast to void*;
+ * get_instance_proc_addr is its PFN_vkGetInstanceProcAddr cast to void*. The queue must support
+ * compute and belong to queue_family_index. remat never destroys them; they must outlive the
+ * remat_device and all its sessions, and the app must not use the queue while a remat call on
+ * this device runs. */
+typedef struct remat_vulkan_handles {
+  size_t struct_size; /* set to sizeof(remat_vulkan_handles) */
+  void* get_instance_proc_addr;
+  void* instance;
+  void* physical_device;
+  void* device;
+  void* queue;
+  uint32_t queue_family_index;
+} remat_vulkan_handles;
+
+REMAT_API remat_status remat_device_wrap(const remat_vulkan_handles* handles,
+                                         remat_device** device);
+/* NULL is ignored. Sessions created on the device keep it alive until they are freed. */
+REMAT_API void remat_device_free(remat_device* device);
+
+/* ---- session parameters ---------------------------------------------------------------------- */
+
+/* Called during long calls with a phase, work done and total work: "init" (remat_session_create
+ * writing initial weights, in bytes), "compile" (create building pipelines, in pipelines), "load"
+ * (remat_session_load_*, bytes checked then uploaded) and "save" (bytes written); done == total
+ * ends a phase. Return nonzero to cancel: the call fails with REMAT_ERROR_CANCELLED. A cancelled
+ * create returns no session; a cancelled save leaves any previous file in place; a load cancelled
+ * while checking the file leaves the session as it was, during the upload it leaves the session
+ * with a fresh session's initial weights. The session stays usable either way. */
+typedef int (*remat_progress_fn)(void* user, const char* phase, uint64_t done, uint64_t total);
+
+typedef struct remat_session_params {
+  size_t struct_size; /* sizeof(remat_session_params); set by remat_session_params_default */
+
+  /* The model: a preset ("tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl") or NULL; each
+   * nonzero field below overrides the preset's value (with NULL all five must be set). */
+  const char* model;
+  int32_t layers, dim, heads, vocab, ctx;
+
+  int32_t batch; /* sequences per micro-batch (default 4) */
+  int32_t seq;   /* tokens per sequence, at most ctx (default 64) */
+  int32_t accum; /* micro-batches per optimizer step (default 1) */
+
+  /* "none", "every:K", "sqrt", "selective" or "auto"; NULL: "auto" when arena_bytes is set, else
+   * "none". */
+  const char* policy;
+  uint64_t arena_bytes; /* activation arena cap in bytes; 0 = no cap */
+
+  /* AdamW: defaults 1e-3, 0.9, 0.999, 1e-8, weight decay 0.01, no gradient clipping (0). */
+  double learning_rate, beta1, beta2, eps, weight_decay;
+  double grad_clip;
+
+  uint64_t seed; /* weight initialisation and dropout masks (default 0) */
+
+  /* Where compiled pipelines are cached between runs: NULL = the default folder ($REMAT_CACHE_DIR,
+   * else $XDG_CACHE_HOME/remat, else ~/.cache/remat), "" = no cache file, else this folder. */
+  const char* pipeline_cache_dir;
+
+  remat_progress_fn progress; /* NULL: no progress reports, no cancellation */
+  void* progress_user;        /* passed back to progress */
+} remat_session_params;
+
+/* Fills *params with the defaults above (model "tiny"). */
+REMAT_API remat_status remat_session_params_default(remat_session_params* params);
+/* Sets the model fields (model = NULL; layers, dim, heads, vocab, ctx) from a GPT-2 safetensors
+ * checkpoint, so that a session can load it. The memory form reads `size` bytes at `data` during
+ * the call only. */
+REMAT_API remat_status remat_session_params_from_file(remat_session_params* params,
+                                                      const char* path);
+REMAT_API remat_status remat_session_params_from_memory(remat_session_params* params,
+                                                        const void* data, size_t size);
+
+/* ---- plans ----------------------------------------------------------------------------------- */
+
+typedef struct remat_plan_report {
+  size_t struct_size;               /* set to sizeof(remat_plan_report) before the call */
+  uint64_t arena_bytes;             /* the activation arena the plan allocates */
+  uint64_t arena_lower_bound_bytes; /* most bytes live at one step: no layout does better */
+  uint64_t persistent_bytes;        /* parameters, gradients, AdamW moments, tokens, losses */
+  uint64_t total_bytes;             /* arena + persistent */
+  uint64_t parameter_count;         /* model parameters */
+  uint32_t checkpoint_count;        /* blocks whose input is kept as a segment checkpoint */
+  double predicted_step_ratio;      /* predicted step time / the same with no recompute (>= 1) */
+  double recompute_ratio;           /* FLOPs recomputed / FLOPs of the first forward pass */
+  char policy[64];                  /* the policy that produced it, e.g. "auto" */
+} remat_plan_report;
+
+/* Plans a training step without a device: what fits `arena_bytes`, at what cost. Offsets are
+ * aligned to 256 bytes; a session aligns to its device (usually the same or smaller). */
+REMAT_API remat_status remat_plan(const remat_session_params* params, remat_plan_report* report);
+
+/* ---- sessions -------------------------------------------------------------------------------- */
+
+typedef struct remat_session remat_session;
+
+/* Plans, allocates exactly what the plan needs, initialises GPT-2 weights from params->seed and
+ * records the step. A budget below the smallest feasible plan is REMAT_ERROR_INVALID_ARGUMENT
+ * naming the minimum. params is read during the call only. */
+REMAT_API remat_status remat_session_create(remat_device* device,
+                                            const remat_session_params* params,
+                                            remat_session** session);
+/* NULL is ignored. */
+REMAT_API void remat_session_free(remat_session* session);
+
+/* Loads parameters from a GPT-2 safetensors checkpoint (shapes must match the session's model)
+ * and resets the optimizer state. Every value is checked before the first is uploaded, so a bad
+ * checkpoint leaves the session as it was. The memory form reads the app's buffer in place,
+ * during the call only (errors name it "weights in memory"). */
+REMAT_API remat_status remat_session_load_file(remat_session* session, const char* path);
+REMAT_API remat_status remat_session_load_memory(remat_session* session, const void* data,
+                                                 size_t size);
+/* Writes every parameter as F32 with Hugging Face GPT-2 names, atomically: a failed save leaves
+ * any previous file at `path` intact. */
+REMAT_API remat_status remat_session_save_file(remat_session* session, const char* path);
+
+/* One optimizer step on accum x batch x seq tokens and targets (row-major [accum*batch, seq],
+ * each below vocab); `count` is the length of both arrays. *loss receives the mean loss. */
+REMAT_API remat_status remat_session_step(remat_session* session, const uint32_t* tokens,
+                                          const uint32_t* targets, size_t count, float* loss);
+REMAT_API remat_status remat_session_set_learning_rate(remat_session* session,
+                                                       double learning_rate);
+
+/* Generates `count` tokens after `prompt` (prompt_count >= 1, each below vocab) at
+ * `temperature` (0: the most likely token), deterministically for a seed, into out[0..count). */
+REMAT_API remat_status remat_session_sample(remat_session* session, const uint32_t* prompt,
+                                            size_t prompt_count, uint32_t count, uint64_t seed,
+                                            float temperature, uint32_t* out, size_t out_capacity);
+
+REMAT_API remat_status remat_session_plan_report(const remat_session* session,
+                                                 remat_plan_report* report);
+
+typedef struct remat_memory_report {
+  size_t struct_size;              /* set to sizeof(remat_memory_report) before the call */
+  uint64_t persistent_bytes;       /* planned: the persistent buffer */
+  uint64_t arena_bytes;            /* planned: the activation arena */
+  uint64_t extra_bytes;            /* planned: staging and scratch buffers */
+  uint64_t planned_total_bytes;    /* the sum of the three */
+  uint64_t device_allocated_bytes; /* measured: live device allocations of this device */
+  uint64_t device_peak_bytes;      /* measured: their high-water mark */
+} remat_memory_report;
+
+REMAT_API remat_status remat_session_memory_report(const remat_session* session,
+                                                   remat_memory_report* report);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REMAT_REMAT_H */

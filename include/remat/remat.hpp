@@ -1,0 +1,180 @@
+// remat for C++20 apps: header-only RAII wrappers over the C API (remat/remat.h). The handles
+// stay opaque, so apps depend on the C ABI alone; errors come back as remat::api::Error, thrown
+// here in the app's own code from the status and message of the failed C call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "remat/remat.h"
+
+namespace remat::api {
+
+class Error : public std::runtime_error {
+ public:
+  Error(remat_status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  remat_status status() const noexcept { return status_; }
+
+ private:
+  remat_status status_;
+};
+
+// Throws Error with the thread's last-error message unless `status` is REMAT_OK.
+inline void check(remat_status status) {
+  if (status != REMAT_OK) throw Error(status, remat_last_error());
+}
+
+struct DeviceInfo {
+  uint32_t index = 0;
+  remat_device_type type = REMAT_DEVICE_TYPE_OTHER;
+  uint64_t memory_bytes = 0;
+  std::string name;
+};
+
+// Every Vulkan device remat can see, in enumeration order.
+inline std::vector<DeviceInfo> devices() {
+  uint32_t count = 0;
+  check(remat_device_count(&count));
+  std::vector<DeviceInfo> out;
+  for (uint32_t i = 0; i < count; ++i) {
+    remat_device_info info{};
+    info.struct_size = sizeof info;
+    check(remat_device_get_info(i, &info));
+    out.push_back({info.index, info.type, info.memory_bytes, info.name});
+  }
+  return out;
+}
+
+// remat_session_params with its defaults filled in.
+struct SessionParams : remat_session_params {
+  SessionParams() : remat_session_params{} { check(remat_session_params_default(this)); }
+  // Defaults, with the model shape of a GPT-2 checkpoint.
+  static SessionParams from_file(const std::string& path) {
+    SessionParams p;
+    check(remat_session_params_from_file(&p, path.c_str()));
+    return p;
+  }
+  static SessionParams from_memory(std::span<const std::byte> checkpoint) {
+    SessionParams p;
+    check(remat_session_params_from_memory(&p, checkpoint.data(), checkpoint.size()));
+    return p;
+  }
+};
+
+// Plans without a device.
+inline remat_plan_report plan(const remat_session_params& params) {
+  remat_plan_report report{};
+  report.struct_size = sizeof report;
+  check(remat_plan(&params, &report));
+  return report;
+}
+
+class Device {
+ public:
+  // Index or name substring; empty: REMAT_DEVICE, else the default order.
+  static Device open(const std::string& selector = {}) {
+    remat_device* d = nullptr;
+    check(remat_device_open(selector.empty() ? nullptr : selector.c_str(), &d));
+    return Device(d);
+  }
+  // The app's own Vulkan objects (see remat_vulkan_handles).
+  static Device wrap(const remat_vulkan_handles& handles) {
+    remat_device* d = nullptr;
+    check(remat_device_wrap(&handles, &d));
+    return Device(d);
+  }
+  remat_device* handle() const noexcept { return handle_.get(); }
+
+ private:
+  struct Free {
+    void operator()(remat_device* d) const noexcept { remat_device_free(d); }
+  };
+  explicit Device(remat_device* d) : handle_(d) {}
+  std::unique_ptr<remat_device, Free> handle_;
+};
+
+class Session {
+ public:
+  // phase, done, total; return false to cancel the running call (it then throws Error with
+  // REMAT_ERROR_CANCELLED). An exception it throws also cancels.
+  using Progress = std::function<bool(std::string_view phase, uint64_t done, uint64_t total)>;
+
+  // `progress`, when given, replaces params.progress for the session's lifetime.
+  Session(const Device& device, const remat_session_params& params, Progress progress = {})
+      : progress_(progress ? std::make_unique<Progress>(std::move(progress)) : nullptr) {
+    remat_session_params p = params;
+    if (progress_) {
+      p.progress = &Session::report_progress;
+      p.progress_user = progress_.get();
+    }
+    remat_session* s = nullptr;
+    check(remat_session_create(device.handle(), &p, &s));
+    handle_.reset(s);
+  }
+
+  void load(const std::string& path) { check(remat_session_load_file(handle(), path.c_str())); }
+  void load(std::span<const std::byte> checkpoint) {
+    check(remat_session_load_memory(handle(), checkpoint.data(), checkpoint.size()));
+  }
+  void save(const std::string& path) { check(remat_session_save_file(handle(), path.c_str())); }
+
+  // One optimizer step; tokens and targets hold accum x batch x seq values each.
+  float step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
+    if (tokens.size() != targets.size())
+      throw Error(REMAT_ERROR_INVALID_ARGUMENT, "tokens and targets differ in length (" +
+                                                    std::to_string(tokens.size()) + " and " +
+                                                    std::to_string(targets.size()) + ")");
+    float loss = 0;
+    check(remat_session_step(handle(), tokens.data(), targets.data(), tokens.size(), &loss));
+    return loss;
+  }
+  void set_learning_rate(double lr) { check(remat_session_set_learning_rate(handle(), lr)); }
+
+  std::vector<uint32_t> sample(std::span<const uint32_t> prompt, uint32_t count, uint64_t seed,
+                               float temperature = 1.0f) {
+    std::vector<uint32_t> out(count);
+    check(remat_session_sample(handle(), prompt.data(), prompt.size(), count, seed, temperature,
+                               out.data(), out.size()));
+    return out;
+  }
+
+  remat_plan_report plan_report() const {
+    remat_plan_report r{};
+    r.struct_size = sizeof r;
+    check(remat_session_plan_report(handle(), &r));
+    return r;
+  }
+  remat_memory_report memory_report() const {
+    remat_memory_report r{};
+    r.struct_size = sizeof r;
+    check(remat_session_memory_report(handle(), &r));
+    return r;
+  }
+
+  remat_session* handle() const noexcept { return handle_.get(); }
+
+ private:
+  struct Free {
+    void operator()(remat_session* s) const noexcept { remat_session_free(s); }
+  };
+  static int report_progress(void* user, const char* phase, uint64_t done, uint64_t total) {
+    try {
+      return (*static_cast<Progress*>(user))(phase, done, total) ? 0 : 1;
+    } catch (...) {
+      return 1;  // nothing may unwind through the C library
+    }
+  }
+  std::unique_ptr<Progress> progress_;  // heap: its address stays put when the Session moves
+  std::unique_ptr<remat_session, Free> handle_;
+};
+
+}  // namespace remat::api

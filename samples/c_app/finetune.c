@@ -1,0 +1,172 @@
+/* Fine-tunes a GPT-2 checkpoint on a text file under a hard activation-memory cap, through the C
+ * API alone (remat/remat.h): what an app written in C, or bound from Swift, Kotlin or Rust, does.
+ *
+ *   finetune WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors
+ *
+ * The model's shape comes from the weights file; the text is read as bytes (vocabulary 256). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <remat/remat.h>
+
+/* Prints a failed call's message the way the remat command line does, and says which call. */
+static int failed(remat_status status, const char* call) {
+  if (status == REMAT_OK) return 0;
+  fprintf(stderr, "finetune: error: %s: %s (%s)\n", call, remat_last_error(),
+          remat_status_name(status));
+  return 1;
+}
+
+/* Progress of long calls: weights written ("init"), pipelines built ("compile"), weights loaded
+ * or saved. An app would move a progress bar; this one reports each phase as it completes. */
+static int on_progress(void* user, const char* phase, uint64_t done, uint64_t total) {
+  (void)user;
+  if (done == total)
+    fprintf(stderr, "%s: %llu/%llu done\n", phase, (unsigned long long)done,
+            (unsigned long long)total);
+  return 0; /* nonzero would cancel the call (REMAT_ERROR_CANCELLED) */
+}
+
+static unsigned char* read_all(const char* path, size_t* size) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  unsigned char* data = NULL;
+  size_t used = 0, capacity = 0, n = 0;
+  int bad = 0;
+  do {
+    if (used == capacity) {
+      capacity = capacity ? 2 * capacity : 1 << 16;
+      unsigned char* grown = realloc(data, capacity);
+      bad = grown == NULL;
+      if (bad) break;
+      data = grown;
+    }
+    n = fread(data + used, 1, capacity - used, f);
+    used += n;
+  } while (n > 0);
+  bad = bad || ferror(f) || used == 0;
+  fclose(f);
+  if (bad) {
+    free(data);
+    return NULL;
+  }
+  *size = used;
+  return data;
+}
+
+/* Row b of step s is the window of seq+1 bytes at ((s*batch + b)*seq) mod (len - seq - 1):
+ * inputs are its first seq bytes, targets the next byte of each (remat's byte dataset). */
+static void make_batch(const unsigned char* text, size_t len, int step, int batch, int seq,
+                       uint32_t* tokens, uint32_t* targets) {
+  for (int b = 0; b < batch; ++b) {
+    const size_t start = ((size_t)step * batch + b) * seq % (len - seq - 1);
+    for (int t = 0; t < seq; ++t) {
+      tokens[b * seq + t] = text[start + t];
+      targets[b * seq + t] = text[start + t + 1];
+    }
+  }
+}
+
+static int train(remat_session* session, const remat_session_params* params,
+                 const unsigned char* text, size_t len, int steps) {
+  const size_t count = (size_t)params->batch * params->seq;
+  uint32_t* tokens = malloc(count * sizeof *tokens);
+  uint32_t* targets = malloc(count * sizeof *targets);
+  int bad = !tokens || !targets;
+  if (bad) fprintf(stderr, "finetune: error: out of memory\n");
+  float first = 0, loss = 0;
+  for (int s = 0; s < steps && !bad; ++s) {
+    make_batch(text, len, s, params->batch, params->seq, tokens, targets);
+    bad = failed(remat_session_step(session, tokens, targets, count, &loss), "step");
+    if (!bad) printf("step %d loss %.4f\n", s + 1, loss);
+    if (s == 0) first = loss;
+  }
+  if (!bad) printf("loss %.4f -> %.4f\n", first, loss);
+  free(tokens);
+  free(targets);
+  return bad;
+}
+
+static void print_reports(const remat_session* session, uint64_t cap) {
+  remat_plan_report plan = {.struct_size = sizeof plan};
+  remat_memory_report memory = {.struct_size = sizeof memory};
+  if (failed(remat_session_plan_report(session, &plan), "plan report") ||
+      failed(remat_session_memory_report(session, &memory), "memory report"))
+    return;
+  printf(
+      "plan: policy %s, %u checkpoints, arena %llu bytes (cap %llu), persistent %llu bytes, "
+      "predicted step time x%.2f\n",
+      plan.policy, plan.checkpoint_count, (unsigned long long)plan.arena_bytes,
+      (unsigned long long)cap, (unsigned long long)plan.persistent_bytes,
+      plan.predicted_step_ratio);
+  printf("memory: planned %llu bytes, allocated %llu bytes, peak %llu bytes\n",
+         (unsigned long long)memory.planned_total_bytes,
+         (unsigned long long)memory.device_allocated_bytes,
+         (unsigned long long)memory.device_peak_bytes);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 6) {
+    fprintf(stderr, "usage: %s WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors\n",
+            argv[0]);
+    return 2;
+  }
+  const char *weights = argv[1], *data_file = argv[2], *out = argv[5];
+  const uint64_t arena = strtoull(argv[3], NULL, 10);
+  const int steps = atoi(argv[4]);
+  if (arena == 0 || steps < 1) {
+    fprintf(stderr, "finetune: error: ARENA_BYTES and STEPS must be positive numbers\n");
+    return 2;
+  }
+  if (remat_version() / 1000 != REMAT_VERSION / 1000) {
+    fprintf(stderr, "finetune: error: built against remat %s, running with %u\n",
+            REMAT_VERSION_STRING, (unsigned)remat_version());
+    return 1;
+  }
+
+  /* 1. The model's shape comes from the checkpoint; the cap makes the planner pick what to
+   *    recompute; a short fine-tune's AdamW settings. */
+  remat_session_params params;
+  if (failed(remat_session_params_default(&params), "defaults") ||
+      failed(remat_session_params_from_file(&params, weights), weights))
+    return 1;
+  params.batch = 4;
+  params.seq = params.ctx < 64 ? params.ctx : 64;
+  params.arena_bytes = arena;
+  params.learning_rate = 1e-3;
+  params.weight_decay = 0.01;
+  params.grad_clip = 1.0;
+  params.progress = on_progress;
+
+  size_t len = 0;
+  unsigned char* text = read_all(data_file, &len);
+  if (!text || len < (size_t)params.seq + 2) {
+    fprintf(stderr, "finetune: error: %s: cannot read at least %d bytes\n", data_file,
+            params.seq + 2);
+    free(text);
+    return 1;
+  }
+
+  /* 2. Open the GPU (REMAT_DEVICE picks one), plan, allocate exactly, load the weights, train,
+   *    save atomically. */
+  remat_device* device = NULL;
+  remat_session* session = NULL;
+  int bad = failed(remat_device_open(NULL, &device), "open device") ||
+            failed(remat_session_create(device, &params, &session), "create session") ||
+            failed(remat_session_load_file(session, weights), weights);
+  if (!bad) {
+    print_reports(session, arena);
+    bad = train(session, &params, text, len, steps) ||
+          failed(remat_session_save_file(session, out), out);
+  }
+  if (!bad) {
+    print_reports(session, arena);
+    printf("saved %s\n", out);
+  }
+  remat_session_free(session);
+  remat_device_free(device);
+  free(text);
+  return bad ? 1 : 0;
+}
