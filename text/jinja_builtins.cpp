@@ -159,6 +159,12 @@ Value binary_operation(const std::string& op, const Value& l, const Value& r) {
     if (op == "-") return floating ? Value::of(a - b) : Value::of(l.integer - r.integer);
     if (op == "*") return floating ? Value::of(a * b) : Value::of(l.integer * r.integer);
     if (op == "/") return Value::of(a / b);
+    if (op == "**") {
+      if (a == 0 && b < 0) fail("0 cannot be raised to a negative power");
+      const double p = std::pow(a, b);
+      if (!std::isfinite(p)) fail("'**' result is not a finite real number");
+      return floating || b < 0 ? Value::of(p) : Value::of(int64_t(p));
+    }
     if ((op == "//" || op == "%") && !floating && r.integer == 0) fail("integer division by zero");
     if (op == "//") return number(std::floor(a / b));
     if (op == "%") return number(std::fmod(a, b));  // JavaScript's %: the sign of the dividend

@@ -167,7 +167,13 @@ class Parser {
       fail("expected a name or names for the loop variable");
     expect_word("in");
     n->a.push_back(expression());
-    if (is_word("if")) fail("unsupported construct: 'for ... if' filter");
+    // `for x in xs if cond` reads as a ternary without else.
+    if (n->a[1]->kind == K::ternary && !n->a[1]->a[2]) {
+      const Node& iterable = *n->a[1];
+      throw std::invalid_argument("line " + std::to_string(iterable.line) + ", column " +
+                                  std::to_string(iterable.column) +
+                                  ": unsupported construct: 'for ... if' filter");
+    }
     expect(T::close_statement, "'%}' to close for");
     n->b = block_until({"endfor", "else"});
     if (is_statement({"else"})) {
