@@ -1,11 +1,10 @@
 #include "text/chat_template.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "text/jinja_eval.h"
+#include "text/vocab_files.h"
 
 namespace remat::text {
 namespace {
@@ -36,14 +35,6 @@ jinja::Value from_json(const JsonValue& j) {
     }
   }
   return jinja::Value();
-}
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument("cannot read " + path.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // A special token is written either as a string or as {"content": "..."}.
@@ -84,7 +75,7 @@ std::string ChatTemplate::render(const JsonValue& messages, const ChatOptions& o
 ChatTemplateFile load_chat_template(const std::filesystem::path& tokenizer) {
   const auto path =
       std::filesystem::is_directory(tokenizer) ? tokenizer / "tokenizer_config.json" : tokenizer;
-  const JsonValue config = parse_json(read_file(path));
+  const JsonValue config = read_json(path);
   const JsonValue* t = config.find("chat_template");
   ChatTemplateFile out;
   if (t && t->type == JsonValue::Type::array) {
