@@ -332,6 +332,7 @@ Value call_global(const std::string& name, const Arguments& a) {
         a.positional.size() > 1 ? integer_argument(a.positional[0], 0, "range start") : 0;
     const int64_t last = integer_argument(
         a.positional.size() > 1 ? a.positional[1] : a.get(0, "stop"), 0, "range stop");
+    if (last - first > 10'000'000) fail("range() of more than 10 million numbers");
     List out;
     for (int64_t i = first; i < last; ++i) out.push_back(Value::of(i));
     return Value::of(std::move(out));

@@ -110,6 +110,8 @@ class Lexer {
   std::size_t i_ = 0;
   int brace_depth_ = 0;  // `}}` inside a dict literal closes braces, not the expression
   std::vector<Token> tokens_;
+  mutable std::size_t counted_ = 0;  // source bytes already counted into line_ and column_
+  mutable int line_ = 1, column_ = 1;
 
   [[noreturn]] void fail(std::size_t at, const std::string& what) const {
     const Token t = located(TokenType::text, "", at);
@@ -117,18 +119,23 @@ class Lexer {
                                 std::to_string(t.column) + ": " + what);
   }
 
+  // Tokens come in source order, so the line and column are carried forward from the last one
+  // rather than counted from the start each time.
   Token located(TokenType type, std::string value, std::size_t at) const {
-    Token t{type, std::move(value)};
     const std::size_t origin = at < p_.origin.size() ? p_.origin[at] : source_.size();
-    for (std::size_t k = 0; k < origin && k < source_.size(); ++k) {
-      if (source_[k] == '\n') {
-        ++t.line;
-        t.column = 1;
+    if (origin < counted_) {
+      counted_ = 0;
+      line_ = column_ = 1;
+    }
+    for (; counted_ < origin && counted_ < source_.size(); ++counted_) {
+      if (source_[counted_] == '\n') {
+        ++line_;
+        column_ = 1;
       } else {
-        ++t.column;
+        ++column_;
       }
     }
-    return t;
+    return Token{type, std::move(value), line_, column_};
   }
 
   void push(TokenType type, std::string value, std::size_t at) {

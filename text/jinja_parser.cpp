@@ -25,8 +25,36 @@ class Parser {
   }
 
  private:
+  static constexpr int kMaxDepth = 500;
   std::vector<Token> t_;
   std::size_t i_ = 0;
+  int depth_ = 0;
+
+  // Recursion is bounded so that a hostile template fails with a message rather than overflowing
+  // the stack (while evaluating as well: the tree is no deeper than this).
+  struct Nesting {
+    int& depth;
+    ~Nesting() { --depth; }
+  };
+  // For left-nested chains built in a loop (a + b + c, x.y.z, v | f | g): each link deepens the
+  // tree by one.
+  struct Chain {
+    Parser& p;
+    int links = 0;
+    void link() {
+      p.enter_count();
+      ++links;
+    }
+    ~Chain() { p.depth_ -= links; }
+  };
+  void enter_count() {
+    if (++depth_ > kMaxDepth)
+      fail("blocks or expressions nested more than " + std::to_string(kMaxDepth) + " deep");
+  }
+  Nesting enter() {
+    enter_count();
+    return Nesting{depth_};
+  }
 
   [[noreturn]] void fail(const std::string& what) const {
     const Token& at = i_ < t_.size() ? t_[i_] : t_.back();
@@ -96,6 +124,7 @@ class Parser {
   }
 
   NodePtr statement() {
+    const Nesting nesting = enter();
     ++i_;  // {%
     const Token& t = peek();
     if (t.type != T::identifier) fail("expected a statement name after '{%'");
@@ -202,6 +231,7 @@ class Parser {
   }
 
   NodePtr expression() {
+    const Nesting nesting = enter();
     const Token& at = peek();
     NodePtr value = binary_left(0);
     if (!is_word("if")) return value;
@@ -224,6 +254,7 @@ class Parser {
     if (level == 2) return negation();
     const Token& at = peek();
     NodePtr left = level == 6 ? test_expression() : binary_left(level + 1);
+    Chain chain{*this};
     while (true) {
       std::string op;
       if (level == 0 && is_word("or"))
@@ -240,6 +271,7 @@ class Parser {
       else
         break;
       i_ += op == "not in" ? 2 : 1;
+      chain.link();
       auto n = node(K::binary, at);
       n->name = op;
       n->a.push_back(std::move(left));
@@ -251,6 +283,7 @@ class Parser {
 
   NodePtr negation() {
     if (!is_word("not")) return binary_left(3);
+    const Nesting nesting = enter();
     auto n = node(K::unary, peek());
     ++i_;
     n->name = "not";
@@ -260,7 +293,9 @@ class Parser {
 
   NodePtr test_expression() {
     NodePtr operand = filter_expression();
+    Chain chain{*this};
     while (is_word("is")) {
+      chain.link();
       auto n = node(K::test, peek());
       ++i_;
       if (is_word("not")) {
@@ -278,7 +313,9 @@ class Parser {
 
   NodePtr filter_expression() {
     NodePtr operand = unary_sign();
+    Chain chain{*this};
     while (is(T::pipe)) {
+      chain.link();
       auto n = node(K::filter, peek());
       ++i_;
       if (!is(T::identifier)) fail("expected a filter name after '|'");
@@ -293,6 +330,7 @@ class Parser {
   NodePtr unary_sign() {
     const Token& t = peek();
     if ((t.type == T::unary || t.type == T::additive) && (t.value == "-" || t.value == "+")) {
+      const Nesting nesting = enter();
       auto n = node(K::unary, t);
       ++i_;
       n->name = t.value;
@@ -321,7 +359,9 @@ class Parser {
   }
 
   NodePtr postfix(NodePtr object) {
+    Chain chain{*this};
     while (is(T::dot) || is(T::open_bracket) || is(T::open_paren)) {
+      chain.link();
       const Token& at = peek();
       if (at.type == T::open_paren) {
         auto n = node(K::call, at);

@@ -155,6 +155,15 @@ TEST_CASE("jinja errors name the line, the column and the construct", "[text]") 
   CHECK(error("{% set s = 'a' %}{% set s.x = 1 %}") ==
         "chat template: line 1, column 26: cannot assign an attribute of a string; only of a "
         "namespace()");
+  // Nesting is bounded, so a hostile template gets a message rather than a stack overflow.
+  std::string chain = "{{ 1", ifs, members = "{{ x";
+  for (int i = 0; i < 1000; ++i) chain += " + 1";
+  for (int i = 0; i < 1000; ++i) members += ".a";
+  for (int i = 0; i < 600; ++i) ifs += "{% if true %}";
+  for (const std::string& deep :
+       {"{{ " + std::string(1000, '(') + "1" + std::string(1000, ')') + " }}", chain + " }}", ifs,
+        "{{ " + std::string(1000, '-') + "1 }}", members + " }}"})
+    CHECK_THAT(error(deep), Catch::Contains("nested more than 500 deep"));
   CHECK(error("{{ raise_exception('Only user and assistant roles are supported!') }}") ==
         "chat template: line 1, column 4: the template raised an error: Only user and assistant "
         "roles are "
