@@ -274,7 +274,8 @@ Value apply_filter(const std::string& name, const Value& v, const Arguments& a) 
     if (name == "last") return v.list->empty() ? Value() : v.list->back();
     if (name == "list") return Value::of(*v.list);
     if (name == "join") {
-      const Value sep = a.get(0, "d");
+      Value sep = a.get(0, "d");
+      if (sep.kind == VK::undefined) sep = a.get(0, "separator");
       std::string out;
       for (std::size_t i = 0; i < v.list->size(); ++i)
         out += (i ? to_output(sep) : "") + to_output((*v.list)[i]);

@@ -212,9 +212,8 @@ std::string to_output(const Value& v) {
       return v.string;
     case Value::Kind::list:
     case Value::Kind::dict:
-      return to_json(v);
     case Value::Kind::names:
-      return "[object Namespace]";
+      return to_json(v);
   }
   return "";
 }

@@ -116,6 +116,8 @@ TEST_CASE("jinja loops, loop variables, set and namespace", "[text]") {
                "{% set ns.n = ns.n + 1 %}{% set ns.seen = ns.seen ~ m.role %}{% endfor %}{{ n }} "
                "{{ ns.n }} {{ ns.seen }}",
                three) == "0 3 abc");
+  CHECK(render("{% set ns = namespace(a=1, b='x') %}{{ ns }}|{{ ['a', 'b'] | join }}") ==
+        "{\"a\": 1, \"b\": \"x\"}|ab");
   CHECK(
       render(
           "{% set a, b = 1, 2 %}{{ a }}{{ b }}{% set block %}x{{ a }}{% endset %}[{{ block }}]") ==
