@@ -16,5 +16,6 @@ int run_tokenize(const std::vector<std::string>& args);
 int run_detokenize(const std::vector<std::string>& args);
 int run_generate(const std::vector<std::string>& args);
 int run_ops(const std::vector<std::string>& args);
+int run_chat_template(const std::vector<std::string>& args);
 
 }  // namespace remat::cli

@@ -28,6 +28,8 @@ constexpr Command kCommands[] = {
     {"tokenize", remat::cli::run_tokenize,
      "text to byte-level BPE token ids (GPT-2, Hugging Face)"},
     {"detokenize", remat::cli::run_detokenize, "token ids back to the exact text"},
+    {"chat-template", remat::cli::run_chat_template,
+     "render a conversation with a Hugging Face chat template"},
     {"generate", remat::cli::run_generate, "continue a text prompt with a GPT-2 checkpoint"},
     {"ops", remat::cli::run_ops, "list each op kind's named inputs and outputs"},
 };
@@ -35,7 +37,7 @@ constexpr Command kCommands[] = {
 void print_usage(std::FILE* out) {
   std::fprintf(out, "usage: remat <command> [options]\n\ncommands:\n");
   for (const auto& c : kCommands)
-    std::fprintf(out, "  %-10.*s %.*s\n", int(c.name.size()), c.name.data(), int(c.summary.size()),
+    std::fprintf(out, "  %-13.*s %.*s\n", int(c.name.size()), c.name.data(), int(c.summary.size()),
                  c.summary.data());
   std::fprintf(out, "\nrun 'remat <command> --help' for a command's options\n");
 }

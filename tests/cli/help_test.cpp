@@ -13,8 +13,8 @@ using remat::test::run_remat;
 
 namespace {
 
-const char* const kCommands[] = {"devices", "train",    "plan",       "bench",   "profile",
-                                 "ops",     "tokenize", "detokenize", "generate"};
+const char* const kCommands[] = {"devices", "train",    "plan",       "bench",    "profile",
+                                 "ops",     "tokenize", "detokenize", "generate", "chat-template"};
 
 // The flags a --help text lists: lines "  --name ...".
 std::set<std::string> listed_flags(const std::string& help) {
