@@ -50,6 +50,16 @@ DeviceQuirks session_quirks(const Device& d, const SessionConfig& c) {
   return q;
 }
 
+void check_vocabulary(std::span<const uint32_t> tokens, std::span<const uint32_t> targets,
+                      int vocabulary) {
+  const auto vocab = static_cast<uint32_t>(vocabulary);
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] >= vocab || targets[i] >= vocab)
+      throw std::invalid_argument("token " + std::to_string(std::max(tokens[i], targets[i])) +
+                                  " at position " + std::to_string(i) +
+                                  " is outside the vocabulary of " + std::to_string(vocab));
+}
+
 }  // namespace
 
 uint64_t session_alignment(const Device& d) {
@@ -149,10 +159,8 @@ void Session::record() {
 
   ExecutorOptions io;
   io.timestamps = config_.timestamps;
-  const BufferSlice tokens = slice_of(plan_.tokens), targets = slice_of(plan_.targets);
   const BufferSlice losses = slice_of(plan_.losses);
-  io.before = {{io_->handle(), tokens.buffer, 0, tokens.offset, tokens.size},
-               {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
+  io.before = io_inputs();
   io.after = {{losses.buffer, io_->handle(), losses.offset, io_losses_offset_, losses.size}};
   ExecutorOptions norm_out;
   norm_out.timestamps = config_.timestamps;
@@ -185,6 +193,12 @@ void Session::record() {
   if (parts.size() == 1) return;
   accumulate_ = std::make_unique<Executor>(*kernels_, std::move(parts[1]), io);
   optimizer_ = std::make_unique<Executor>(*kernels_, std::move(parts[2]), norm_out);
+}
+
+std::vector<CopyRegion> Session::io_inputs() const {
+  const BufferSlice tokens = slice_of(plan_.tokens), targets = slice_of(plan_.targets);
+  return {{io_->handle(), tokens.buffer, 0, tokens.offset, tokens.size},
+          {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
 }
 
 uint64_t Session::parameter_bytes() const {
@@ -252,12 +266,7 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
         std::to_string(micro) + " × batch " + std::to_string(config_.shape.batch) + " × seq " +
         std::to_string(config_.shape.seq) + "), got " + std::to_string(tokens.size()) + " and " +
         std::to_string(targets.size()));
-  const auto vocab = static_cast<uint32_t>(config_.model.vocab);
-  for (std::size_t i = 0; i < tokens.size(); ++i)
-    if (tokens[i] >= vocab || targets[i] >= vocab)
-      throw std::invalid_argument("token " + std::to_string(std::max(tokens[i], targets[i])) +
-                                  " at position " + std::to_string(i) +
-                                  " is outside the vocabulary of " + std::to_string(vocab));
+  check_vocabulary(tokens, targets, config_.model.vocab);
   kernels::AdamWConfig adam;
   adam.lr = config_.optimizer.lr;
   adam.beta1 = config_.optimizer.beta1;
@@ -282,6 +291,40 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   if (optimizer_) optimizer_->run();
   ++steps_done_;
   return static_cast<float>(sum / double(n * micro));
+}
+
+float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
+  const std::size_t n = static_cast<std::size_t>(config_.shape.batch) * config_.shape.seq;
+  if (tokens.size() != n || targets.size() != n)
+    throw std::invalid_argument(
+        "evaluating takes " + std::to_string(n) + " tokens and targets (batch " +
+        std::to_string(config_.shape.batch) + " × seq " + std::to_string(config_.shape.seq) +
+        "), got " + std::to_string(tokens.size()) + " and " + std::to_string(targets.size()));
+  check_vocabulary(tokens, targets, config_.model.vocab);
+  if (!evaluator_) {
+    // The loss of the model itself, not of a thinned one: dropout scales by 1 and keeps all.
+    Plan forward = plan_;
+    for (Step& s : forward.steps) s.attrs.dropout_p = 0;
+    const TensorSlices slices = [this](TensorId id) { return slice_of(id); };
+    ExecutorOptions io;
+    io.before = io_inputs();
+    const BufferSlice losses = slice_of(plan_.losses);
+    io.after = {{losses.buffer, io_->handle(), losses.offset, io_losses_offset_, losses.size}};
+    evaluator_ = std::make_unique<Executor>(*kernels_,
+                                            lower_plan(forward, quirks_, slices, lowering_extras(),
+                                                       {LoweringPart::Phases::forward, false, 1}),
+                                            io);
+  }
+  // The forward pass writes only what a step writes before reading it: the io staging, the
+  // activations in the arena and the losses. The previous step's gradient norm stays readable.
+  auto* io = static_cast<uint8_t*>(io_->mapped());
+  std::memcpy(io, tokens.data(), n * 4);
+  std::memcpy(io + n * 4, targets.data(), n * 4);
+  evaluator_->run();
+  const auto* losses = reinterpret_cast<const float*>(io + io_losses_offset_);
+  double sum = 0;  // in position order, in double, as step() sums
+  for (std::size_t i = 0; i < n; ++i) sum += losses[i];
+  return static_cast<float>(sum / double(n));
 }
 
 float Session::last_grad_norm() const {
@@ -385,9 +428,9 @@ MemoryReport Session::memory() const {
               {"AdamW hyperparameters", hyper_->size()},
               {"grad-norm partials", partials_->size()}};
   uint64_t rounding = persistent_->allocated_bytes() - persistent_->size() +
-                      arena_->allocated_bytes() - arena_->size() +
-                      io_->allocated_bytes() - io_->size() + hyper_->allocated_bytes() -
-                      hyper_->size() + partials_->allocated_bytes() - partials_->size();
+                      arena_->allocated_bytes() - arena_->size() + io_->allocated_bytes() -
+                      io_->size() + hyper_->allocated_bytes() - hyper_->size() +
+                      partials_->allocated_bytes() - partials_->size();
   if (rounding) r.extras.push_back({"driver allocation rounding", rounding});
   r.planned_total_bytes = r.persistent_bytes + r.arena_bytes;
   for (const auto& [name, bytes] : r.extras) r.planned_total_bytes += bytes;
@@ -415,7 +458,9 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
   const std::size_t n = static_cast<std::size_t>(config_.shape.batch) * T;
   if (prompt.empty()) throw std::invalid_argument("sampling needs a prompt of at least one token");
   for (uint32_t t : prompt)
-    if (t >= V) throw std::invalid_argument("prompt token " + std::to_string(t) + " is outside the vocabulary");
+    if (t >= V)
+      throw std::invalid_argument("prompt token " + std::to_string(t) +
+                                  " is outside the vocabulary");
   if (plan_.logits == kNoTensor) throw std::logic_error("the plan has no logits tensor");
   const PlannedTensor& lt = plan_.tensors.at(static_cast<std::size_t>(plan_.logits));
 
@@ -424,15 +469,12 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
   const TensorSlices slices = [this](TensorId id) { return slice_of(id); };
   const LoweringExtras extras = lowering_extras();
   ExecutorOptions opts;
-  const BufferSlice tokens = slice_of(plan_.tokens), targets = slice_of(plan_.targets);
   const BufferSlice ls = arena_->slice(lt.offset, lt.bytes);
-  opts.before = {{io_->handle(), tokens.buffer, 0, tokens.offset, tokens.size},
-                 {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
+  opts.before = io_inputs();
   opts.after = {{ls.buffer, out.handle(), ls.offset, 0, T * V * 4}};
-  Executor forward(*kernels_,
-                   lower_plan(plan_, quirks_, slices, extras,
-                              {LoweringPart::Phases::forward, false, 1}),
-                   opts);
+  Executor forward(
+      *kernels_,
+      lower_plan(plan_, quirks_, slices, extras, {LoweringPart::Phases::forward, false, 1}), opts);
 
   std::vector<uint32_t> context(prompt.begin(), prompt.end()), generated;
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;

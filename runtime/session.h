@@ -55,12 +55,12 @@ struct SessionConfig {
 
 // Planned bytes next to the bytes the device ledger measured.
 struct MemoryReport {
-  uint64_t persistent_bytes = 0;                            // plan: parameters, grads, moments, io
-  uint64_t arena_bytes = 0;                                 // plan: the activation arena
-  std::vector<std::pair<std::string, uint64_t>> extras;     // named fixed extras (staging, ...)
-  uint64_t planned_total_bytes = 0;                         // sum of the above
-  uint64_t device_bytes_allocated = 0;                      // measured: live device allocations
-  uint64_t device_peak_bytes = 0;                           // measured: high-water mark
+  uint64_t persistent_bytes = 0;                         // plan: parameters, grads, moments, io
+  uint64_t arena_bytes = 0;                              // plan: the activation arena
+  std::vector<std::pair<std::string, uint64_t>> extras;  // named fixed extras (staging, ...)
+  uint64_t planned_total_bytes = 0;                      // sum of the above
+  uint64_t device_bytes_allocated = 0;                   // measured: live device allocations
+  uint64_t device_peak_bytes = 0;                        // measured: high-water mark
 };
 
 // Offsets in both buffers are multiples of this: the device's binding alignment, at least 16.
@@ -94,6 +94,11 @@ class Session {
   // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab),
   // micro-batch m in rows [m·B, (m+1)·B); returns the mean loss over all of them.
   float step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
+  // The mean loss on [B,T] tokens and targets (each < vocab) without training: the plan's forward
+  // pass with dropout off, recorded on the first call. It uses no device memory of its own and
+  // changes nothing training reads: weights, AdamW moments and later steps' results are
+  // bit-identical with and without evaluations in between.
+  float evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
   void set_learning_rate(double lr) { config_.optimizer.lr = lr; }
   uint32_t steps_done() const { return steps_done_; }
   // The global gradient norm of the last step (before clipping).
@@ -124,14 +129,15 @@ class Session {
 
  private:
   void check_fits_device() const;
-  BufferSlice slice_of(TensorId id) const;     // where a plan tensor's bytes are
-  LoweringExtras lowering_extras() const;       // the session's buffers the kernels also need
+  BufferSlice slice_of(TensorId id) const;  // where a plan tensor's bytes are
+  LoweringExtras lowering_extras() const;   // the session's buffers the kernels also need
   std::vector<ParameterSpec> parameter_specs() const;
   uint64_t parameter_bytes() const;  // of all parameters, as floats
   void zero_optimizer_state();       // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
   void load_from(const SafetensorsSource& source);
   void record();
+  std::vector<CopyRegion> io_inputs() const;  // tokens, targets: io staging -> plan tensors
 
   Device& device_;
   SessionConfig config_;
@@ -140,12 +146,13 @@ class Session {
   std::unique_ptr<KernelCache> kernels_;
   std::unique_ptr<Arena> persistent_;
   std::unique_ptr<Arena> arena_;
-  std::unique_ptr<Buffer> io_;        // host-visible: tokens, targets in; losses, grad norm out
-  std::unique_ptr<Buffer> hyper_;     // host-visible: push::AdamWHyper, rewritten every step
-  std::unique_ptr<Buffer> partials_;  // grad-norm partial sums
-  std::unique_ptr<Executor> executor_;        // the whole step (accum 1) or the first micro-batch
-  std::unique_ptr<Executor> accumulate_;      // later micro-batches: parameter gradients +=
-  std::unique_ptr<Executor> optimizer_;       // grad norm + AdamW, after the last micro-batch
+  std::unique_ptr<Buffer> io_;            // host-visible: tokens, targets in; losses, grad norm out
+  std::unique_ptr<Buffer> hyper_;         // host-visible: push::AdamWHyper, rewritten every step
+  std::unique_ptr<Buffer> partials_;      // grad-norm partial sums
+  std::unique_ptr<Executor> executor_;    // the whole step (accum 1) or the first micro-batch
+  std::unique_ptr<Executor> accumulate_;  // later micro-batches: parameter gradients +=
+  std::unique_ptr<Executor> optimizer_;   // grad norm + AdamW, after the last micro-batch
+  std::unique_ptr<Executor> evaluator_;   // forward and loss only, dropout off (evaluate)
   uint64_t io_losses_offset_ = 0;
   uint64_t io_norm_offset_ = 0;
   uint32_t steps_done_ = 0;

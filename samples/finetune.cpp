@@ -2,8 +2,10 @@
 // library directly: the shape an on-device fine-tuning app would copy.
 //
 //   remat_finetune_sample WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors
+//   [TOKENIZER]
 //
-// The model's shape comes from the weights file; the text is read as bytes (vocabulary 256).
+// The model's shape comes from the weights file. The text is read as bytes (vocabulary 256), or,
+// given TOKENIZER (a GPT-2 or Hugging Face byte-level BPE folder or file), as its tokens.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -19,11 +21,13 @@
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
 #include "runtime/token_dataset.h"
+#include "text/tokenizer_files.h"
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
+  if (argc != 6 && argc != 7) {
     std::fprintf(stderr,
-                 "usage: %s WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors\n",
+                 "usage: %s WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors "
+                 "[TOKENIZER]\n",
                  argv[0]);
     return 2;
   }
@@ -34,7 +38,8 @@ int main(int argc, char** argv) {
 
     // 1. The model shape (layers, width, heads, vocabulary, context) is read from the checkpoint.
     remat::SessionConfig config;
-    config.model = remat::infer_gpt2_config(remat::SafetensorsSource::open(weights).header(), std::nullopt);
+    config.model =
+        remat::infer_gpt2_config(remat::SafetensorsSource::open(weights).header(), std::nullopt);
     config.shape.batch = 4;
     config.shape.seq = std::min(config.model.ctx, 64);
 
@@ -47,7 +52,17 @@ int main(int argc, char** argv) {
     config.optimizer.weight_decay = 0.01;
     config.optimizer.grad_clip = 1.0f;
 
-    // 4. Open the GPU (REMAT_DEVICE picks one), plan, allocate exactly, load the weights.
+    // 4. The training windows: the text's bytes, or its tokens under the tokenizer. Every id must
+    //    be below the model's vocabulary, checked before the device is touched.
+    const remat::TokenDataset data =
+        argc == 7
+            ? remat::TokenDataset::from_tokens(
+                  remat::text::load_tokenizer(argv[6])->encode(remat::read_data_file(data_file)),
+                  config.shape.seq, data_file.string())
+            : remat::TokenDataset(data_file, config.shape.seq);
+    data.check_vocab(static_cast<std::size_t>(config.model.vocab));
+
+    // 5. Open the GPU (REMAT_DEVICE picks one), plan, allocate exactly, load the weights.
     auto device = remat::Device::open();
     remat::Session session(*device, config);
     session.load(weights);
@@ -57,8 +72,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(arena_bytes),
                 static_cast<unsigned long long>(session.plan().persistent_bytes));
 
-    // 5. Train: each step takes a batch of byte windows from the text and returns the mean loss.
-    const remat::TokenDataset data(data_file, config.shape.seq);
+    // 6. Train: each step takes a batch of windows from the data and returns the mean loss.
     float first = 0, last = 0;
     for (int s = 0; s < steps; ++s) {
       const remat::Batch batch = data.batch(static_cast<uint64_t>(s), config.shape.batch);
@@ -68,7 +82,7 @@ int main(int argc, char** argv) {
       std::printf("step %d loss %.4f\n", s + 1, last);
     }
 
-    // 6. Save (atomically: a temporary file renamed into place) with Hugging Face GPT-2 names.
+    // 7. Save (atomically: a temporary file renamed into place) with Hugging Face GPT-2 names.
     session.save(out);
     std::printf("loss %.4f -> %.4f; saved %s\n", first, last, out.string().c_str());
     return 0;

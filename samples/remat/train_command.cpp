@@ -37,10 +37,16 @@ CommandSpec spec() {
       "must be below the model's vocabulary, checked before any step. Step s, row b is the\n"
       "window of T+1 tokens starting at ((s*B + b)*T) mod (n - T - 1); with --accum N,\n"
       "micro-batch m of step s reads as step s*N + m. --arena caps activation memory and the\n"
-      "planner picks what to recompute; --policy fixes the policy instead.\n",
+      "planner picks what to recompute; --policy fixes the policy instead. --val-data FILE is\n"
+      "read the same way and its first --val-batches batches (windowed as above, fewer if the\n"
+      "file holds fewer distinct windows) are evaluated without training, dropout off: before\n"
+      "the first step, every --val-every steps and after the last.\n",
       {{"--data", "FILE", "training text or tokens (required)", ""},
        {"--tokenizer", "PATH", "encode --data with this byte-level BPE tokenizer", ""},
        {"--data-format", "F", "auto, bytes, text (with --tokenizer), llmc or u16", "auto"},
+       {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
+       {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
+       {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
        {"--init", "W.safetensors", "start from these weights (GPT-2 layout); sets the model", ""}}};
   for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
   const std::vector<FlagSpec> training = {
@@ -66,6 +72,9 @@ CommandSpec spec() {
 struct Options {
   ModelSelection sel;
   std::filesystem::path data;
+  std::optional<std::filesystem::path> val_data;
+  int val_every = 0;  // 0: only before the first and after the last step
+  int val_batches = 8;
   std::optional<std::string> tokenizer;
   std::string data_format = "auto";
   std::optional<std::filesystem::path> init, save, log_json;
@@ -115,6 +124,11 @@ Options parse(const std::vector<std::string>& argv) {
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
   o.data = *data;
   o.tokenizer = a.get("--tokenizer");
+  if (auto v = a.get("--val-data")) o.val_data = *v;
+  o.val_every = static_cast<int>(a.get_int("--val-every", 1, 100000000).value_or(0));
+  o.val_batches = static_cast<int>(a.get_int_or_default("--val-batches", 1, 1000000));
+  if (!o.val_data && (a.has("--val-every") || a.has("--val-batches")))
+    throw UsageError("--val-every and --val-batches need --val-data FILE");
   o.data_format = a.get_or_default("--data-format");
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
   o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
@@ -216,6 +230,29 @@ void print_sample(Session& session, const TrainingData& training, const Options&
   std::printf("sample   %s|%s\n", show(prompt).c_str(), show(out).c_str());
 }
 
+struct ValidationLoss {
+  double loss = 0;  // the mean over the evaluated batches (every batch has B·T targets)
+  double ms = 0;    // wall time of the evaluation, not counted in ms/step
+};
+
+ValidationLoss validation_loss(Session& session, const ValidationData& val) {
+  const auto t0 = std::chrono::steady_clock::now();
+  double sum = 0;
+  for (int k = 0; k < val.batches; ++k) {
+    const Batch b = val.data.batch(static_cast<uint64_t>(k), session.config().shape.batch);
+    sum += session.evaluate(b.tokens, b.targets);
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  return {sum / val.batches, std::chrono::duration<double, std::milli>(t1 - t0).count()};
+}
+
+void print_validation(const ValidationLoss& v, int step, int steps, bool tty) {
+  // On a terminal the line replaces the progress bar, which continues below it.
+  std::printf("%sval      step %d/%d  loss %.4f  (%.0f ms)%s\n", tty ? "\r" : "", step, steps,
+              v.loss, v.ms, tty ? std::string(40, ' ').c_str() : "");
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int run_train(const std::vector<std::string>& argv) {
@@ -224,6 +261,10 @@ int run_train(const std::vector<std::string>& argv) {
   const TrainingData training =
       load_training_data(o.data, o.data_format, o.tokenizer, o.sel.shape.seq, o.sel.model.vocab);
   const TokenDataset& data = training.data;
+  std::optional<ValidationData> val;
+  if (o.val_data)
+    val = load_validation_data(*o.val_data, o.data_format, training, o.sel.shape.batch,
+                               o.sel.shape.seq, o.sel.model.vocab, o.val_batches);
   auto device = Device::open();
 
   SessionConfig cfg;
@@ -255,6 +296,10 @@ int run_train(const std::vector<std::string>& argv) {
   const char* unit = training.kind == "bytes" ? "byte" : "token";
   std::printf("data     %s: %zu %ss, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
               data.size(), unit, data.unigram_entropy(), unit);
+  if (val)
+    std::printf("val      %s: %zu %ss; %d batches of %d × %d evaluated, dropout off\n",
+                o.val_data->string().c_str(), val->data.size(), unit, val->batches, cfg.shape.batch,
+                cfg.shape.seq);
   std::fflush(stdout);
 
   JsonLog log(o.log_json);
@@ -263,6 +308,12 @@ int run_train(const std::vector<std::string>& argv) {
   const double tokens_per_step = double(cfg.shape.batch) * cfg.shape.seq * o.accum;
   double total_ms = 0, first_loss = 0, last_loss = 0;
   int last_saved = -1;
+  double first_val = NAN, last_val = NAN;
+  if (val) {
+    const ValidationLoss v = validation_loss(session, *val);
+    first_val = last_val = v.loss;
+    if (!o.quiet) print_validation(v, 0, o.steps, false);
+  }
   for (int s = 0; s < o.steps; ++s) {
     Batch b;
     for (int m = 0; m < o.accum; ++m) {
@@ -297,8 +348,14 @@ int run_train(const std::vector<std::string>& argv) {
         .field("tokens_per_s", tok_s)
         .field("grad_norm", double(grad_norm))
         .field("device_bytes_allocated", device->ledger().stats().total_live_bytes)
-        .field("host_rss_bytes", host_rss_bytes())
-        .end_object();
+        .field("host_rss_bytes", host_rss_bytes());
+    std::optional<ValidationLoss> v;
+    if (val && ((o.val_every && (s + 1) % o.val_every == 0) || s + 1 == o.steps)) {
+      v = validation_loss(session, *val);
+      last_val = v->loss;
+      j.field("val_loss", v->loss).field("val_ms", v->ms);
+    }
+    j.end_object();
     log.line(j);
     const double eta_s = total_ms / (s + 1) * (o.steps - s - 1) / 1000.0;
     if (tty) {
@@ -312,6 +369,7 @@ int run_train(const std::vector<std::string>& argv) {
                   loss, ms, tok_s, eta_s);
       std::fflush(stdout);
     }
+    if (v && !o.quiet) print_validation(*v, s + 1, o.steps, tty);
     if (o.save && o.save_every && (s + 1) % o.save_every == 0) {
       try {
         session.save(*o.save);
@@ -326,6 +384,9 @@ int run_train(const std::vector<std::string>& argv) {
   if (tty) std::printf("\n");
   if (o.save) session.save(*o.save);
 
+  if (val)
+    std::printf("val      loss %.4f -> %.4f on %d batches of %s\n", first_val, last_val,
+                val->batches, o.val_data->string().c_str());
   const MemoryReport mem = session.memory();
   const double mean_ms = total_ms / o.steps;
   std::printf(
@@ -360,6 +421,10 @@ int run_train(const std::vector<std::string>& argv) {
       .field("unigram_entropy", data.unigram_entropy())
       .field("mean_ms", mean_ms)
       .field("tokens_per_s", tokens_per_step / (mean_ms / 1000.0));
+  if (val)
+    j.field("val_batches", val->batches)
+        .field("initial_val_loss", first_val)
+        .field("final_val_loss", last_val);
   // With REMAT_VALIDATION=1 the Khronos layer checks every call; report what it said.
   if (device->instance().validation_enabled()) {
     const auto messages = device->instance().validation_messages();

@@ -24,4 +24,18 @@ struct TrainingData {
 TrainingData load_training_data(const std::filesystem::path& file, const std::string& format,
                                 const std::optional<std::string>& tokenizer, int seq, int vocab);
 
+// --val-data: a held-out file read under the same rules (format, the training data's tokenizer,
+// vocabulary check) and evaluated on its first `batches` batches, windowed as --data is: batch
+// k, row b is the window starting at ((k*B + b)*T) mod (n - T - 1). `batches` is max_batches,
+// or fewer when the file holds fewer whole batches of distinct windows (at least one; a file
+// shorter than B windows repeats some).
+struct ValidationData {
+  TokenDataset data;
+  int batches = 0;
+};
+
+ValidationData load_validation_data(const std::filesystem::path& file, const std::string& format,
+                                    const TrainingData& training, int batch, int seq, int vocab,
+                                    int max_batches);
+
 }  // namespace remat::cli

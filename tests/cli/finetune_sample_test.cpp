@@ -17,6 +17,7 @@
 
 #include "tests/support/json_number.h"
 #include "tests/support/run_command.h"
+#include "tests/text/reference_data.h"
 
 using remat::test::json_number;
 using remat::test::run_command;
@@ -39,6 +40,18 @@ std::string quoted(const std::filesystem::path& p) {
   return q;
 }
 
+// A small text with a few repeated words: a loss the model can lower within a few steps.
+void write_words(const std::filesystem::path& path) {
+  const std::vector<std::string> words = {"the ", "planner ",    "keeps ",    "block ",   "inputs ",
+                                          "and ", "recomputes ", "the rest ", "of each ", "step. "};
+  std::ofstream f(path, std::ios::binary);
+  uint32_t x = 12345;
+  for (int i = 0; i < 600; ++i) {
+    x = x * 1664525u + 1013904223u;  // a fixed LCG: the same file on every machine
+    f << words[(x >> 16) % words.size()];
+  }
+}
+
 }  // namespace
 
 TEST_CASE("the fine-tuning sample trains under an arena cap and saves weights that load") {
@@ -48,18 +61,7 @@ TEST_CASE("the fine-tuning sample trains under an arena cap and saves weights th
   const auto data = dir / "data.txt", weights = dir / "start.safetensors",
              out = dir / "tuned.safetensors", log = dir / "reload.json";
 
-  // A small text with a few repeated words: a loss the model can lower within a few steps.
-  {
-    const std::vector<std::string> words = {"the ",     "planner ", "keeps ",      "block ",
-                                            "inputs ",  "and ",     "recomputes ", "the rest ",
-                                            "of each ", "step. "};
-    std::ofstream f(data, std::ios::binary);
-    uint32_t x = 12345;
-    for (int i = 0; i < 600; ++i) {
-      x = x * 1664525u + 1013904223u;  // a fixed LCG: the same file on every machine
-      f << words[(x >> 16) % words.size()];
-    }
-  }
+  write_words(data);
 
   // Start weights: a small GPT saved by `remat train` after one step.
   const std::string model = "--layers 2 --dim 32 --heads 2 --ctx 32";
@@ -127,4 +129,46 @@ TEST_CASE("the fine-tuning sample explains its usage and fails cleanly on a bad 
   CHECK(missing.exit_code == 1);
   CHECK(missing.err.find("remat_finetune_sample: error:") != std::string::npos);
   CHECK(!std::filesystem::exists("/tmp/remat_never_written.safetensors"));
+}
+
+TEST_CASE("the fine-tuning sample trains on the tokens of a text given a tokenizer") {
+  if (!remat::test::have_gpt2_files()) return;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("remat_finetune_tokens_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto weights = dir / "start.safetensors", bytes = dir / "bytes.safetensors",
+             out = dir / "tuned.safetensors";
+  const std::string text = quoted(dir / "words.txt");
+  write_words(dir / "words.txt");
+  const std::string tokenizer = quoted(remat::test::gpt2_files());
+  const std::string model = "--layers 1 --dim 32 --heads 2 --ctx 32 ";
+  REQUIRE(run_remat("train " + model + "--vocab 50257 --steps 1 --quiet --data " + text +
+                    " --tokenizer " + tokenizer + " --save " + quoted(weights))
+              .exit_code == 0);
+  REQUIRE(
+      run_remat("train " + model + "--steps 1 --quiet --data " + text + " --save " + quoted(bytes))
+          .exit_code == 0);
+
+  const std::string sample = "'" REMAT_FINETUNE_SAMPLE_PATH "' ";
+  auto r = run_command(sample + quoted(weights) + " " + text + " 100000000 8 " + quoted(out) + " " +
+                       tokenizer);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  double first = 0, last = 0;
+  REQUIRE(std::sscanf(r.out.c_str() + r.out.find("\nloss ") + 1, "loss %lf -> %lf", &first,
+                      &last) == 2);
+  // GPT-2 ids: an untrained 50257-way softmax starts near ln 50257 = 10.8; on a text of a dozen
+  // distinct tokens it falls step after step at the sample's lr 1e-3.
+  CHECK(first > 9.0);
+  CHECK(last < first - 0.3);
+
+  // GPT-2 ids do not fit a byte-vocabulary model: refused before any step, nothing written.
+  const auto refused = dir / "refused.safetensors";
+  auto bad = run_command(sample + quoted(bytes) + " " + text + " 100000000 1 " + quoted(refused) +
+                         " " + tokenizer);
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err.find("but the model's vocabulary has 256 ids") != std::string::npos);
+  CHECK(bad.out.empty());
+  CHECK_FALSE(std::filesystem::exists(refused));
+  std::filesystem::remove_all(dir);
 }
