@@ -1,0 +1,38 @@
+// Dispatches for RMSNorm (Llama's LlamaRMSNorm: weight only, no bias, no mean subtraction).
+//
+// Forward:  y[rows,C] = x * rstd * w, rstd[row] = 1/sqrt(mean_c(x^2) + eps), rstd saved for the
+//           backward as LayerNorm saves mean and rstd. One invocation per row, a fixed-order
+//           serial sum over C.
+// Backward: with n = x * rstd and g = dy * w, dx = rstd * (g - n * mean_c(g * n)) and
+//           dw[c] = sum over rows 0, 1, 2, ... of dy * n. One dispatch: row invocations for dx,
+//           then channel invocations for dw, each a serial loop in row order (no atomics), so
+//           two runs are bit-identical. dx and dw are each overwritten or added to (GradWrite).
+// CPU drivers (quirks.texel_fetch_beats_storage_loads) read the inputs through R32F texel views
+// (rmsnorm_*_texels.comp); same arithmetic, same bits.
+// Tested against the double reference (tests/kernels/rmsnorm_test.cpp) at 1e-4 relative + 1e-5
+// absolute (dw: + 1e-5 * rows, it sums rows terms); measured worst on llvmpipe: y 6e-7 relative,
+// rstd 5e-7 relative, dx 1.5e-6 absolute, dw 6.3e-6 absolute over 128 rows.
+#pragma once
+
+#include "runtime/device_plan.h"
+#include "runtime/executor.h"
+#include "runtime/kernels/grad_write.h"
+
+namespace remat::kernels {
+
+struct RmsnormShape {
+  uint32_t rows = 0;  // B * T
+  uint32_t C = 0;
+  float eps = 1e-6f;
+};
+
+// y[rows,C] and rstd[rows] from x[rows,C] and w[C].
+Dispatch rmsnorm_forward(const DeviceQuirks& quirks, const RmsnormShape& s, BufferSlice x,
+                         BufferSlice w, BufferSlice y, BufferSlice rstd);
+
+// dx[rows,C] and dw[C] from dy[rows,C], x, w and the forward's rstd.
+Dispatch rmsnorm_backward(const DeviceQuirks& quirks, const RmsnormShape& s, BufferSlice dy,
+                          BufferSlice x, BufferSlice w, BufferSlice rstd, BufferSlice dx,
+                          BufferSlice dw, GradWrite dx_mode, GradWrite dw_mode);
+
+}  // namespace remat::kernels

@@ -1,0 +1,77 @@
+#include "runtime/kernels/rope.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "rope_params.h"
+
+namespace remat::kernels {
+
+namespace {
+constexpr uint32_t kGroup = 256;
+
+void check_shape(const RopeShape& s) {
+  if (s.D == 0 || s.D % 2 != 0)
+    throw std::invalid_argument("rope: head size " + std::to_string(s.D) +
+                                " must be even and positive");
+  if (!(s.theta > 0.0f) || !std::isfinite(s.theta))
+    throw std::invalid_argument("rope: theta must be positive and finite");
+  const uint64_t pairs = uint64_t(s.B) * s.T * s.H * (s.D / 2);
+  if (pairs > UINT32_MAX) throw std::invalid_argument("rope: B*T*H*D/2 exceeds 2^32");
+}
+
+// The layout with stride 0 resolved, checked to hold H heads per row and to index in 32 bits.
+RopeLayout resolve(const RopeShape& s, RopeLayout l, const char* which) {
+  const uint64_t heads = uint64_t(s.H) * s.D;
+  if (l.stride == 0) l.stride = static_cast<uint32_t>(heads);
+  if (uint64_t(l.offset) + heads > l.stride)
+    throw std::invalid_argument(std::string("rope: ") + which + " heads (offset " +
+                                std::to_string(l.offset) + " + " + std::to_string(heads) +
+                                " floats) overrun its row stride " + std::to_string(l.stride));
+  if (uint64_t(s.B) * s.T * l.stride > UINT32_MAX)
+    throw std::invalid_argument(std::string("rope: ") + which + " exceeds 2^32 floats");
+  return l;
+}
+
+Dispatch rope(KernelId kernel, const RopeShape& s, BufferSlice in, RopeLayout in_layout,
+              BufferSlice out, RopeLayout out_layout, GradWrite mode) {
+  check_shape(s);
+  in_layout = resolve(s, in_layout, "input");
+  out_layout = resolve(s, out_layout, "output");
+  Dispatch d;
+  d.kernel = kernel;
+  d.spec = {kGroup};
+  d.bindings = {{in, false}, {out, true}};
+  d.push = push_bytes(push::RopeParams{s.B, s.T, s.H, s.D, in_layout.stride, in_layout.offset,
+                                       out_layout.stride, out_layout.offset, rope_inv_d(s.D),
+                                       rope_log2_theta(s.theta), static_cast<uint32_t>(mode)});
+  d.groups = {grid_stride_groups(uint64_t(s.B) * s.T * s.H * (s.D / 2), kGroup), 1, 1};
+  return d;
+}
+}  // namespace
+
+// In double, rounded to float once: the kernels and the reference start from these.
+float rope_inv_d(uint32_t D) {
+  return static_cast<float>(1.0 / double(D));
+}
+float rope_log2_theta(float theta) {
+  return static_cast<float>(std::log2(double(theta)));
+}
+
+Dispatch rope_forward(const RopeShape& s, BufferSlice in, RopeLayout in_layout, BufferSlice out,
+                      RopeLayout out_layout) {
+  Dispatch d =
+      rope(KernelId::rope_forward, s, in, in_layout, out, out_layout, GradWrite::overwrite);
+  d.label = "rope_forward";
+  return d;
+}
+
+Dispatch rope_backward(const RopeShape& s, BufferSlice d_out, RopeLayout d_out_layout,
+                       BufferSlice d_in, RopeLayout d_in_layout, GradWrite mode) {
+  Dispatch d = rope(KernelId::rope_backward, s, d_out, d_out_layout, d_in, d_in_layout, mode);
+  d.label = "rope_backward";
+  return d;
+}
+
+}  // namespace remat::kernels

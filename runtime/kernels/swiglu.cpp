@@ -1,0 +1,35 @@
+#include "runtime/kernels/swiglu.h"
+
+#include "swiglu_params.h"
+
+namespace remat::kernels {
+
+namespace {
+constexpr uint32_t kGroup = 256;
+}  // namespace
+
+Dispatch swiglu_forward(uint32_t count, BufferSlice g, BufferSlice u, BufferSlice h) {
+  Dispatch d;
+  d.kernel = KernelId::swiglu_forward;
+  d.spec = {kGroup};
+  d.bindings = {{g, false}, {u, false}, {h, true}};
+  d.push = push_bytes(push::SwigluParams{count, 0, 0});
+  d.groups = {grid_stride_groups(count, kGroup), 1, 1};
+  d.label = "swiglu_forward";
+  return d;
+}
+
+Dispatch swiglu_backward(uint32_t count, BufferSlice dh, BufferSlice g, BufferSlice u,
+                         BufferSlice dg, BufferSlice du, GradWrite dg_mode, GradWrite du_mode) {
+  Dispatch d;
+  d.kernel = KernelId::swiglu_backward;
+  d.spec = {kGroup};
+  d.bindings = {{dh, false}, {g, false}, {u, false}, {dg, true}, {du, true}};
+  d.push = push_bytes(
+      push::SwigluParams{count, static_cast<uint32_t>(dg_mode), static_cast<uint32_t>(du_mode)});
+  d.groups = {grid_stride_groups(count, kGroup), 1, 1};
+  d.label = "swiglu_backward";
+  return d;
+}
+
+}  // namespace remat::kernels

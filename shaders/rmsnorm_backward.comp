@@ -1,0 +1,14 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "rmsnorm_params.h"
+
+// rmsnorm_backward_body.glsl, reading through storage buffers.
+layout(std430, binding = 0) readonly buffer DY { float dy[]; };
+layout(std430, binding = 1) readonly buffer X { float x[]; };
+layout(std430, binding = 2) readonly buffer W { float w[]; };
+layout(std430, binding = 3) readonly buffer Rstd { float rstd[]; };
+#define DY(i) dy[i]
+#define X(i) x[i]
+#define W(i) w[i]
+#define RSTD(i) rstd[i]
+#include "rmsnorm_backward_body.glsl"

@@ -1,0 +1,62 @@
+// Included by rmsnorm_backward.comp and rmsnorm_backward_texels.comp, which bind dy, x, w and
+// rstd (bindings 0-3) as storage buffers or R32F texel views and define DY(i), X(i), W(i),
+// RSTD(i).
+//
+// RMSNorm backward in one dispatch with two kinds of invocation, neither of which waits on the
+// other (both only read dy, x, w, rstd), as layernorm_backward_body.glsl:
+//   invocations [0, rows):               one row each, dx = rstd * (g - n * mean(g * n)),
+//                                        where n = x * rstd and g = dy * w;
+//   invocations [row_groups * WG, ...):  one channel each, dw[c] = sum_rows dy * n, summed over
+//                                        rows 0, 1, 2, ... in order.
+// The reduction over rows is a per-channel serial loop instead of atomics or a cross-workgroup
+// tree, so the order is fixed and two runs are bit-identical. Accumulation: the accumulator
+// starts from the existing value (accumulate = 1) or 0 and the rows are added in order.
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 4) buffer DX { float dx[]; };
+layout(std430, binding = 5) buffer DW { float dw[]; };
+layout(push_constant) uniform Push { RmsnormBackwardParams p; };
+
+void row_gradient(uint row) {
+  uint base = row * p.C;
+  float r = RSTD(row);
+  float gn_sum = 0.0;
+  for (uint c = 0; c < p.C; ++c) gn_sum = fma(DY(base + c) * W(c), X(base + c) * r, gn_sum);
+  float gn_mean = gn_sum / float(p.C);
+  for (uint c = 0; c < p.C; ++c) {
+    float g = DY(base + c) * W(c);
+    float n = X(base + c) * r;
+    float v = (g - n * gn_mean) * r;
+    dx[base + c] = p.accumulate_dx != 0 ? dx[base + c] + v : v;
+  }
+}
+
+float row_term(uint row, uint c) { return DY(row * p.C + c) * (X(row * p.C + c) * RSTD(row)); }
+
+void channel_gradient(uint c) {
+  float acc = p.accumulate_dw != 0 ? dw[c] : 0.0;
+  // Four rows per iteration (still added one at a time, in order): llvmpipe ends an invocation
+  // after 65535 loop iterations in total (DeviceQuirks::max_loop_iterations), and rows reach
+  // 65536 at B=64, T=1024.
+  uint row = 0;
+  for (; row + 4 <= p.rows; row += 4) {
+    acc += row_term(row, c);
+    acc += row_term(row + 1, c);
+    acc += row_term(row + 2, c);
+    acc += row_term(row + 3, c);
+  }
+  for (; row < p.rows; ++row) acc += row_term(row, c);
+  dw[c] = acc;
+}
+
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  uint wg = gl_WorkGroupSize.x;
+  uint row_invocations = ((p.rows + wg - 1) / wg) * wg;
+  if (i < row_invocations) {
+    if (i < p.rows) row_gradient(i);
+  } else {
+    uint c = i - row_invocations;
+    if (c < p.C) channel_gradient(c);
+  }
+}
