@@ -217,6 +217,43 @@ typedef struct remat_memory_report {
 REMAT_API remat_status remat_session_memory_report(const remat_session* session,
                                                    remat_memory_report* report);
 
+/* ---- text ------------------------------------------------------------------------------------ */
+
+/* A byte-level BPE tokenizer (GPT-2 style): text bytes to token ids and back, exactly
+ * (decode(encode(x)) == x for any bytes). One tokenizer may be used from several threads; its
+ * calls are serialised. */
+typedef struct remat_tokenizer remat_tokenizer;
+
+/* Loads a tokenizer from a Hugging Face tokenizer.json (BPE with ByteLevel pre-tokenization), or a
+ * folder holding tokenizer.json, vocab.json + merges.txt or GPT-2's encoder.json + vocab.bpe (the
+ * same files `remat tokenize --tokenizer PATH` reads). REMAT_ERROR_IO when `path` does not exist;
+ * REMAT_ERROR_INVALID_ARGUMENT naming the file when its contents are malformed or a kind of
+ * tokenizer remat does not support. Free with remat_tokenizer_free. */
+REMAT_API remat_status remat_tokenizer_load(const char* path, remat_tokenizer** tokenizer);
+/* NULL is ignored. */
+REMAT_API void remat_tokenizer_free(remat_tokenizer* tokenizer);
+/* One more than the largest token id: the vocabulary a model needs for this tokenizer's ids. */
+REMAT_API remat_status remat_tokenizer_vocab_size(const remat_tokenizer* tokenizer,
+                                                  uint32_t* vocab_size);
+
+/* Encodes `bytes` bytes of `text` (any bytes, not NUL-terminated; invalid UTF-8 is encoded byte
+ * by byte). With allow_special nonzero, special-token text such as "<|endoftext|>" becomes its id;
+ * with 0 it is encoded as ordinary text. *count always receives the number of ids the text
+ * encodes to. Ask for it first with ids = NULL and capacity = 0 (REMAT_OK, nothing written), then
+ * call again with room for *count ids. When capacity is below *count the call writes no id and
+ * returns REMAT_ERROR_INVALID_ARGUMENT (with *count set). */
+REMAT_API remat_status remat_tokenizer_encode(remat_tokenizer* tokenizer, const char* text,
+                                              size_t bytes, int allow_special, uint32_t* ids,
+                                              size_t capacity, size_t* count);
+/* Decodes `count` ids into the bytes they encode: raw bytes, possibly not valid UTF-8 on their own
+ * (a character split across ids) and NOT NUL-terminated. *bytes always receives the byte count.
+ * The same two-call idiom: out = NULL and capacity = 0 asks for the size; a capacity below it
+ * writes nothing and returns REMAT_ERROR_INVALID_ARGUMENT. An id that is no token is
+ * REMAT_ERROR_INVALID_ARGUMENT naming its position. */
+REMAT_API remat_status remat_tokenizer_decode(const remat_tokenizer* tokenizer, const uint32_t* ids,
+                                              size_t count, char* out, size_t capacity,
+                                              size_t* bytes);
+
 #ifdef __cplusplus
 }
 #endif

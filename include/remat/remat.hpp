@@ -177,4 +177,50 @@ class Session {
   std::unique_ptr<remat_session, Free> handle_;
 };
 
+// A byte-level BPE tokenizer (remat_tokenizer): text bytes to token ids and back.
+class Tokenizer {
+ public:
+  // tokenizer.json, or a folder of tokenizer.json, vocab.json + merges.txt or encoder.json +
+  // vocab.bpe.
+  static Tokenizer load(const std::string& path) {
+    remat_tokenizer* t = nullptr;
+    check(remat_tokenizer_load(path.c_str(), &t));
+    return Tokenizer(t);
+  }
+
+  uint32_t vocab_size() const {
+    uint32_t n = 0;
+    check(remat_tokenizer_vocab_size(handle(), &n));
+    return n;
+  }
+
+  // With `special` false, special-token text is encoded as ordinary text.
+  std::vector<uint32_t> encode(std::string_view text, bool special = true) {
+    size_t count = 0;
+    check(remat_tokenizer_encode(handle(), text.data(), text.size(), special, nullptr, 0, &count));
+    std::vector<uint32_t> ids(count);
+    check(remat_tokenizer_encode(handle(), text.data(), text.size(), special, ids.data(),
+                                 ids.size(), &count));
+    return ids;
+  }
+
+  // The exact bytes the ids encode (not necessarily valid UTF-8 when a character is cut).
+  std::string decode(std::span<const uint32_t> ids) const {
+    size_t bytes = 0;
+    check(remat_tokenizer_decode(handle(), ids.data(), ids.size(), nullptr, 0, &bytes));
+    std::string out(bytes, '\0');
+    check(remat_tokenizer_decode(handle(), ids.data(), ids.size(), out.data(), out.size(), &bytes));
+    return out;
+  }
+
+  remat_tokenizer* handle() const noexcept { return handle_.get(); }
+
+ private:
+  struct Free {
+    void operator()(remat_tokenizer* t) const noexcept { remat_tokenizer_free(t); }
+  };
+  explicit Tokenizer(remat_tokenizer* t) : handle_(t) {}
+  std::unique_ptr<remat_tokenizer, Free> handle_;
+};
+
 }  // namespace remat::api

@@ -1,9 +1,12 @@
 /* Fine-tunes a GPT-2 checkpoint on a text file under a hard activation-memory cap, through the C
  * API alone (remat/remat.h): what an app written in C, or bound from Swift, Kotlin or Rust, does.
  *
- *   finetune WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors
+ *   finetune WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors [TOKENIZER]
  *
- * The model's shape comes from the weights file; the text is read as bytes (vocabulary 256). */
+ * The model's shape comes from the weights file. Without TOKENIZER the text is read as bytes
+ * (token = byte, vocabulary 256); with one (a tokenizer.json or a folder of GPT-2 or Hugging Face
+ * files) it is encoded into the tokenizer's ids, which the model's vocabulary must cover. After
+ * training it prints the model's greedy continuation of the text's first tokens. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,9 +59,9 @@ static unsigned char* read_all(const char* path, size_t* size) {
   return data;
 }
 
-/* Row b of step s is the window of seq+1 bytes at ((s*batch + b)*seq) mod (len - seq - 1):
- * inputs are its first seq bytes, targets the next byte of each (remat's byte dataset). */
-static void make_batch(const unsigned char* text, size_t len, int step, int batch, int seq,
+/* Row b of step s is the window of seq+1 tokens at ((s*batch + b)*seq) mod (len - seq - 1):
+ * inputs are its first seq tokens, targets the next token of each (remat's token dataset). */
+static void make_batch(const uint32_t* text, size_t len, int step, int batch, int seq,
                        uint32_t* tokens, uint32_t* targets) {
   for (int b = 0; b < batch; ++b) {
     const size_t start = ((size_t)step * batch + b) * seq % (len - seq - 1);
@@ -69,8 +72,8 @@ static void make_batch(const unsigned char* text, size_t len, int step, int batc
   }
 }
 
-static int train(remat_session* session, const remat_session_params* params,
-                 const unsigned char* text, size_t len, int steps) {
+static int train(remat_session* session, const remat_session_params* params, const uint32_t* text,
+                 size_t len, int steps) {
   const size_t count = (size_t)params->batch * params->seq;
   uint32_t* tokens = malloc(count * sizeof *tokens);
   uint32_t* targets = malloc(count * sizeof *targets);
@@ -107,9 +110,91 @@ static void print_reports(const remat_session* session, uint64_t cap) {
          (unsigned long long)memory.device_peak_bytes);
 }
 
+/* The text's tokens: its bytes, or with a tokenizer its ids (asked for by size first, the C
+ * API's idiom), each checked to be below the model's vocabulary. NULL after printing why. */
+static uint32_t* tokenize(remat_tokenizer* tokenizer, const unsigned char* text, size_t len,
+                          int32_t vocab, size_t* count) {
+  if (!tokenizer) {
+    uint32_t* tokens = malloc(len * sizeof *tokens);
+    if (!tokens) fprintf(stderr, "finetune: error: out of memory\n");
+    for (size_t i = 0; tokens && i < len; ++i) tokens[i] = text[i];
+    *count = len;
+    return tokens;
+  }
+  uint32_t tokenizer_vocab = 0;
+  if (failed(remat_tokenizer_vocab_size(tokenizer, &tokenizer_vocab), "tokenizer vocabulary"))
+    return NULL;
+  if (tokenizer_vocab > (uint32_t)vocab) {
+    fprintf(stderr,
+            "finetune: error: the tokenizer has %u token ids, the model's vocabulary only %d: "
+            "use a checkpoint whose vocabulary covers the tokenizer\n",
+            (unsigned)tokenizer_vocab, (int)vocab);
+    return NULL;
+  }
+  const char* chars = (const char*)text;
+  if (failed(remat_tokenizer_encode(tokenizer, chars, len, 1, NULL, 0, count), "encode"))
+    return NULL;
+  uint32_t* tokens = malloc((*count ? *count : 1) * sizeof *tokens);
+  if (!tokens) {
+    fprintf(stderr, "finetune: error: out of memory\n");
+    return NULL;
+  }
+  if (failed(remat_tokenizer_encode(tokenizer, chars, len, 1, tokens, *count, count), "encode")) {
+    free(tokens);
+    return NULL;
+  }
+  printf("%zu bytes -> %zu tokens\n", len, *count);
+  return tokens;
+}
+
+/* The bytes `count` tokens stand for: through the tokenizer, or the tokens themselves as bytes. */
+static int print_tokens(remat_tokenizer* tokenizer, const uint32_t* tokens, size_t count) {
+  size_t bytes = count;
+  if (tokenizer &&
+      failed(remat_tokenizer_decode(tokenizer, tokens, count, NULL, 0, &bytes), "decode"))
+    return 1;
+  char* out = malloc(bytes ? bytes : 1);
+  if (!out) {
+    fprintf(stderr, "finetune: error: out of memory\n");
+    return 1;
+  }
+  int bad = 0;
+  if (tokenizer)
+    bad = failed(remat_tokenizer_decode(tokenizer, tokens, count, out, bytes, &bytes), "decode");
+  else
+    for (size_t i = 0; i < count; ++i) out[i] = (char)tokens[i];
+  if (!bad) fwrite(out, 1, bytes, stdout); /* raw bytes: decode output has no NUL */
+  free(out);
+  return bad;
+}
+
+/* The trained model's most likely continuation (temperature 0) of the text's first tokens. A
+ * model's vocabulary may be larger than its tokenizer's (padded for speed): the continuation
+ * stops before the first id the tokenizer cannot decode. */
+static int continue_text(remat_session* session, remat_tokenizer* tokenizer, const uint32_t* text,
+                         size_t len) {
+  enum { kPrompt = 8, kGenerate = 24 };
+  const size_t prompt = len < kPrompt ? len : kPrompt;
+  uint32_t generated[kGenerate], known = 256;
+  if (failed(remat_session_sample(session, text, prompt, kGenerate, 0, 0.0f, generated, kGenerate),
+             "sample") ||
+      (tokenizer && failed(remat_tokenizer_vocab_size(tokenizer, &known), "vocabulary")))
+    return 1;
+  size_t count = 0;
+  while (count < kGenerate && generated[count] < known) ++count;
+  printf("sample: [");
+  int bad = print_tokens(tokenizer, text, prompt);
+  printf("]");
+  bad = bad || print_tokens(tokenizer, generated, count);
+  printf("\n");
+  return bad;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    fprintf(stderr, "usage: %s WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors\n",
+  if (argc != 6 && argc != 7) {
+    fprintf(stderr,
+            "usage: %s WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors "
+            "[TOKENIZER]\n",
             argv[0]);
     return 2;
   }
@@ -140,12 +225,20 @@ int main(int argc, char** argv) {
   params.grad_clip = 1.0;
   params.progress = on_progress;
 
-  size_t len = 0;
-  unsigned char* text = read_all(data_file, &len);
-  if (!text || len < (size_t)params.seq + 2) {
-    fprintf(stderr, "finetune: error: %s: cannot read at least %d bytes\n", data_file,
+  remat_tokenizer* tokenizer = NULL;
+  if (argc == 7 && failed(remat_tokenizer_load(argv[6], &tokenizer), "load tokenizer")) return 1;
+  size_t bytes = 0, len = 0;
+  unsigned char* data = read_all(data_file, &bytes);
+  uint32_t* text = data ? tokenize(tokenizer, data, bytes, params.vocab, &len) : NULL;
+  if (data && text && len < (size_t)params.seq + 2)
+    fprintf(stderr, "finetune: error: %s: %zu tokens, training needs at least %d\n", data_file, len,
             params.seq + 2);
+  else if (!data)
+    fprintf(stderr, "finetune: error: %s: cannot read a non-empty file\n", data_file);
+  free(data);
+  if (!text || len < (size_t)params.seq + 2) {
     free(text);
+    remat_tokenizer_free(tokenizer);
     return 1;
   }
 
@@ -164,9 +257,11 @@ int main(int argc, char** argv) {
   if (!bad) {
     print_reports(session, arena);
     printf("saved %s\n", out);
+    bad = continue_text(session, tokenizer, text, len);
   }
   remat_session_free(session);
   remat_device_free(device);
+  remat_tokenizer_free(tokenizer);
   free(text);
   return bad ? 1 : 0;
 }
