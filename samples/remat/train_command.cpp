@@ -13,6 +13,7 @@
 
 #include "base/atomic_file.h"
 #include "base/json_writer.h"
+#include "base/lr_schedule.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "model_args.h"
@@ -52,7 +53,11 @@ CommandSpec spec() {
   const std::vector<FlagSpec> training = {
       {"--steps", "N", "optimizer steps", "100"},
       {"--accum", "N", "micro-batches per optimizer step (gradient accumulation)", "1"},
-      {"--lr", "RATE", "AdamW learning rate", "3e-4"},
+      {"--lr", "RATE", "AdamW learning rate (the peak of --lr-schedule)", "3e-4"},
+      {"--lr-schedule", "S", "constant, or linear or cosine decay towards 0 at --steps",
+       "constant"},
+      {"--warmup-steps", "W", "rise linearly from 0 to --lr over the first W steps", "0"},
+      {"--min-lr-ratio", "R", "cosine ends at R × --lr, R in [0, 1]", "0"},
       {"--wd", "W", "AdamW decoupled weight decay, on 2-D parameters only", "0"},
       {"--beta1", "B1", "AdamW first-moment decay", "0.9"},
       {"--beta2", "B2", "AdamW second-moment decay", "0.999"},
@@ -83,6 +88,7 @@ struct Options {
   int save_every = 0;
   int sample = 0;
   OptimizerConfig opt;
+  LrSchedule schedule;
   uint64_t seed = 0;
   bool quiet = false;
 };
@@ -100,6 +106,30 @@ void check_output_path(const std::filesystem::path& path, const std::string& fla
   if (::access(dir.c_str(), W_OK) != 0)
     throw UsageError(dir.string() + ": folder is not writable; give " + flag +
                      " a path in a writable folder");
+}
+
+// --lr-schedule and its flags over the run's --steps, peaking at --lr; the library's messages
+// name its fields, so the flags are checked here to name the flags instead.
+LrSchedule parse_schedule(const Args& a, double lr, int steps) {
+  LrSchedule s;
+  try {
+    s.decay = parse_lr_decay(a.get_or_default("--lr-schedule"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--lr-schedule: ") + e.what());
+  }
+  s.base_lr = lr;
+  s.total_steps = steps;
+  s.warmup_steps = a.get_int_or_default("--warmup-steps", 0, 100000000);
+  if (s.warmup_steps > steps)
+    throw UsageError("--warmup-steps " + std::to_string(s.warmup_steps) + " is more than --steps " +
+                     std::to_string(steps));
+  s.min_lr_ratio = a.get_double_or_default("--min-lr-ratio");
+  if (!(s.min_lr_ratio >= 0 && s.min_lr_ratio <= 1))
+    throw UsageError("--min-lr-ratio must be in [0, 1]");
+  if (a.has("--min-lr-ratio") && s.decay != LrDecay::cosine)
+    throw UsageError("--min-lr-ratio needs --lr-schedule cosine");
+  validate(s);
+  return s;
 }
 
 Options parse(const std::vector<std::string>& argv) {
@@ -147,6 +177,7 @@ Options parse(const std::vector<std::string>& argv) {
     throw UsageError("--beta1 and --beta2 must be in [0, 1)");
   if (o.opt.eps <= 0) throw UsageError("--eps must be positive");
   if (o.opt.grad_clip < 0) throw UsageError("--grad-clip must be at least 0 (0 disables clipping)");
+  o.schedule = parse_schedule(a, o.opt.lr, o.steps);
   o.seed = static_cast<uint64_t>(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto v = a.get("--save")) {
     o.save = *v;
@@ -321,6 +352,8 @@ int run_train(const std::vector<std::string>& argv) {
       b.tokens.insert(b.tokens.end(), micro.tokens.begin(), micro.tokens.end());
       b.targets.insert(b.targets.end(), micro.targets.begin(), micro.targets.end());
     }
+    const double lr = learning_rate(o.schedule, s);
+    session.set_learning_rate(lr);
     const auto t0 = std::chrono::steady_clock::now();
     const float loss = session.step(b.tokens, b.targets);
     const double ms =
@@ -344,6 +377,7 @@ int run_train(const std::vector<std::string>& argv) {
     j.begin_object()
         .field("step", s + 1)
         .field("loss", double(loss))
+        .field("lr", lr)
         .field("ms", ms)
         .field("tokens_per_s", tok_s)
         .field("grad_norm", double(grad_norm))
@@ -360,13 +394,13 @@ int run_train(const std::vector<std::string>& argv) {
     const double eta_s = total_ms / (s + 1) * (o.steps - s - 1) / 1000.0;
     if (tty) {
       const int width = 30, done = (s + 1) * width / o.steps;
-      std::printf("\r[%s%s] step %d/%d  loss %.4f  %.0f ms/step  %.0f tok/s  ETA %.0fs   ",
+      std::printf("\r[%s%s] step %d/%d  loss %.4f  lr %.3g  %.0f ms/step  %.0f tok/s  ETA %.0fs   ",
                   std::string(done, '#').c_str(), std::string(width - done, '.').c_str(), s + 1,
-                  o.steps, loss, ms, tok_s, eta_s);
+                  o.steps, loss, lr, ms, tok_s, eta_s);
       std::fflush(stdout);
     } else if (!o.quiet && ((s + 1) % report_every == 0 || s == 0 || s + 1 == o.steps)) {
-      std::printf("step %d/%d  loss %.4f  %.1f ms/step  %.0f tok/s  ETA %.0fs\n", s + 1, o.steps,
-                  loss, ms, tok_s, eta_s);
+      std::printf("step %d/%d  loss %.4f  lr %.3g  %.1f ms/step  %.0f tok/s  ETA %.0fs\n", s + 1,
+                  o.steps, loss, lr, ms, tok_s, eta_s);
       std::fflush(stdout);
     }
     if (v && !o.quiet) print_validation(*v, s + 1, o.steps, tty);

@@ -63,7 +63,8 @@ TEST_CASE("every flag a command accepts appears in its --help, and only those") 
 TEST_CASE("--help states the defaults the commands use") {
   const auto r = run_remat("train --help");
   REQUIRE(r.exit_code == 0);
-  for (const char* line : {"--lr RATE", "(default 3e-4)", "--wd W", "--steps N", "(default 100)"})
+  for (const char* line : {"--lr RATE", "(default 3e-4)", "--wd W", "--steps N", "(default 100)",
+                           "--lr-schedule S", "(default constant)", "--warmup-steps W"})
     CHECK(r.out.find(line) != std::string::npos);
   const auto plan = run_remat("plan --help");
   CHECK(plan.out.find("--alignment BYTES") != std::string::npos);
