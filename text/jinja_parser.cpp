@@ -25,7 +25,7 @@ class Parser {
   }
 
  private:
-  static constexpr int kMaxDepth = 500;
+  static constexpr int kMaxDepth = 128;
   std::vector<Token> t_;
   std::size_t i_ = 0;
   int depth_ = 0;

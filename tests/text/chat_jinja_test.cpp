@@ -165,7 +165,7 @@ TEST_CASE("jinja errors name the line, the column and the construct", "[text]") 
   for (const std::string& deep :
        {"{{ " + std::string(1000, '(') + "1" + std::string(1000, ')') + " }}", chain + " }}", ifs,
         "{{ " + std::string(1000, '-') + "1 }}", members + " }}"})
-    CHECK_THAT(error(deep), Catch::Contains("nested more than 500 deep"));
+    CHECK_THAT(error(deep), Catch::Contains("nested more than 128 deep"));
   CHECK(error("{{ raise_exception('Only user and assistant roles are supported!') }}") ==
         "chat template: line 1, column 4: the template raised an error: Only user and assistant "
         "roles are "
