@@ -26,6 +26,12 @@ struct Binding {
   VkFormat texel_format = VK_FORMAT_R32G32B32A32_SFLOAT;  // texel bindings: RGBA32F or R32_SFLOAT
 };
 
+// A read-only input of one float per texel where the kernel reads a texel view (the *_texels
+// kernels); for a storage buffer the executor ignores the format.
+inline Binding float_input(BufferSlice s) {
+  return {s, false, VK_FORMAT_R32_SFLOAT};
+}
+
 struct Dispatch {
   KernelId kernel{};
   std::vector<uint32_t> spec;     // specialization constants: 0-2 workgroup size, 3+ variants

@@ -93,11 +93,7 @@ Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
   const bool texels = quirks.texel_fetch_beats_storage_loads;
   d.kernel = texels ? KernelId::attention_backward_texels : KernelId::attention_backward;
   d.spec = {wx, 1, 1, hs, unroll(hs)};
-  d.bindings = {{dout, false},
-                {qkv, false},
-                {out, false},
-                {lse, false, VK_FORMAT_R32_SFLOAT},  // floats; ignored by the storage kernel
-                {dqkv, true}};
+  d.bindings = {{dout, false}, {qkv, false}, {out, false}, float_input(lse), {dqkv, true}};
   d.push = push_bytes(params(s, hs, mode));
   d.groups = {div_up(s.T, wx), s.B * s.NH, 2};  // z = 0: dq rows, z = 1: dk/dv rows
   d.label = "attention_backward";

@@ -8,12 +8,6 @@ namespace {
 // Small groups: each invocation already loops over a whole row, and BT is often only a few
 // hundred, so small groups keep every core busy.
 constexpr uint32_t kGroup = 32;
-
-// An input binding: one float per texel where the kernel reads a texel view (the *_texels
-// kernels); the executor ignores the format for a storage buffer.
-Binding floats(BufferSlice s) {
-  return {s, false, VK_FORMAT_R32_SFLOAT};
-}
 }  // namespace
 
 Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice x,
@@ -23,7 +17,8 @@ Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, 
   const bool t = quirks.texel_fetch_beats_storage_loads;
   d.kernel = t ? KernelId::layernorm_forward_texels : KernelId::layernorm_forward;
   d.spec = {kGroup};
-  d.bindings = {floats(x), floats(w), floats(b), {y, true}, {mean, true}, {rstd, true}};
+  d.bindings = {float_input(x), float_input(w), float_input(b),
+                {y, true},      {mean, true},   {rstd, true}};
   d.push = push_bytes(push::LayernormParams{s.rows, s.C, s.eps});
   d.groups = {div_up(s.rows, kGroup), 1, 1};
   d.label = "layernorm_forward";
@@ -38,8 +33,8 @@ Dispatch layernorm_backward(const DeviceQuirks& quirks, const LayernormShape& s,
   const bool t = quirks.texel_fetch_beats_storage_loads;
   d.kernel = t ? KernelId::layernorm_backward_texels : KernelId::layernorm_backward;
   d.spec = {kGroup};
-  d.bindings = {floats(dy),   floats(x),  floats(w),  floats(mean),
-                floats(rstd), {dx, true}, {dw, true}, {db, true}};
+  d.bindings = {float_input(dy),   float_input(x), float_input(w), float_input(mean),
+                float_input(rstd), {dx, true},     {dw, true},     {db, true}};
   d.push = push_bytes(
       push::LayernormBackwardParams{s.rows, s.C, accumulate_dx ? 1u : 0u, accumulate_dw ? 1u : 0u});
   // Row invocations first, then channel invocations, each starting on a group boundary.

@@ -8,12 +8,6 @@ namespace {
 // Small groups, as LayerNorm: each invocation loops over a whole row and rows are often only a
 // few hundred, so small groups keep every core busy.
 constexpr uint32_t kGroup = 32;
-
-// An input binding: one float per texel where the kernel reads a texel view (the *_texels
-// kernels); the executor ignores the format for a storage buffer.
-Binding floats(BufferSlice s) {
-  return {s, false, VK_FORMAT_R32_SFLOAT};
-}
 }  // namespace
 
 Dispatch rmsnorm_forward(const DeviceQuirks& quirks, const RmsnormShape& s, BufferSlice x,
@@ -22,7 +16,7 @@ Dispatch rmsnorm_forward(const DeviceQuirks& quirks, const RmsnormShape& s, Buff
   const bool t = quirks.texel_fetch_beats_storage_loads;
   d.kernel = t ? KernelId::rmsnorm_forward_texels : KernelId::rmsnorm_forward;
   d.spec = {kGroup};
-  d.bindings = {floats(x), floats(w), {y, true}, {rstd, true}};
+  d.bindings = {float_input(x), float_input(w), {y, true}, {rstd, true}};
   d.push = push_bytes(push::RmsnormParams{s.rows, s.C, s.eps});
   d.groups = {div_up(s.rows, kGroup), 1, 1};
   d.label = "rmsnorm_forward";
@@ -36,7 +30,8 @@ Dispatch rmsnorm_backward(const DeviceQuirks& quirks, const RmsnormShape& s, Buf
   const bool t = quirks.texel_fetch_beats_storage_loads;
   d.kernel = t ? KernelId::rmsnorm_backward_texels : KernelId::rmsnorm_backward;
   d.spec = {kGroup};
-  d.bindings = {floats(dy), floats(x), floats(w), floats(rstd), {dx, true}, {dw, true}};
+  d.bindings = {float_input(dy),   float_input(x), float_input(w),
+                float_input(rstd), {dx, true},     {dw, true}};
   d.push = push_bytes(push::RmsnormBackwardParams{s.rows, s.C, static_cast<uint32_t>(dx_mode),
                                                   static_cast<uint32_t>(dw_mode)});
   // Row invocations first, then channel invocations, each starting on a group boundary.
