@@ -173,6 +173,9 @@ Graph build_chain(const ChainSpec& spec, const TrainShape& shape) {
 
 Graph build_gpt(const ModelConfig& config, const TrainShape& shape) {
   config.validate();
+  if (config.arch != Architecture::gpt2)
+    throw std::invalid_argument("model '" + std::string(config.name()) +
+                                "' is of the llama family, which has no graph builder yet");
   shape.validate(config);
   ChainSpec spec;
   spec.dim = config.dim;

@@ -5,6 +5,37 @@
 
 namespace remat {
 
+std::string_view architecture_name(Architecture a) {
+  return a == Architecture::gpt2 ? "gpt2" : "llama";
+}
+
+namespace {
+
+// Llama-family shape from Hugging Face config.json values.
+ModelConfig llama(int layers, int dim, int heads, int kv_heads, int ffn, int vocab, int ctx,
+                  float theta, float eps, bool tied, bool qkv_bias,
+                  RopeScaling scaling = RopeScaling::none) {
+  ModelConfig m{layers, dim, heads, vocab, ctx};
+  m.arch = Architecture::llama;
+  m.kv_heads = kv_heads;
+  m.ffn = ffn;
+  m.rope_theta = theta;
+  m.norm_eps = eps;
+  m.tied_head = tied;
+  m.qkv_bias = qkv_bias;
+  m.rope_scaling = scaling;
+  return m;
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& ModelConfig::preset_names() {
+  static const std::vector<std::string_view> names = {
+      "tiny",       "gpt2",         "gpt2-medium",  "gpt2-large",   "gpt2-xl",
+      "llama-tiny", "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b"};
+  return names;
+}
+
 ModelConfig ModelConfig::preset(std::string_view name) {
   // Published GPT-2 shapes (Radford et al. 2019; Hugging Face configs).
   if (name == "tiny") return {4, 128, 4, 256, 64};
@@ -12,14 +43,36 @@ ModelConfig ModelConfig::preset(std::string_view name) {
   if (name == "gpt2-medium") return {24, 1024, 16, 50257, 1024};
   if (name == "gpt2-large") return {36, 1280, 20, 50257, 1024};
   if (name == "gpt2-xl") return {48, 1600, 25, 50257, 1024};
-  throw std::invalid_argument("unknown model '" + std::string(name) +
-                              "'; use tiny, gpt2, gpt2-medium, gpt2-large or gpt2-xl");
+  // A small Llama-family model for the README and tests (untied, 2 KV heads for 4 query heads).
+  if (name == "llama-tiny")
+    return llama(4, 128, 4, 2, 352, 256, 256, 10000.0f, 1e-5f, false, false);
+  // The Hugging Face config.json files of HuggingFaceTB/SmolLM2-135M and -360M, Qwen/Qwen2.5-0.5B
+  // and meta-llama/Llama-3.2-1B.
+  if (name == "smollm2-135m")
+    return llama(30, 576, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f, true, false);
+  if (name == "smollm2-360m")
+    return llama(32, 960, 15, 5, 2560, 49152, 8192, 100000.0f, 1e-5f, true, false);
+  if (name == "qwen2.5-0.5b")
+    return llama(24, 896, 14, 2, 4864, 151936, 32768, 1000000.0f, 1e-6f, true, true);
+  if (name == "llama3.2-1b")
+    return llama(16, 2048, 32, 8, 8192, 128256, 131072, 500000.0f, 1e-5f, true, false,
+                 RopeScaling::llama3);
+  std::string list;
+  for (std::string_view n : preset_names()) list += (list.empty() ? "" : ", ") + std::string(n);
+  throw std::invalid_argument("unknown model '" + std::string(name) + "'; use one of " + list);
 }
 
 std::string_view ModelConfig::name() const {
-  for (std::string_view preset : {"tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"})
+  for (std::string_view preset : preset_names())
     if (ModelConfig::preset(preset) == *this) return preset;
   return "custom";
+}
+
+std::string ModelConfig::training_refusal() const {
+  if (rope_scaling == RopeScaling::llama3)
+    return "rope_scaling 'llama3' (Llama 3.1+ frequency scaling) is not supported for training; "
+           "only plans can be made for this model";
+  return {};
 }
 
 void ModelConfig::validate() const {
@@ -36,14 +89,39 @@ void ModelConfig::validate() const {
   if (dim % heads != 0)
     throw std::invalid_argument("heads (" + std::to_string(heads) + ") must divide dim (" +
                                 std::to_string(dim) + ")");
+  if (kv_heads < 0 || ffn < 0) throw std::invalid_argument("kv_heads and ffn must not be negative");
+  if (heads % kv_head_count() != 0)
+    throw std::invalid_argument("kv_heads (" + std::to_string(kv_head_count()) +
+                                ") must divide heads (" + std::to_string(heads) + ")");
+  if (arch == Architecture::gpt2) {
+    if (kv_head_count() != heads || mlp_width() != 4 * dim || !tied_head || qkv_bias ||
+        rope_scaling != RopeScaling::none)
+      throw std::invalid_argument(
+          "gpt2 models have kv_heads = heads, an MLP 4*dim wide and a tied head");
+    return;
+  }
+  if (head_dim() % 2 != 0)
+    throw std::invalid_argument("head size (dim/heads = " + std::to_string(head_dim()) +
+                                ") must be even for RoPE");
+  if (!(rope_theta > 0.0f)) throw std::invalid_argument("rope_theta must be positive");
+  if (!(norm_eps > 0.0f)) throw std::invalid_argument("rms_norm_eps must be positive");
 }
 
 uint64_t ModelConfig::parameter_count() const {
   const uint64_t c = static_cast<uint64_t>(dim);
-  const uint64_t per_block =
-      2 * c + (c * 3 * c + 3 * c) + (c * c + c) + 2 * c + (c * 4 * c + 4 * c) + (4 * c * c + c);
-  return static_cast<uint64_t>(vocab) * c + static_cast<uint64_t>(ctx) * c +
-         static_cast<uint64_t>(layers) * per_block + 2 * c;
+  const uint64_t v = static_cast<uint64_t>(vocab);
+  const uint64_t f = static_cast<uint64_t>(mlp_width());
+  if (arch == Architecture::gpt2) {
+    const uint64_t per_block =
+        2 * c + (c * 3 * c + 3 * c) + (c * c + c) + 2 * c + (c * f + f) + (f * c + c);
+    return v * c + static_cast<uint64_t>(ctx) * c + static_cast<uint64_t>(layers) * per_block +
+           2 * c;
+  }
+  const uint64_t q = static_cast<uint64_t>(heads) * head_dim();
+  const uint64_t kv = static_cast<uint64_t>(kv_head_count()) * head_dim();
+  const uint64_t attention = c * q + 2 * c * kv + q * c + (qkv_bias ? q + 2 * kv : 0);
+  const uint64_t per_block = 2 * c + attention + 3 * c * f;
+  return v * c + static_cast<uint64_t>(layers) * per_block + c + (tied_head ? 0 : v * c);
 }
 
 void TrainShape::validate(const ModelConfig& model) const {
@@ -55,6 +133,8 @@ void TrainShape::validate(const ModelConfig& model) const {
                                 std::to_string(model.ctx) + ")");
   if (!(dropout >= 0.0f && dropout < 1.0f))
     throw std::invalid_argument("dropout must be in [0, 1), got " + std::to_string(dropout));
+  if (model.arch == Architecture::llama && dropout != 0.0f)
+    throw std::invalid_argument("the Llama family has no dropout; use --dropout 0");
 }
 
 }  // namespace remat

@@ -1,29 +1,62 @@
-// The GPT-2 family's shape and one training step's shape, with the validation a user gets back as
-// a one-line std::invalid_argument.
+// The model's shape (GPT-2 or Llama family) and one training step's shape, with the validation a
+// user gets back as a one-line std::invalid_argument.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "graph/tensor.h"
 
 namespace remat {
 
+// Which block structure the graph builder emits.
+//   gpt2:  learned positions, LayerNorm with bias, fused c_attn (Conv1D [in,out]), GELU MLP,
+//          biases everywhere, head tied to wte.
+//   llama: no position table (RoPE on q and k), RMSNorm (weight only), separate q/k/v/o
+//          projections in nn.Linear layout [out,in] with optional q/k/v biases (Qwen2),
+//          grouped-query attention, SwiGLU MLP (gate, up, down), tied or untied head.
+enum class Architecture { gpt2, llama };
+std::string_view architecture_name(Architecture a);
+
+// RoPE frequency scaling a checkpoint asks for. Only `none` can be trained; `llama3` (Llama 3.1+
+// long-context scaling) is kept so such a model can still be planned, and refused for training.
+enum class RopeScaling { none, llama3 };
+
 struct ModelConfig {
   int layers = 4;   // transformer blocks L
   int dim = 128;    // channels C (the textbook's H)
-  int heads = 4;    // attention heads NH; must divide dim
+  int heads = 4;    // attention (query) heads NH; must divide dim
   int vocab = 256;  // vocabulary V
-  int ctx = 64;     // maximum sequence length (rows of wpe)
+  int ctx = 64;     // maximum sequence length (gpt2: rows of wpe; llama: max_position_embeddings)
 
-  // "tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"; unknown names are invalid_argument.
+  Architecture arch = Architecture::gpt2;
+  // The fields below matter for llama only; gpt2 keeps their defaults (its MLP is 4*dim wide,
+  // LayerNorm eps 1e-5, head tied, biases everywhere).
+  int kv_heads = 0;             // key/value heads (num_key_value_heads); divides heads; 0 = heads
+  int ffn = 0;                  // MLP width (intermediate_size); 0 = 4*dim
+  float rope_theta = 10000.0f;  // RoPE base
+  float norm_eps = 1e-5f;       // RMSNorm eps (rms_norm_eps); GPT-2's LayerNorm uses 1e-5
+  bool tied_head = true;        // lm_head shares the token embedding (tie_word_embeddings)
+  bool qkv_bias = false;        // q/k/v projections have biases (attention_bias, Qwen2)
+  RopeScaling rope_scaling = RopeScaling::none;
+
+  // "tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-tiny", "smollm2-135m",
+  // "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b"; unknown names are invalid_argument.
   static ModelConfig preset(std::string_view name);
+  static const std::vector<std::string_view>& preset_names();
   // Throws invalid_argument naming the bad field and what would be right.
   void validate() const;
   uint64_t parameter_count() const;
   // The preset this shape equals, or "custom".
   std::string_view name() const;
+
+  int kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
+  int head_dim() const { return dim / heads; }
+  int mlp_width() const { return ffn > 0 ? ffn : 4 * dim; }
+  // Empty when this model can be trained; otherwise why not (one line), e.g. RoPE scaling.
+  std::string training_refusal() const;
   bool operator==(const ModelConfig&) const = default;
 };
 
@@ -33,7 +66,8 @@ struct TrainShape {
   float dropout = 0.0f;                 // GPT-2 dropout probability; 0 omits the dropout ops
   DType activation_dtype = DType::f32;  // element type of activations and their gradients
 
-  // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1).
+  // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1; the Llama family has
+  // no dropout, so dropout must be 0 there).
   void validate(const ModelConfig& model) const;
 };
 

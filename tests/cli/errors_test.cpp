@@ -108,7 +108,7 @@ TEST_CASE("malformed remat invocations exit 2 with one line that says what was w
       {"plan --json=yes", "--json takes no value"},
       {"plan tiny gpt2", "unexpected argument 'gpt2'"},
       {"plan tiny --model tiny", "either as MODEL or as --model"},
-      {"plan --model gpt5", "unknown model 'gpt5'; use tiny"},
+      {"plan --model gpt5", "unknown model 'gpt5'; use one of tiny, gpt2"},
       {"plan --seq 65", "seq (65) must be at most ctx (64)"},
       {"plan --heads 3", "heads (3) must divide dim (128)"},
       {"plan --dropout 1.5", "dropout must be in [0, 1)"},

@@ -92,7 +92,7 @@ TEST_CASE("graph: presets have the published shapes") {
 }
 
 TEST_CASE("graph: invalid shapes are invalid_argument saying what would be right") {
-  REQUIRE_THROWS_WITH(ModelConfig::preset("gpt5"), Catch::Contains("use tiny, gpt2"));
+  REQUIRE_THROWS_WITH(ModelConfig::preset("gpt5"), Catch::Contains("use one of tiny, gpt2"));
   ModelConfig c = ModelConfig::preset("tiny");
   c.heads = 3;
   REQUIRE_THROWS_WITH(c.validate(), Catch::Contains("must divide dim"));
