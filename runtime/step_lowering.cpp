@@ -295,10 +295,30 @@ struct Lowering {
     throw std::logic_error("no lowering for op kind " + std::string(op_kind_name(s.kind)));
   }
 
-  void gqa_attention(const Step&) {
-    throw std::invalid_argument(
-        "grouped-query attention has no kernel in this build; Llama-family models can be "
-        "planned but not run");
+  // q is [B, T, NH·D]; B and T come from the statistics lse[B, NH, T].
+  kernels::AttentionShape gqa_shape(const Step& s, TensorId q, TensorId lse) const {
+    return {dim(lse, 0), dim(lse, 2), dim(q, -1), static_cast<uint32_t>(s.attrs.heads),
+            static_cast<uint32_t>(s.attrs.kv_heads)};
+  }
+
+  void gqa_attention(const Step& s) {
+    const auto at_in = [&](std::size_t slot) { return at(s.inputs.at(slot)); };
+    const auto at_out = [&](std::size_t slot) { return at(s.outputs.at(slot)); };
+    if (s.kind == OpKind::gqa_attention) {
+      namespace a = slot::gqa_attention;
+      const auto shape = gqa_shape(s, s.inputs.at(a::q), s.outputs.at(a::lse));
+      return add(kernels::gqa_attention_forward(quirks, shape, at_in(a::q), at_in(a::k),
+                                                at_in(a::v), at_out(a::out), at_out(a::lse)),
+                 s);
+    }
+    namespace a = slot::gqa_attention_backward;
+    if (acc(s, a::dq) != acc(s, a::dk) || acc(s, a::dq) != acc(s, a::dv))
+      throw std::logic_error("gqa_attention_backward: dq, dk and dv accumulate differently");
+    const auto shape = gqa_shape(s, s.inputs.at(a::q), s.inputs.at(a::lse));
+    add(kernels::gqa_attention_backward(quirks, shape, at_in(a::dout), at_in(a::q), at_in(a::k),
+                                        at_in(a::v), at_in(a::out), at_in(a::lse), at_out(a::dq),
+                                        at_out(a::dk), at_out(a::dv), mode(s, a::dq)),
+        s);
   }
 
   void grad_norm(const Step& s) {
