@@ -8,8 +8,8 @@
 
 #include "base/ignore_target.h"
 #include "optimizer_params.h"
-#include "runtime/gpt2_weights.h"
 #include "runtime/kernels/optimizer.h"
+#include "runtime/model_weights.h"
 #include "runtime/pipeline_cache.h"
 #include "runtime/safetensors.h"
 #include "runtime/staging.h"
@@ -86,6 +86,8 @@ Session::Session(Device& device, const SessionConfig& config)
       quirks_(session_quirks(device, config)),
       plan_(remat::plan(config.model, config.shape, config.policy, config.arena_budget,
                         session_alignment(device), config.costs)) {
+  if (const std::string why = config_.model.training_refusal(); !why.empty())
+    throw std::invalid_argument(why);
   check_fits_device();
   kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
   persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
@@ -217,8 +219,8 @@ uint64_t Session::parameter_bytes() const {
   return n;
 }
 
-std::vector<ParameterSpec> Session::parameter_specs() const {
-  std::vector<ParameterSpec> specs;
+std::vector<TensorSpec> Session::parameter_specs() const {
+  std::vector<TensorSpec> specs;
   for (TensorId id : plan_.parameters) {
     const Tensor& t = plan_.tensors.at(static_cast<std::size_t>(id)).tensor;
     specs.push_back({t.name, t.shape});
@@ -260,8 +262,8 @@ void Session::initialize_parameters(const ProgressFn& progress) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
     staging.upload(persistent_->slice(p.offset, p.bytes),
                    [&](std::span<std::byte> piece, uint64_t at) {
-                     gpt2_initial_values(specs[i], config_.model, config_.seed, i,
-                                         at / sizeof(float), as_floats(piece));
+                     initial_values(specs[i], config_.model, config_.seed, i, at / sizeof(float),
+                                    as_floats(piece));
                      report_progress(progress, "init", done += piece.size(), total);
                    });
   }
@@ -395,7 +397,7 @@ void Session::load(std::span<const std::byte> bytes, std::string_view origin) {
 void Session::load_from(const SafetensorsSource& source) {
   std::vector<const SafetensorsEntry*> matched;
   try {
-    matched = match_gpt2_parameters(source.header(), parameter_specs());
+    matched = match_model_parameters(source.header(), parameter_specs(), config_.model);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(source.origin() + ": " + e.what());
   }

@@ -20,9 +20,9 @@
 #include "runtime/arena.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
-#include "runtime/gpt2_weights.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/kernels/optimizer.h"
+#include "runtime/model_weights.h"
 #include "runtime/progress.h"
 #include "runtime/step_lowering.h"
 
@@ -32,7 +32,7 @@ namespace remat {
 using OptimizerConfig = kernels::AdamWConfig;
 
 struct SessionConfig {
-  ModelConfig model;                     // GPT-2 shape
+  ModelConfig model;                     // GPT-2 or Llama-family shape
   TrainShape shape;                      // batch, sequence, dropout
   Policy policy;                         // checkpoint policy (auto needs arena_budget)
   std::optional<uint64_t> arena_budget;  // arena bytes the plan must fit
@@ -69,7 +69,8 @@ uint64_t session_alignment(const Device& device);
 class Session {
  public:
   // Plans (std::invalid_argument for bad shapes, a budget below the minimum, or a plan the
-  // device cannot hold or bind), allocates, initialises GPT-2 weights from config.seed (streamed
+  // device cannot hold or bind; a model that cannot be trained, ModelConfig::training_refusal),
+  // allocates, initialises the family's weights from config.seed (runtime/model_weights.h; streamed
   // tensor by tensor; gradients and moments zeroed on the device) and records the step.
   // Cancelled (from config.progress) frees everything allocated so far.
   Session(Device& device, const SessionConfig& config);
@@ -77,7 +78,8 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Loads parameters from a GPT-2 safetensors file (shapes must match the session's model) and
+  // Loads parameters from a safetensors file with exactly the model's Hugging Face names (GPT-2:
+  // runtime/gpt2_weights.h; Llama: runtime/llama_weights.h), F32, F16 or BF16, shapes matching, and
   // resets the optimizer state. std::invalid_argument for a bad or mismatched file. The file is
   // read in bounded pieces, twice: every value is checked before the first one is uploaded, so
   // a bad file leaves the session as it was. Cancelled during the checks leaves it as it was too;
@@ -87,8 +89,8 @@ class Session {
   // The same from a safetensors image in memory the caller owns (not copied; it must stay alive
   // during the call). `origin` names it in error messages.
   void load(std::span<const std::byte> bytes, std::string_view origin);
-  // Writes every parameter as F32 with Hugging Face GPT-2 names, atomically, streamed through a
-  // bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
+  // Writes every parameter as F32 with the graph's Hugging Face names, atomically, streamed through
+  // a bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
   void save(const std::filesystem::path& path) const;
 
   // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab; a
@@ -135,7 +137,7 @@ class Session {
   void check_fits_device() const;
   BufferSlice slice_of(TensorId id) const;  // where a plan tensor's bytes are
   LoweringExtras lowering_extras() const;   // the session's buffers the kernels also need
-  std::vector<ParameterSpec> parameter_specs() const;
+  std::vector<TensorSpec> parameter_specs() const;
   uint64_t parameter_bytes() const;  // of all parameters, as floats
   void zero_optimizer_state();       // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);

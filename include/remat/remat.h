@@ -107,8 +107,10 @@ typedef int (*remat_progress_fn)(void* user, const char* phase, uint64_t done, u
 typedef struct remat_session_params {
   size_t struct_size; /* sizeof(remat_session_params); set by remat_session_params_default */
 
-  /* The model: a preset ("tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl") or NULL; each
-   * nonzero field below overrides the preset's value (with NULL all five must be set). */
+  /* The model: a preset ("tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", or of the
+   * Llama family "llama-tiny", "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b") or NULL; each
+   * nonzero field below overrides the preset's value (with NULL all five must be set, and the
+   * model is GPT-2). A Llama-family checkpoint needs its preset named here. */
   const char* model;
   int32_t layers, dim, heads, vocab, ctx;
 

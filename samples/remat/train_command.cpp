@@ -48,7 +48,10 @@ CommandSpec spec() {
        {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
        {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
        {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
-       {"--init", "W.safetensors", "start from these weights (GPT-2 layout); sets the model", ""}}};
+       {"--init", "W.safetensors",
+        "start from these weights (HF names); a GPT-2 file sets the model unless one is named, "
+        "a Llama-family file needs --model",
+        ""}}};
   for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
   const std::vector<FlagSpec> training = {
       {"--steps", "N", "optimizer steps", "100"},
@@ -136,8 +139,11 @@ Options parse(const std::vector<std::string>& argv) {
   Args a(argv, spec());
   Options o;
   std::optional<ModelConfig> base;
-  if (auto w = a.get("--init")) {
-    o.init = *w;
+  // A named model (a Llama-family one needs it: its shape is not in the weights) is loaded from
+  // --init by name; otherwise the GPT-2 shape is read from the checkpoint.
+  const bool named = a.has("--model") || !a.positionals().empty();
+  if (auto w = a.get("--init")) o.init = *w;
+  if (o.init && !named) {
     std::optional<int> heads;
     if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
     try {
@@ -313,9 +319,9 @@ int run_train(const std::vector<std::string>& argv) {
   const Plan& plan = session.plan();
   const ModelConfig& m = cfg.model;
   std::printf("device   %s\n", device->summary().c_str());
-  std::printf("model    %s: L%d C%d H%d V%d ctx%d, %.2fM parameters; batch %d × seq %d%s\n",
-              o.sel.model_name.c_str(), m.layers, m.dim, m.heads, m.vocab, m.ctx,
-              double(m.parameter_count()) / 1e6, cfg.shape.batch, cfg.shape.seq,
+  std::printf("model    %s: %s, %.2fM parameters; batch %d × seq %d%s\n", o.sel.model_name.c_str(),
+              model_shape_text(m).c_str(), double(m.parameter_count()) / 1e6, cfg.shape.batch,
+              cfg.shape.seq,
               o.accum > 1 ? (" × " + std::to_string(o.accum) + " micro-batches").c_str() : "");
   std::printf(
       "plan     policy %s; checkpoints %s; arena %s%s; persistent %s; predicted %.3fx the time of "
