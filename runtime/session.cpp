@@ -60,6 +60,12 @@ void check_vocabulary(std::span<const uint32_t> tokens, std::span<const uint32_t
                                   " is outside the vocabulary of " + std::to_string(vocab));
 }
 
+LrSchedule scheduled(const SessionConfig& c) {
+  LrSchedule s = c.schedule;
+  s.base_lr = c.optimizer.lr;
+  return s;
+}
+
 }  // namespace
 
 uint64_t session_alignment(const Device& d) {
@@ -74,6 +80,7 @@ Session::Session(Device& device, const SessionConfig& config)
       plan_(remat::plan(config.model, config.shape, config.policy, config.arena_budget,
                         session_alignment(device), config.costs)) {
   check_fits_device();
+  validate(scheduled(config_));
   kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
   persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
                                         MemoryCategory::persistent, "persistent buffer");
@@ -268,7 +275,7 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
         std::to_string(targets.size()));
   check_vocabulary(tokens, targets, config_.model.vocab);
   kernels::AdamWConfig adam;
-  adam.lr = config_.optimizer.lr;
+  adam.lr = learning_rate();
   adam.beta1 = config_.optimizer.beta1;
   adam.beta2 = config_.optimizer.beta2;
   adam.eps = config_.optimizer.eps;
@@ -291,6 +298,22 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   if (optimizer_) optimizer_->run();
   ++steps_done_;
   return static_cast<float>(sum / double(n * micro));
+}
+
+double Session::learning_rate() const {
+  return remat::learning_rate(scheduled(config_), steps_done_);
+}
+
+BufferSlice Session::persistent_slice(TensorId id) const {
+  if (plan_.tensors.at(static_cast<std::size_t>(id)).placement != Placement::persistent)
+    throw std::logic_error("tensor " + std::to_string(int(id)) + " is not persistent");
+  return slice_of(id);
+}
+
+void Session::reset_training() {
+  initialize_parameters(nullptr);
+  zero_optimizer_state();
+  steps_done_ = 0;
 }
 
 float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
