@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -13,6 +14,15 @@ namespace remat {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr uint64_t kPrime = 0x100000001b3ull;
+
+uint64_t little_endian_word(const std::byte* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap64(w);
+  return w;
+}
 
 [[noreturn]] void cannot_read(const fs::path& path, int error) {
   throw std::invalid_argument(path.string() + ": cannot read: " + std::strerror(error));
@@ -43,9 +53,24 @@ uint64_t hash_contents(const fs::path& path, Fnv1a64& hash) {
 }  // namespace
 
 void Fnv1a64::update(std::span<const std::byte> bytes) {
+  std::size_t i = 0;
+  while (pending_count_ > 0 && pending_count_ < 8 && i < bytes.size())
+    pending_[pending_count_++] = bytes[i++];
+  if (pending_count_ == 8) {
+    state_ = (state_ ^ little_endian_word(pending_)) * kPrime;
+    pending_count_ = 0;
+  }
   uint64_t h = state_;
-  for (std::byte b : bytes) h = (h ^ static_cast<uint64_t>(b)) * 0x100000001b3ull;
+  for (; i + 8 <= bytes.size(); i += 8) h = (h ^ little_endian_word(&bytes[i])) * kPrime;
   state_ = h;
+  while (i < bytes.size()) pending_[pending_count_++] = bytes[i++];
+}
+
+uint64_t Fnv1a64::digest() const {
+  uint64_t h = state_;
+  for (std::size_t i = 0; i < pending_count_; ++i)
+    h = (h ^ static_cast<uint64_t>(pending_[i])) * kPrime;
+  return h;
 }
 
 std::string hash_hex(uint64_t hash) {
@@ -73,7 +98,7 @@ FileIdentity identify_file(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) {
     id.bytes = hash_contents(path, hash);
-    id.fnv1a64 = hash.digest();
+    id.fnv1a64w = hash.digest();
     return id;
   }
   std::vector<fs::path> files;
@@ -88,7 +113,7 @@ FileIdentity identify_file(const fs::path& path) {
     hash.update(hash_hex(n) + hash_hex(contents.digest()));
     id.bytes += n;
   }
-  id.fnv1a64 = hash.digest();
+  id.fnv1a64w = hash.digest();
   return id;
 }
 

@@ -50,7 +50,7 @@ struct TrainingState {
   OptimizerConfig optimizer;
   LrSchedule schedule;  // its base_lr is optimizer.lr
   RunRecord run;
-  uint64_t params_hash = 0;     // FNV-1a 64 of params.safetensors' data section
+  uint64_t params_hash = 0;     // FNV-1a 64 over words (base/content_hash.h) of params.safetensors' data section
   uint64_t optimizer_hash = 0;  // of optimizer.safetensors' data section
 };
 

@@ -33,7 +33,9 @@ void write_run(JsonWriter& j, const RunRecord& run) {
   j.key("files").begin_object();
   for (const auto& [name, f] : run.files) {
     j.key(name).begin_object();
-    j.field("path", f.path.string()).field("bytes", f.bytes).field("fnv1a64", hash_hex(f.fnv1a64));
+    j.field("path", f.path.string())
+        .field("bytes", f.bytes)
+        .field("fnv1a64w", hash_hex(f.fnv1a64w));
     j.end_object();
   }
   j.end_object();
@@ -130,7 +132,7 @@ RunRecord read_run(const Fields& run) {
     FileIdentity id;
     id.path = file.string("path");
     id.bytes = static_cast<uint64_t>(file.integer("bytes", 0, int64_t(1) << 53));
-    id.fnv1a64 = file.hash("fnv1a64");
+    id.fnv1a64w = file.hash("fnv1a64w");
     r.files[name] = id;
   }
   const Fields settings = run.object("settings");
@@ -183,9 +185,9 @@ std::string training_state_json(const TrainingState& s) {
   write_run(j, s.run);
   j.end_object();
   j.key("tensors").begin_object();
-  j.key("params.safetensors").begin_object().field("data_fnv1a64", hash_hex(s.params_hash));
+  j.key("params.safetensors").begin_object().field("data_fnv1a64w", hash_hex(s.params_hash));
   j.end_object();
-  j.key("optimizer.safetensors").begin_object().field("data_fnv1a64", hash_hex(s.optimizer_hash));
+  j.key("optimizer.safetensors").begin_object().field("data_fnv1a64w", hash_hex(s.optimizer_hash));
   j.end_object();
   j.end_object();
   j.end_object();
@@ -246,8 +248,8 @@ TrainingState parse_training_state(std::string_view text, const std::string& ori
   checked(origin, [&] { validate(s.schedule); });
   s.run = read_run(f.object("run"));
   const Fields tensors = f.object("tensors");
-  s.params_hash = tensors.object("params.safetensors").hash("data_fnv1a64");
-  s.optimizer_hash = tensors.object("optimizer.safetensors").hash("data_fnv1a64");
+  s.params_hash = tensors.object("params.safetensors").hash("data_fnv1a64w");
+  s.optimizer_hash = tensors.object("optimizer.safetensors").hash("data_fnv1a64w");
   return s;
 }
 

@@ -303,6 +303,10 @@ void print_sample(Session& session, const TrainingData& training, const Options&
   std::printf("sample   %s|%s\n", show(prompt).c_str(), show(out).c_str());
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 struct ValidationLoss {
   double loss = 0;  // the mean over the evaluated batches (every batch has B·T targets)
   double ms = 0;    // wall time of the evaluation, not counted in ms/step
@@ -358,10 +362,18 @@ int run_train(const std::vector<std::string>& argv) {
   if (o.resumed) require_same_run(*o.resumed, cfg, o.steps, run);
   Session session(*device, cfg);
   if (o.init) session.load(*o.init);
+  const auto load_start = std::chrono::steady_clock::now();
   if (o.resumed) load_training_state(session, o.resumed->dir);
+  const double load_s = seconds_since(load_start);
   const int start = static_cast<int>(session.steps_done());
+  const bool tty = isatty(STDOUT_FILENO) && !o.quiet;
   auto save_state = [&] {
-    if (o.save_state) save_training_state(session, *o.save_state, run);
+    if (!o.save_state) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    save_training_state(session, *o.save_state, run);
+    if (!o.quiet)
+      std::printf("%sstate    step %u saved in %s (%.2f s)\n", tty ? "\r" : "",
+                  session.steps_done(), o.save_state->string().c_str(), seconds_since(t0));
   };
 
   const Plan& plan = session.plan();
@@ -388,9 +400,9 @@ int run_train(const std::vector<std::string>& argv) {
   std::fflush(stdout);
 
   JsonLog log(o.log_json);
-  const bool tty = isatty(STDOUT_FILENO) && !o.quiet;
   if (o.resumed)
-    std::printf("resume   %s: step %d of %d\n", o.resumed->dir.string().c_str(), start, o.steps);
+    std::printf("resume   %s: step %d of %d (state loaded in %.2f s)\n",
+                o.resumed->dir.string().c_str(), start, o.steps, load_s);
   const int report_every = std::max(1, (o.steps - start) / 20);
   const double tokens_per_step = double(cfg.shape.batch) * cfg.shape.seq * o.accum;
   double total_ms = 0, first_loss = 0, last_loss = 0;

@@ -47,7 +47,14 @@ std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::
   add("--grad-clip", number(st.optimizer.grad_clip));
   add("--lr-schedule", lr_decay_name(st.schedule.decay));
   add("--warmup-steps", std::to_string(st.schedule.warmup_steps));
-  if (st.schedule.decay == LrDecay::cosine) add("--min-lr-ratio", number(st.schedule.min_lr_ratio));
+  // A schedule given on the command line is compared with the state's, not mixed with its ratio.
+  const auto schedule = given.get("--lr-schedule");
+  if (st.schedule.decay == LrDecay::cosine && (!schedule || *schedule == "cosine"))
+    add("--min-lr-ratio", number(st.schedule.min_lr_ratio));
+  if (auto steps = given.get_int("--steps", 1, 100000000); steps && *steps <= int64_t(st.step))
+    throw UsageError("--resume: the state is at step " + std::to_string(st.step) +
+                     " and --steps is " + std::to_string(*steps) +
+                     "; give a larger --steps to train further");
   if (st.schedule.total_steps > 0) add("--steps", std::to_string(st.schedule.total_steps));
   if (auto f = st.run.settings.find("data_format"); f != st.run.settings.end())
     add("--data-format", f->second);
@@ -114,10 +121,10 @@ void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const
                        "; a resumed run reads the same");
     if (have && !ours->second.same_contents(theirs->second))
       throw UsageError(where + "--" + name + " " + ours->second.path.string() + " (" +
-                       std::to_string(ours->second.bytes) + " bytes, FNV-1a " +
-                       hash_hex(ours->second.fnv1a64) + ") is not the file the run read (" +
-                       std::to_string(theirs->second.bytes) + " bytes, FNV-1a " +
-                       hash_hex(theirs->second.fnv1a64) + ")");
+                       std::to_string(ours->second.bytes) + " bytes, fnv1a64w " +
+                       hash_hex(ours->second.fnv1a64w) + ") is not the file the run read (" +
+                       std::to_string(theirs->second.bytes) + " bytes, fnv1a64w " +
+                       hash_hex(theirs->second.fnv1a64w) + ")");
   }
   if (auto f = st.run.settings.find("data_format"); f != st.run.settings.end())
     if (run.settings.at("data_format") != f->second)
