@@ -342,6 +342,9 @@ int run_train(const std::vector<std::string>& argv) {
   if (o.val_data)
     val = load_validation_data(*o.val_data, o.data_format, training, o.sel.shape.batch,
                                o.sel.shape.seq, o.sel.model.vocab, o.val_batches);
+  // From here on a signal stops the run at the next step boundary (before the first step, when
+  // it comes while kernels compile or weights load), so the state it saves is complete.
+  const StopSignals signals;
   auto device = Device::open();
 
   SessionConfig cfg;
@@ -413,7 +416,6 @@ int run_train(const std::vector<std::string>& argv) {
     first_val = last_val = v.loss;
     if (!o.quiet) print_validation(v, start, o.steps, false);
   }
-  const StopSignals signals;
   int s = start;
   const int stop_at = std::max(o.stop_at.value_or(o.steps), start + 1);
   for (; s < stop_at && !signals.received(); ++s) {
