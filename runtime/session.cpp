@@ -73,6 +73,12 @@ std::size_t trained_targets(std::span<const uint32_t> tokens, std::span<const ui
   return trained;
 }
 
+LrSchedule scheduled(const SessionConfig& c) {
+  LrSchedule s = c.schedule;
+  s.base_lr = c.optimizer.lr;
+  return s;
+}
+
 }  // namespace
 
 uint64_t session_alignment(const Device& d) {
@@ -89,6 +95,7 @@ Session::Session(Device& device, const SessionConfig& config)
   if (const std::string why = config_.model.training_refusal(); !why.empty())
     throw std::invalid_argument(why);
   check_fits_device();
+  validate(scheduled(config_));
   kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
   persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
                                         MemoryCategory::persistent, "persistent buffer");
@@ -281,7 +288,7 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   // Counted over all micro-batches before the first runs: the loss is their joint mean.
   const std::size_t trained = trained_targets(tokens, targets, config_.model.vocab, "a step");
   kernels::AdamWConfig adam;
-  adam.lr = config_.optimizer.lr;
+  adam.lr = learning_rate();
   adam.beta1 = config_.optimizer.beta1;
   adam.beta2 = config_.optimizer.beta2;
   adam.eps = config_.optimizer.eps;
@@ -305,6 +312,22 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   if (optimizer_) optimizer_->run();
   ++steps_done_;
   return static_cast<float>(sum / double(trained));  // ignored positions' losses are 0
+}
+
+double Session::learning_rate() const {
+  return remat::learning_rate(scheduled(config_), steps_done_);
+}
+
+BufferSlice Session::persistent_slice(TensorId id) const {
+  if (plan_.tensors.at(static_cast<std::size_t>(id)).placement != Placement::persistent)
+    throw std::logic_error("tensor " + std::to_string(int(id)) + " is not persistent");
+  return slice_of(id);
+}
+
+void Session::reset_training() {
+  initialize_parameters(nullptr);
+  zero_optimizer_state();
+  steps_done_ = 0;
 }
 
 float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/lr_schedule.h"
 #include "graph/cost_model.h"
 #include "graph/model_config.h"
 #include "planner/plan.h"
@@ -37,12 +38,15 @@ struct SessionConfig {
   Policy policy;                         // checkpoint policy (auto needs arena_budget)
   std::optional<uint64_t> arena_budget;  // arena bytes the plan must fit
   OptimizerConfig optimizer;             // AdamW
-  int accum = 1;                         // micro-batches per optimizer step (gradient accumulation)
-  uint64_t seed = 0;                     // weight initialisation and dropout masks
-  const CostModel* costs = nullptr;      // measured per-kernel costs, or the FLOP/byte model
-  bool timestamps = false;               // per-dispatch GPU timings (Session::dispatch_ms)
-  uint64_t max_binding_bytes = 0;        // bind no more than this per storage buffer (0: the
-                                         // device's limit); lower only to test binding in pieces
+  // The learning rate of update s (from 0): decay, warmup, total steps and min ratio as given,
+  // peaking at optimizer.lr (schedule.base_lr is not read). The default is constant.
+  LrSchedule schedule;
+  int accum = 1;                     // micro-batches per optimizer step (gradient accumulation)
+  uint64_t seed = 0;                 // weight initialisation and dropout masks
+  const CostModel* costs = nullptr;  // measured per-kernel costs, or the FLOP/byte model
+  bool timestamps = false;           // per-dispatch GPU timings (Session::dispatch_ms)
+  uint64_t max_binding_bytes = 0;    // bind no more than this per storage buffer (0: the
+                                     // device's limit); lower only to test binding in pieces
   // Called during construction ("init": parameter bytes written, "compile": pipelines built),
   // load() ("load": parameter bytes checked, then uploaded, so the total is twice their size)
   // and save() ("save": parameter bytes written); returning false cancels the call (Cancelled).
@@ -105,7 +109,10 @@ class Session {
   // uses no device memory of its own and changes nothing training reads: weights, AdamW moments
   // and later steps' results are bit-identical with and without evaluations in between.
   float evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
+  // The schedule's peak (the rate itself under the default constant schedule).
   void set_learning_rate(double lr) { config_.optimizer.lr = lr; }
+  // The rate the next step() uses: the schedule at steps_done().
+  double learning_rate() const;
   uint32_t steps_done() const { return steps_done_; }
   // The global gradient norm of the last step (before clipping).
   float last_grad_norm() const;
@@ -132,6 +139,14 @@ class Session {
 
   // Host copies of parameters (HF names, plan order), for saving and tests.
   std::vector<std::pair<std::string, std::vector<float>>> parameters() const;
+
+  // For runtime/training_state: the device bytes of a persistent plan tensor (a parameter or an
+  // AdamW moment), the step count a restored state continues from, and the way back to what a
+  // fresh session holds (seeded weights, zero moments, step 0) when a restore fails half-way.
+  Device& device() const { return device_; }
+  BufferSlice persistent_slice(TensorId id) const;
+  void restore_steps_done(uint32_t steps) { steps_done_ = steps; }
+  void reset_training();
 
  private:
   void check_fits_device() const;
