@@ -152,6 +152,9 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   if (st.shape.dropout != 0)
     invalid("the state's run uses dropout " + std::to_string(st.shape.dropout) +
             ", which sessions of the C API do not have");
+  if (st.shape.loss_chunk != 0)
+    invalid("the state's run chunks the loss over " + std::to_string(st.shape.loss_chunk) +
+            " rows, which sessions of the C API do not do");
   const remat_session_params before = p;
   p.model = nullptr;
   p.layers = st.model.layers;

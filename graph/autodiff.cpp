@@ -54,20 +54,28 @@ class Differentiator {
 
   // Appends backward op `kind` of forward op `fwd`. `grads_of` names each output by the forward
   // tensor whose gradient it writes (kNoTensor leaves an optional output out).
-  void emit(OpKind kind, const Op& fwd, int fwd_index, Named inputs, Named grads_of) {
+  // `complete` false: the outputs after `grads_of` (workspaces) are appended by the caller.
+  void emit(OpKind kind, const Op& fwd, int fwd_index, Named inputs, Named grads_of,
+            bool complete = true) {
     Op o;
     o.kind = kind;
     o.inputs = named_operands(kind, false, inputs);
     o.attrs = fwd.attrs;
     o.block = fwd.block;
     o.forward_op = fwd_index;
-    for (TensorId t : named_operands(kind, true, grads_of)) {
+    std::vector<TensorId> grads;
+    if (complete) {
+      grads = named_operands(kind, true, grads_of);
+    } else {
+      for (const auto& named : grads_of) grads.push_back(named.second);
+    }
+    for (TensorId t : grads) {
       TensorId d = grad(t, fwd.block);
       o.outputs.push_back(d);
       o.attrs.accumulate.push_back(written_.count(d) ? 1 : 0);
       written_.insert(d);
     }
-    estimate_op_work(g_, o);
+    if (complete) estimate_op_work(g_, o);
     const int idx = g_.add_op(std::move(o));
     g_.blocks[static_cast<size_t>(g_.ops[static_cast<size_t>(idx)].block)].backward_ops.push_back(
         idx);
@@ -130,6 +138,8 @@ class Differentiator {
                     {{"logits", in(c::logits)}, {"targets", in(c::targets)}},
                     {{"dlogits", in(c::logits)}});
       }
+      case OpKind::head_loss:
+        return head_loss(f, index);
       case OpKind::token_embedding: {
         namespace e = slot::token_embedding;
         return emit(OpKind::token_embedding_backward, f, index,
@@ -169,6 +179,23 @@ class Differentiator {
       default:
         throw std::logic_error("autodiff: no rule for " + std::string(op_kind_name(f.kind)));
     }
+  }
+
+  // The loss is the root: no upstream gradient. The backward recomputes each chunk's logits into
+  // a workspace of its own (the forward's is dead by then), so nothing of [B·T, V] is kept.
+  void head_loss(const Op& f, int index) {
+    namespace h = slot::head_loss;
+    const Tensor& chunk = g_.tensor(f.outputs.at(h::logits));
+    emit(OpKind::head_loss_backward, f, index,
+         {{"x", f.inputs.at(h::x)},
+          {"weight", f.inputs.at(h::weight)},
+          {"targets", f.inputs.at(h::targets)}},
+         {{"dx", f.inputs.at(h::x)}, {"dweight", f.inputs.at(h::weight)}}, false);
+    Op& b = g_.ops.back();
+    b.outputs.push_back(g_.add_tensor("head.dlogits_chunk", chunk.shape, chunk.dtype,
+                                      Role::workspace, f.block, false));
+    b.attrs.accumulate.push_back(0);
+    estimate_op_work(g_, b);
   }
 
   void add_optimizer() {

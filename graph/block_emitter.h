@@ -33,6 +33,7 @@ class BlockEmitter {
 
   // An arena activation of this block (fp32 for statistics, else the shape's activation type).
   TensorId activation(const std::string& name, std::vector<int64_t> dims, bool fp32 = false);
+  int block() const { return block_; }
   // A persistent fp32 parameter, appended to Graph::parameters (the optimizer's order).
   TensorId param(const std::string& name, std::vector<int64_t> dims);
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "graph/block_emitter.h"
+#include "graph/lm_head.h"
 
 namespace remat {
 namespace {
@@ -59,12 +60,7 @@ void emit_head(Graph& g, const ChainSpec& spec, const TrainShape& s, TensorId x,
   BlockEmitter e(g, s, blk, drop);
   TensorId ln = e.layernorm(x, "ln_f", bt, spec.dim);
   TensorId wte = g.parameters.front();  // tied: the head reads the token embedding
-  TensorId logits = e.activation("head.logits", {bt, spec.vocab});
-  g.logits = logits;
-  OpAttrs a;
-  a.w_layout = WeightLayout::out_in;
-  e.op(OpKind::matmul, {{"x", ln}, {"weight", wte}}, {{"y", logits}}, a);
-  e.op(OpKind::cross_entropy, {{"logits", logits}, {"targets", g.targets}}, {{"losses", g.losses}});
+  emit_lm_head(g, e, s, ln, wte);
 }
 
 }  // namespace

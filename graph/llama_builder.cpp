@@ -4,6 +4,7 @@
 #include <string>
 
 #include "graph/block_emitter.h"
+#include "graph/lm_head.h"
 
 namespace remat {
 namespace {
@@ -81,12 +82,7 @@ void emit_head(Graph& g, const ModelConfig& m, const TrainShape& s, TensorId x) 
   TensorId n = rmsnorm(e, x, "model.norm", bt, m.dim, m.norm_eps);
   // Tied: the head reads the token embedding (the first parameter) as [V, C].
   TensorId w = m.tied_head ? g.parameters.front() : e.param("lm_head.weight", {m.vocab, m.dim});
-  g.logits = e.activation("head.logits", {bt, m.vocab});
-  OpAttrs a;
-  a.w_layout = WeightLayout::out_in;
-  e.op(OpKind::matmul, {{"x", n}, {"weight", w}}, {{"y", g.logits}}, a);
-  e.op(OpKind::cross_entropy, {{"logits", g.logits}, {"targets", g.targets}},
-       {{"losses", g.losses}});
+  emit_lm_head(g, e, s, n, w);
 }
 
 }  // namespace

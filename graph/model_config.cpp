@@ -135,6 +135,11 @@ void TrainShape::validate(const ModelConfig& model) const {
     throw std::invalid_argument("dropout must be in [0, 1), got " + std::to_string(dropout));
   if (model.arch == Architecture::llama && dropout != 0.0f)
     throw std::invalid_argument("the Llama family has no dropout; use --dropout 0");
+  if (loss_chunk < 0 || (loss_chunk % kLossChunkAlign != 0 && loss_chunk < batch * seq))
+    throw std::invalid_argument("loss chunk must be 0 (whole logits), a multiple of " +
+                                std::to_string(kLossChunkAlign) + " rows, or at least B*T (" +
+                                std::to_string(batch * seq) + "); got " +
+                                std::to_string(loss_chunk));
 }
 
 }  // namespace remat

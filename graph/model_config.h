@@ -60,11 +60,19 @@ struct ModelConfig {
   bool operator==(const ModelConfig&) const = default;
 };
 
+// Loss chunks start on row multiples of this, so every chunk's rows of x, targets and losses
+// begin on a 256-byte boundary (the largest minStorageBufferOffsetAlignment Vulkan permits).
+inline constexpr int kLossChunkAlign = 64;
+
 struct TrainShape {
   int batch = 4;                        // B
   int seq = 64;                         // T, at most ctx
   float dropout = 0.0f;                 // GPT-2 dropout probability; 0 omits the dropout ops
   DType activation_dtype = DType::f32;  // element type of activations and their gradients
+  // Rows of logits the LM head materialises at a time (graph/lm_head.h): 0 keeps the whole
+  // [B·T, V] logits (sampling reads them); otherwise a multiple of kLossChunkAlign, or at least
+  // B·T (one chunk).
+  int loss_chunk = 0;
 
   // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1; the Llama family has
   // no dropout, so dropout must be 0 there).

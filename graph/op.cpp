@@ -6,7 +6,7 @@
 namespace remat {
 namespace {
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 28> kNames = {{
+constexpr std::array<std::pair<OpKind, std::string_view>, 30> kNames = {{
     {OpKind::embedding, "embedding"},
     {OpKind::embedding_backward, "embedding_backward"},
     {OpKind::layernorm, "layernorm"},
@@ -33,6 +33,8 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 28> kNames = {{
     {OpKind::gqa_attention_backward, "gqa_attention_backward"},
     {OpKind::swiglu, "swiglu"},
     {OpKind::swiglu_backward, "swiglu_backward"},
+    {OpKind::head_loss, "head_loss"},
+    {OpKind::head_loss_backward, "head_loss_backward"},
     {OpKind::grad_norm, "grad_norm"},
     {OpKind::adamw, "adamw"},
 }};

@@ -37,6 +37,8 @@ enum class OpKind {
   gqa_attention_backward,
   swiglu,
   swiglu_backward,
+  head_loss,
+  head_loss_backward,
   grad_norm,
   adamw,
 };
@@ -60,6 +62,7 @@ struct OpAttrs {
   uint32_t dropout_id = 0;      // RNG stream id: the same for an op, its recompute and its backward
   float eps = 1e-5f;            // layernorm / rmsnorm epsilon
   bool weight_decay = false;    // adamw: decay this parameter (2-D tensors only, PyTorch style)
+  int chunk_rows = 0;           // head_loss(_backward): rows of logits that exist at a time
   std::vector<uint8_t> accumulate;  // per output: 1 = add into it (+=), 0 = overwrite (=)
   bool operator==(const OpAttrs&) const = default;
 };

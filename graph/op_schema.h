@@ -100,6 +100,12 @@ inline constexpr OperandSpec swiglu_in[] = {{"gate", "[BT,F]"}, {"up", "[BT,F]"}
 inline constexpr OperandSpec swiglu_out[] = {{"h", "[BT,F]"}};
 inline constexpr OperandSpec swiglu_backward_in[] = {{"dh", ""}, {"gate", ""}, {"up", ""}};
 inline constexpr OperandSpec swiglu_backward_out[] = {{"dgate", ""}, {"dup", ""}};
+inline constexpr OperandSpec head_loss_in[] = {
+    {"x", "[BT,C]"}, {"weight", "[V,C]"}, {"targets", "[BT] u32"}};
+inline constexpr OperandSpec head_loss_out[] = {{"losses", "[BT] f32"}, {"logits", "[R,V]"}};
+inline constexpr OperandSpec head_loss_backward_in[] = {{"x", ""}, {"weight", ""}, {"targets", ""}};
+inline constexpr OperandSpec head_loss_backward_out[] = {
+    {"dx", "[BT,C]"}, {"dweight", "[V,C]"}, {"dlogits", "[R,V]"}};
 inline constexpr OperandSpec grad_norm_in[] = {{"grads", "every parameter gradient", P::variadic}};
 inline constexpr OperandSpec grad_norm_out[] = {{"norm", "[2] f32"}};
 inline constexpr OperandSpec adamw_in[] = {
@@ -164,6 +170,14 @@ inline constexpr OpSchema kOpSchemas[] = {
                  "and lse"),
     REMAT_SCHEMA(swiglu, "h = silu(gate)·up (Llama's MLP activation)"),
     REMAT_SCHEMA(swiglu_backward, "dgate and dup each with their own accumulate flag"),
+    REMAT_SCHEMA(head_loss,
+                 "LM head and cross-entropy over row chunks of R = `chunk_rows` rows: logits[R,V] "
+                 "is a workspace holding one chunk's logits at a time; losses as cross_entropy"),
+    REMAT_SCHEMA(head_loss_backward,
+                 "per chunk: recomputes the logits, turns them into dlogits in place (scale as "
+                 "cross_entropy_backward), writes the chunk's dx rows and adds its dweight (the "
+                 "first chunk overwrites or adds as the flag says, later chunks add); dlogits[R,V] "
+                 "is a workspace"),
     REMAT_SCHEMA(grad_norm,
                  "norm[0]: global L2 norm, deterministic fixed-order sum of squares; norm[1]: the "
                  "clip scale AdamW multiplies gradients by"),
@@ -331,6 +345,16 @@ inline constexpr OpKind kind = OpKind::swiglu_backward;
 REMAT_IN(dh) REMAT_IN(gate) REMAT_IN(up)
 REMAT_OUT(dgate) REMAT_OUT(dup)
 }  // namespace swiglu_backward
+namespace head_loss {
+inline constexpr OpKind kind = OpKind::head_loss;
+REMAT_IN(x) REMAT_IN(weight) REMAT_IN(targets)
+REMAT_OUT(losses) REMAT_OUT(logits)
+}  // namespace head_loss
+namespace head_loss_backward {
+inline constexpr OpKind kind = OpKind::head_loss_backward;
+REMAT_IN(x) REMAT_IN(weight) REMAT_IN(targets)
+REMAT_OUT(dx) REMAT_OUT(dweight) REMAT_OUT(dlogits)
+}  // namespace head_loss_backward
 namespace grad_norm {
 inline constexpr OpKind kind = OpKind::grad_norm;
 REMAT_IN(grads)

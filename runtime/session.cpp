@@ -498,7 +498,9 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
     if (t >= V)
       throw std::invalid_argument("prompt token " + std::to_string(t) +
                                   " is outside the vocabulary");
-  if (plan_.logits == kNoTensor) throw std::logic_error("the plan has no logits tensor");
+  // A chunked head (TrainShape::loss_chunk) never holds a row's whole logits.
+  if (plan_.logits == kNoTensor)
+    throw std::invalid_argument("sampling needs the whole logits: use loss chunk 0");
   const PlannedTensor& lt = plan_.tensors.at(static_cast<std::size_t>(plan_.logits));
 
   // Row 0's logits, [T, V], copied out after the forward pass; freed when sampling ends.

@@ -13,6 +13,7 @@
 #include "runtime/kernels/dropout.h"
 #include "runtime/kernels/embedding.h"
 #include "runtime/kernels/gelu.h"
+#include "runtime/kernels/head_loss.h"
 #include "runtime/kernels/layernorm.h"
 #include "runtime/kernels/matmul.h"
 #include "runtime/kernels/matmul_backward.h"
@@ -281,6 +282,9 @@ struct Lowering {
                                             mode(s, w::dup)),
                    s);
       }
+      case OpKind::head_loss:
+      case OpKind::head_loss_backward:
+        return head_loss(s);
       case OpKind::grad_norm:
         return grad_norm(s);
       case OpKind::adamw: {
@@ -319,6 +323,33 @@ struct Lowering {
     add(kernels::gqa_attention_backward(quirks, shape, at_in(a::dout), at_in(a::q), at_in(a::k),
                                         at_in(a::v), at_in(a::out), at_in(a::lse), at_out(a::dq),
                                         at_out(a::dk), at_out(a::dv), mode(s, a::dq)),
+        s);
+  }
+
+  // x is [BT, C] and the weight [V, C]; the chunk comes from the attributes.
+  kernels::HeadLossShape head_loss_shape(const Step& s, TensorId x, TensorId w) const {
+    return {count(x) / dim(x, -1), dim(x, -1), dim(w, 0),
+            static_cast<uint32_t>(s.attrs.chunk_rows)};
+  }
+
+  void head_loss(const Step& s) {
+    const auto at_in = [&](std::size_t slot) { return at(s.inputs.at(slot)); };
+    const auto at_out = [&](std::size_t slot) { return at(s.outputs.at(slot)); };
+    if (s.kind == OpKind::head_loss) {
+      namespace h = slot::head_loss;
+      const auto shape = head_loss_shape(s, s.inputs.at(h::x), s.inputs.at(h::weight));
+      return add(
+          kernels::head_loss_forward(quirks, shape, at_in(h::x), at_in(h::weight),
+                                     at_in(h::targets), at_out(h::losses), at_out(h::logits)),
+          s);
+    }
+    namespace h = slot::head_loss_backward;
+    const auto shape = head_loss_shape(s, s.inputs.at(h::x), s.inputs.at(h::weight));
+    constexpr uint32_t kScaleWord = offsetof(push::AdamWHyper, loss_scale) / 4;
+    add(kernels::head_loss_backward(quirks, shape, at_in(h::x), at_in(h::weight), at_in(h::targets),
+                                    at_out(h::dx), at_out(h::dweight), at_out(h::dlogits),
+                                    {extras.adamw_hyper, kScaleWord}, mode(s, h::dx),
+                                    mode(s, h::dweight)),
         s);
   }
 

@@ -72,6 +72,7 @@ class Fields {
       fail(name(key), "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
     return static_cast<int64_t>(v);
   }
+  bool has(const std::string& key) const { return object_.find(key) != nullptr; }
   int size(const std::string& key) const {
     return static_cast<int>(integer(key, 0, std::numeric_limits<int>::max()));
   }
@@ -162,6 +163,7 @@ std::string training_state_json(const TrainingState& s) {
   j.field("batch", s.shape.batch)
       .field("seq", s.shape.seq)
       .field("dropout", double(s.shape.dropout))
+      .field("loss_chunk", s.shape.loss_chunk)
       .field("accum", s.accum);
   j.end_object();
   // A string: JSON numbers are exact only up to 2^53, seeds take 64 bits.
@@ -210,6 +212,8 @@ TrainingState parse_training_state(std::string_view text, const std::string& ori
   s.shape.batch = shape.size("batch");
   s.shape.seq = shape.size("seq");
   s.shape.dropout = static_cast<float>(shape.number("dropout"));
+  // States written before the head could be chunked have none: their head was whole.
+  s.shape.loss_chunk = shape.has("loss_chunk") ? shape.size("loss_chunk") : 0;
   s.accum = static_cast<int>(shape.integer("accum", 1, 1 << 20));
   checked(origin, [&] {
     s.model.validate();

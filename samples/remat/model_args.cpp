@@ -1,5 +1,7 @@
 #include "model_args.h"
 
+#include "planner/loss_chunk.h"
+
 namespace remat::cli {
 
 std::vector<FlagSpec> model_flags() {
@@ -18,6 +20,10 @@ std::vector<FlagSpec> model_flags() {
       {"--batch", "B", "sequences per (micro-)batch", "4"},
       {"--seq", "T", "tokens per sequence, at most --ctx", "--ctx"},
       {"--dropout", "P", "GPT-2 dropout probability in [0, 1)", "0"},
+      {"--loss-chunk", "ROWS",
+       "rows of logits the LM head holds at a time: 0 keeps all B*T rows, else a multiple of "
+       "64; auto (with --arena) the whole logits if they fit, else the largest chunk that does",
+       "0"},
       {"--dtype", "TYPE", "activation storage f32, f16 or bf16; 16-bit is remat plan only", "f32"},
       {"--arena", "SIZE",
        "cap on activation memory, e.g. 48MiB; the planner picks what to recompute", ""},
@@ -60,6 +66,9 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   o.shape.seq = static_cast<int>(a.get_int("--seq", 1, big).value_or(o.model.ctx));
   o.shape.dropout = static_cast<float>(a.get_double_or_default("--dropout"));
   o.shape.activation_dtype = parse_activation_dtype(a.get_or_default("--dtype"));
+  const bool auto_chunk = a.get("--loss-chunk") == "auto";
+  if (!auto_chunk)
+    o.shape.loss_chunk = static_cast<int>(a.get_int_or_default("--loss-chunk", 0, big));
   o.shape.validate(o.model);
   if (a.get("--arena") && a.get("--policy"))
     throw UsageError("give either --arena (auto picks the policy) or --policy, not both");
@@ -77,6 +86,11 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
       throw UsageError("--costs " + *f + ": " + what +
                        "; give a cost table written by 'remat profile'");
     }
+  }
+  if (auto_chunk) {
+    if (!o.arena) throw UsageError("--loss-chunk auto needs a budget: give --arena SIZE");
+    o.shape.loss_chunk =
+        choose_loss_chunk(o.model, o.shape, *o.arena, 256, o.costs ? &*o.costs : nullptr);
   }
   return o;
 }

@@ -116,6 +116,7 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   j.field("kv_heads", m.kv_head_count()).field("ffn", m.mlp_width()).end_object();
   j.field("batch", o.sel.shape.batch).field("seq", o.sel.shape.seq);
   j.field("dtype", dtype_name(o.sel.shape.activation_dtype));
+  j.field("loss_chunk", o.sel.shape.loss_chunk);
   j.field("plan_only", o.sel.shape.activation_dtype != DType::f32);
   j.field("policy", p.policy.to_string()).field("budget_bytes", o.sel.arena);
   j.field("arena_bytes", p.arena_bytes).field("arena_lower_bound_bytes", p.arena_lower_bound);
@@ -152,6 +153,9 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
   std::printf("model %s: %s, batch %d, seq %d, activations %s\n", o.sel.model_name.c_str(),
               model_shape_text(o.sel.model).c_str(), o.sel.shape.batch, o.sel.shape.seq,
               std::string(dtype_name(o.sel.shape.activation_dtype)).c_str());
+  if (o.sel.shape.loss_chunk > 0)
+    std::printf("loss in chunks of %d rows: logits of one chunk at a time\n",
+                std::min(o.sel.shape.loss_chunk, o.sel.shape.batch * o.sel.shape.seq));
   if (o.sel.shape.activation_dtype != DType::f32)
     std::printf(
         "plan only: remat train and bench run f32 activations (16-bit storage is not "

@@ -37,6 +37,7 @@ std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::
   add("--batch", std::to_string(st.shape.batch));
   add("--seq", std::to_string(st.shape.seq));
   add("--dropout", number(st.shape.dropout));
+  add("--loss-chunk", std::to_string(st.shape.loss_chunk));
   add("--accum", std::to_string(st.accum));
   add("--seed", std::to_string(st.seed));
   add("--lr", number(st.optimizer.lr));
@@ -100,6 +101,7 @@ void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const
   same("--batch", c.shape.batch, st.shape.batch);
   same("--seq", c.shape.seq, st.shape.seq);
   same("--dropout", c.shape.dropout, st.shape.dropout);
+  same("--loss-chunk", c.shape.loss_chunk, st.shape.loss_chunk);
   same("--accum", c.accum, st.accum);
   if (c.seed != st.seed) differ("--seed", std::to_string(c.seed), std::to_string(st.seed));
   same("--lr", c.optimizer.lr, st.optimizer.lr);

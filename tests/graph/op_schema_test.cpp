@@ -27,7 +27,7 @@ TEST_CASE("op schema: every op kind has exactly one schema") {
     CHECK(parse_op_kind(op_kind_name(s.kind), &parsed));
     CHECK(!s.outputs.empty());
   }
-  CHECK(seen.size() == 28);
+  CHECK(seen.size() == 30);
   CHECK(slot::matmul::bias == 2);
   CHECK(slot::adamw::grad_norm == 4);
   CHECK(slot::adamw::v_out == 2);

@@ -11,6 +11,7 @@
 #include "runtime/session.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/test_device.h"
+#include "tests/training/update_difference.h"
 
 using namespace remat;
 
@@ -57,23 +58,8 @@ std::size_t trained(std::span<const uint32_t> targets) {
   return n;
 }
 
-using Parameters = std::vector<std::pair<std::string, std::vector<float>>>;
-
-// The largest difference of the updates (w - w0), relative to each tensor's largest update.
-double worst_update_difference(const Parameters& a, const Parameters& b, const Parameters& w0) {
-  double worst = 0;
-  for (std::size_t p = 0; p < w0.size(); ++p) {
-    double largest = 0;
-    for (std::size_t i = 0; i < w0[p].second.size(); ++i)
-      largest = std::max(largest, std::abs(double(a[p].second[i]) - w0[p].second[i]));
-    for (std::size_t i = 0; i < w0[p].second.size(); ++i) {
-      const double da = double(a[p].second[i]) - w0[p].second[i];
-      const double db = double(b[p].second[i]) - w0[p].second[i];
-      worst = std::max(worst, std::abs(da - db) / largest);
-    }
-  }
-  return worst;
-}
+using test::Parameters;
+using test::worst_update_difference;
 
 }  // namespace
 

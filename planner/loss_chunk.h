@@ -1,0 +1,20 @@
+// Choosing the LM head's loss chunk (TrainShape::loss_chunk) for an arena budget: the whole
+// logits when they fit (fewest dispatches, no recomputed logits), else the largest chunk whose
+// smallest plan fits, so the rest of the budget buys as little recomputation as possible.
+#pragma once
+
+#include <cstdint>
+
+#include "graph/cost_model.h"
+#include "graph/model_config.h"
+
+namespace remat {
+
+// The loss chunk for `budget` arena bytes: 0 (whole logits) when `auto` fits the budget with
+// them, else the largest multiple of kLossChunkAlign rows (below B*T) that fits. The minimum
+// arena grows with the chunk, so the search halves the range. std::invalid_argument naming the
+// smallest arena when not even one chunk of kLossChunkAlign rows fits. shape.loss_chunk is ignored.
+int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_t budget,
+                      uint64_t alignment = 256, const CostModel* costs = nullptr);
+
+}  // namespace remat

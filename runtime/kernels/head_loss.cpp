@@ -1,0 +1,81 @@
+#include "runtime/kernels/head_loss.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "runtime/kernels/matmul.h"
+#include "runtime/kernels/matmul_backward.h"
+
+namespace remat::kernels {
+
+namespace {
+
+// Chunk `i`'s rows of a tensor with `row_bytes` per row.
+BufferSlice rows_of(BufferSlice whole, const HeadLossShape& s, uint32_t i, uint64_t row_bytes) {
+  const uint64_t begin = uint64_t{i} * s.chunk_rows;
+  const uint64_t count = std::min<uint64_t>(s.chunk_rows, s.rows - begin);
+  return {whole.buffer, whole.offset + begin * row_bytes, count * row_bytes};
+}
+
+uint32_t rows_in(const HeadLossShape& s, uint32_t i) {
+  return std::min(s.chunk_rows, s.rows - i * s.chunk_rows);
+}
+
+MatmulShape chunk_matmul(const HeadLossShape& s, uint32_t i) {
+  MatmulShape m;
+  m.M = rows_in(s, i);
+  m.N = s.V;
+  m.K = s.C;
+  m.layout = WeightLayout::out_in;
+  return m;
+}
+
+void check(const HeadLossShape& s) {
+  if (s.rows == 0 || s.C == 0 || s.V == 0 || s.chunk_rows == 0)
+    throw std::logic_error("head_loss: empty shape or chunk");
+}
+
+void append(std::vector<Dispatch>& out, std::vector<Dispatch> ds) {
+  for (Dispatch& d : ds) out.push_back(std::move(d));
+}
+
+}  // namespace
+
+std::vector<Dispatch> head_loss_forward(const DeviceQuirks& quirks, const HeadLossShape& s,
+                                        BufferSlice x, BufferSlice w, BufferSlice targets,
+                                        BufferSlice losses, BufferSlice logits) {
+  check(s);
+  std::vector<Dispatch> out;
+  for (uint32_t i = 0; i < s.chunks(); ++i) {
+    const MatmulShape m = chunk_matmul(s, i);
+    const BufferSlice ws{logits.buffer, logits.offset, uint64_t{m.M} * s.V * 4};
+    append(out, matmul_forward_pieces(quirks, m, rows_of(x, s, i, uint64_t{s.C} * 4), w, {}, ws));
+    out.push_back(cross_entropy_forward(quirks, {m.M, s.V}, ws, rows_of(targets, s, i, 4),
+                                        rows_of(losses, s, i, 4)));
+  }
+  return out;
+}
+
+std::vector<Dispatch> head_loss_backward(const DeviceQuirks& quirks, const HeadLossShape& s,
+                                         BufferSlice x, BufferSlice w, BufferSlice targets,
+                                         BufferSlice dx, BufferSlice dw, BufferSlice dlogits,
+                                         const LossScale& scale, GradWrite dx_mode,
+                                         GradWrite dw_mode) {
+  check(s);
+  std::vector<Dispatch> out;
+  for (uint32_t i = 0; i < s.chunks(); ++i) {
+    const MatmulShape m = chunk_matmul(s, i);
+    const BufferSlice ws{dlogits.buffer, dlogits.offset, uint64_t{m.M} * s.V * 4};
+    const BufferSlice xs = rows_of(x, s, i, uint64_t{s.C} * 4);
+    append(out, matmul_forward_pieces(quirks, m, xs, w, {}, ws));
+    out.push_back(
+        cross_entropy_backward(quirks, {m.M, s.V}, ws, rows_of(targets, s, i, 4), ws, scale));
+    append(out, matmul_backward_input_pieces(quirks, m, ws, w, rows_of(dx, s, i, uint64_t{s.C} * 4),
+                                             dx_mode));
+    append(out, matmul_backward_weight_pieces(quirks, m, ws, xs, dw,
+                                              i == 0 ? dw_mode : GradWrite::accumulate));
+  }
+  return out;
+}
+
+}  // namespace remat::kernels

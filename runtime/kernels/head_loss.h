@@ -1,0 +1,40 @@
+// Dispatches for the chunked LM head and loss (head_loss / head_loss_backward, docs/ops.md):
+// loops over row chunks of x[rows, C] with one [chunk, V] workspace, composed from the matmul
+// and cross-entropy kernels, so the full [rows, V] logits never exist.
+#pragma once
+
+#include <vector>
+
+#include "runtime/device_plan.h"
+#include "runtime/executor.h"
+#include "runtime/kernels/cross_entropy.h"
+#include "runtime/kernels/grad_write.h"
+
+namespace remat::kernels {
+
+struct HeadLossShape {
+  uint32_t rows = 0;        // BT
+  uint32_t C = 0;           // x's width
+  uint32_t V = 0;           // vocabulary (the weight is [V, C])
+  uint32_t chunk_rows = 0;  // rows per chunk; chunk starts must keep bindings aligned
+  uint32_t chunks() const { return (rows + chunk_rows - 1) / chunk_rows; }
+};
+
+// Per chunk: logits = x_chunk · Wᵀ into `logits`, then losses of the chunk's rows (0 where the
+// target is ignored). Every loss is the unchunked row's loss, bit for bit: rows are independent.
+std::vector<Dispatch> head_loss_forward(const DeviceQuirks& quirks, const HeadLossShape& s,
+                                        BufferSlice x, BufferSlice w, BufferSlice targets,
+                                        BufferSlice losses, BufferSlice logits);
+
+// Per chunk: recompute the logits into `dlogits`, turn them into dlogits in place (the kernel
+// reads each element before writing it), dx rows (+)= dlogits · W as `dx_mode` says, and
+// dW (+)= dlogitsᵀ · x_chunk: the first chunk as `dw_mode` says, later chunks add. dx rows are
+// the unchunked bits; dW sums chunk by chunk, which differs from the unchunked sum over all rows
+// only by rounding.
+std::vector<Dispatch> head_loss_backward(const DeviceQuirks& quirks, const HeadLossShape& s,
+                                         BufferSlice x, BufferSlice w, BufferSlice targets,
+                                         BufferSlice dx, BufferSlice dw, BufferSlice dlogits,
+                                         const LossScale& scale, GradWrite dx_mode,
+                                         GradWrite dw_mode);
+
+}  // namespace remat::kernels

@@ -1,0 +1,120 @@
+// Training with the LM head and loss in row chunks (graph/lm_head.h). At a fixed chunk size the
+// central guarantee holds: byte-identical weights under every policy and arena. Across chunk
+// sizes the per-row losses are the same bits (rows are independent), while the head weight's
+// gradient sums its rows chunk by chunk, another float order than one sum over all rows: there
+// the runs agree within rounding.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "base/ignore_target.h"
+#include "runtime/session.h"
+#include "tests/support/random_fill.h"
+#include "tests/support/test_device.h"
+#include "tests/training/policy_run.h"
+#include "tests/training/update_difference.h"
+
+using namespace remat;
+
+namespace {
+
+// Odd sizes: B*T = 69 rows, so chunks of 64 rows end in a ragged chunk of 5.
+SessionConfig gpt_config(int loss_chunk) {
+  SessionConfig c;
+  c.model = ModelConfig{3, 48, 3, 101, 32};
+  c.shape.batch = 3;
+  c.shape.seq = 23;
+  c.shape.loss_chunk = loss_chunk;
+  c.optimizer.lr = 1e-2;
+  c.optimizer.weight_decay = 0.1;
+  c.optimizer.grad_clip = 1.0f;
+  c.seed = 1234;
+  return c;
+}
+
+SessionConfig llama_config(int loss_chunk, bool tied) {
+  SessionConfig c = gpt_config(loss_chunk);
+  ModelConfig& m = c.model;
+  m = ModelConfig::preset("llama-tiny");
+  m.layers = 2;
+  m.dim = 48;
+  m.heads = 6;
+  m.kv_heads = 2;
+  m.ffn = 80;
+  m.vocab = 300;
+  m.ctx = 32;
+  m.tied_head = tied;
+  c.pipeline_cache_dir = std::nullopt;
+  return c;
+}
+
+using test::Parameters;
+using test::worst_update_difference;
+
+// One step of the whole head and one of the chunked head on the same batch: the same loss bits
+// (per-row losses, summed on the host in the same order), gradient norms and updates equal
+// within rounding of the head weight's gradient sum.
+void check_chunked_matches_whole(SessionConfig c, std::vector<uint32_t> targets) {
+  const std::size_t n = std::size_t(c.shape.batch) * c.shape.seq;
+  const auto tokens = test::random_indices(n, 7, uint32_t(c.model.vocab));
+  c.shape.loss_chunk = 0;
+  Session whole(test::device(), c);
+  const Parameters w0 = whole.parameters();
+  c.shape.loss_chunk = 64;
+  Session chunked(test::device(), c);
+  REQUIRE(chunked.plan().arena_bytes < whole.plan().arena_bytes);
+  CHECK(chunked.evaluate(tokens, targets) == whole.evaluate(tokens, targets));
+  CHECK(chunked.step(tokens, targets) == whole.step(tokens, targets));
+  CHECK(chunked.last_grad_norm() == Approx(whole.last_grad_norm()).epsilon(1e-6));
+  const double worst = worst_update_difference(whole.parameters(), chunked.parameters(), w0);
+  INFO("worst difference of updates, relative to the tensor's largest update: " << worst);
+  CHECK(worst < 1e-4);
+  CHECK(chunked.parameters() != w0);
+}
+
+std::vector<uint32_t> random_targets(const SessionConfig& c) {
+  return test::random_indices(std::size_t(c.shape.batch) * c.shape.seq, 8, uint32_t(c.model.vocab));
+}
+
+}  // namespace
+
+TEST_CASE("chunked loss: GPT-2 weights are byte-identical across policies and arenas") {
+  test::check_all_policies_identical(gpt_config(64));
+}
+
+TEST_CASE("chunked loss: Llama weights are byte-identical across policies and arenas") {
+  test::check_all_policies_identical(llama_config(64, false));
+}
+
+TEST_CASE("chunked loss: tied Llama weights are byte-identical across policies and arenas") {
+  test::check_all_policies_identical(llama_config(64, true));
+}
+
+TEST_CASE("chunked loss: the same losses as the whole head, updates within rounding") {
+  check_chunked_matches_whole(gpt_config(64), random_targets(gpt_config(64)));
+  check_chunked_matches_whole(llama_config(64, false), random_targets(llama_config(64, false)));
+  check_chunked_matches_whole(llama_config(64, true), random_targets(llama_config(64, true)));
+}
+
+TEST_CASE("chunked loss: ignored targets are skipped, a wholly ignored chunk included") {
+  const SessionConfig c = gpt_config(64);
+  std::vector<uint32_t> targets = random_targets(c);
+  // The first chunk (rows 0..63) keeps 3 targets; the ragged chunk (64..68) none.
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    if (i != 3 && i != 30 && i != 63) targets[i] = kIgnoreTarget;
+  check_chunked_matches_whole(c, targets);
+  check_chunked_matches_whole(llama_config(64, true), [&] {
+    std::vector<uint32_t> t = random_targets(llama_config(64, true));
+    for (std::size_t i = 0; i < 64; ++i) t[i] = kIgnoreTarget;
+    return t;
+  }());
+}
+
+TEST_CASE("chunked loss: sampling, which needs whole logits, is refused") {
+  Session s(test::device(), gpt_config(64));
+  const std::vector<uint32_t> prompt = {1, 2, 3};
+  CHECK_THROWS_AS(s.sample(prompt, 2, 0, 1.0f, 0), std::invalid_argument);
+}
