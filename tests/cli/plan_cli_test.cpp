@@ -95,6 +95,29 @@ TEST_CASE("remat plan --arena picks auto within the budget; below the minimum na
   CHECK(small.out.empty());
 }
 
+TEST_CASE("remat plan --loss-chunk holds one chunk of logits; auto picks the largest that fits") {
+  const std::string shape = "plan gpt2 --layers 2 --batch 4 --seq 64 --json";
+  auto whole = run_remat(shape + " --policy every:1");
+  auto chunked = run_remat(shape + " --policy every:1 --loss-chunk 64");
+  INFO(whole.err << chunked.err);
+  REQUIRE(whole.exit_code == 0);
+  REQUIRE(chunked.exit_code == 0);
+  CHECK(json_number(whole.out, "loss_chunk") == 0);
+  CHECK(json_number(chunked.out, "loss_chunk") == 64);
+  // The whole logits and their gradient (2 x 256 x 50257 floats) against one chunk of 64 rows.
+  CHECK(json_number(chunked.out, "arena_bytes") + 256.0 * 50257 * 4 <
+        json_number(whole.out, "arena_bytes"));
+  const double budget = json_number(chunked.out, "arena_bytes");
+  auto picked = run_remat(shape + " --loss-chunk auto --arena " +
+                          std::to_string(static_cast<unsigned long long>(budget)));
+  INFO(picked.err);
+  REQUIRE(picked.exit_code == 0);
+  CHECK(json_number(picked.out, "loss_chunk") >= 64);
+  CHECK(json_number(picked.out, "arena_bytes") <= budget);
+  auto text = run_remat("plan gpt2 --layers 2 --batch 4 --seq 64 --loss-chunk 128");
+  CHECK(text.out.find("loss in chunks of 128 rows") != std::string::npos);
+}
+
 TEST_CASE("remat plan prints the chosen plan and the policy table") {
   auto r = run_remat("plan tiny --policy every:2");
   REQUIRE(r.exit_code == 0);
@@ -114,7 +137,9 @@ TEST_CASE("remat plan rejects bad input with one line and status 2") {
        {"plan --arena 1MiB --policy none", "plan --policy every:0", "plan --policy fancy",
         "plan --seq 65", "plan --heads 3", "plan --model gpt5", "plan --dtype f8",
         "plan --arena lots", "plan --policy auto", "plan tiny --model tiny",
-        "plan --costs /nonexistent.json", "plan --batch 0"}) {
+        "plan --costs /nonexistent.json", "plan --batch 0", "plan --loss-chunk 32",
+        "plan --loss-chunk -64", "plan --loss-chunk auto", "plan --loss-chunk many",
+        "plan --loss-chunk auto --arena 1KiB"}) {
     INFO("remat " << args);
     auto r = run_remat(args);
     CHECK(r.exit_code == 2);
