@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/lr_schedule.h"
 #include "graph/cost_model.h"
 #include "graph/model_config.h"
 #include "planner/plan.h"
@@ -37,12 +38,15 @@ struct SessionConfig {
   Policy policy;                         // checkpoint policy (auto needs arena_budget)
   std::optional<uint64_t> arena_budget;  // arena bytes the plan must fit
   OptimizerConfig optimizer;             // AdamW
-  int accum = 1;                         // micro-batches per optimizer step (gradient accumulation)
-  uint64_t seed = 0;                     // weight initialisation and dropout masks
-  const CostModel* costs = nullptr;      // measured per-kernel costs, or the FLOP/byte model
-  bool timestamps = false;               // per-dispatch GPU timings (Session::dispatch_ms)
-  uint64_t max_binding_bytes = 0;        // bind no more than this per storage buffer (0: the
-                                         // device's limit); lower only to test binding in pieces
+  // The learning rate of update s (from 0): decay, warmup, total steps and min ratio as given,
+  // peaking at optimizer.lr (schedule.base_lr is not read). The default is constant.
+  LrSchedule schedule;
+  int accum = 1;                     // micro-batches per optimizer step (gradient accumulation)
+  uint64_t seed = 0;                 // weight initialisation and dropout masks
+  const CostModel* costs = nullptr;  // measured per-kernel costs, or the FLOP/byte model
+  bool timestamps = false;           // per-dispatch GPU timings (Session::dispatch_ms)
+  uint64_t max_binding_bytes = 0;    // bind no more than this per storage buffer (0: the
+                                     // device's limit); lower only to test binding in pieces
   // Called during construction ("init": parameter bytes written, "compile": pipelines built),
   // load() ("load": parameter bytes checked, then uploaded, so the total is twice their size)
   // and save() ("save": parameter bytes written); returning false cancels the call (Cancelled).
@@ -93,15 +97,22 @@ class Session {
   // a bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
   void save(const std::filesystem::path& path) const;
 
-  // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab),
-  // micro-batch m in rows [m·B, (m+1)·B); returns the mean loss over all of them.
+  // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab; a
+  // target may be kIgnoreTarget, base/ignore_target.h: that position is not trained),
+  // micro-batch m in rows [m·B, (m+1)·B). The loss is the mean cross-entropy over the trained
+  // targets of all micro-batches together, each target weighing the same however the micro-
+  // batches split them; it is returned, and its gradient is what AdamW steps on. A step with no
+  // trained target is refused (std::invalid_argument) before anything runs.
   float step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
-  // The mean loss on [B,T] tokens and targets (each < vocab) without training: the plan's forward
-  // pass with dropout off, recorded on the first call. It uses no device memory of its own and
-  // changes nothing training reads: weights, AdamW moments and later steps' results are
-  // bit-identical with and without evaluations in between.
+  // The mean loss over the trained targets of [B,T] tokens and targets (as step takes them)
+  // without training: the plan's forward pass with dropout off, recorded on the first call. It
+  // uses no device memory of its own and changes nothing training reads: weights, AdamW moments
+  // and later steps' results are bit-identical with and without evaluations in between.
   float evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
+  // The schedule's peak (the rate itself under the default constant schedule).
   void set_learning_rate(double lr) { config_.optimizer.lr = lr; }
+  // The rate the next step() uses: the schedule at steps_done().
+  double learning_rate() const;
   uint32_t steps_done() const { return steps_done_; }
   // The global gradient norm of the last step (before clipping).
   float last_grad_norm() const;
@@ -129,6 +140,14 @@ class Session {
   // Host copies of parameters (HF names, plan order), for saving and tests.
   std::vector<std::pair<std::string, std::vector<float>>> parameters() const;
 
+  // For runtime/training_state: the device bytes of a persistent plan tensor (a parameter or an
+  // AdamW moment), the step count a restored state continues from, and the way back to what a
+  // fresh session holds (seeded weights, zero moments, step 0) when a restore fails half-way.
+  Device& device() const { return device_; }
+  BufferSlice persistent_slice(TensorId id) const;
+  void restore_steps_done(uint32_t steps) { steps_done_ = steps; }
+  void reset_training();
+
  private:
   void check_fits_device() const;
   BufferSlice slice_of(TensorId id) const;  // where a plan tensor's bytes are
@@ -149,7 +168,8 @@ class Session {
   std::unique_ptr<Arena> persistent_;
   std::unique_ptr<Arena> arena_;
   std::unique_ptr<Buffer> io_;            // host-visible: tokens, targets in; losses, grad norm out
-  std::unique_ptr<Buffer> hyper_;         // host-visible: push::AdamWHyper, rewritten every step
+  std::unique_ptr<Buffer> hyper_;         // host-visible: push::AdamWHyper (with the loss scale),
+                                          // rewritten every step
   std::unique_ptr<Buffer> partials_;      // grad-norm partial sums
   std::unique_ptr<Executor> executor_;    // the whole step (accum 1) or the first micro-batch
   std::unique_ptr<Executor> accumulate_;  // later micro-batches: parameter gradients +=

@@ -44,7 +44,7 @@ void check_step_indices(const ModelConfig& model, const TrainShape& shape) {
 
   // Only the optimizer: the indices still point into the whole plan.
   const auto opt = lower_plan(plan, DeviceQuirks{}, fake_slices(plan), extras,
-                              {LoweringPart::Phases::optimizer, false, 1});
+                              {LoweringPart::Phases::optimizer, false});
   REQUIRE(!opt.empty());
   for (const Dispatch& d : opt)
     CHECK(plan.steps.at(static_cast<size_t>(d.step)).phase == Phase::optimizer);
