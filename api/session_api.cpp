@@ -14,6 +14,7 @@
 #include "api/reports.h"
 #include "api/session_params.h"
 #include "planner/plan.h"
+#include "runtime/hf_folder.h"
 #include "runtime/progress.h"
 #include "runtime/safetensors.h"
 #include "runtime/vulkan_error.h"
@@ -65,7 +66,8 @@ remat_status remat_session_params_from_file(remat_session_params* params, const 
   return guarded([&] {
     remat::capi::require_struct(params, "params");
     require_readable(path);
-    remat::capi::set_model_from_checkpoint(*params, remat::read_safetensors(path));
+    // A folder's config.json, else the GPT-2 shape the file's tensors and metadata imply.
+    remat::capi::set_model(*params, remat::checkpoint_model(path, std::nullopt), path);
   });
 }
 
@@ -140,7 +142,7 @@ remat_status remat_session_save_file(remat_session* session, const char* path) {
     require(path != nullptr, "path is NULL");
     const auto lock = lock_device(session);
     try {
-      s.save(path);
+      remat::save_checkpoint(s, path);
     } catch (const remat::VulkanError&) {
       throw;
     } catch (const remat::Cancelled&) {

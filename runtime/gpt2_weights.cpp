@@ -1,9 +1,7 @@
 #include "runtime/gpt2_weights.h"
 
 #include <cmath>
-#include <map>
 #include <regex>
-#include <set>
 #include <stdexcept>
 #include <type_traits>
 
@@ -27,18 +25,6 @@ uint64_t splitmix(uint64_t& s) {
 
 double uniform01(uint64_t& s) {
   return (double(splitmix(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
-std::string strip_prefix(const std::string& name) {
-  const std::string prefix = "transformer.";
-  return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
-}
-
-// The causal-mask buffers GPT-2 checkpoints carry: "h.3.attn.bias", "h.3.attn.masked_bias".
-// ("h.3.attn.c_attn.bias" is a parameter: match the whole last two components.)
-bool ignored_buffer(const std::string& name) {
-  return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias") ||
-         name == "lm_head.weight";
 }
 
 }  // namespace
@@ -92,7 +78,7 @@ ModelConfig infer_config(const File& file, std::optional<int> heads) {
   int layers = 0;
   const std::regex block(R"(h\.(\d+)\..*)");
   for (const auto& t : file.tensors) {
-    const std::string name = strip_prefix(t.name);
+    const std::string name = parameter_name(t.name, ModelConfig{});
     if (name == "wte.weight") wte = &t;
     if (name == "wpe.weight") wpe = &t;
     std::smatch m;
@@ -124,42 +110,6 @@ ModelConfig infer_config(const File& file, std::optional<int> heads) {
   return c;
 }
 
-template <class File, class Tensor = std::remove_cvref_t<decltype(File{}.tensors[0])>>
-std::vector<const Tensor*> match_parameters(const File& file,
-                                            const std::vector<ParameterSpec>& params) {
-  std::map<std::string, const Tensor*> by_name;
-  for (const auto& t : file.tensors) {
-    const std::string name = strip_prefix(t.name);
-    if (ignored_buffer(name)) continue;
-    if (!by_name.emplace(name, &t).second)
-      throw std::invalid_argument("tensor '" + name +
-                                  "' appears twice (with and without 'transformer.')");
-  }
-  std::vector<const Tensor*> out;
-  std::set<std::string> used;
-  for (const auto& p : params) {
-    auto it = by_name.find(p.name);
-    if (it == by_name.end())
-      throw std::invalid_argument("the checkpoint has no tensor '" + p.name + "'");
-    if (it->second->shape != p.shape) {
-      auto fmt = [](const std::vector<int64_t>& s) {
-        std::string o = "[";
-        for (std::size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
-        return o + "]";
-      };
-      throw std::invalid_argument("tensor '" + p.name + "' has shape " + fmt(it->second->shape) +
-                                  "; the model needs " + fmt(p.shape));
-    }
-    out.push_back(it->second);
-    used.insert(p.name);
-  }
-  for (const auto& [name, t] : by_name)
-    if (!used.count(name))
-      throw std::invalid_argument("the checkpoint has tensor '" + name +
-                                  "', which this model does not use");
-  return out;
-}
-
 }  // namespace
 
 ModelConfig infer_gpt2_config(const SafetensorsHeader& file, std::optional<int> heads) {
@@ -172,12 +122,12 @@ ModelConfig infer_gpt2_config(const SafetensorsContents& file, std::optional<int
 
 std::vector<const SafetensorsEntry*> match_gpt2_parameters(
     const SafetensorsHeader& file, const std::vector<ParameterSpec>& params) {
-  return match_parameters(file, params);
+  return match_parameters(file, params, ModelConfig{});
 }
 
 std::vector<const NamedTensor*> match_gpt2_parameters(const SafetensorsContents& file,
                                                       const std::vector<ParameterSpec>& params) {
-  return match_parameters(file, params);
+  return match_parameters(file, params, ModelConfig{});
 }
 
 }  // namespace remat

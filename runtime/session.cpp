@@ -9,10 +9,12 @@
 #include "optimizer_params.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/kernels/optimizer.h"
+#include "runtime/parameter_match.h"
 #include "runtime/pipeline_cache.h"
 #include "runtime/safetensors.h"
 #include "runtime/staging.h"
 #include "runtime/step_lowering.h"
+#include "runtime/weight_files.h"
 
 namespace remat {
 
@@ -373,17 +375,17 @@ void Session::save(const std::filesystem::path& path) const {
 }
 
 void Session::load(const std::filesystem::path& path) {
-  load_from(SafetensorsSource::open(path));
+  load_from(WeightFiles::open(path));
 }
 
 void Session::load(std::span<const std::byte> bytes, std::string_view origin) {
-  load_from(SafetensorsSource::view(bytes, std::string(origin)));
+  load_from(WeightFiles::single(SafetensorsSource::view(bytes, std::string(origin))));
 }
 
-void Session::load_from(const SafetensorsSource& source) {
+void Session::load_from(const WeightFiles& source) {
   std::vector<const SafetensorsEntry*> matched;
   try {
-    matched = match_gpt2_parameters(source.header(), parameter_specs());
+    matched = match_parameters(source.header(), parameter_specs(), config_.model);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(source.origin() + ": " + e.what());
   }

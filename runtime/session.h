@@ -25,6 +25,7 @@
 #include "runtime/kernels/optimizer.h"
 #include "runtime/progress.h"
 #include "runtime/step_lowering.h"
+#include "runtime/weight_files.h"
 
 namespace remat {
 
@@ -77,8 +78,10 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Loads parameters from a GPT-2 safetensors file (shapes must match the session's model) and
-  // resets the optimizer state. std::invalid_argument for a bad or mismatched file. The file is
+  // Loads parameters from a safetensors file, a shard index (model.safetensors.index.json) or a
+  // Hugging Face model folder holding either (runtime/weight_files.h), by the model family's
+  // names (runtime/parameter_match.h; shapes must match the session's model), and resets the
+  // optimizer state. std::invalid_argument for a bad or mismatched file. The file is
   // read in bounded pieces, twice: every value is checked before the first one is uploaded, so
   // a bad file leaves the session as it was. Cancelled during the checks leaves it as it was too;
   // cancelled (or a read error) during the upload, the session holds the seeded initial weights
@@ -87,8 +90,9 @@ class Session {
   // The same from a safetensors image in memory the caller owns (not copied; it must stay alive
   // during the call). `origin` names it in error messages.
   void load(std::span<const std::byte> bytes, std::string_view origin);
-  // Writes every parameter as F32 with Hugging Face GPT-2 names, atomically, streamed through a
-  // bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
+  // Writes every parameter as F32 with the model family's Hugging Face names, atomically, streamed
+  // through a bounded staging buffer. Cancelled or failed, no file is left and any previous one is
+  // kept.
   void save(const std::filesystem::path& path) const;
 
   // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab),
@@ -135,7 +139,7 @@ class Session {
   uint64_t parameter_bytes() const;  // of all parameters, as floats
   void zero_optimizer_state();       // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
-  void load_from(const SafetensorsSource& source);
+  void load_from(const WeightFiles& source);
   void record();
   std::vector<CopyRegion> io_inputs() const;  // tokens, targets: io staging -> plan tensors
 
