@@ -9,14 +9,18 @@
 #include <vector>
 
 #include "graph/model_config.h"
-#include "runtime/parameter_match.h"
 #include "runtime/safetensors.h"
 
 namespace remat {
 
+// A parameter by HF GPT-2 name (e.g. "h.3.mlp.c_fc.weight") and shape as stored (Conv1D
+// weights are [in, out]).
+using ParameterSpec = TensorSpec;
+
 // GPT-2's initialisation (Radford et al. 2019; the reference implementation): weights
 // N(0, 0.02), residual projections (attn.c_proj, mlp.c_proj) N(0, 0.02/sqrt(2L)), biases 0,
-// LayerNorm weights 1. Deterministic for a seed on every machine (own Box-Muller over splitmix64).
+// LayerNorm weights 1. Deterministic for a seed on every machine (seeded_normal_values,
+// runtime/model_weights.h).
 std::vector<float> gpt2_initial_values(const ParameterSpec& p, const ModelConfig& model,
                                        uint64_t seed, std::size_t parameter_index);
 // Elements [first, first + out.size()) of the same values, so a large tensor can be generated
@@ -30,9 +34,14 @@ void gpt2_initial_values(const ParameterSpec& p, const ModelConfig& model, uint6
 ModelConfig infer_gpt2_config(const SafetensorsHeader& file, std::optional<int> heads);
 ModelConfig infer_gpt2_config(const SafetensorsContents& file, std::optional<int> heads);
 
-// match_parameters() under GPT-2's names: each parameter's tensor, with or without a
-// "transformer." prefix; the mask buffers (attn.bias, attn.masked_bias) and a tied
-// lm_head.weight are ignored.
+// GPT-2 checkpoint tensors that are not parameters (names without "transformer."): the
+// causal-mask buffers attn.bias and attn.masked_bias, and lm_head.weight (tied to wte).
+bool gpt2_ignored_tensor(const std::string& name);
+
+// For each parameter (in order), the file's tensor with that name, with or without a
+// "transformer." prefix. Buffers GPT-2 checkpoints carry (attn.bias, attn.masked_bias) and a tied
+// lm_head.weight are ignored. Missing, mis-shaped or unexpected tensors are
+// std::invalid_argument naming them.
 std::vector<const SafetensorsEntry*> match_gpt2_parameters(
     const SafetensorsHeader& file, const std::vector<ParameterSpec>& params);
 std::vector<const NamedTensor*> match_gpt2_parameters(const SafetensorsContents& file,

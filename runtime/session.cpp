@@ -8,9 +8,8 @@
 
 #include "base/ignore_target.h"
 #include "optimizer_params.h"
-#include "runtime/gpt2_weights.h"
 #include "runtime/kernels/optimizer.h"
-#include "runtime/parameter_match.h"
+#include "runtime/model_weights.h"
 #include "runtime/pipeline_cache.h"
 #include "runtime/safetensors.h"
 #include "runtime/staging.h"
@@ -75,6 +74,12 @@ std::size_t trained_targets(std::span<const uint32_t> tokens, std::span<const ui
   return trained;
 }
 
+LrSchedule scheduled(const SessionConfig& c) {
+  LrSchedule s = c.schedule;
+  s.base_lr = c.optimizer.lr;
+  return s;
+}
+
 }  // namespace
 
 uint64_t session_alignment(const Device& d) {
@@ -88,7 +93,10 @@ Session::Session(Device& device, const SessionConfig& config)
       quirks_(session_quirks(device, config)),
       plan_(remat::plan(config.model, config.shape, config.policy, config.arena_budget,
                         session_alignment(device), config.costs)) {
+  if (const std::string why = config_.model.training_refusal(); !why.empty())
+    throw std::invalid_argument(why);
   check_fits_device();
+  validate(scheduled(config_));
   kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
   persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
                                         MemoryCategory::persistent, "persistent buffer");
@@ -219,8 +227,8 @@ uint64_t Session::parameter_bytes() const {
   return n;
 }
 
-std::vector<ParameterSpec> Session::parameter_specs() const {
-  std::vector<ParameterSpec> specs;
+std::vector<TensorSpec> Session::parameter_specs() const {
+  std::vector<TensorSpec> specs;
   for (TensorId id : plan_.parameters) {
     const Tensor& t = plan_.tensors.at(static_cast<std::size_t>(id)).tensor;
     specs.push_back({t.name, t.shape});
@@ -262,8 +270,8 @@ void Session::initialize_parameters(const ProgressFn& progress) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
     staging.upload(persistent_->slice(p.offset, p.bytes),
                    [&](std::span<std::byte> piece, uint64_t at) {
-                     gpt2_initial_values(specs[i], config_.model, config_.seed, i,
-                                         at / sizeof(float), as_floats(piece));
+                     initial_values(specs[i], config_.model, config_.seed, i, at / sizeof(float),
+                                    as_floats(piece));
                      report_progress(progress, "init", done += piece.size(), total);
                    });
   }
@@ -281,7 +289,7 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   // Counted over all micro-batches before the first runs: the loss is their joint mean.
   const std::size_t trained = trained_targets(tokens, targets, config_.model.vocab, "a step");
   kernels::AdamWConfig adam;
-  adam.lr = config_.optimizer.lr;
+  adam.lr = learning_rate();
   adam.beta1 = config_.optimizer.beta1;
   adam.beta2 = config_.optimizer.beta2;
   adam.eps = config_.optimizer.eps;
@@ -305,6 +313,22 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   if (optimizer_) optimizer_->run();
   ++steps_done_;
   return static_cast<float>(sum / double(trained));  // ignored positions' losses are 0
+}
+
+double Session::learning_rate() const {
+  return remat::learning_rate(scheduled(config_), steps_done_);
+}
+
+BufferSlice Session::persistent_slice(TensorId id) const {
+  if (plan_.tensors.at(static_cast<std::size_t>(id)).placement != Placement::persistent)
+    throw std::logic_error("tensor " + std::to_string(int(id)) + " is not persistent");
+  return slice_of(id);
+}
+
+void Session::reset_training() {
+  initialize_parameters(nullptr);
+  zero_optimizer_state();
+  steps_done_ = 0;
 }
 
 float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
@@ -397,7 +421,7 @@ void Session::load(std::span<const std::byte> bytes, std::string_view origin) {
 void Session::load_from(const WeightFiles& source) {
   std::vector<const SafetensorsEntry*> matched;
   try {
-    matched = match_parameters(source.header(), parameter_specs(), config_.model);
+    matched = match_model_parameters(source.header(), parameter_specs(), config_.model);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(source.origin() + ": " + e.what());
   }
