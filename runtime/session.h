@@ -95,9 +95,8 @@ class Session {
   // The same from a safetensors image in memory the caller owns (not copied; it must stay alive
   // during the call). `origin` names it in error messages.
   void load(std::span<const std::byte> bytes, std::string_view origin);
-  // Writes every parameter as F32 with the model family's Hugging Face names, atomically, streamed
-  // through a bounded staging buffer. Cancelled or failed, no file is left and any previous one is
-  // kept.
+  // Writes every parameter as F32 with the graph's Hugging Face names, atomically, streamed through
+  // a bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
   void save(const std::filesystem::path& path) const;
 
   // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab; a
