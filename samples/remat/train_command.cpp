@@ -18,11 +18,11 @@
 #include "commands.h"
 #include "model_args.h"
 #include "runtime/device.h"
-#include "runtime/gpt2_weights.h"
-#include "runtime/safetensors.h"
+#include "runtime/hf_folder.h"
 #include "runtime/session.h"
 #include "runtime/token_dataset.h"
 #include "runtime/training_state.h"
+#include "runtime/weight_files.h"
 #include "stop_signal.h"
 #include "train_data.h"
 #include "train_resume.h"
@@ -54,9 +54,9 @@ CommandSpec spec() {
        {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
        {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
        {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
-       {"--init", "W.safetensors",
-        "start from these weights (HF names); a GPT-2 file sets the model unless one is named, "
-        "a Llama-family file needs --model",
+       {"--init", "PATH",
+        "start from these weights: a Hugging Face model folder (gpt2, llama, qwen2), which sets "
+        "the model, or a .safetensors file (GPT-2 sets the model; Llama-family needs --model)",
         ""}}};
   for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
   const std::vector<FlagSpec> training = {
@@ -73,7 +73,10 @@ CommandSpec spec() {
       {"--eps", "EPS", "AdamW denominator epsilon", "1e-8"},
       {"--grad-clip", "NORM", "clip the global gradient norm to NORM; 0 disables", "0"},
       {"--seed", "S", "weight initialisation and dropout masks", "0"},
-      {"--save", "OUT.safetensors", "write the trained weights here (atomically)", ""},
+      {"--save", "PATH",
+       "write the trained weights (atomically) to PATH.safetensors, or else into the folder PATH "
+       "as a Hugging Face model (config.json, model.safetensors)",
+       ""},
       {"--save-every", "K", "also save every K steps (with --save and --save-state)", ""},
       {"--save-state", "DIR", "write the training state here (atomically) at the end and on stop",
        ""},
@@ -108,12 +111,16 @@ struct Options {
   bool quiet = false;
 };
 
-// An output must name a file in an existing, writable folder. Checked before anything runs, so a
-// typo fails at once instead of after training.
-void check_output_path(const std::filesystem::path& path, const std::string& flag) {
+// An output must name a file (or with `folder`, a folder) in an existing, writable folder.
+// Checked before anything runs, so a typo fails at once instead of after training.
+void check_output_path(const std::filesystem::path& path, const std::string& flag,
+                       bool folder = false) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
+  if (!folder && std::filesystem::is_directory(path, ec))
     throw UsageError(path.string() + ": is a directory; " + flag + " needs a file path");
+  if (folder && std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
+    throw UsageError(path.string() + ": is a file; " + flag +
+                     " takes a path ending in .safetensors or a folder for a Hugging Face model");
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
   if (!std::filesystem::is_directory(dir, ec))
     throw UsageError(dir.string() + ": no such folder for " + flag +
@@ -166,15 +173,11 @@ Options parse(const std::vector<std::string>& user_argv) {
   if (o.init && !named) {
     std::optional<int> heads;
     if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
-    try {
-      base = infer_gpt2_config(SafetensorsSource::open(*o.init).header(), heads);
-    } catch (const std::invalid_argument& e) {
-      const std::string what = e.what();
-      if (what.rfind(o.init->string() + ": ", 0) == 0) throw;
-      throw UsageError(o.init->string() + ": " + what);
-    }
+    base = checkpoint_model(*o.init, heads);
   }
   o.sel = parse_model_selection(a, base);
+  if (const std::string why = o.sel.model.training_refusal(); !why.empty()) throw UsageError(why);
+  if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs
   require_f32_activations(o.sel);
   auto data = a.get("--data");
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
@@ -207,7 +210,7 @@ Options parse(const std::vector<std::string>& user_argv) {
   o.seed = static_cast<uint64_t>(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto v = a.get("--save")) {
     o.save = *v;
-    check_output_path(*o.save, "--save");
+    check_output_path(*o.save, "--save", !names_safetensors_file(*o.save));
   }
   if (auto v = a.get("--log-json")) {
     o.log_json = *v;
@@ -235,7 +238,7 @@ Options parse(const std::vector<std::string>& user_argv) {
   }
   if (o.resumed) o.sel.model_name = std::string(o.sel.model.name());
   if (o.save_every && !o.save && !o.save_state)
-    throw UsageError("--save-every needs --save OUT.safetensors or --save-state DIR");
+    throw UsageError("--save-every needs --save PATH or --save-state DIR");
   o.quiet = a.has("--quiet");
   return o;
 }
@@ -485,7 +488,7 @@ int run_train(const std::vector<std::string>& argv) {
     if (o.save_every && (s + 1) % o.save_every == 0) save_state();
     if (o.save && o.save_every && (s + 1) % o.save_every == 0) {
       try {
-        session.save(*o.save);
+        save_checkpoint(session, *o.save);
       } catch (const std::runtime_error& e) {  // non-finite weights or a full disk
         throw std::runtime_error(
             "saving step " + std::to_string(s + 1) + ": " + e.what() +
@@ -506,7 +509,7 @@ int run_train(const std::vector<std::string>& argv) {
     return signals.received() ? 128 + signals.received() : 0;
   }
   if (!(o.save_every && s % o.save_every == 0)) save_state();
-  if (o.save) session.save(*o.save);
+  if (o.save) save_checkpoint(session, *o.save);
 
   if (val)
     std::printf("val      loss %.4f -> %.4f on %d batches of %s\n", first_val, last_val,
