@@ -13,15 +13,20 @@
 #include "api/handles.h"
 #include "api/reports.h"
 #include "api/session_params.h"
+#include "base/ignore_target.h"
 #include "planner/plan.h"
 #include "runtime/progress.h"
 #include "runtime/safetensors.h"
+#include "runtime/training_state.h"
 #include "runtime/vulkan_error.h"
 
 using remat::capi::ApiError;
 using remat::capi::guarded;
 using remat::capi::invalid;
 using remat::capi::require;
+
+static_assert(REMAT_IGNORE_TARGET == remat::kIgnoreTarget,
+              "remat.h's ignored target must be the one Session::step and the kernels know");
 
 namespace {
 
@@ -35,6 +40,14 @@ std::unique_lock<std::mutex> lock_device(const remat_session* s) {
   return std::unique_lock<std::mutex>(s->device->mutex);
 }
 
+// A folder the app names must exist: IO, not a bad argument, when it does not.
+void require_folder(const char* dir) {
+  require(dir != nullptr, "dir is NULL");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw ApiError(REMAT_ERROR_IO, std::string(dir) + ": no such folder");
+}
+
 // A file the app names must exist and be readable: IO, not a bad argument, when it is not.
 void require_readable(const char* path) {
   require(path != nullptr, "path is NULL");
@@ -42,6 +55,23 @@ void require_readable(const char* path) {
   if (!f)
     throw ApiError(REMAT_ERROR_IO,
                    std::string(path) + ": cannot open (" + std::strerror(errno) + ")");
+}
+
+// Runs a save: a file or folder that cannot be created, written, synced or renamed is IO; device
+// errors and cancellation keep their own statuses.
+template <class F>
+void writing(F&& save) {
+  try {
+    save();
+  } catch (const remat::VulkanError&) {
+    throw;
+  } catch (const remat::Cancelled&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // a write, fsync or rename failed
+    throw ApiError(REMAT_ERROR_IO, e.what());
+  } catch (const std::invalid_argument& e) {
+    throw ApiError(REMAT_ERROR_IO, e.what());
+  }
 }
 
 template <class T>
@@ -63,7 +93,7 @@ remat_status remat_session_params_default(remat_session_params* params) {
 
 remat_status remat_session_params_from_file(remat_session_params* params, const char* path) {
   return guarded([&] {
-    remat::capi::require_struct(params, "params");
+    remat::capi::require_params(params);
     require_readable(path);
     remat::capi::set_model_from_checkpoint(*params, remat::read_safetensors(path));
   });
@@ -72,7 +102,7 @@ remat_status remat_session_params_from_file(remat_session_params* params, const 
 remat_status remat_session_params_from_memory(remat_session_params* params, const void* data,
                                               size_t size) {
   return guarded([&] {
-    remat::capi::require_struct(params, "params");
+    remat::capi::require_params(params);
     require(data != nullptr, "data is NULL");
     const std::string bytes(static_cast<const char*>(data), size);
     remat::capi::set_model_from_checkpoint(*params,
@@ -139,17 +169,7 @@ remat_status remat_session_save_file(remat_session* session, const char* path) {
     const remat::Session& s = session_of(session);
     require(path != nullptr, "path is NULL");
     const auto lock = lock_device(session);
-    try {
-      s.save(path);
-    } catch (const remat::VulkanError&) {
-      throw;
-    } catch (const remat::Cancelled&) {
-      throw;
-    } catch (const std::invalid_argument& e) {  // the file cannot be created or written
-      throw ApiError(REMAT_ERROR_IO, e.what());
-    } catch (const std::runtime_error& e) {  // a write, fsync or rename failed
-      throw ApiError(REMAT_ERROR_IO, e.what());
-    }
+    writing([&] { s.save(path); });
   });
 }
 
@@ -172,6 +192,48 @@ remat_status remat_session_set_learning_rate(remat_session* session, double lear
       invalid("learning rate " + std::to_string(learning_rate) + " must be finite and at least 0");
     const auto lock = lock_device(session);
     s.set_learning_rate(learning_rate);
+  });
+}
+
+remat_status remat_session_learning_rate(const remat_session* session, double* learning_rate) {
+  return guarded([&] {
+    const remat::Session& s = session_of(session);
+    require(learning_rate != nullptr, "learning_rate (the output pointer) is NULL");
+    *learning_rate = s.learning_rate();
+  });
+}
+
+remat_status remat_session_steps_done(const remat_session* session, uint64_t* steps) {
+  return guarded([&] {
+    const remat::Session& s = session_of(session);
+    require(steps != nullptr, "steps (the output pointer) is NULL");
+    *steps = s.steps_done();
+  });
+}
+
+remat_status remat_session_save_state(remat_session* session, const char* dir) {
+  return guarded([&] {
+    const remat::Session& s = session_of(session);
+    require(dir != nullptr, "dir is NULL");
+    const auto lock = lock_device(session);
+    writing([&] { remat::save_training_state(s, dir, {}); });
+  });
+}
+
+remat_status remat_session_load_state(remat_session* session, const char* dir) {
+  return guarded([&] {
+    remat::Session& s = session_of(session);
+    require_folder(dir);
+    const auto lock = lock_device(session);
+    remat::load_training_state(s, dir);
+  });
+}
+
+remat_status remat_session_params_from_state(remat_session_params* params, const char* dir) {
+  return guarded([&] {
+    remat::capi::require_struct(params, "params");
+    require_folder(dir);
+    remat::capi::set_from_state(*params, remat::read_training_state(dir));
   });
 }
 

@@ -1,6 +1,8 @@
 #include "api/session_params.h"
 
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -66,6 +68,38 @@ std::optional<std::filesystem::path> pipeline_cache_dir_of(const remat_session_p
   return std::filesystem::path(p.pipeline_cache_dir);
 }
 
+LrSchedule schedule_of(const remat_session_params& p) {
+  LrSchedule s;
+  switch (p.lr_schedule) {
+    case REMAT_LR_CONSTANT:
+      s.decay = LrDecay::constant;
+      break;
+    case REMAT_LR_LINEAR:
+      s.decay = LrDecay::linear;
+      break;
+    case REMAT_LR_COSINE:
+      s.decay = LrDecay::cosine;
+      break;
+    default:
+      invalid("params->lr_schedule is " + std::to_string(int(p.lr_schedule)) +
+              "; use REMAT_LR_CONSTANT, REMAT_LR_LINEAR or REMAT_LR_COSINE");
+  }
+  require_range(p.warmup_steps >= 0, "warmup_steps", double(p.warmup_steps), "at least 0");
+  require_range(p.total_steps >= 0, "total_steps", double(p.total_steps), "at least 0");
+  require_range(std::isfinite(p.min_lr_ratio) && p.min_lr_ratio >= 0 && p.min_lr_ratio <= 1,
+                "min_lr_ratio", p.min_lr_ratio, "in [0, 1]");
+  s.warmup_steps = p.warmup_steps;
+  s.total_steps = p.total_steps;
+  s.min_lr_ratio = p.min_lr_ratio;
+  s.base_lr = p.learning_rate;
+  try {
+    validate(s);
+  } catch (const std::invalid_argument& e) {
+    invalid(std::string("params: ") + e.what());
+  }
+  return s;
+}
+
 ProgressFn progress_of(const remat_session_params& p) {
   if (!p.progress) return {};
   return [fn = p.progress, user = p.progress_user](const ProgressEvent& e) {
@@ -91,11 +125,66 @@ void fill_default_params(remat_session_params& p) {
   p.eps = adam.eps;
   p.weight_decay = adam.weight_decay;
   p.grad_clip = adam.grad_clip;
+  p.lr_schedule = REMAT_LR_CONSTANT;
+}
+
+remat_session_params read_params(const remat_session_params* params) {
+  if (params == nullptr) invalid("params is NULL");
+  // remat 0.2's struct ends before the schedule: its fields keep their defaults.
+  const std::size_t v02 = offsetof(remat_session_params, lr_schedule);
+  if (params->struct_size != v02) {
+    require_struct(params, "params");
+    return *params;
+  }
+  remat_session_params p;
+  fill_default_params(p);
+  std::memcpy(&p, params, v02);
+  p.struct_size = sizeof p;
+  return p;
+}
+
+void require_params(const remat_session_params* params) {
+  if (params && params->struct_size == offsetof(remat_session_params, lr_schedule)) return;
+  require_struct(params, "params");
+}
+
+void set_from_state(remat_session_params& p, const TrainingState& st) {
+  if (st.shape.dropout != 0)
+    invalid("the state's run uses dropout " + std::to_string(st.shape.dropout) +
+            ", which sessions of the C API do not have");
+  const remat_session_params before = p;
+  p.model = nullptr;
+  p.layers = st.model.layers;
+  p.dim = st.model.dim;
+  p.heads = st.model.heads;
+  p.vocab = st.model.vocab;
+  p.ctx = st.model.ctx;
+  if (!(model_of(p) == st.model)) {
+    p = before;
+    invalid("the state's model is not a GPT-2 shape that remat_session_params can describe");
+  }
+  p.batch = st.shape.batch;
+  p.seq = st.shape.seq;
+  p.accum = st.accum;
+  p.seed = st.seed;
+  p.policy = nullptr;
+  p.arena_bytes = st.arena_budget.value_or(0);
+  p.learning_rate = st.optimizer.lr;
+  p.beta1 = st.optimizer.beta1;
+  p.beta2 = st.optimizer.beta2;
+  p.eps = st.optimizer.eps;
+  p.weight_decay = st.optimizer.weight_decay;
+  p.grad_clip = st.optimizer.grad_clip;
+  p.lr_schedule = st.schedule.decay == LrDecay::linear   ? REMAT_LR_LINEAR
+                  : st.schedule.decay == LrDecay::cosine ? REMAT_LR_COSINE
+                                                         : REMAT_LR_CONSTANT;
+  p.warmup_steps = st.schedule.warmup_steps;
+  p.total_steps = st.schedule.total_steps;
+  p.min_lr_ratio = st.schedule.min_lr_ratio;
 }
 
 SessionConfig session_config(const remat_session_params* params) {
-  require_struct(params, "params");
-  const remat_session_params& p = *params;
+  const remat_session_params p = read_params(params);
   SessionConfig c;
   c.model = model_of(p);
   if (p.batch <= 0 || p.seq <= 0 || p.accum <= 0)
@@ -111,6 +200,7 @@ SessionConfig session_config(const remat_session_params* params) {
   if (c.policy.kind == Policy::Kind::automatic && !c.arena_budget)
     invalid("policy 'auto' needs params->arena_bytes (the arena cap it plans for)");
   c.optimizer = optimizer_of(p);
+  c.schedule = schedule_of(p);
   c.seed = p.seed;
   c.pipeline_cache_dir = pipeline_cache_dir_of(p);
   c.progress = progress_of(p);

@@ -7,10 +7,22 @@
 #include "remat/remat.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
+#include "runtime/training_state.h"
 
 namespace remat::capi {
 
 void fill_default_params(remat_session_params& params);
+
+// `params` as this library's struct: remat 0.2's shorter struct (no schedule) is read up to its
+// size and the rest defaulted; any other size than these two is refused.
+remat_session_params read_params(const remat_session_params* params);
+// The same check for calls that write the model fields only (present in both sizes).
+void require_params(const remat_session_params* params);
+
+// Fills the fields of `params` that a training state determines (model, batch, seq, accum, seed,
+// arena, AdamW, schedule; policy NULL: auto under the state's arena, else none), refusing a
+// state the struct cannot describe (dropout, a model that is no preset with overrides).
+void set_from_state(remat_session_params& params, const TrainingState& state);
 
 // Checks `params` (NULL, struct_size, every field) and returns the configuration it describes.
 // std::invalid_argument (via ApiError) naming the first bad field.

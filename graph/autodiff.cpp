@@ -130,6 +130,42 @@ class Differentiator {
                     {{"logits", in(c::logits)}, {"targets", in(c::targets)}},
                     {{"dlogits", in(c::logits)}});
       }
+      case OpKind::token_embedding: {
+        namespace e = slot::token_embedding;
+        return emit(OpKind::token_embedding_backward, f, index,
+                    {{"tokens", in(e::tokens)}, {"dx", upstream(out(e::x))}},
+                    {{"dwte", in(e::wte)}});
+      }
+      case OpKind::rmsnorm: {
+        namespace r = slot::rmsnorm;
+        return emit(OpKind::rmsnorm_backward, f, index,
+                    {{"dy", upstream(out(r::y))},
+                     {"x", in(r::x)},
+                     {"weight", in(r::weight)},
+                     {"rstd", out(r::rstd)}},
+                    {{"dx", in(r::x)}, {"dweight", in(r::weight)}});
+      }
+      case OpKind::rope:
+        // A rotation: its backward needs only the upstream gradient.
+        return emit(OpKind::rope_backward, f, index, {{"dy", upstream(out(slot::rope::y))}},
+                    {{"dx", in(slot::rope::x)}});
+      case OpKind::gqa_attention: {
+        namespace a = slot::gqa_attention;
+        return emit(OpKind::gqa_attention_backward, f, index,
+                    {{"dout", upstream(out(a::out))},
+                     {"q", in(a::q)},
+                     {"k", in(a::k)},
+                     {"v", in(a::v)},
+                     {"out", out(a::out)},
+                     {"lse", out(a::lse)}},
+                    {{"dq", in(a::q)}, {"dk", in(a::k)}, {"dv", in(a::v)}});
+      }
+      case OpKind::swiglu: {
+        namespace w = slot::swiglu;
+        return emit(OpKind::swiglu_backward, f, index,
+                    {{"dh", upstream(out(w::h))}, {"gate", in(w::gate)}, {"up", in(w::up)}},
+                    {{"dgate", in(w::gate)}, {"dup", in(w::up)}});
+      }
       default:
         throw std::logic_error("autodiff: no rule for " + std::string(op_kind_name(f.kind)));
     }

@@ -144,7 +144,8 @@ std::unordered_set<TensorId> kept_tensors(const Graph& graph, int block, KeepLev
   if (b.input != kNoTensor) keep.insert(b.input);
   for (int i : b.forward_ops) {
     const Op& op = graph.ops[static_cast<size_t>(i)];
-    const bool expensive = op.kind == OpKind::matmul || op.kind == OpKind::attention;
+    const bool expensive = op.kind == OpKind::matmul || op.kind == OpKind::attention ||
+                           op.kind == OpKind::gqa_attention;
     if (level == KeepLevel::all || expensive)
       for (TensorId t : op.outputs) keep.insert(t);
   }

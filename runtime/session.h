@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/lr_schedule.h"
 #include "graph/cost_model.h"
 #include "graph/model_config.h"
 #include "planner/plan.h"
@@ -20,9 +21,9 @@
 #include "runtime/arena.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
-#include "runtime/gpt2_weights.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/kernels/optimizer.h"
+#include "runtime/model_weights.h"
 #include "runtime/progress.h"
 #include "runtime/step_lowering.h"
 
@@ -32,17 +33,20 @@ namespace remat {
 using OptimizerConfig = kernels::AdamWConfig;
 
 struct SessionConfig {
-  ModelConfig model;                     // GPT-2 shape
+  ModelConfig model;                     // GPT-2 or Llama-family shape
   TrainShape shape;                      // batch, sequence, dropout
   Policy policy;                         // checkpoint policy (auto needs arena_budget)
   std::optional<uint64_t> arena_budget;  // arena bytes the plan must fit
   OptimizerConfig optimizer;             // AdamW
-  int accum = 1;                         // micro-batches per optimizer step (gradient accumulation)
-  uint64_t seed = 0;                     // weight initialisation and dropout masks
-  const CostModel* costs = nullptr;      // measured per-kernel costs, or the FLOP/byte model
-  bool timestamps = false;               // per-dispatch GPU timings (Session::dispatch_ms)
-  uint64_t max_binding_bytes = 0;        // bind no more than this per storage buffer (0: the
-                                         // device's limit); lower only to test binding in pieces
+  // The learning rate of update s (from 0): decay, warmup, total steps and min ratio as given,
+  // peaking at optimizer.lr (schedule.base_lr is not read). The default is constant.
+  LrSchedule schedule;
+  int accum = 1;                     // micro-batches per optimizer step (gradient accumulation)
+  uint64_t seed = 0;                 // weight initialisation and dropout masks
+  const CostModel* costs = nullptr;  // measured per-kernel costs, or the FLOP/byte model
+  bool timestamps = false;           // per-dispatch GPU timings (Session::dispatch_ms)
+  uint64_t max_binding_bytes = 0;    // bind no more than this per storage buffer (0: the
+                                     // device's limit); lower only to test binding in pieces
   // Called during construction ("init": parameter bytes written, "compile": pipelines built),
   // load() ("load": parameter bytes checked, then uploaded, so the total is twice their size)
   // and save() ("save": parameter bytes written); returning false cancels the call (Cancelled).
@@ -69,7 +73,8 @@ uint64_t session_alignment(const Device& device);
 class Session {
  public:
   // Plans (std::invalid_argument for bad shapes, a budget below the minimum, or a plan the
-  // device cannot hold or bind), allocates, initialises GPT-2 weights from config.seed (streamed
+  // device cannot hold or bind; a model that cannot be trained, ModelConfig::training_refusal),
+  // allocates, initialises the family's weights from config.seed (runtime/model_weights.h; streamed
   // tensor by tensor; gradients and moments zeroed on the device) and records the step.
   // Cancelled (from config.progress) frees everything allocated so far.
   Session(Device& device, const SessionConfig& config);
@@ -77,7 +82,8 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Loads parameters from a GPT-2 safetensors file (shapes must match the session's model) and
+  // Loads parameters from a safetensors file with exactly the model's Hugging Face names (GPT-2:
+  // runtime/gpt2_weights.h; Llama: runtime/llama_weights.h), F32, F16 or BF16, shapes matching, and
   // resets the optimizer state. std::invalid_argument for a bad or mismatched file. The file is
   // read in bounded pieces, twice: every value is checked before the first one is uploaded, so
   // a bad file leaves the session as it was. Cancelled during the checks leaves it as it was too;
@@ -87,19 +93,26 @@ class Session {
   // The same from a safetensors image in memory the caller owns (not copied; it must stay alive
   // during the call). `origin` names it in error messages.
   void load(std::span<const std::byte> bytes, std::string_view origin);
-  // Writes every parameter as F32 with Hugging Face GPT-2 names, atomically, streamed through a
-  // bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
+  // Writes every parameter as F32 with the graph's Hugging Face names, atomically, streamed through
+  // a bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
   void save(const std::filesystem::path& path) const;
 
-  // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab),
-  // micro-batch m in rows [m·B, (m+1)·B); returns the mean loss over all of them.
+  // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab; a
+  // target may be kIgnoreTarget, base/ignore_target.h: that position is not trained),
+  // micro-batch m in rows [m·B, (m+1)·B). The loss is the mean cross-entropy over the trained
+  // targets of all micro-batches together, each target weighing the same however the micro-
+  // batches split them; it is returned, and its gradient is what AdamW steps on. A step with no
+  // trained target is refused (std::invalid_argument) before anything runs.
   float step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
-  // The mean loss on [B,T] tokens and targets (each < vocab) without training: the plan's forward
-  // pass with dropout off, recorded on the first call. It uses no device memory of its own and
-  // changes nothing training reads: weights, AdamW moments and later steps' results are
-  // bit-identical with and without evaluations in between.
+  // The mean loss over the trained targets of [B,T] tokens and targets (as step takes them)
+  // without training: the plan's forward pass with dropout off, recorded on the first call. It
+  // uses no device memory of its own and changes nothing training reads: weights, AdamW moments
+  // and later steps' results are bit-identical with and without evaluations in between.
   float evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
+  // The schedule's peak (the rate itself under the default constant schedule).
   void set_learning_rate(double lr) { config_.optimizer.lr = lr; }
+  // The rate the next step() uses: the schedule at steps_done().
+  double learning_rate() const;
   uint32_t steps_done() const { return steps_done_; }
   // The global gradient norm of the last step (before clipping).
   float last_grad_norm() const;
@@ -127,11 +140,19 @@ class Session {
   // Host copies of parameters (HF names, plan order), for saving and tests.
   std::vector<std::pair<std::string, std::vector<float>>> parameters() const;
 
+  // For runtime/training_state: the device bytes of a persistent plan tensor (a parameter or an
+  // AdamW moment), the step count a restored state continues from, and the way back to what a
+  // fresh session holds (seeded weights, zero moments, step 0) when a restore fails half-way.
+  Device& device() const { return device_; }
+  BufferSlice persistent_slice(TensorId id) const;
+  void restore_steps_done(uint32_t steps) { steps_done_ = steps; }
+  void reset_training();
+
  private:
   void check_fits_device() const;
   BufferSlice slice_of(TensorId id) const;  // where a plan tensor's bytes are
   LoweringExtras lowering_extras() const;   // the session's buffers the kernels also need
-  std::vector<ParameterSpec> parameter_specs() const;
+  std::vector<TensorSpec> parameter_specs() const;
   uint64_t parameter_bytes() const;  // of all parameters, as floats
   void zero_optimizer_state();       // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
@@ -147,7 +168,8 @@ class Session {
   std::unique_ptr<Arena> persistent_;
   std::unique_ptr<Arena> arena_;
   std::unique_ptr<Buffer> io_;            // host-visible: tokens, targets in; losses, grad norm out
-  std::unique_ptr<Buffer> hyper_;         // host-visible: push::AdamWHyper, rewritten every step
+  std::unique_ptr<Buffer> hyper_;         // host-visible: push::AdamWHyper (with the loss scale),
+                                          // rewritten every step
   std::unique_ptr<Buffer> partials_;      // grad-norm partial sums
   std::unique_ptr<Executor> executor_;    // the whole step (accum 1) or the first micro-batch
   std::unique_ptr<Executor> accumulate_;  // later micro-batches: parameter gradients +=

@@ -104,11 +104,27 @@ REMAT_API void remat_device_free(remat_device* device);
  * with a fresh session's initial weights. The session stays usable either way. */
 typedef int (*remat_progress_fn)(void* user, const char* phase, uint64_t done, uint64_t total);
 
+/* Learning-rate schedules as Hugging Face transformers defines them, over the run's
+ * total_steps updates with learning_rate as the peak; update s (counted from 0) uses
+ *   s < warmup_steps:  learning_rate * s / warmup_steps
+ *   CONSTANT:          learning_rate
+ *   LINEAR:            learning_rate * (total_steps - s) / (total_steps - warmup_steps)
+ *   COSINE:            learning_rate * (m + (1 - m) * (1 + cos(pi * p)) / 2), m = min_lr_ratio,
+ *                      p = (s - warmup_steps) / (total_steps - warmup_steps)
+ * (no lower than 0 after total_steps). */
+typedef enum remat_lr_schedule {
+  REMAT_LR_CONSTANT = 0,
+  REMAT_LR_LINEAR = 1,
+  REMAT_LR_COSINE = 2
+} remat_lr_schedule;
+
 typedef struct remat_session_params {
   size_t struct_size; /* sizeof(remat_session_params); set by remat_session_params_default */
 
-  /* The model: a preset ("tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl") or NULL; each
-   * nonzero field below overrides the preset's value (with NULL all five must be set). */
+  /* The model: a preset ("tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", or of the
+   * Llama family "llama-tiny", "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b") or NULL; each
+   * nonzero field below overrides the preset's value (with NULL all five must be set, and the
+   * model is GPT-2). A Llama-family checkpoint needs its preset named here. */
   const char* model;
   int32_t layers, dim, heads, vocab, ctx;
 
@@ -133,6 +149,14 @@ typedef struct remat_session_params {
 
   remat_progress_fn progress; /* NULL: no progress reports, no cancellation */
   void* progress_user;        /* passed back to progress */
+
+  /* Since 0.3: the learning-rate schedule remat_session_step follows (default CONSTANT with no
+   * warmup: learning_rate throughout). LINEAR and COSINE need total_steps >= warmup_steps > = 0;
+   * min_lr_ratio in [0, 1] is read by COSINE only. */
+  remat_lr_schedule lr_schedule;
+  int64_t warmup_steps;
+  int64_t total_steps;
+  double min_lr_ratio;
 } remat_session_params;
 
 /* Fills *params with the defaults above (model "tiny"). */
@@ -188,12 +212,43 @@ REMAT_API remat_status remat_session_load_memory(remat_session* session, const v
  * any previous file at `path` intact. */
 REMAT_API remat_status remat_session_save_file(remat_session* session, const char* path);
 
+/* A target equal to this is not trained (prompt tokens, padding): its loss is 0, it adds no
+ * gradient and it is not counted in the mean. The counterpart of PyTorch's ignore_index -100. */
+#define REMAT_IGNORE_TARGET 0xFFFFFFFFu
+
 /* One optimizer step on accum x batch x seq tokens and targets (row-major [accum*batch, seq],
- * each below vocab); `count` is the length of both arrays. *loss receives the mean loss. */
+ * each below vocab; a target may also be REMAT_IGNORE_TARGET); `count` is the length of both
+ * arrays. *loss receives the mean loss over the trained targets of all accum micro-batches
+ * together, each target weighing the same, and the step trains that mean's gradient. A step
+ * whose targets are all REMAT_IGNORE_TARGET is REMAT_ERROR_INVALID_ARGUMENT; nothing runs. */
 REMAT_API remat_status remat_session_step(remat_session* session, const uint32_t* tokens,
                                           const uint32_t* targets, size_t count, float* loss);
+/* Sets the learning rate: the schedule's peak (the rate itself under CONSTANT). */
 REMAT_API remat_status remat_session_set_learning_rate(remat_session* session,
                                                        double learning_rate);
+/* The rate the next remat_session_step uses (the schedule at the session's step count), and the
+ * number of optimizer steps taken (restored by remat_session_load_state). */
+REMAT_API remat_status remat_session_learning_rate(const remat_session* session,
+                                                   double* learning_rate);
+REMAT_API remat_status remat_session_steps_done(const remat_session* session, uint64_t* steps);
+
+/* Training that survives being stopped. save_state writes everything needed to continue into the
+ * folder `dir` (docs/training-state.md): the trained parameters, AdamW's moments, the step count
+ * and the session's configuration (model, shape, dropout, accumulation, seed, policy, AdamW,
+ * schedule). The folder is replaced whole or not at all: a failed or cancelled save (progress
+ * phase "save") or a crash leaves the previous state. `dir` must be new, empty or hold a state.
+ * load_state restores parameters, moments and the step count into a session created for the same
+ * run, so that further steps give bit-identical results to a run never stopped: the same model,
+ * trainable parameters, batch, seq, accum and seed (else REMAT_ERROR_INVALID_ARGUMENT naming the
+ * difference; policy, arena, AdamW settings and schedule are the session's own). A damaged state
+ * (bad JSON, a missing or truncated file, wrong shapes, a hash that does not match) is
+ * REMAT_ERROR_INVALID_ARGUMENT and leaves the session as it was; progress phase "load".
+ * params_from_state fills *params (model, shape, accum, seed, policy, arena, AdamW, schedule)
+ * from a state, for creating the session that loads it; the other fields keep their values. */
+REMAT_API remat_status remat_session_save_state(remat_session* session, const char* dir);
+REMAT_API remat_status remat_session_load_state(remat_session* session, const char* dir);
+REMAT_API remat_status remat_session_params_from_state(remat_session_params* params,
+                                                       const char* dir);
 
 /* Generates `count` tokens after `prompt` (prompt_count >= 1, each below vocab) at
  * `temperature` (0: the most likely token), deterministically for a seed, into out[0..count). */

@@ -26,7 +26,9 @@ CommandSpec spec() {
       "samples more tokens from the checkpoint, printing the prompt and each token as it comes.\n"
       "Stops early at <|endoftext|>. Reports tokens/s on standard error. Deterministic for a\n"
       "seed.\n",
-      {{"--init", "W.safetensors", "GPT-2 weights (required)", ""},
+      {{"--init", "W.safetensors", "GPT-2 or (with --model) Llama-family weights (required)", ""},
+       {"--model", "NAME", "the preset the weights are (needed for the Llama family)",
+        "read from a GPT-2 checkpoint"},
        {"--tokenizer", "PATH", "tokenizer.json, or a folder of GPT-2 or Hugging Face files", ""},
        {"--prompt", "TEXT", "the text to continue (required)", ""},
        {"--tokens", "N", "tokens to generate at most", "64"},
@@ -43,6 +45,7 @@ struct Options {
   double temperature = 1.0;
   uint64_t seed = 0;
   std::optional<int> heads;
+  std::optional<std::string> model;
 };
 
 Options parse(const std::vector<std::string>& argv) {
@@ -60,6 +63,8 @@ Options parse(const std::vector<std::string>& argv) {
   o.seq = int(a.get_int("--seq", 1, 1 << 20).value_or(0));
   o.seed = uint64_t(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto h = a.get_int("--heads", 1, 1 << 20)) o.heads = int(*h);
+  o.model = a.get("--model");
+  if (o.model && o.heads) throw UsageError("--heads is for GPT-2 checkpoints without --model");
   o.temperature = a.get_double_or_default("--temperature");
   if (o.temperature < 0) throw UsageError("--temperature must be at least 0");
   return o;
@@ -79,7 +84,8 @@ int run_generate(const std::vector<std::string>& argv) {
   auto tokenizer = text::load_tokenizer(o.tokenizer);
   const std::vector<uint32_t> prompt = tokenizer->encode(o.prompt);
   SessionConfig cfg;
-  cfg.model = infer_gpt2_config(read_safetensors(o.init), o.heads);
+  cfg.model = o.model ? ModelConfig::preset(*o.model)
+                      : infer_gpt2_config(SafetensorsSource::open(o.init).header(), o.heads);
   if (tokenizer->vocab_size() > std::size_t(cfg.model.vocab))
     throw UsageError("the tokenizer has " + std::to_string(tokenizer->vocab_size()) + " ids but " +
                      o.init + " has a vocabulary of " + std::to_string(cfg.model.vocab));

@@ -4,11 +4,15 @@ namespace remat::cli {
 
 std::vector<FlagSpec> model_flags() {
   return {
-      {"--model", "NAME", "tiny, gpt2, gpt2-medium, gpt2-large or gpt2-xl; or give it as MODEL",
+      {"--model", "NAME",
+       "tiny, gpt2, gpt2-medium, gpt2-large, gpt2-xl, llama-tiny, smollm2-135m, smollm2-360m, "
+       "qwen2.5-0.5b or llama3.2-1b; or give it as MODEL",
        "tiny"},
       {"--layers", "N", "transformer blocks", "the model's"},
       {"--dim", "N", "channels", "the model's"},
       {"--heads", "N", "attention heads; must divide --dim", "the model's"},
+      {"--kv-heads", "N", "Llama family: key/value heads; must divide --heads", "the model's"},
+      {"--ffn", "N", "Llama family: MLP width (intermediate_size)", "the model's"},
       {"--vocab", "N", "vocabulary size", "the model's"},
       {"--ctx", "N", "longest sequence: rows of the position embedding", "the model's"},
       {"--batch", "B", "sequences per (micro-)batch", "4"},
@@ -44,6 +48,10 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   if (auto v = a.get_int("--layers", 1, 100000)) o.model.layers = static_cast<int>(*v);
   if (auto v = a.get_int("--dim", 1, big)) o.model.dim = static_cast<int>(*v);
   if (auto v = a.get_int("--heads", 1, big)) o.model.heads = static_cast<int>(*v);
+  if (auto v = a.get_int("--kv-heads", 1, big)) o.model.kv_heads = static_cast<int>(*v);
+  if (auto v = a.get_int("--ffn", 1, big)) o.model.ffn = static_cast<int>(*v);
+  if (o.model.arch != Architecture::llama && (a.has("--kv-heads") || a.has("--ffn")))
+    throw UsageError("--kv-heads and --ffn are for Llama-family models");
   if (auto v = a.get_int("--vocab", 1, big)) o.model.vocab = static_cast<int>(*v);
   if (auto v = a.get_int("--ctx", 1, big)) o.model.ctx = static_cast<int>(*v);
   o.model.validate();
@@ -71,6 +79,16 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
     }
   }
   return o;
+}
+
+std::string model_shape_text(const ModelConfig& m) {
+  std::string s = "L" + std::to_string(m.layers) + " C" + std::to_string(m.dim) + " H" +
+                  std::to_string(m.heads) + " V" + std::to_string(m.vocab) + " ctx" +
+                  std::to_string(m.ctx);
+  if (m.arch == Architecture::llama)
+    s += " KV" + std::to_string(m.kv_head_count()) + " FFN" + std::to_string(m.mlp_width()) +
+         (m.tied_head ? " tied" : " untied");
+  return s;
 }
 
 void require_f32_activations(const ModelSelection& sel) {

@@ -13,7 +13,8 @@
 
 namespace remat::cli {
 
-// --model --layers --dim --heads --vocab --ctx --batch --seq --dropout --dtype --arena --policy
+// --model --layers --dim --heads --kv-heads --ffn --vocab --ctx --batch --seq --dropout --dtype
+// --arena --policy
 // --costs, declared with their help and defaults.
 std::vector<FlagSpec> model_flags();
 // `flags` without the one named `name` (a command that does not take it).
@@ -32,6 +33,9 @@ struct ModelSelection {
 // Bad values are UsageError or std::invalid_argument (both exit 2).
 ModelSelection parse_model_selection(const Args& args,
                                      std::optional<ModelConfig> base = std::nullopt);
+
+// "L30 C576 H9 V49152 ctx8192", and for the Llama family " KV3 FFN1536 tied" (or "untied").
+std::string model_shape_text(const ModelConfig& m);
 
 // train and bench execute f32 activations only: --dtype f16/bf16 is a UsageError naming why.
 void require_f32_activations(const ModelSelection& sel);

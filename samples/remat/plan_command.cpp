@@ -11,8 +11,8 @@
 #include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "graph/autodiff.h"
 #include "graph/cost_model.h"
+#include "graph/model_builder.h"
 #include "model_args.h"
 #include "planner/plan.h"
 
@@ -112,7 +112,8 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   JsonWriter j(2);
   j.begin_object().key("model").begin_object().field("name", o.sel.model_name);
   j.field("layers", m.layers).field("dim", m.dim).field("heads", m.heads).field("vocab", m.vocab);
-  j.field("ctx", m.ctx).end_object();
+  j.field("ctx", m.ctx).field("arch", architecture_name(m.arch));
+  j.field("kv_heads", m.kv_head_count()).field("ffn", m.mlp_width()).end_object();
   j.field("batch", o.sel.shape.batch).field("seq", o.sel.shape.seq);
   j.field("dtype", dtype_name(o.sel.shape.activation_dtype));
   j.field("plan_only", o.sel.shape.activation_dtype != DType::f32);
@@ -148,9 +149,8 @@ std::string join(const std::vector<std::string>& v) {
 
 void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms) {
   const Report& r = p.report;
-  std::printf("model %s: L%d C%d H%d V%d ctx%d, batch %d, seq %d, activations %s\n",
-              o.sel.model_name.c_str(), o.sel.model.layers, o.sel.model.dim, o.sel.model.heads,
-              o.sel.model.vocab, o.sel.model.ctx, o.sel.shape.batch, o.sel.shape.seq,
+  std::printf("model %s: %s, batch %d, seq %d, activations %s\n", o.sel.model_name.c_str(),
+              model_shape_text(o.sel.model).c_str(), o.sel.shape.batch, o.sel.shape.seq,
               std::string(dtype_name(o.sel.shape.activation_dtype)).c_str());
   if (o.sel.shape.activation_dtype != DType::f32)
     std::printf(
@@ -205,7 +205,7 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
 int run_plan(const std::vector<std::string>& args) {
   if (print_help_if_requested(args, spec())) return 0;
   const Options o = parse_options(args);
-  const Graph g = build_training_gpt(o.sel.model, o.sel.shape);
+  const Graph g = build_training_model(o.sel.model, o.sel.shape);
   const auto start = std::chrono::steady_clock::now();
   const Plan p = plan_graph(
       g, {o.sel.policy, o.sel.arena, o.alignment, o.sel.costs ? &*o.sel.costs : nullptr});

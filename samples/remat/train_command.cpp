@@ -22,7 +22,10 @@
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
 #include "runtime/token_dataset.h"
+#include "runtime/training_state.h"
+#include "stop_signal.h"
 #include "train_data.h"
+#include "train_resume.h"
 
 namespace remat::cli {
 namespace {
@@ -41,14 +44,20 @@ CommandSpec spec() {
       "planner picks what to recompute; --policy fixes the policy instead. --val-data FILE is\n"
       "read the same way and its first --val-batches batches (windowed as above, fewer if the\n"
       "file holds fewer distinct windows) are evaluated without training, dropout off: before\n"
-      "the first step, every --val-every steps and after the last.\n",
+      "the first step, every --val-every steps and after the last.\n"
+      "--save-state DIR keeps everything needed to continue (weights, AdamW moments, step, the\n"
+      "run's settings and data hash; docs/training-state.md) and --resume DIR continues it, bit\n"
+      "for bit as if never stopped; SIGINT or SIGTERM stops at the next step, saving the state.\n",
       {{"--data", "FILE", "training text or tokens (required)", ""},
        {"--tokenizer", "PATH", "encode --data with this byte-level BPE tokenizer", ""},
        {"--data-format", "F", "auto, bytes, text (with --tokenizer), llmc or u16", "auto"},
        {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
        {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
        {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
-       {"--init", "W.safetensors", "start from these weights (GPT-2 layout); sets the model", ""}}};
+       {"--init", "W.safetensors",
+        "start from these weights (HF names); a GPT-2 file sets the model unless one is named, "
+        "a Llama-family file needs --model",
+        ""}}};
   for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
   const std::vector<FlagSpec> training = {
       {"--steps", "N", "optimizer steps", "100"},
@@ -65,7 +74,11 @@ CommandSpec spec() {
       {"--grad-clip", "NORM", "clip the global gradient norm to NORM; 0 disables", "0"},
       {"--seed", "S", "weight initialisation and dropout masks", "0"},
       {"--save", "OUT.safetensors", "write the trained weights here (atomically)", ""},
-      {"--save-every", "K", "also save every K steps (needs --save)", ""},
+      {"--save-every", "K", "also save every K steps (with --save and --save-state)", ""},
+      {"--save-state", "DIR", "write the training state here (atomically) at the end and on stop",
+       ""},
+      {"--resume", "DIR", "continue the run saved in DIR; --steps may be raised", ""},
+      {"--stop-at", "S", "stop after step S of --steps and save the state, as on a signal", ""},
       {"--log-json", "FILE", "one JSON object per step, then a summary", ""},
       {"--sample", "N", "after training, continue the data's first tokens by N tokens", "0"},
       {"--quiet", "", "no progress output", ""},
@@ -82,8 +95,10 @@ struct Options {
   int val_batches = 8;
   std::optional<std::string> tokenizer;
   std::string data_format = "auto";
-  std::optional<std::filesystem::path> init, save, log_json;
+  std::optional<std::filesystem::path> init, save, log_json, save_state;
+  std::optional<Resumed> resumed;
   int steps = 100;
+  std::optional<int> stop_at;  // --stop-at: the step after which a longer run stops
   int accum = 1;
   int save_every = 0;
   int sample = 0;
@@ -132,12 +147,23 @@ LrSchedule parse_schedule(const Args& a, double lr, int steps) {
   return s;
 }
 
-Options parse(const std::vector<std::string>& argv) {
-  Args a(argv, spec());
+Options parse(const std::vector<std::string>& user_argv) {
   Options o;
+  std::vector<std::string> argv = user_argv;
   std::optional<ModelConfig> base;
-  if (auto w = a.get("--init")) {
-    o.init = *w;
+  if (const Args given(user_argv, spec()); auto dir = given.get("--resume")) {
+    if (given.has("--init")) throw UsageError("--init and --resume: the state holds the weights");
+    o.resumed = read_resumed(*dir);
+    argv = arguments_of_state(given, argv, o.resumed->state);
+    // A model named on the command line is compared with the state's, not applied to it.
+    if (!given.has("--model") && given.positionals().empty()) base = o.resumed->state.model;
+  }
+  Args a(argv, spec());
+  // A named model (a Llama-family one needs it: its shape is not in the weights) is loaded from
+  // --init by name; otherwise the GPT-2 shape is read from the checkpoint.
+  const bool named = a.has("--model") || !a.positionals().empty();
+  if (auto w = a.get("--init")) o.init = *w;
+  if (o.init && !named) {
     std::optional<int> heads;
     if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
     try {
@@ -187,7 +213,29 @@ Options parse(const std::vector<std::string>& argv) {
     o.log_json = *v;
     check_output_path(*o.log_json, "--log-json");
   }
-  if (o.save_every && !o.save) throw UsageError("--save-every needs --save OUT.safetensors");
+  if (auto v = a.get("--save-state")) {
+    o.save_state = *v;
+    std::error_code ec;
+    if (std::filesystem::exists(*o.save_state, ec) &&
+        !std::filesystem::is_directory(*o.save_state, ec))
+      throw UsageError(v->c_str() + std::string(": is a file; --save-state needs a folder"));
+    std::filesystem::path dir = o.save_state->lexically_normal();
+    if (!dir.has_filename()) dir = dir.parent_path();
+    const std::filesystem::path parent = dir.has_parent_path() ? dir.parent_path() : ".";
+    if (!std::filesystem::is_directory(parent, ec) || ::access(parent.c_str(), W_OK) != 0)
+      throw UsageError(parent.string() +
+                       ": no such writable folder for --save-state; create it first");
+  }
+  if (auto v = a.get_int("--stop-at", 1, 100000000)) {
+    o.stop_at = static_cast<int>(*v);
+    if (!o.save_state) throw UsageError("--stop-at needs --save-state DIR to continue from");
+    if (*o.stop_at >= o.steps)
+      throw UsageError("--stop-at " + std::to_string(*o.stop_at) + " must be below --steps " +
+                       std::to_string(o.steps));
+  }
+  if (o.resumed) o.sel.model_name = std::string(o.sel.model.name());
+  if (o.save_every && !o.save && !o.save_state)
+    throw UsageError("--save-every needs --save OUT.safetensors or --save-state DIR");
   o.quiet = a.has("--quiet");
   return o;
 }
@@ -261,6 +309,10 @@ void print_sample(Session& session, const TrainingData& training, const Options&
   std::printf("sample   %s|%s\n", show(prompt).c_str(), show(out).c_str());
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 struct ValidationLoss {
   double loss = 0;  // the mean over the evaluated batches (every batch has B·T targets)
   double ms = 0;    // wall time of the evaluation, not counted in ms/step
@@ -296,6 +348,9 @@ int run_train(const std::vector<std::string>& argv) {
   if (o.val_data)
     val = load_validation_data(*o.val_data, o.data_format, training, o.sel.shape.batch,
                                o.sel.shape.seq, o.sel.model.vocab, o.val_batches);
+  // From here on a signal stops the run at the next step boundary (before the first step, when
+  // it comes while kernels compile or weights load), so the state it saves is complete.
+  const StopSignals signals;
   auto device = Device::open();
 
   SessionConfig cfg;
@@ -304,18 +359,38 @@ int run_train(const std::vector<std::string>& argv) {
   cfg.policy = o.sel.policy;
   cfg.arena_budget = o.sel.arena;
   cfg.optimizer = o.opt;
+  cfg.schedule = o.schedule;
   cfg.accum = o.accum;
   cfg.seed = o.seed;
   cfg.costs = o.sel.costs ? &*o.sel.costs : nullptr;
+  // The run's files are hashed only when a state records them or is checked against them.
+  RunRecord run;
+  if (o.save_state || o.resumed)
+    run = training_run_record(o.data, o.tokenizer, o.init, o.data_format,
+                              o.resumed ? &*o.resumed : nullptr);
+  if (o.resumed) require_same_run(*o.resumed, cfg, o.steps, run);
   Session session(*device, cfg);
   if (o.init) session.load(*o.init);
+  const auto load_start = std::chrono::steady_clock::now();
+  if (o.resumed) load_training_state(session, o.resumed->dir);
+  const double load_s = seconds_since(load_start);
+  const int start = static_cast<int>(session.steps_done());
+  const bool tty = isatty(STDOUT_FILENO) && !o.quiet;
+  auto save_state = [&] {
+    if (!o.save_state) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    save_training_state(session, *o.save_state, run);
+    if (!o.quiet)
+      std::printf("%sstate    step %u saved in %s (%.2f s)\n", tty ? "\r" : "",
+                  session.steps_done(), o.save_state->string().c_str(), seconds_since(t0));
+  };
 
   const Plan& plan = session.plan();
   const ModelConfig& m = cfg.model;
   std::printf("device   %s\n", device->summary().c_str());
-  std::printf("model    %s: L%d C%d H%d V%d ctx%d, %.2fM parameters; batch %d × seq %d%s\n",
-              o.sel.model_name.c_str(), m.layers, m.dim, m.heads, m.vocab, m.ctx,
-              double(m.parameter_count()) / 1e6, cfg.shape.batch, cfg.shape.seq,
+  std::printf("model    %s: %s, %.2fM parameters; batch %d × seq %d%s\n", o.sel.model_name.c_str(),
+              model_shape_text(m).c_str(), double(m.parameter_count()) / 1e6, cfg.shape.batch,
+              cfg.shape.seq,
               o.accum > 1 ? (" × " + std::to_string(o.accum) + " micro-batches").c_str() : "");
   std::printf(
       "plan     policy %s; checkpoints %s; arena %s%s; persistent %s; predicted %.3fx the time of "
@@ -334,8 +409,10 @@ int run_train(const std::vector<std::string>& argv) {
   std::fflush(stdout);
 
   JsonLog log(o.log_json);
-  const bool tty = isatty(STDOUT_FILENO) && !o.quiet;
-  const int report_every = std::max(1, o.steps / 20);
+  if (o.resumed)
+    std::printf("resume   %s: step %d of %d (state loaded in %.2f s)\n",
+                o.resumed->dir.string().c_str(), start, o.steps, load_s);
+  const int report_every = std::max(1, (o.steps - start) / 20);
   const double tokens_per_step = double(cfg.shape.batch) * cfg.shape.seq * o.accum;
   double total_ms = 0, first_loss = 0, last_loss = 0;
   int last_saved = -1;
@@ -343,17 +420,18 @@ int run_train(const std::vector<std::string>& argv) {
   if (val) {
     const ValidationLoss v = validation_loss(session, *val);
     first_val = last_val = v.loss;
-    if (!o.quiet) print_validation(v, 0, o.steps, false);
+    if (!o.quiet) print_validation(v, start, o.steps, false);
   }
-  for (int s = 0; s < o.steps; ++s) {
+  int s = start;
+  const int stop_at = std::max(o.stop_at.value_or(o.steps), start + 1);
+  for (; s < stop_at && !signals.received(); ++s) {
     Batch b;
     for (int m = 0; m < o.accum; ++m) {
       const Batch micro = data.batch(static_cast<uint64_t>(s) * o.accum + m, cfg.shape.batch);
       b.tokens.insert(b.tokens.end(), micro.tokens.begin(), micro.tokens.end());
       b.targets.insert(b.targets.end(), micro.targets.begin(), micro.targets.end());
     }
-    const double lr = learning_rate(o.schedule, s);
-    session.set_learning_rate(lr);
+    const double lr = session.learning_rate();
     const auto t0 = std::chrono::steady_clock::now();
     const float loss = session.step(b.tokens, b.targets);
     const double ms =
@@ -370,7 +448,7 @@ int run_train(const std::vector<std::string>& argv) {
                                " (try a smaller --lr or --grad-clip 1)" + kept);
     }
     total_ms += ms;
-    if (s == 0) first_loss = loss;
+    if (s == start) first_loss = loss;
     last_loss = loss;
     const double tok_s = tokens_per_step / (ms / 1000.0);
     JsonWriter j;
@@ -391,19 +469,20 @@ int run_train(const std::vector<std::string>& argv) {
     }
     j.end_object();
     log.line(j);
-    const double eta_s = total_ms / (s + 1) * (o.steps - s - 1) / 1000.0;
+    const double eta_s = total_ms / (s + 1 - start) * (o.steps - s - 1) / 1000.0;
     if (tty) {
       const int width = 30, done = (s + 1) * width / o.steps;
       std::printf("\r[%s%s] step %d/%d  loss %.4f  lr %.3g  %.0f ms/step  %.0f tok/s  ETA %.0fs   ",
                   std::string(done, '#').c_str(), std::string(width - done, '.').c_str(), s + 1,
                   o.steps, loss, lr, ms, tok_s, eta_s);
       std::fflush(stdout);
-    } else if (!o.quiet && ((s + 1) % report_every == 0 || s == 0 || s + 1 == o.steps)) {
+    } else if (!o.quiet && ((s + 1) % report_every == 0 || s == start || s + 1 == o.steps)) {
       std::printf("step %d/%d  loss %.4f  lr %.3g  %.1f ms/step  %.0f tok/s  ETA %.0fs\n", s + 1,
                   o.steps, loss, lr, ms, tok_s, eta_s);
       std::fflush(stdout);
     }
     if (v && !o.quiet) print_validation(*v, s + 1, o.steps, tty);
+    if (o.save_every && (s + 1) % o.save_every == 0) save_state();
     if (o.save && o.save_every && (s + 1) % o.save_every == 0) {
       try {
         session.save(*o.save);
@@ -416,13 +495,24 @@ int run_train(const std::vector<std::string>& argv) {
     }
   }
   if (tty) std::printf("\n");
+  if (s < o.steps) {
+    // Stopped by a signal at a step boundary: the state, if asked for, is that step's.
+    save_state();
+    std::fprintf(stderr, "remat: stopped at step %d of %d%s; %s\n", s, o.steps,
+                 signals.received() ? "" : " (--stop-at)",
+                 o.save_state ? ("state saved in " + o.save_state->string()).c_str()
+                              : "no state saved (give --save-state DIR to keep it)");
+    log.commit();
+    return signals.received() ? 128 + signals.received() : 0;
+  }
+  if (!(o.save_every && s % o.save_every == 0)) save_state();
   if (o.save) session.save(*o.save);
 
   if (val)
     std::printf("val      loss %.4f -> %.4f on %d batches of %s\n", first_val, last_val,
                 val->batches, o.val_data->string().c_str());
   const MemoryReport mem = session.memory();
-  const double mean_ms = total_ms / o.steps;
+  const double mean_ms = total_ms / std::max(1, o.steps - start);
   std::printf(
       "done     %d steps: loss %.4f -> %.4f (unigram entropy %.4f); %.1f ms/step, %.0f tok/s\n",
       o.steps, first_loss, last_loss, data.unigram_entropy(), mean_ms,

@@ -1,0 +1,27 @@
+#include "graph/model_builder.h"
+
+#include <stdexcept>
+
+#include "graph/autodiff.h"
+#include "graph/gpt_builder.h"
+#include "graph/llama_builder.h"
+
+namespace remat {
+
+Graph build_model(const ModelConfig& config, const TrainShape& shape) {
+  switch (config.arch) {
+    case Architecture::gpt2:
+      return build_gpt(config, shape);
+    case Architecture::llama:
+      return build_llama(config, shape);
+  }
+  throw std::invalid_argument("unknown model architecture");
+}
+
+Graph build_training_model(const ModelConfig& config, const TrainShape& shape) {
+  Graph g = build_model(config, shape);
+  autodiff(g);
+  return g;
+}
+
+}  // namespace remat
