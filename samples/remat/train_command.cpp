@@ -2,6 +2,7 @@
 // device, with progress, loss, throughput, and the memory actually allocated.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "base/atomic_file.h"
+#include "base/ignore_target.h"
 #include "base/json_writer.h"
 #include "base/lr_schedule.h"
 #include "cli_args.h"
@@ -45,12 +47,20 @@ CommandSpec spec() {
       "read the same way and its first --val-batches batches (windowed as above, fewer if the\n"
       "file holds fewer distinct windows) are evaluated without training, dropout off: before\n"
       "the first step, every --val-every steps and after the last.\n"
+      "A .jsonl FILE (or --data-format jsonl) holds fine-tuning examples, one JSON object per\n"
+      "line: {\"text\"}, {\"prompt\", \"completion\"} or {\"messages\"} (remat tokenize --jsonl\n"
+      "shows their tokens and loss masks). Each is one row, cut to T+1 tokens and padded, with\n"
+      "only its trained tokens as targets; row k = (s*N + m)*B + b is example k mod n, or with\n"
+      "--shuffle SEED the (k mod n)-th of epoch k div n's permutation of them.\n"
       "--save-state DIR keeps everything needed to continue (weights, AdamW moments, step, the\n"
       "run's settings and data hash; docs/training-state.md) and --resume DIR continues it, bit\n"
       "for bit as if never stopped; SIGINT or SIGTERM stops at the next step, saving the state.\n",
       {{"--data", "FILE", "training text or tokens (required)", ""},
        {"--tokenizer", "PATH", "encode --data with this byte-level BPE tokenizer", ""},
-       {"--data-format", "F", "auto, bytes, text (with --tokenizer), llmc or u16", "auto"},
+       {"--data-format", "F", "auto, bytes, text or jsonl (with --tokenizer), llmc or u16", "auto"},
+       {"--chat-template", "FILE", "render JSONL conversations with this Jinja template",
+        "the tokenizer folder's"},
+       {"--shuffle", "SEED", "read JSONL examples in a per-epoch permutation of this seed", ""},
        {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
        {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
        {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
@@ -98,6 +108,7 @@ struct Options {
   int val_batches = 8;
   std::optional<std::string> tokenizer;
   std::string data_format = "auto";
+  JsonlOptions jsonl;
   std::optional<std::filesystem::path> init, save, log_json, save_state;
   std::optional<Resumed> resumed;
   int steps = 100;
@@ -189,6 +200,8 @@ Options parse(const std::vector<std::string>& user_argv) {
   if (!o.val_data && (a.has("--val-every") || a.has("--val-batches")))
     throw UsageError("--val-every and --val-batches need --val-data FILE");
   o.data_format = a.get_or_default("--data-format");
+  if (auto t = a.get("--chat-template")) o.jsonl.chat_template = *t;
+  if (auto seed = a.get_int("--shuffle", 0, INT64_MAX)) o.jsonl.shuffle = uint64_t(*seed);
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
   o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
   o.sample = static_cast<int>(a.get_int_or_default("--sample", 0, 100000));
@@ -282,11 +295,7 @@ std::string join(const std::vector<std::string>& v) {
 // Continues the first tokens of the data for --sample N tokens and prints prompt|continuation
 // (decoded when there is a tokenizer), with bytes that are not printable ASCII escaped.
 void print_sample(Session& session, const TrainingData& training, const Options& o) {
-  const TokenDataset& data = training.data;
-  const Batch first = data.batch(0, 1);
-  const std::size_t len = std::min<std::size_t>(16, first.tokens.size());
-  std::vector<uint32_t> prompt(first.tokens.begin(),
-                               first.tokens.begin() + static_cast<std::ptrdiff_t>(len));
+  const std::vector<uint32_t> prompt = training.data.first_tokens(16);
   const auto out = session.sample(prompt, o.sample, o.seed);
   auto show = [&](const std::vector<uint32_t>& ids) {
     std::vector<uint32_t> v = ids;
@@ -317,19 +326,24 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 struct ValidationLoss {
-  double loss = 0;  // the mean over the evaluated batches (every batch has B·T targets)
+  double loss = 0;  // the mean over the trained targets of the evaluated batches
   double ms = 0;    // wall time of the evaluation, not counted in ms/step
 };
 
 ValidationLoss validation_loss(Session& session, const ValidationData& val) {
   const auto t0 = std::chrono::steady_clock::now();
-  double sum = 0;
+  double sum = 0, targets = 0;
   for (int k = 0; k < val.batches; ++k) {
     const Batch b = val.data.batch(static_cast<uint64_t>(k), session.config().shape.batch);
-    sum += session.evaluate(b.tokens, b.targets);
+    // Each batch's loss is its trained targets' mean: weighted by their count, every target of
+    // every batch counts once.
+    const double trained = double(b.targets.size()) -
+                           double(std::count(b.targets.begin(), b.targets.end(), kIgnoreTarget));
+    sum += session.evaluate(b.tokens, b.targets) * trained;
+    targets += trained;
   }
   const auto t1 = std::chrono::steady_clock::now();
-  return {sum / val.batches, std::chrono::duration<double, std::milli>(t1 - t0).count()};
+  return {sum / targets, std::chrono::duration<double, std::milli>(t1 - t0).count()};
 }
 
 void print_validation(const ValidationLoss& v, int step, int steps, bool tty) {
@@ -344,9 +358,9 @@ void print_validation(const ValidationLoss& v, int step, int steps, bool tty) {
 int run_train(const std::vector<std::string>& argv) {
   if (print_help_if_requested(argv, spec())) return 0;
   const Options o = parse(argv);
-  const TrainingData training =
-      load_training_data(o.data, o.data_format, o.tokenizer, o.sel.shape.seq, o.sel.model.vocab);
-  const TokenDataset& data = training.data;
+  const TrainingData training = load_training_data(o.data, o.data_format, o.tokenizer,
+                                                   o.sel.shape.seq, o.sel.model.vocab, o.jsonl);
+  const TrainingRows& data = training.data;
   std::optional<ValidationData> val;
   if (o.val_data)
     val = load_validation_data(*o.val_data, o.data_format, training, o.sel.shape.batch,
@@ -369,7 +383,7 @@ int run_train(const std::vector<std::string>& argv) {
   // The run's files are hashed only when a state records them or is checked against them.
   RunRecord run;
   if (o.save_state || o.resumed)
-    run = training_run_record(o.data, o.tokenizer, o.init, o.data_format,
+    run = training_run_record(o.data, o.tokenizer, o.init, o.data_format, o.jsonl,
                               o.resumed ? &*o.resumed : nullptr);
   if (o.resumed) require_same_run(*o.resumed, cfg, o.steps, run);
   Session session(*device, cfg);
@@ -403,12 +417,12 @@ int run_train(const std::vector<std::string>& argv) {
       o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
       format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
   const char* unit = training.kind == "bytes" ? "byte" : "token";
-  std::printf("data     %s: %zu %ss, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
-              data.size(), unit, data.unigram_entropy(), unit);
+  std::printf("data     %s: %s, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
+              data.summary(unit).c_str(), data.unigram_entropy(), unit);
   if (val)
-    std::printf("val      %s: %zu %ss; %d batches of %d × %d evaluated, dropout off\n",
-                o.val_data->string().c_str(), val->data.size(), unit, val->batches, cfg.shape.batch,
-                cfg.shape.seq);
+    std::printf("val      %s: %s; %d batches of %d × %d evaluated, dropout off\n",
+                o.val_data->string().c_str(), val->data.summary(unit).c_str(), val->batches,
+                cfg.shape.batch, cfg.shape.seq);
   std::fflush(stdout);
 
   JsonLog log(o.log_json);
