@@ -15,6 +15,7 @@
 #include "api/session_params.h"
 #include "base/ignore_target.h"
 #include "planner/plan.h"
+#include "runtime/hf_folder.h"
 #include "runtime/progress.h"
 #include "runtime/safetensors.h"
 #include "runtime/training_state.h"
@@ -95,7 +96,8 @@ remat_status remat_session_params_from_file(remat_session_params* params, const 
   return guarded([&] {
     remat::capi::require_params(params);
     require_readable(path);
-    remat::capi::set_model_from_checkpoint(*params, remat::read_safetensors(path));
+    // A folder's config.json, else the GPT-2 shape the file's tensors and metadata imply.
+    remat::capi::set_model(*params, remat::checkpoint_model(path, std::nullopt), path);
   });
 }
 
@@ -169,7 +171,7 @@ remat_status remat_session_save_file(remat_session* session, const char* path) {
     const remat::Session& s = session_of(session);
     require(path != nullptr, "path is NULL");
     const auto lock = lock_device(session);
-    writing([&] { s.save(path); });
+    writing([&] { remat::save_checkpoint(s, path); });
   });
 }
 

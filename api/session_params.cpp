@@ -211,7 +211,14 @@ SessionConfig session_config(const remat_session_params* params) {
 }
 
 void set_model_from_checkpoint(remat_session_params& params, const SafetensorsContents& file) {
-  const ModelConfig m = infer_gpt2_config(file, std::nullopt);
+  set_model(params, infer_gpt2_config(file, std::nullopt), "the checkpoint");
+}
+
+void set_model(remat_session_params& params, const ModelConfig& m, const std::string& origin) {
+  // The struct has fields for GPT-2's shape only: a Llama-family model cannot be described by it.
+  if (m.arch != Architecture::gpt2)
+    invalid(origin + " holds a " + std::string(architecture_name(m.arch)) +
+            "-family model; remat_session_params describes GPT-2 models only");
   params.model = nullptr;
   params.layers = m.layers;
   params.dim = m.dim;

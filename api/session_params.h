@@ -3,6 +3,8 @@
 // library leaves to its callers (AdamW settings, accumulation).
 #pragma once
 
+#include <string>
+
 #include "graph/model_config.h"
 #include "remat/remat.h"
 #include "runtime/safetensors.h"
@@ -30,5 +32,8 @@ SessionConfig session_config(const remat_session_params* params);
 
 // Sets the model fields to the shape a GPT-2 checkpoint describes (heads from its metadata).
 void set_model_from_checkpoint(remat_session_params& params, const SafetensorsContents& file);
+// Sets the model fields to `model`; std::invalid_argument naming `origin` for a model the struct
+// cannot describe (the Llama family).
+void set_model(remat_session_params& params, const ModelConfig& model, const std::string& origin);
 
 }  // namespace remat::capi

@@ -14,6 +14,7 @@
 #include "runtime/safetensors.h"
 #include "runtime/staging.h"
 #include "runtime/step_lowering.h"
+#include "runtime/weight_files.h"
 
 namespace remat {
 
@@ -410,14 +411,14 @@ void Session::save(const std::filesystem::path& path) const {
 }
 
 void Session::load(const std::filesystem::path& path) {
-  load_from(SafetensorsSource::open(path));
+  load_from(WeightFiles::open(path));
 }
 
 void Session::load(std::span<const std::byte> bytes, std::string_view origin) {
-  load_from(SafetensorsSource::view(bytes, std::string(origin)));
+  load_from(WeightFiles::single(SafetensorsSource::view(bytes, std::string(origin))));
 }
 
-void Session::load_from(const SafetensorsSource& source) {
+void Session::load_from(const WeightFiles& source) {
   std::vector<const SafetensorsEntry*> matched;
   try {
     matched = match_model_parameters(source.header(), parameter_specs(), config_.model);

@@ -26,6 +26,7 @@
 #include "runtime/model_weights.h"
 #include "runtime/progress.h"
 #include "runtime/step_lowering.h"
+#include "runtime/weight_files.h"
 
 namespace remat {
 
@@ -82,13 +83,14 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Loads parameters from a safetensors file with exactly the model's Hugging Face names (GPT-2:
-  // runtime/gpt2_weights.h; Llama: runtime/llama_weights.h), F32, F16 or BF16, shapes matching, and
-  // resets the optimizer state. std::invalid_argument for a bad or mismatched file. The file is
-  // read in bounded pieces, twice: every value is checked before the first one is uploaded, so
-  // a bad file leaves the session as it was. Cancelled during the checks leaves it as it was too;
-  // cancelled (or a read error) during the upload, the session holds the seeded initial weights
-  // of a fresh session. Either way it stays usable.
+  // Loads parameters from a safetensors file, a shard index (model.safetensors.index.json) or a
+  // Hugging Face model folder holding either (runtime/weight_files.h), with exactly the model's
+  // Hugging Face names (GPT-2: runtime/gpt2_weights.h; Llama: runtime/llama_weights.h), F32, F16
+  // or BF16, shapes matching, and resets the optimizer state. std::invalid_argument for a bad or
+  // mismatched file. The file is read in bounded pieces, twice: every value is checked before the
+  // first one is uploaded, so a bad file leaves the session as it was. Cancelled during the checks
+  // leaves it as it was too; cancelled (or a read error) during the upload, the session holds the
+  // seeded initial weights of a fresh session. Either way it stays usable.
   void load(const std::filesystem::path& path);
   // The same from a safetensors image in memory the caller owns (not copied; it must stay alive
   // during the call). `origin` names it in error messages.
@@ -156,7 +158,7 @@ class Session {
   uint64_t parameter_bytes() const;  // of all parameters, as floats
   void zero_optimizer_state();       // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
-  void load_from(const SafetensorsSource& source);
+  void load_from(const WeightFiles& source);
   void record();
   std::vector<CopyRegion> io_inputs() const;  // tokens, targets: io staging -> plan tensors
 

@@ -161,9 +161,11 @@ typedef struct remat_session_params {
 
 /* Fills *params with the defaults above (model "tiny"). */
 REMAT_API remat_status remat_session_params_default(remat_session_params* params);
-/* Sets the model fields (model = NULL; layers, dim, heads, vocab, ctx) from a GPT-2 safetensors
- * checkpoint, so that a session can load it. The memory form reads `size` bytes at `data` during
- * the call only. */
+/* Sets the model fields (model = NULL; layers, dim, heads, vocab, ctx) from a GPT-2 checkpoint, so
+ * that a session can load it: a safetensors file (heads from its metadata), or a Hugging Face model
+ * folder (its config.json; model_type gpt2; a Llama-family folder is
+ * REMAT_ERROR_INVALID_ARGUMENT, since these fields cannot describe it). The memory form reads
+ * `size` bytes of a safetensors image at `data` during the call only. */
 REMAT_API remat_status remat_session_params_from_file(remat_session_params* params,
                                                       const char* path);
 REMAT_API remat_status remat_session_params_from_memory(remat_session_params* params,
@@ -201,15 +203,18 @@ REMAT_API remat_status remat_session_create(remat_device* device,
 /* NULL is ignored. */
 REMAT_API void remat_session_free(remat_session* session);
 
-/* Loads parameters from a GPT-2 safetensors checkpoint (shapes must match the session's model)
+/* Loads parameters from a safetensors checkpoint, a shard index (model.safetensors.index.json) or a
+ * Hugging Face model folder holding either (shapes must match the session's model)
  * and resets the optimizer state. Every value is checked before the first is uploaded, so a bad
  * checkpoint leaves the session as it was. The memory form reads the app's buffer in place,
  * during the call only (errors name it "weights in memory"). */
 REMAT_API remat_status remat_session_load_file(remat_session* session, const char* path);
 REMAT_API remat_status remat_session_load_memory(remat_session* session, const void* data,
                                                  size_t size);
-/* Writes every parameter as F32 with Hugging Face GPT-2 names, atomically: a failed save leaves
- * any previous file at `path` intact. */
+/* Writes every parameter as F32 with Hugging Face names: to `path` itself when it ends in
+ * ".safetensors", else into the folder `path` (created if missing; its parent must exist) as a
+ * Hugging Face model, config.json and model.safetensors. Each file is written atomically: a failed
+ * save leaves any previous file (or folder content) intact. */
 REMAT_API remat_status remat_session_save_file(remat_session* session, const char* path);
 
 /* A target equal to this is not trained (prompt tokens, padding): its loss is 0, it adds no

@@ -15,6 +15,11 @@ std::vector<FlagSpec> model_flags() {
       {"--heads", "N", "attention heads; must divide --dim", "the model's"},
       {"--kv-heads", "N", "Llama family: key/value heads; must divide --heads", "the model's"},
       {"--ffn", "N", "Llama family: MLP width (intermediate_size)", "the model's"},
+      {"--rope-theta", "X", "Llama family: RoPE base (rope_theta)", "the model's"},
+      {"--norm-eps", "X", "Llama family: RMSNorm epsilon (rms_norm_eps)", "the model's"},
+      {"--tied-head", "yes|no", "Llama family: the head shares the token embedding", "the model's"},
+      {"--qkv-bias", "yes|no", "Llama family: q/k/v projections have biases (Qwen2)",
+       "the model's"},
       {"--vocab", "N", "vocabulary size", "the model's"},
       {"--ctx", "N", "longest sequence: rows of the position embedding", "the model's"},
       {"--batch", "B", "sequences per (micro-)batch", "4"},
@@ -37,6 +42,16 @@ std::vector<FlagSpec> without(std::vector<FlagSpec> flags, const std::string& na
   return flags;
 }
 
+namespace {
+
+bool yes_no(const std::string& v, const char* flag) {
+  if (v == "yes") return true;
+  if (v == "no") return false;
+  throw UsageError(std::string(flag) + " takes yes or no, not '" + v + "'");
+}
+
+}  // namespace
+
 ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> base) {
   ModelSelection o;
   if (!a.positionals().empty() && a.get("--model"))
@@ -56,8 +71,14 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   if (auto v = a.get_int("--heads", 1, big)) o.model.heads = static_cast<int>(*v);
   if (auto v = a.get_int("--kv-heads", 1, big)) o.model.kv_heads = static_cast<int>(*v);
   if (auto v = a.get_int("--ffn", 1, big)) o.model.ffn = static_cast<int>(*v);
-  if (o.model.arch != Architecture::llama && (a.has("--kv-heads") || a.has("--ffn")))
-    throw UsageError("--kv-heads and --ffn are for Llama-family models");
+  if (auto v = a.get_double("--rope-theta")) o.model.rope_theta = static_cast<float>(*v);
+  if (auto v = a.get_double("--norm-eps")) o.model.norm_eps = static_cast<float>(*v);
+  if (auto v = a.get("--tied-head")) o.model.tied_head = yes_no(*v, "--tied-head");
+  if (auto v = a.get("--qkv-bias")) o.model.qkv_bias = yes_no(*v, "--qkv-bias");
+  for (const char* flag :
+       {"--kv-heads", "--ffn", "--rope-theta", "--norm-eps", "--tied-head", "--qkv-bias"})
+    if (o.model.arch != Architecture::llama && a.has(flag))
+      throw UsageError(std::string(flag) + " is for Llama-family models");
   if (auto v = a.get_int("--vocab", 1, big)) o.model.vocab = static_cast<int>(*v);
   if (auto v = a.get_int("--ctx", 1, big)) o.model.ctx = static_cast<int>(*v);
   o.model.validate();

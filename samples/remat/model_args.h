@@ -13,7 +13,8 @@
 
 namespace remat::cli {
 
-// --model --layers --dim --heads --kv-heads --ffn --vocab --ctx --batch --seq --dropout --dtype
+// --model --layers --dim --heads --vocab --ctx (and for the Llama family --kv-heads --ffn
+// --rope-theta --norm-eps --tied-head --qkv-bias) --batch --seq --dropout --dtype
 // --arena --policy
 // --costs, declared with their help and defaults.
 std::vector<FlagSpec> model_flags();

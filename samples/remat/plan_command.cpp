@@ -15,6 +15,7 @@
 #include "graph/model_builder.h"
 #include "model_args.h"
 #include "planner/plan.h"
+#include "runtime/hf_folder.h"
 
 namespace remat::cli {
 namespace {
@@ -25,6 +26,10 @@ CommandSpec spec() {
                 "memory by category, what is recomputed, the predicted step time, and a table\n"
                 "over the policies, with the textbook estimate beside the exact numbers.\n",
                 model_flags()};
+  c.flags.push_back({"--init", "PATH",
+                     "the model of a checkpoint: a Hugging Face model folder's config.json, or "
+                     "the GPT-2 a .safetensors file implies (only headers are read)",
+                     ""});
   c.flags.push_back({"--alignment", "BYTES", "alignment of every tensor's offset", "256"});
   c.flags.push_back({"--json", "", "print the plan as JSON", ""});
   return c;
@@ -39,7 +44,13 @@ struct Options {
 Options parse_options(const std::vector<std::string>& argv) {
   Args a(argv, spec());
   Options o;
-  o.sel = parse_model_selection(a);
+  std::optional<ModelConfig> base;
+  if (auto w = a.get("--init")) {
+    std::optional<int> heads;
+    if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
+    base = checkpoint_model(*w, heads);
+  }
+  o.sel = parse_model_selection(a, base);
   o.alignment = static_cast<uint64_t>(a.get_int_or_default("--alignment", 1, 1 << 20));
   o.json = a.has("--json");
   return o;

@@ -2,6 +2,7 @@
 // device, with progress, loss, throughput, and the memory actually allocated.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,17 +13,18 @@
 #include <vector>
 
 #include "base/atomic_file.h"
+#include "base/ignore_target.h"
 #include "base/json_writer.h"
 #include "base/lr_schedule.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "model_args.h"
 #include "runtime/device.h"
-#include "runtime/gpt2_weights.h"
-#include "runtime/safetensors.h"
+#include "runtime/hf_folder.h"
 #include "runtime/session.h"
 #include "runtime/token_dataset.h"
 #include "runtime/training_state.h"
+#include "runtime/weight_files.h"
 #include "stop_signal.h"
 #include "train_data.h"
 #include "train_resume.h"
@@ -45,18 +47,26 @@ CommandSpec spec() {
       "read the same way and its first --val-batches batches (windowed as above, fewer if the\n"
       "file holds fewer distinct windows) are evaluated without training, dropout off: before\n"
       "the first step, every --val-every steps and after the last.\n"
+      "A .jsonl FILE (or --data-format jsonl) holds fine-tuning examples, one JSON object per\n"
+      "line: {\"text\"}, {\"prompt\", \"completion\"} or {\"messages\"} (remat tokenize --jsonl\n"
+      "shows their tokens and loss masks). Each is one row, cut to T+1 tokens and padded, with\n"
+      "only its trained tokens as targets; row k = (s*N + m)*B + b is example k mod n, or with\n"
+      "--shuffle SEED the (k mod n)-th of epoch k div n's permutation of them.\n"
       "--save-state DIR keeps everything needed to continue (weights, AdamW moments, step, the\n"
       "run's settings and data hash; docs/training-state.md) and --resume DIR continues it, bit\n"
       "for bit as if never stopped; SIGINT or SIGTERM stops at the next step, saving the state.\n",
       {{"--data", "FILE", "training text or tokens (required)", ""},
        {"--tokenizer", "PATH", "encode --data with this byte-level BPE tokenizer", ""},
-       {"--data-format", "F", "auto, bytes, text (with --tokenizer), llmc or u16", "auto"},
+       {"--data-format", "F", "auto, bytes, text or jsonl (with --tokenizer), llmc or u16", "auto"},
+       {"--chat-template", "FILE", "render JSONL conversations with this Jinja template",
+        "the tokenizer folder's"},
+       {"--shuffle", "SEED", "read JSONL examples in a per-epoch permutation of this seed", ""},
        {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
        {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
        {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
-       {"--init", "W.safetensors",
-        "start from these weights (HF names); a GPT-2 file sets the model unless one is named, "
-        "a Llama-family file needs --model",
+       {"--init", "PATH",
+        "start from these weights: a Hugging Face model folder (gpt2, llama, qwen2), which sets "
+        "the model, or a .safetensors file (GPT-2 sets the model; Llama-family needs --model)",
         ""}}};
   for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
   const std::vector<FlagSpec> training = {
@@ -73,7 +83,10 @@ CommandSpec spec() {
       {"--eps", "EPS", "AdamW denominator epsilon", "1e-8"},
       {"--grad-clip", "NORM", "clip the global gradient norm to NORM; 0 disables", "0"},
       {"--seed", "S", "weight initialisation and dropout masks", "0"},
-      {"--save", "OUT.safetensors", "write the trained weights here (atomically)", ""},
+      {"--save", "PATH",
+       "write the trained weights (atomically) to PATH.safetensors, or else into the folder PATH "
+       "as a Hugging Face model (config.json, model.safetensors)",
+       ""},
       {"--save-every", "K", "also save every K steps (with --save and --save-state)", ""},
       {"--save-state", "DIR", "write the training state here (atomically) at the end and on stop",
        ""},
@@ -95,6 +108,7 @@ struct Options {
   int val_batches = 8;
   std::optional<std::string> tokenizer;
   std::string data_format = "auto";
+  JsonlOptions jsonl;
   std::optional<std::filesystem::path> init, save, log_json, save_state;
   std::optional<Resumed> resumed;
   int steps = 100;
@@ -108,12 +122,16 @@ struct Options {
   bool quiet = false;
 };
 
-// An output must name a file in an existing, writable folder. Checked before anything runs, so a
-// typo fails at once instead of after training.
-void check_output_path(const std::filesystem::path& path, const std::string& flag) {
+// An output must name a file (or with `folder`, a folder) in an existing, writable folder.
+// Checked before anything runs, so a typo fails at once instead of after training.
+void check_output_path(const std::filesystem::path& path, const std::string& flag,
+                       bool folder = false) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
+  if (!folder && std::filesystem::is_directory(path, ec))
     throw UsageError(path.string() + ": is a directory; " + flag + " needs a file path");
+  if (folder && std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
+    throw UsageError(path.string() + ": is a file; " + flag +
+                     " takes a path ending in .safetensors or a folder for a Hugging Face model");
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
   if (!std::filesystem::is_directory(dir, ec))
     throw UsageError(dir.string() + ": no such folder for " + flag +
@@ -166,15 +184,11 @@ Options parse(const std::vector<std::string>& user_argv) {
   if (o.init && !named) {
     std::optional<int> heads;
     if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
-    try {
-      base = infer_gpt2_config(SafetensorsSource::open(*o.init).header(), heads);
-    } catch (const std::invalid_argument& e) {
-      const std::string what = e.what();
-      if (what.rfind(o.init->string() + ": ", 0) == 0) throw;
-      throw UsageError(o.init->string() + ": " + what);
-    }
+    base = checkpoint_model(*o.init, heads);
   }
   o.sel = parse_model_selection(a, base);
+  if (const std::string why = o.sel.model.training_refusal(); !why.empty()) throw UsageError(why);
+  if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs
   require_f32_activations(o.sel);
   auto data = a.get("--data");
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
@@ -186,6 +200,8 @@ Options parse(const std::vector<std::string>& user_argv) {
   if (!o.val_data && (a.has("--val-every") || a.has("--val-batches")))
     throw UsageError("--val-every and --val-batches need --val-data FILE");
   o.data_format = a.get_or_default("--data-format");
+  if (auto t = a.get("--chat-template")) o.jsonl.chat_template = *t;
+  if (auto seed = a.get_int("--shuffle", 0, INT64_MAX)) o.jsonl.shuffle = uint64_t(*seed);
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
   o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
   o.sample = static_cast<int>(a.get_int_or_default("--sample", 0, 100000));
@@ -209,7 +225,7 @@ Options parse(const std::vector<std::string>& user_argv) {
   o.seed = static_cast<uint64_t>(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto v = a.get("--save")) {
     o.save = *v;
-    check_output_path(*o.save, "--save");
+    check_output_path(*o.save, "--save", !names_safetensors_file(*o.save));
   }
   if (auto v = a.get("--log-json")) {
     o.log_json = *v;
@@ -237,7 +253,7 @@ Options parse(const std::vector<std::string>& user_argv) {
   }
   if (o.resumed) o.sel.model_name = std::string(o.sel.model.name());
   if (o.save_every && !o.save && !o.save_state)
-    throw UsageError("--save-every needs --save OUT.safetensors or --save-state DIR");
+    throw UsageError("--save-every needs --save PATH or --save-state DIR");
   o.quiet = a.has("--quiet");
   return o;
 }
@@ -281,11 +297,7 @@ std::string join(const std::vector<std::string>& v) {
 // Continues the first tokens of the data for --sample N tokens and prints prompt|continuation
 // (decoded when there is a tokenizer), with bytes that are not printable ASCII escaped.
 void print_sample(Session& session, const TrainingData& training, const Options& o) {
-  const TokenDataset& data = training.data;
-  const Batch first = data.batch(0, 1);
-  const std::size_t len = std::min<std::size_t>(16, first.tokens.size());
-  std::vector<uint32_t> prompt(first.tokens.begin(),
-                               first.tokens.begin() + static_cast<std::ptrdiff_t>(len));
+  const std::vector<uint32_t> prompt = training.data.first_tokens(16);
   const auto out = session.sample(prompt, o.sample, o.seed);
   auto show = [&](const std::vector<uint32_t>& ids) {
     std::vector<uint32_t> v = ids;
@@ -316,19 +328,24 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 struct ValidationLoss {
-  double loss = 0;  // the mean over the evaluated batches (every batch has B·T targets)
+  double loss = 0;  // the mean over the trained targets of the evaluated batches
   double ms = 0;    // wall time of the evaluation, not counted in ms/step
 };
 
 ValidationLoss validation_loss(Session& session, const ValidationData& val) {
   const auto t0 = std::chrono::steady_clock::now();
-  double sum = 0;
+  double sum = 0, targets = 0;
   for (int k = 0; k < val.batches; ++k) {
     const Batch b = val.data.batch(static_cast<uint64_t>(k), session.config().shape.batch);
-    sum += session.evaluate(b.tokens, b.targets);
+    // Each batch's loss is its trained targets' mean: weighted by their count, every target of
+    // every batch counts once.
+    const double trained = double(b.targets.size()) -
+                           double(std::count(b.targets.begin(), b.targets.end(), kIgnoreTarget));
+    sum += session.evaluate(b.tokens, b.targets) * trained;
+    targets += trained;
   }
   const auto t1 = std::chrono::steady_clock::now();
-  return {sum / val.batches, std::chrono::duration<double, std::milli>(t1 - t0).count()};
+  return {sum / targets, std::chrono::duration<double, std::milli>(t1 - t0).count()};
 }
 
 void print_validation(const ValidationLoss& v, int step, int steps, bool tty) {
@@ -343,9 +360,9 @@ void print_validation(const ValidationLoss& v, int step, int steps, bool tty) {
 int run_train(const std::vector<std::string>& argv) {
   if (print_help_if_requested(argv, spec())) return 0;
   const Options o = parse(argv);
-  const TrainingData training =
-      load_training_data(o.data, o.data_format, o.tokenizer, o.sel.shape.seq, o.sel.model.vocab);
-  const TokenDataset& data = training.data;
+  const TrainingData training = load_training_data(o.data, o.data_format, o.tokenizer,
+                                                   o.sel.shape.seq, o.sel.model.vocab, o.jsonl);
+  const TrainingRows& data = training.data;
   std::optional<ValidationData> val;
   if (o.val_data)
     val = load_validation_data(*o.val_data, o.data_format, training, o.sel.shape.batch,
@@ -368,7 +385,7 @@ int run_train(const std::vector<std::string>& argv) {
   // The run's files are hashed only when a state records them or is checked against them.
   RunRecord run;
   if (o.save_state || o.resumed)
-    run = training_run_record(o.data, o.tokenizer, o.init, o.data_format,
+    run = training_run_record(o.data, o.tokenizer, o.init, o.data_format, o.jsonl,
                               o.resumed ? &*o.resumed : nullptr);
   if (o.resumed) require_same_run(*o.resumed, cfg, o.steps, run);
   Session session(*device, cfg);
@@ -402,12 +419,12 @@ int run_train(const std::vector<std::string>& argv) {
       o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
       format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
   const char* unit = training.kind == "bytes" ? "byte" : "token";
-  std::printf("data     %s: %zu %ss, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
-              data.size(), unit, data.unigram_entropy(), unit);
+  std::printf("data     %s: %s, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
+              data.summary(unit).c_str(), data.unigram_entropy(), unit);
   if (val)
-    std::printf("val      %s: %zu %ss; %d batches of %d × %d evaluated, dropout off\n",
-                o.val_data->string().c_str(), val->data.size(), unit, val->batches, cfg.shape.batch,
-                cfg.shape.seq);
+    std::printf("val      %s: %s; %d batches of %d × %d evaluated, dropout off\n",
+                o.val_data->string().c_str(), val->data.summary(unit).c_str(), val->batches,
+                cfg.shape.batch, cfg.shape.seq);
   std::fflush(stdout);
 
   JsonLog log(o.log_json);
@@ -487,7 +504,7 @@ int run_train(const std::vector<std::string>& argv) {
     if (o.save_every && (s + 1) % o.save_every == 0) save_state();
     if (o.save && o.save_every && (s + 1) % o.save_every == 0) {
       try {
-        session.save(*o.save);
+        save_checkpoint(session, *o.save);
       } catch (const std::runtime_error& e) {  // non-finite weights or a full disk
         throw std::runtime_error(
             "saving step " + std::to_string(s + 1) + ": " + e.what() +
@@ -508,7 +525,7 @@ int run_train(const std::vector<std::string>& argv) {
     return signals.received() ? 128 + signals.received() : 0;
   }
   if (!(o.save_every && s % o.save_every == 0)) save_state();
-  if (o.save) session.save(*o.save);
+  if (o.save) save_checkpoint(session, *o.save);
 
   if (val)
     std::printf("val      loss %.4f -> %.4f on %d batches of %s\n", first_val, last_val,

@@ -63,6 +63,10 @@ std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::
     add("--data", f->second.path.string());
   if (auto f = st.run.files.find("tokenizer"); f != st.run.files.end())
     add("--tokenizer", f->second.path.string());
+  if (auto f = st.run.files.find("chat-template"); f != st.run.files.end())
+    add("--chat-template", f->second.path.string());
+  if (auto f = st.run.settings.find("shuffle"); f != st.run.settings.end())
+    add("--shuffle", f->second);
   if (!given.has("--arena") && !given.has("--policy")) {
     if (st.arena_budget)
       add("--arena", std::to_string(*st.arena_budget));
@@ -75,10 +79,13 @@ std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::
 RunRecord training_run_record(const std::filesystem::path& data,
                               const std::optional<std::string>& tokenizer,
                               const std::optional<std::filesystem::path>& init,
-                              const std::string& data_format, const Resumed* resumed) {
+                              const std::string& data_format, const JsonlOptions& jsonl,
+                              const Resumed* resumed) {
   RunRecord run;
   run.files["data"] = identify_file(data);
   if (tokenizer) run.files["tokenizer"] = identify_file(*tokenizer);
+  if (jsonl.chat_template) run.files["chat-template"] = identify_file(*jsonl.chat_template);
+  if (jsonl.shuffle) run.settings["shuffle"] = std::to_string(*jsonl.shuffle);
   if (init)
     run.files["init"] = identify_file(*init);
   else if (resumed && resumed->state.run.files.count("init"))
@@ -114,7 +121,7 @@ void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const
     differ("--lr-schedule", lr_decay_name(c.schedule.decay), lr_decay_name(st.schedule.decay));
   same("--warmup-steps", c.schedule.warmup_steps, st.schedule.warmup_steps);
   same("--min-lr-ratio", c.schedule.min_lr_ratio, st.schedule.min_lr_ratio);
-  for (const char* name : {"data", "tokenizer"}) {
+  for (const char* name : {"data", "tokenizer", "chat-template"}) {
     const auto ours = run.files.find(name), theirs = st.run.files.find(name);
     const bool have = ours != run.files.end(), had = theirs != st.run.files.end();
     if (have != had)
@@ -131,6 +138,11 @@ void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const
   if (auto f = st.run.settings.find("data_format"); f != st.run.settings.end())
     if (run.settings.at("data_format") != f->second)
       differ("--data-format", run.settings.at("data_format"), f->second);
+  const auto shuffle = [](const RunRecord& record) {
+    const auto f = record.settings.find("shuffle");
+    return f == record.settings.end() ? std::string("none") : f->second;
+  };
+  if (shuffle(run) != shuffle(st.run)) differ("--shuffle", shuffle(run), shuffle(st.run));
   if (steps <= static_cast<int64_t>(st.step))
     throw UsageError(where + "the state is at step " + std::to_string(st.step) +
                      " and --steps is " + std::to_string(steps) +

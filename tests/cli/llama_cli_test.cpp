@@ -44,6 +44,10 @@ TEST_CASE("remat plan prints a Llama model's shape and real numbers") {
   const auto j = run_remat("plan qwen2.5-0.5b --seq 64 --batch 1 --json");
   REQUIRE(j.exit_code == 0);
   CHECK(j.out.find("\"arch\": \"llama\"") != std::string::npos);
+  // Overrides reach the model.
+  const auto tied = run_remat("plan llama-tiny --tied-head yes --qkv-bias yes --rope-theta 5e5");
+  REQUIRE(tied.exit_code == 0);
+  CHECK(tied.out.find("KV2 FFN352 tied") != std::string::npos);
 }
 
 TEST_CASE("remat train trains a Llama model, saves it and starts again from the file") {
@@ -74,6 +78,9 @@ TEST_CASE("Llama-only flags, dropout and RoPE scaling are refused with one line"
   const auto kv = run_remat("plan tiny --kv-heads 2");
   CHECK(kv.exit_code == 2);
   CHECK(kv.err.find("Llama-family") != std::string::npos);
+  const auto bias = run_remat("plan llama-tiny --qkv-bias maybe");
+  CHECK(bias.exit_code == 2);
+  CHECK(bias.err.find("yes or no") != std::string::npos);
   const auto dropout = run_remat("train llama-tiny " + kSmall + data + "--dropout 0.1");
   CHECK(dropout.exit_code == 2);
   CHECK(dropout.err.find("no dropout") != std::string::npos);

@@ -201,3 +201,17 @@ TEST_CASE("llama: dropout and RoPE scaling are refused for training") {
   c.model.rope_scaling = RopeScaling::llama3;
   CHECK_THROWS_WITH(Session(test::device(), c), Catch::Contains("rope_scaling"));
 }
+
+TEST_CASE("llama: evaluation and sampling read the head's logits") {
+  SessionConfig c = odd_config(true, false);
+  c.policy = Policy::parse("sqrt");
+  Session s(test::device(), c);
+  const size_t n = size_t(c.shape.batch) * c.shape.seq;
+  const float loss = s.evaluate(test::random_indices(n, 1, 300), test::random_indices(n, 2, 300));
+  CHECK(std::abs(loss - std::log(300.0f)) < 0.1f);
+  const std::vector<uint32_t> prompt = {5, 17, 299};
+  const auto a = s.sample(prompt, 8, 42, 1.0f, 10);
+  REQUIRE(a.size() == 8);
+  for (uint32_t t : a) CHECK(t < 300);
+  CHECK(s.sample(prompt, 8, 42, 1.0f, 10) == a);
+}
