@@ -148,12 +148,11 @@ Options parse(const std::vector<std::string>& user_argv) {
   Options o;
   std::vector<std::string> argv = user_argv;
   std::optional<ModelConfig> base;
+  bool model_named = false;
   if (const Args given(user_argv, spec()); auto dir = given.get("--resume")) {
-    if (given.has("--init")) throw UsageError("--init and --resume: the state holds the weights");
     o.resumed = read_resumed(*dir);
     argv = arguments_of_state(given, argv, o.resumed->state);
-    // A model named on the command line is compared with the state's, not applied to it.
-    if (!given.has("--model") && given.positionals().empty()) base = o.resumed->state.model;
+    model_named = given.has("--model") || !given.positionals().empty();
   }
   Args a(argv, spec());
   if (auto w = a.get("--init")) {
@@ -168,6 +167,8 @@ Options parse(const std::vector<std::string>& user_argv) {
       throw UsageError(o.init->string() + ": " + what);
     }
   }
+  // Resumed, the model is the state's; one named on the command line is compared with it.
+  if (o.resumed) base = model_named ? std::nullopt : std::optional(o.resumed->state.model);
   o.sel = parse_model_selection(a, base);
   require_f32_activations(o.sel);
   auto data = a.get("--data");

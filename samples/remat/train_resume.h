@@ -21,14 +21,14 @@ struct Resumed {
 Resumed read_resumed(const std::filesystem::path& dir);
 
 // `argv` (parsed as `given`) plus, for every setting of the run the user left out, the flag that
-// gives the state's value: shape, accumulation, seed, AdamW, schedule, data, tokenizer, data
-// format, --steps and the arena or policy. The model is not among them: the caller takes it from
-// the state as a base, since not every model field has a flag.
+// gives the state's value: shape, accumulation, seed, AdamW, schedule, data, tokenizer, initial
+// weights, data format, --steps and the arena or policy. The model is not among them: the caller
+// takes it from the state as a base, since not every model field has a flag.
 std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::string> argv,
                                             const TrainingState& state);
 
 // What `remat train` records about its run: the data, tokenizer and initial-weights files (size
-// and hash) and the data format. A resumed run carries the state's initial weights forward.
+// and hash, under absolute paths) and the data format.
 RunRecord training_run_record(const std::filesystem::path& data,
                               const std::optional<std::string>& tokenizer,
                               const std::optional<std::filesystem::path>& init,
