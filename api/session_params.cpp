@@ -81,7 +81,7 @@ LrSchedule schedule_of(const remat_session_params& p) {
       s.decay = LrDecay::cosine;
       break;
     default:
-      invalid("params->lr_schedule is " + std::to_string(int(p.lr_schedule)) +
+      invalid("params->lr_schedule is " + std::to_string(p.lr_schedule) +
               "; use REMAT_LR_CONSTANT, REMAT_LR_LINEAR or REMAT_LR_COSINE");
   }
   require_range(p.warmup_steps >= 0, "warmup_steps", double(p.warmup_steps), "at least 0");

@@ -151,9 +151,11 @@ typedef struct remat_session_params {
   void* progress_user;        /* passed back to progress */
 
   /* Since 0.3: the learning-rate schedule remat_session_step follows (default CONSTANT with no
-   * warmup: learning_rate throughout). LINEAR and COSINE need total_steps >= warmup_steps > = 0;
-   * min_lr_ratio in [0, 1] is read by COSINE only. */
-  remat_lr_schedule lr_schedule;
+   * warmup: learning_rate throughout). LINEAR and COSINE need total_steps >= 1 and warmup_steps
+   * in [0, total_steps]; min_lr_ratio in [0, 1] is read by COSINE only. lr_schedule holds a
+   * remat_lr_schedule value in a fixed-size integer, so that any value an app passes is read
+   * safely (and refused unless it is one of the three). */
+  int32_t lr_schedule;
   int64_t warmup_steps;
   int64_t total_steps;
   double min_lr_ratio;

@@ -169,23 +169,24 @@ Options parse(const std::vector<std::string>& user_argv) {
   Options o;
   std::vector<std::string> argv = user_argv;
   std::optional<ModelConfig> base;
+  bool model_named = false;
   if (const Args given(user_argv, spec()); auto dir = given.get("--resume")) {
-    if (given.has("--init")) throw UsageError("--init and --resume: the state holds the weights");
     o.resumed = read_resumed(*dir);
     argv = arguments_of_state(given, argv, o.resumed->state);
-    // A model named on the command line is compared with the state's, not applied to it.
-    if (!given.has("--model") && given.positionals().empty()) base = o.resumed->state.model;
+    model_named = given.has("--model") || !given.positionals().empty();
   }
   Args a(argv, spec());
   // A named model (a Llama-family one needs it: its shape is not in the weights) is loaded from
   // --init by name; otherwise the GPT-2 shape is read from the checkpoint.
   const bool named = a.has("--model") || !a.positionals().empty();
   if (auto w = a.get("--init")) o.init = *w;
-  if (o.init && !named) {
+  if (o.init && !named && !o.resumed) {
     std::optional<int> heads;
     if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
     base = checkpoint_model(*o.init, heads);
   }
+  // Resumed, the model is the state's; one named on the command line is compared with it.
+  if (o.resumed) base = model_named ? std::nullopt : std::optional(o.resumed->state.model);
   o.sel = parse_model_selection(a, base);
   if (const std::string why = o.sel.model.training_refusal(); !why.empty()) throw UsageError(why);
   if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs

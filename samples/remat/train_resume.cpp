@@ -59,12 +59,19 @@ std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::
   if (st.schedule.total_steps > 0) add("--steps", std::to_string(st.schedule.total_steps));
   if (auto f = st.run.settings.find("data_format"); f != st.run.settings.end())
     add("--data-format", f->second);
-  if (auto f = st.run.files.find("data"); f != st.run.files.end())
-    add("--data", f->second.path.string());
-  if (auto f = st.run.files.find("tokenizer"); f != st.run.files.end())
-    add("--tokenizer", f->second.path.string());
-  if (auto f = st.run.files.find("chat-template"); f != st.run.files.end())
-    add("--chat-template", f->second.path.string());
+  // The run's files where it read them, unless given anew. The initial weights are loaded again
+  // before the state: weights the run did not train (none for full training) come from them.
+  for (const auto& [name, flag] :
+       {std::pair{"data", "--data"}, std::pair{"tokenizer", "--tokenizer"},
+        std::pair{"init", "--init"}, std::pair{"chat-template", "--chat-template"}}) {
+    const auto f = st.run.files.find(name);
+    if (f == st.run.files.end() || given.has(flag)) continue;
+    std::error_code ec;
+    if (!std::filesystem::exists(f->second.path, ec))
+      throw UsageError("--resume: " + f->second.path.string() + ": missing; if the run's " + flag +
+                       " file moved, give its new path with " + flag);
+    add(flag, f->second.path.string());
+  }
   if (auto f = st.run.settings.find("shuffle"); f != st.run.settings.end())
     add("--shuffle", f->second);
   if (!given.has("--arena") && !given.has("--policy")) {
@@ -81,13 +88,24 @@ RunRecord training_run_record(const std::filesystem::path& data,
                               const std::optional<std::filesystem::path>& init,
                               const std::string& data_format, const JsonlOptions& jsonl,
                               const Resumed* resumed) {
+  // Absolute paths, so that a run resumed from another folder finds its files.
+  auto identify = [&](const std::filesystem::path& path, const char* flag) {
+    try {
+      return identify_file(std::filesystem::absolute(path));
+    } catch (const std::invalid_argument& e) {
+      if (!resumed) throw;
+      throw UsageError(std::string(e.what()) + "; if the run's " + flag +
+                       " file moved, give its new path with " + flag);
+    }
+  };
   RunRecord run;
-  run.files["data"] = identify_file(data);
-  if (tokenizer) run.files["tokenizer"] = identify_file(*tokenizer);
-  if (jsonl.chat_template) run.files["chat-template"] = identify_file(*jsonl.chat_template);
+  run.files["data"] = identify(data, "--data");
+  if (tokenizer) run.files["tokenizer"] = identify(*tokenizer, "--tokenizer");
+  if (jsonl.chat_template)
+    run.files["chat-template"] = identify(*jsonl.chat_template, "--chat-template");
   if (jsonl.shuffle) run.settings["shuffle"] = std::to_string(*jsonl.shuffle);
   if (init)
-    run.files["init"] = identify_file(*init);
+    run.files["init"] = identify(*init, "--init");
   else if (resumed && resumed->state.run.files.count("init"))
     run.files["init"] = resumed->state.run.files.at("init");
   run.settings["data_format"] = data_format;
@@ -121,7 +139,7 @@ void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const
     differ("--lr-schedule", lr_decay_name(c.schedule.decay), lr_decay_name(st.schedule.decay));
   same("--warmup-steps", c.schedule.warmup_steps, st.schedule.warmup_steps);
   same("--min-lr-ratio", c.schedule.min_lr_ratio, st.schedule.min_lr_ratio);
-  for (const char* name : {"data", "tokenizer", "chat-template"}) {
+  for (const char* name : {"data", "tokenizer", "chat-template", "init"}) {
     const auto ours = run.files.find(name), theirs = st.run.files.find(name);
     const bool have = ours != run.files.end(), had = theirs != st.run.files.end();
     if (have != had)

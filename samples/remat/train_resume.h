@@ -22,15 +22,16 @@ struct Resumed {
 Resumed read_resumed(const std::filesystem::path& dir);
 
 // `argv` (parsed as `given`) plus, for every setting of the run the user left out, the flag that
-// gives the state's value: shape, accumulation, seed, AdamW, schedule, data, tokenizer, data
-// format, chat template, shuffle seed, --steps and the arena or policy. The model is not among
-// them: the caller takes it from the state as a base, since not every model field has a flag.
+// gives the state's value: shape, accumulation, seed, AdamW, schedule, data, tokenizer, initial
+// weights, data format, chat template, shuffle seed, --steps and the arena or policy. The model is
+// not among them: the caller takes it from the state as a base, since not every model field has a
+// flag.
 std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::string> argv,
                                             const TrainingState& state);
 
 // What `remat train` records about its run: the data, tokenizer, chat template and
-// initial-weights files (size and hash), the data format and the shuffle seed. A resumed run
-// carries the state's initial weights forward.
+// initial-weights files (size and hash, under absolute paths), the data format and the shuffle
+// seed. A resumed run carries the state's initial weights forward.
 RunRecord training_run_record(const std::filesystem::path& data,
                               const std::optional<std::string>& tokenizer,
                               const std::optional<std::filesystem::path>& init,

@@ -140,7 +140,7 @@ TEST_CASE("bad states, other runs, bad schedules and NULLs fail with a status an
 
   // Schedules the session cannot follow.
   remat_session_params bad = p;
-  bad.lr_schedule = static_cast<remat_lr_schedule>(7);
+  bad.lr_schedule = 7;
   CHECK(remat_session_create(d, &bad, &o) == REMAT_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(remat_last_error()).find("lr_schedule is 7") != std::string::npos);
   bad = p;
@@ -192,7 +192,7 @@ TEST_CASE("a cancelled state save keeps the previous state") {
 
 TEST_CASE("remat 0.2's params struct, without the schedule, is still read") {
   remat_session_params p = small_params();
-  p.lr_schedule = static_cast<remat_lr_schedule>(99);  // past the old struct: never read
+  p.lr_schedule = 99;  // past the old struct: never read
   p.struct_size = offsetof(remat_session_params, lr_schedule);
   remat_plan_report r{};
   r.struct_size = sizeof r;

@@ -163,7 +163,9 @@ TEST_CASE("flags that would change a resumed run, and damaged states, are refuse
   refused("--accum 1", "--accum 1 differs from the state's 2");
   refused("--lr-schedule linear", "--lr-schedule linear differs from the state's cosine");
   refused("--steps 2", "the state is at step 2 and --steps is 2");
-  refused("--init " + quote(d / "w.safetensors"), "--init and --resume");
+  REQUIRE(run_remat(run_flags(d) + "--quiet --steps 3 --save " + quote(d / "w.safetensors"))
+              .exit_code == 0);
+  refused("--init " + quote(d / "w.safetensors"), "the state's run had no --init");
   std::ofstream(d / "other.txt") << std::string(5000, 'x');
   refused("--data " + quote(d / "other.txt"), "is not the file the run read");
   // The same flags as the state's are fine, as are another arena or policy (same results).
@@ -190,11 +192,44 @@ TEST_CASE("flags that would change a resumed run, and damaged states, are refuse
   CHECK(
       run_remat("train --resume " + quote(d / "nowhere")).err.find("nowhere: no training state") !=
       std::string::npos);
+  // Moved data is found by its contents under a new path; a missing file names the fix.
+  fs::rename(d / "data.txt", d / "moved.txt");
+  r = run_remat(resume);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("give its new path with --data") != std::string::npos);
+  r = run_remat(resume + "--steps 3 --data " + quote(d / "moved.txt"));
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  fs::rename(d / "moved.txt", d / "data.txt");
   // Changed data under the state's path is named too.
   std::ofstream(d / "data.txt", std::ios::app) << "more";
   r = run_remat(resume);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("is not the file the run read") != std::string::npos);
+}
+
+TEST_CASE("a run started from --init records the weights and loads them again on resume") {
+  Folder d("resume_init");
+  const fs::path w = d / "w.safetensors";
+  REQUIRE(run_remat(run_flags(d) + "--quiet --steps 3 --save " + quote(w)).exit_code == 0);
+  const std::string from = run_flags(d) + "--quiet --steps 6 --init " + quote(w) + " ";
+  REQUIRE(run_remat(from + "--save " + quote(d / "full.safetensors")).exit_code == 0);
+  auto first = run_remat(from + "--stop-at 3 --save-state " + quote(d / "state"));
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(slurp(d / "state" / "state.json").find("\"init\": {") != std::string::npos);
+
+  // Moved: named, and found again under its new path by its contents.
+  fs::rename(w, d / "moved.safetensors");
+  auto missing = run_remat("train --quiet --resume " + quote(d / "state"));
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("w.safetensors") != std::string::npos);
+  auto rest =
+      run_remat("train --quiet --resume " + quote(d / "state") + " --init " +
+                quote(d / "moved.safetensors") + " --save " + quote(d / "resumed.safetensors"));
+  INFO(rest.err);
+  REQUIRE(rest.exit_code == 0);
+  CHECK(slurp(d / "resumed.safetensors") == slurp(d / "full.safetensors"));
 }
 
 TEST_CASE("SIGTERM stops at a step boundary, saves the state, and the resumed run is identical") {
