@@ -95,7 +95,7 @@ TEST_CASE("remat plan --arena picks auto within the budget; below the minimum na
   CHECK(small.out.empty());
 }
 
-TEST_CASE("remat plan --loss-chunk holds one chunk of logits; auto picks the largest that fits") {
+TEST_CASE("remat plan --loss-chunk holds one chunk of logits, auto the largest that fits") {
   const std::string shape = "plan gpt2 --layers 2 --batch 4 --seq 64 --json";
   auto whole = run_remat(shape + " --policy every:1");
   auto chunked = run_remat(shape + " --policy every:1 --loss-chunk 64");

@@ -67,7 +67,7 @@ TEST_CASE("a chunked head is one head_loss op and its backward, with chunk-sized
   check_chunked_head(untied);
 }
 
-TEST_CASE("loss chunk 0 keeps today's head; a chunk of at least B*T is one chunk") {
+TEST_CASE("loss chunk 0 keeps today's head, and a chunk of at least B*T is one chunk") {
   const ModelConfig m = ModelConfig::preset("tiny");
   const Graph whole = build_training_model(m, TrainShape{2, 16, 0.0f, DType::f32, 0});
   CHECK(whole.logits != kNoTensor);
