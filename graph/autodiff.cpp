@@ -14,7 +14,7 @@ namespace {
 
 class Differentiator {
  public:
-  explicit Differentiator(Graph& g) : g_(g) {}
+  explicit Differentiator(Graph& g) : g_(g), frozen_(g.frozen.begin(), g.frozen.end()) {}
 
   void run() {
     for (TensorId p : g_.parameters) grad(p);
@@ -32,6 +32,8 @@ class Differentiator {
   TensorId grad(TensorId t, int block = -1) {
     if (auto it = grad_of_.find(t); it != grad_of_.end()) return it->second;
     const Tensor src = g_.tensor(t);
+    if (frozen_.count(t))
+      throw std::logic_error("autodiff: frozen " + src.name + " got a gradient");
     const bool param = src.role == Role::parameter;
     TensorId d = g_.add_tensor((param ? "grad." : "d.") + src.name, src.shape, src.dtype,
                                param ? Role::parameter_grad : Role::activation_grad,
@@ -54,11 +56,13 @@ class Differentiator {
 
   // Appends backward op `kind` of forward op `fwd`. `grads_of` names each output by the forward
   // tensor whose gradient it writes (kNoTensor leaves an optional output out).
-  void emit(OpKind kind, const Op& fwd, int fwd_index, Named inputs, Named grads_of) {
+  void emit(OpKind kind, const Op& fwd, int fwd_index, Named inputs, Named grads_of,
+            bool frozen = false) {
     Op o;
     o.kind = kind;
     o.inputs = named_operands(kind, false, inputs);
     o.attrs = fwd.attrs;
+    o.attrs.frozen = frozen;
     o.block = fwd.block;
     o.forward_op = fwd_index;
     for (TensorId t : named_operands(kind, true, grads_of)) {
@@ -73,6 +77,15 @@ class Differentiator {
         idx);
   }
 
+  // Whether the op's parameters (`weight`, and `bias` if any) are frozen; a mix is refused.
+  bool weights_frozen(TensorId weight, TensorId bias) const {
+    const bool w = frozen_.count(weight) > 0;
+    if (bias != kNoTensor && (frozen_.count(bias) > 0) != w)
+      throw std::logic_error("autodiff: " + g_.tensor(weight).name + " and " +
+                             g_.tensor(bias).name + " must be frozen together");
+    return w;
+  }
+
   void differentiate(int index, int /*block*/) {
     const Op f = g_.ops[static_cast<size_t>(index)];
     const auto in = [&](std::size_t slot) { return f.inputs.at(slot); };
@@ -80,27 +93,42 @@ class Differentiator {
     switch (f.kind) {
       case OpKind::embedding: {
         namespace e = slot::embedding;
+        // A frozen embedding has no gradient to write: its backward is omitted.
+        if (weights_frozen(in(e::wte), in(e::wpe))) return;
         return emit(OpKind::embedding_backward, f, index,
                     {{"tokens", in(e::tokens)}, {"dx", upstream(out(e::x))}},
                     {{"dwte", in(e::wte)}, {"dwpe", in(e::wpe)}});
       }
       case OpKind::layernorm: {
         namespace l = slot::layernorm;
+        const bool frozen = weights_frozen(in(l::weight), in(l::bias));
+        const TensorId none = kNoTensor;
         return emit(OpKind::layernorm_backward, f, index,
                     {{"dy", upstream(out(l::y))},
                      {"x", in(l::x)},
                      {"weight", in(l::weight)},
                      {"mean", out(l::mean)},
                      {"rstd", out(l::rstd)}},
-                    {{"dx", in(l::x)}, {"dweight", in(l::weight)}, {"dbias", in(l::bias)}});
+                    {{"dx", in(l::x)},
+                     {"dweight", frozen ? none : in(l::weight)},
+                     {"dbias", frozen ? none : in(l::bias)}},
+                    frozen);
       }
       case OpKind::matmul: {
+        // A frozen weight: dx only, and x (which only dweight reads) is not an input, so the
+        // planner need not keep it for the backward.
         namespace m = slot::matmul;
+        const TensorId bias = operand_or_none(f.inputs, m::bias);
+        const bool frozen = weights_frozen(in(m::weight), bias);
+        const TensorId none = kNoTensor;
         return emit(OpKind::matmul_backward, f, index,
-                    {{"dy", upstream(out(m::y))}, {"x", in(m::x)}, {"weight", in(m::weight)}},
+                    {{"dy", upstream(out(m::y))},
+                     {"weight", in(m::weight)},
+                     {"x", frozen ? none : in(m::x)}},
                     {{"dx", in(m::x)},
-                     {"dweight", in(m::weight)},
-                     {"dbias", operand_or_none(f.inputs, m::bias)}});
+                     {"dweight", frozen ? none : in(m::weight)},
+                     {"dbias", frozen ? none : bias}},
+                    frozen);
       }
       case OpKind::attention: {
         namespace a = slot::attention;
@@ -170,6 +198,7 @@ class Differentiator {
   }
 
   Graph& g_;
+  std::unordered_set<TensorId> frozen_;  // Graph::frozen
   std::unordered_map<TensorId, TensorId> grad_of_;
   std::unordered_set<TensorId> written_;
 };
@@ -180,8 +209,9 @@ void autodiff(Graph& graph) {
   Differentiator(graph).run();
 }
 
-Graph build_training_gpt(const ModelConfig& config, const TrainShape& shape) {
+Graph build_training_gpt(const ModelConfig& config, const TrainShape& shape, const LoraSpec& lora) {
   Graph g = build_gpt(config, shape);
+  if (lora.enabled()) apply_lora(g, lora);
   autodiff(g);
   return g;
 }

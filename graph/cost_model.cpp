@@ -28,9 +28,11 @@ double op_flops(const Graph& g, const Op& op) {
       return 2 * m * k * n + (op.attrs.has_bias ? m * n : 0);
     }
     case OpKind::matmul_backward: {
-      const Tensor& x = g.tensor(in(slot::matmul_backward::x));
-      const double m = static_cast<double>(x.shape[0]), k = static_cast<double>(x.shape[1]);
+      // dx = dy·Wᵀ always; dW = xᵀ·dy and dbias unless the weight is frozen.
+      const Tensor& dx = g.tensor(out(slot::matmul_backward::dx));
+      const double m = static_cast<double>(dx.shape[0]), k = static_cast<double>(dx.shape[1]);
       const double n = static_cast<double>(g.tensor(in(slot::matmul_backward::dy)).shape[1]);
+      if (op.attrs.frozen) return 2 * m * k * n;
       return 4 * m * k * n + (op.attrs.has_bias ? m * n : 0);
     }
     case OpKind::attention:
@@ -50,15 +52,15 @@ double op_flops(const Graph& g, const Op& op) {
     case OpKind::layernorm:
       return 8 * elems(g, out(slot::layernorm::y));
     case OpKind::layernorm_backward:
-      return 14 * elems(g, in(slot::layernorm_backward::x));
+      return (op.attrs.frozen ? 10 : 14) * elems(g, in(slot::layernorm_backward::x));
     case OpKind::gelu:
       return 10 * elems(g, out(slot::gelu::y));
     case OpKind::gelu_backward:
       return 16 * elems(g, in(slot::gelu_backward::x));
     case OpKind::residual:
-      return elems(g, out(slot::residual::y));
+      return (op.attrs.scale == 1.0f ? 1 : 2) * elems(g, out(slot::residual::y));
     case OpKind::residual_backward:
-      return 0;
+      return op.attrs.scale == 1.0f ? 0 : elems(g, in(slot::residual_backward::dy));
     case OpKind::dropout:
       return 3 * elems(g, out(slot::dropout::y));
     case OpKind::dropout_backward:

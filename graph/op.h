@@ -43,8 +43,11 @@ enum class WeightLayout { in_out, out_in };
 struct OpAttrs {
   WeightLayout w_layout = WeightLayout::in_out;  // matmul / matmul_backward
   bool has_bias = false;                         // matmul / matmul_backward: bias input present
-  int heads = 0;                                 // attention / attention_backward
-  float dropout_p = 0.0f;                        // dropout / dropout_backward
+  bool frozen = false;     // matmul_backward / layernorm_backward: the weight (and bias) is frozen,
+                           // so the op writes dx only and reads nothing only dweight needs
+  float scale = 1.0f;      // residual / residual_backward: y = a + scale·b (LoRA's alpha / r)
+  int heads = 0;           // attention / attention_backward
+  float dropout_p = 0.0f;  // dropout / dropout_backward
   uint32_t dropout_id = 0;    // RNG stream id: the same for an op, its recompute and its backward
   float eps = 1e-5f;          // layernorm epsilon
   bool weight_decay = false;  // adamw: decay this parameter (2-D tensors only, PyTorch style)

@@ -17,7 +17,8 @@ namespace remat {
 // What a block's forward leaves behind for its backward.
 enum class KeepLevel {
   none,       // only the chain output; intermediates are recomputed in the backward
-  selective,  // input, matmul and attention outputs; LayerNorm, GELU, residual, dropout recomputed
+  selective,  // input, matmul, attention and LoRA-merge outputs; LayerNorm, GELU, residual, dropout
+              // recomputed
   all,        // everything its backward reads
 };
 const char* keep_level_name(KeepLevel l);
