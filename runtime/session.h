@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph/cost_model.h"
+#include "graph/lora.h"
 #include "graph/model_config.h"
 #include "planner/plan.h"
 #include "planner/policy.h"
@@ -33,6 +34,7 @@ using OptimizerConfig = kernels::AdamWConfig;
 
 struct SessionConfig {
   ModelConfig model;                     // GPT-2 shape
+  LoraSpec lora;                         // rank > 0: train LoRA adapters on a frozen model
   TrainShape shape;                      // batch, sequence, dropout
   Policy policy;                         // checkpoint policy (auto needs arena_budget)
   std::optional<uint64_t> arena_budget;  // arena bytes the plan must fit
@@ -77,17 +79,18 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Loads parameters from a GPT-2 safetensors file (shapes must match the session's model) and
-  // resets the optimizer state. std::invalid_argument for a bad or mismatched file. The file is
-  // read in bounded pieces, twice: every value is checked before the first one is uploaded, so
-  // a bad file leaves the session as it was. Cancelled during the checks leaves it as it was too;
-  // cancelled (or a read error) during the upload, the session holds the seeded initial weights
-  // of a fresh session. Either way it stays usable.
+  // Loads the model's weights (the frozen base under LoRA) from a GPT-2 safetensors file (shapes
+  // must match the session's model) and resets the optimizer state. std::invalid_argument for a bad
+  // or mismatched file. The file is read in bounded pieces, twice: every value is checked before
+  // the first one is uploaded, so a bad file leaves the session as it was. Cancelled during the
+  // checks leaves it as it was too; cancelled (or a read error) during the upload, the session
+  // holds the seeded initial weights of a fresh session. Either way it stays usable.
   void load(const std::filesystem::path& path);
   // The same from a safetensors image in memory the caller owns (not copied; it must stay alive
   // during the call). `origin` names it in error messages.
   void load(std::span<const std::byte> bytes, std::string_view origin);
-  // Writes every parameter as F32 with Hugging Face GPT-2 names, atomically, streamed through a
+  // Writes the model's weights (under LoRA: the frozen base, adapters not merged; see
+  // runtime/lora_weights.h) as F32 with Hugging Face GPT-2 names, atomically, streamed through a
   // bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
   void save(const std::filesystem::path& path) const;
 
@@ -124,16 +127,23 @@ class Session {
   std::vector<uint32_t> sample(std::span<const uint32_t> prompt, int count, uint64_t seed,
                                float temperature = 1.0f, int top_k = 0);
 
-  // Host copies of parameters (HF names, plan order), for saving and tests.
+  // Host copies of the trained parameters (HF or PEFT-module names, plan order: the LoRA adapters
+  // when there are any), for saving and tests.
   std::vector<std::pair<std::string, std::vector<float>>> parameters() const;
+  // A host copy of any persistent tensor of the plan (a frozen weight, say).
+  std::vector<float> values(TensorId id) const;
+  // Replaces every trained parameter (plan order, exact sizes, else std::invalid_argument, nothing
+  // written) and resets the optimizer state, as load() does for the model's weights.
+  void set_trained_parameters(const std::vector<std::vector<float>>& values);
 
  private:
   void check_fits_device() const;
   BufferSlice slice_of(TensorId id) const;  // where a plan tensor's bytes are
   LoweringExtras lowering_extras() const;   // the session's buffers the kernels also need
-  std::vector<ParameterSpec> parameter_specs() const;
-  uint64_t parameter_bytes() const;  // of all parameters, as floats
-  void zero_optimizer_state();       // everything in the persistent buffer but the parameters
+  const std::vector<TensorId>& model_weights() const;  // the model's (under LoRA: frozen) weights
+  std::vector<ParameterSpec> parameter_specs() const;  // of model_weights()
+  uint64_t parameter_bytes() const;                    // of model_weights(), as floats
+  void zero_optimizer_state();  // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
   void load_from(const SafetensorsSource& source);
   void record();
