@@ -19,10 +19,12 @@
 #include "model_args.h"
 #include "runtime/device.h"
 #include "runtime/gpt2_weights.h"
+#include "runtime/lora_weights.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
 #include "runtime/token_dataset.h"
 #include "train_data.h"
+#include "train_lora.h"
 
 namespace remat::cli {
 namespace {
@@ -65,12 +67,13 @@ CommandSpec spec() {
       {"--grad-clip", "NORM", "clip the global gradient norm to NORM; 0 disables", "0"},
       {"--seed", "S", "weight initialisation and dropout masks", "0"},
       {"--save", "OUT.safetensors", "write the trained weights here (atomically)", ""},
-      {"--save-every", "K", "also save every K steps (needs --save)", ""},
+      {"--save-every", "K", "also save every K steps (needs --save or --save-adapter)", ""},
       {"--log-json", "FILE", "one JSON object per step, then a summary", ""},
       {"--sample", "N", "after training, continue the data's first tokens by N tokens", "0"},
       {"--quiet", "", "no progress output", ""},
   };
   c.flags.insert(c.flags.end(), training.begin(), training.end());
+  for (FlagSpec& f : train_lora_flags()) c.flags.push_back(std::move(f));
   return c;
 }
 
@@ -91,22 +94,8 @@ struct Options {
   LrSchedule schedule;
   uint64_t seed = 0;
   bool quiet = false;
+  TrainLora lora;  // --lora and its files
 };
-
-// An output must name a file in an existing, writable folder. Checked before anything runs, so a
-// typo fails at once instead of after training.
-void check_output_path(const std::filesystem::path& path, const std::string& flag) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw UsageError(path.string() + ": is a directory; " + flag + " needs a file path");
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  if (!std::filesystem::is_directory(dir, ec))
-    throw UsageError(dir.string() + ": no such folder for " + flag +
-                     "; create it first or give a path in an existing folder");
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw UsageError(dir.string() + ": folder is not writable; give " + flag +
-                     " a path in a writable folder");
-}
 
 // --lr-schedule and its flags over the run's --steps, peaking at --lr; the library's messages
 // name its fields, so the flags are checked here to name the flags instead.
@@ -181,13 +170,19 @@ Options parse(const std::vector<std::string>& argv) {
   o.seed = static_cast<uint64_t>(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto v = a.get("--save")) {
     o.save = *v;
-    check_output_path(*o.save, "--save");
+    check_output_path(o.save->string(), "--save");
   }
   if (auto v = a.get("--log-json")) {
     o.log_json = *v;
-    check_output_path(*o.log_json, "--log-json");
+    check_output_path(o.log_json->string(), "--log-json");
   }
-  if (o.save_every && !o.save) throw UsageError("--save-every needs --save OUT.safetensors");
+  o.lora = parse_train_lora(a, o.init);
+  if (o.lora.spec.enabled() && o.save)
+    throw UsageError(
+        "--save writes the model's weights, which LoRA leaves frozen; use "
+        "--save-adapter DIR or --merge-out OUT.safetensors");
+  if (o.save_every && !o.save && !o.lora.save_adapter)
+    throw UsageError("--save-every needs --save OUT.safetensors or --save-adapter DIR");
   o.quiet = a.has("--quiet");
   return o;
 }
@@ -300,6 +295,7 @@ int run_train(const std::vector<std::string>& argv) {
 
   SessionConfig cfg;
   cfg.model = o.sel.model;
+  cfg.lora = o.lora.spec;
   cfg.shape = o.sel.shape;
   cfg.policy = o.sel.policy;
   cfg.arena_budget = o.sel.arena;
@@ -309,6 +305,7 @@ int run_train(const std::vector<std::string>& argv) {
   cfg.costs = o.sel.costs ? &*o.sel.costs : nullptr;
   Session session(*device, cfg);
   if (o.init) session.load(*o.init);
+  load_lora_init(session, o.lora);
 
   const Plan& plan = session.plan();
   const ModelConfig& m = cfg.model;
@@ -317,6 +314,7 @@ int run_train(const std::vector<std::string>& argv) {
               o.sel.model_name.c_str(), m.layers, m.dim, m.heads, m.vocab, m.ctx,
               double(m.parameter_count()) / 1e6, cfg.shape.batch, cfg.shape.seq,
               o.accum > 1 ? (" × " + std::to_string(o.accum) + " micro-batches").c_str() : "");
+  print_lora(session, o.lora);
   std::printf(
       "plan     policy %s; checkpoints %s; arena %s%s; persistent %s; predicted %.3fx the time of "
       "no recompute\n",
@@ -362,9 +360,10 @@ int run_train(const std::vector<std::string>& argv) {
     // have spoiled the weights, so nothing from it is saved.
     const float grad_norm = session.last_grad_norm();
     if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
-      std::string kept = last_saved >= 0 ? "; weights from step " + std::to_string(last_saved) +
-                                               " are in " + o.save->string()
-                                         : "; no weights were saved";
+      std::string kept = "; no weights were saved";
+      if (last_saved >= 0)
+        kept = "; weights from step " + std::to_string(last_saved) + " are in " +
+               (o.save ? o.save->string() : o.lora.save_adapter->string());
       throw std::runtime_error(std::string(std::isfinite(loss) ? "the gradient norm" : "the loss") +
                                " is not finite at step " + std::to_string(s + 1) +
                                " (try a smaller --lr or --grad-clip 1)" + kept);
@@ -404,9 +403,10 @@ int run_train(const std::vector<std::string>& argv) {
       std::fflush(stdout);
     }
     if (v && !o.quiet) print_validation(*v, s + 1, o.steps, tty);
-    if (o.save && o.save_every && (s + 1) % o.save_every == 0) {
+    if (o.save_every && (s + 1) % o.save_every == 0) {
       try {
-        session.save(*o.save);
+        if (o.save) session.save(*o.save);
+        if (o.lora.save_adapter) save_adapter(session, *o.lora.save_adapter, o.lora.base_model);
       } catch (const std::runtime_error& e) {  // non-finite weights or a full disk
         throw std::runtime_error(
             "saving step " + std::to_string(s + 1) + ": " + e.what() +
@@ -417,6 +417,7 @@ int run_train(const std::vector<std::string>& argv) {
   }
   if (tty) std::printf("\n");
   if (o.save) session.save(*o.save);
+  save_lora_outputs(session, o.lora, false);
 
   if (val)
     std::printf("val      loss %.4f -> %.4f on %d batches of %s\n", first_val, last_val,
@@ -436,6 +437,8 @@ int run_train(const std::vector<std::string>& argv) {
                                   ? "exactly as"
                                   : "DIFFERS from");
   if (o.save) std::printf("saved    %s\n", o.save->string().c_str());
+  if (o.lora.save_adapter) std::printf("adapter  %s\n", o.lora.save_adapter->string().c_str());
+  if (o.lora.merge_out) std::printf("merged   %s\n", o.lora.merge_out->string().c_str());
   if (o.sample > 0) print_sample(session, training, o);
 
   JsonWriter j;
