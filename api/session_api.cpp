@@ -14,6 +14,7 @@
 #include "api/reports.h"
 #include "api/session_params.h"
 #include "planner/plan.h"
+#include "runtime/lora_weights.h"
 #include "runtime/progress.h"
 #include "runtime/safetensors.h"
 #include "runtime/vulkan_error.h"
@@ -28,6 +29,30 @@ namespace {
 remat::Session& session_of(const remat_session* s) {
   require(s != nullptr, "session is NULL");
   return *s->session;
+}
+
+// The adapter calls need a LoRA session.
+remat::Session& lora_session_of(const remat_session* s) {
+  remat::Session& session = session_of(s);
+  if (session.plan().adapters.empty())
+    invalid("the session trains no LoRA adapters (params->lora_rank is 0)");
+  return session;
+}
+
+// A file that cannot be created or written is IO; cancellation and device loss pass through.
+template <class F>
+void as_io_error(F&& write) {
+  try {
+    write();
+  } catch (const remat::VulkanError&) {
+    throw;
+  } catch (const remat::Cancelled&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    throw ApiError(REMAT_ERROR_IO, e.what());
+  } catch (const std::runtime_error& e) {
+    throw ApiError(REMAT_ERROR_IO, e.what());
+  }
 }
 
 // Every call that submits to a device holds its mutex.
@@ -63,7 +88,7 @@ remat_status remat_session_params_default(remat_session_params* params) {
 
 remat_status remat_session_params_from_file(remat_session_params* params, const char* path) {
   return guarded([&] {
-    remat::capi::require_struct(params, "params");
+    remat::capi::require_params(params);
     require_readable(path);
     remat::capi::set_model_from_checkpoint(*params, remat::read_safetensors(path));
   });
@@ -72,7 +97,7 @@ remat_status remat_session_params_from_file(remat_session_params* params, const 
 remat_status remat_session_params_from_memory(remat_session_params* params, const void* data,
                                               size_t size) {
   return guarded([&] {
-    remat::capi::require_struct(params, "params");
+    remat::capi::require_params(params);
     require(data != nullptr, "data is NULL");
     const std::string bytes(static_cast<const char*>(data), size);
     remat::capi::set_model_from_checkpoint(*params,
@@ -84,7 +109,8 @@ remat_status remat_plan(const remat_session_params* params, remat_plan_report* r
   return guarded([&] {
     remat::capi::require_struct(report, "report");
     const remat::SessionConfig c = remat::capi::session_config(params);
-    const remat::Plan plan = remat::plan(c.model, c.shape, c.policy, c.arena_budget, 256, c.costs);
+    const remat::Plan plan =
+        remat::plan(c.model, c.shape, c.policy, c.arena_budget, 256, c.costs, c.lora);
     remat::capi::fill_plan_report(plan, c.model, *report);
   });
 }
@@ -139,17 +165,36 @@ remat_status remat_session_save_file(remat_session* session, const char* path) {
     const remat::Session& s = session_of(session);
     require(path != nullptr, "path is NULL");
     const auto lock = lock_device(session);
-    try {
-      s.save(path);
-    } catch (const remat::VulkanError&) {
-      throw;
-    } catch (const remat::Cancelled&) {
-      throw;
-    } catch (const std::invalid_argument& e) {  // the file cannot be created or written
-      throw ApiError(REMAT_ERROR_IO, e.what());
-    } catch (const std::runtime_error& e) {  // a write, fsync or rename failed
-      throw ApiError(REMAT_ERROR_IO, e.what());
-    }
+    as_io_error([&] { s.save(path); });
+  });
+}
+
+remat_status remat_session_save_adapter(remat_session* session, const char* dir) {
+  return guarded([&] {
+    const remat::Session& s = lora_session_of(session);
+    require(dir != nullptr, "dir is NULL");
+    const auto lock = lock_device(session);
+    as_io_error([&] { remat::save_adapter(s, dir, ""); });
+  });
+}
+
+remat_status remat_session_load_adapter(remat_session* session, const char* dir) {
+  return guarded([&] {
+    remat::Session& s = lora_session_of(session);
+    require(dir != nullptr, "dir is NULL");
+    require_readable((std::string(dir) + "/adapter_config.json").c_str());
+    require_readable((std::string(dir) + "/adapter_model.safetensors").c_str());
+    const auto lock = lock_device(session);
+    remat::load_adapter(s, dir);
+  });
+}
+
+remat_status remat_session_save_merged(remat_session* session, const char* path) {
+  return guarded([&] {
+    const remat::Session& s = lora_session_of(session);
+    require(path != nullptr, "path is NULL");
+    const auto lock = lock_device(session);
+    as_io_error([&] { remat::save_merged(s, path); });
   });
 }
 

@@ -1,6 +1,7 @@
 #include "api/session_params.h"
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -74,7 +75,29 @@ ProgressFn progress_of(const remat_session_params& p) {
   };
 }
 
+LoraSpec lora_of(const remat_session_params& p) {
+  LoraSpec l;
+  if (p.lora_rank < 0)
+    invalid("params->lora_rank is negative (" + std::to_string(p.lora_rank) + ")");
+  require_range(std::isfinite(p.lora_alpha) && p.lora_alpha >= 0, "lora_alpha", p.lora_alpha,
+                "finite and at least 0 (0: twice lora_rank)");
+  if (p.lora_rank == 0) {
+    if (p.lora_alpha != 0 || p.lora_targets)
+      invalid("params->lora_alpha and lora_targets need params->lora_rank");
+    return l;
+  }
+  l.rank = p.lora_rank;
+  l.alpha = p.lora_alpha;
+  if (p.lora_targets) l.targets = parse_lora_targets(p.lora_targets);
+  return l;
+}
+
 }  // namespace
+
+void require_params(const remat_session_params* params) {
+  if (params && params->struct_size == kParamsSizeBeforeLora) return;
+  require_struct(params, "params");
+}
 
 void fill_default_params(remat_session_params& p) {
   p = remat_session_params{};
@@ -94,8 +117,11 @@ void fill_default_params(remat_session_params& p) {
 }
 
 SessionConfig session_config(const remat_session_params* params) {
-  require_struct(params, "params");
-  const remat_session_params& p = *params;
+  require_params(params);
+  // An older, shorter struct: its fields over the defaults of the ones it lacks.
+  remat_session_params p;
+  fill_default_params(p);
+  std::memcpy(&p, params, params->struct_size);
   SessionConfig c;
   c.model = model_of(p);
   if (p.batch <= 0 || p.seq <= 0 || p.accum <= 0)
@@ -112,6 +138,7 @@ SessionConfig session_config(const remat_session_params* params) {
     invalid("policy 'auto' needs params->arena_bytes (the arena cap it plans for)");
   c.optimizer = optimizer_of(p);
   c.seed = p.seed;
+  c.lora = lora_of(p);
   c.pipeline_cache_dir = pipeline_cache_dir_of(p);
   c.progress = progress_of(p);
   return c;

@@ -3,6 +3,8 @@
 // library leaves to its callers (AdamW settings, accumulation).
 #pragma once
 
+#include <cstddef>
+
 #include "graph/model_config.h"
 #include "remat/remat.h"
 #include "runtime/safetensors.h"
@@ -11,6 +13,11 @@
 namespace remat::capi {
 
 void fill_default_params(remat_session_params& params);
+
+// The size of a params struct from before the LoRA fields; such structs are still accepted.
+inline constexpr std::size_t kParamsSizeBeforeLora = offsetof(remat_session_params, lora_rank);
+// NULL or a struct_size other than sizeof or kParamsSizeBeforeLora: ApiError naming them.
+void require_params(const remat_session_params* params);
 
 // Checks `params` (NULL, struct_size, every field) and returns the configuration it describes.
 // std::invalid_argument (via ApiError) naming the first bad field.
