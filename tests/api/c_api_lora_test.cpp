@@ -13,19 +13,11 @@
 #include "remat/remat.h"
 #include "tests/api/api_test_params.h"
 
+using remat::test::Handles;
 using remat::test::pattern_batch;
 using remat::test::small_params;
 
 namespace {
-
-struct Handles {
-  remat_device* device = nullptr;
-  remat_session* session = nullptr;
-  ~Handles() {
-    remat_session_free(session);
-    remat_device_free(device);
-  }
-};
 
 remat_session_params lora_params() {
   remat_session_params p = small_params();
