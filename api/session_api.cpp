@@ -13,6 +13,7 @@
 #include "api/handles.h"
 #include "api/reports.h"
 #include "api/session_params.h"
+#include "base/ignore_target.h"
 #include "planner/plan.h"
 #include "runtime/lora_weights.h"
 #include "runtime/progress.h"
@@ -23,6 +24,9 @@ using remat::capi::ApiError;
 using remat::capi::guarded;
 using remat::capi::invalid;
 using remat::capi::require;
+
+static_assert(REMAT_IGNORE_TARGET == remat::kIgnoreTarget,
+              "remat.h's ignored target must be the one Session::step and the kernels know");
 
 namespace {
 

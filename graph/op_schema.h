@@ -120,8 +120,13 @@ inline constexpr OpSchema kOpSchemas[] = {
         "mask from counter RNG keyed (seed, step, op id, element); p = 0 is an identity op "
         "the builder omits"),
     REMAT_SCHEMA(dropout_backward, "regenerates the same mask"),
-    REMAT_SCHEMA(cross_entropy, "fused stable log-softmax; mean over BT taken by the reader"),
-    REMAT_SCHEMA(cross_entropy_backward, "dlogits = (softmax − onehot)/BT"),
+    REMAT_SCHEMA(cross_entropy,
+                 "fused stable log-softmax; 0 where the target is ignored (0xFFFFFFFF); mean over "
+                 "the trained targets taken by the reader"),
+    REMAT_SCHEMA(
+        cross_entropy_backward,
+        "dlogits = (softmax − onehot)/N, N the trained targets of the whole optimizer step "
+        "(read from a buffer the host rewrites before each step); 0 on ignored rows"),
     REMAT_SCHEMA(grad_norm,
                  "norm[0]: global L2 norm, deterministic fixed-order sum of squares; norm[1]: the "
                  "clip scale AdamW multiplies gradients by"),

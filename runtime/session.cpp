@@ -6,6 +6,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "base/ignore_target.h"
 #include "optimizer_params.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/kernels/optimizer.h"
@@ -51,14 +52,26 @@ DeviceQuirks session_quirks(const Device& d, const SessionConfig& c) {
   return q;
 }
 
-void check_vocabulary(std::span<const uint32_t> tokens, std::span<const uint32_t> targets,
-                      int vocabulary) {
+// Checks every token and target against the vocabulary (a target may also be kIgnoreTarget: not
+// trained) and returns how many targets are trained. `what` names the call for the refusal of a
+// batch that trains nothing, whose mean loss would be 0/0.
+std::size_t trained_targets(std::span<const uint32_t> tokens, std::span<const uint32_t> targets,
+                            int vocabulary, const char* what) {
   const auto vocab = static_cast<uint32_t>(vocabulary);
-  for (std::size_t i = 0; i < tokens.size(); ++i)
-    if (tokens[i] >= vocab || targets[i] >= vocab)
-      throw std::invalid_argument("token " + std::to_string(std::max(tokens[i], targets[i])) +
-                                  " at position " + std::to_string(i) +
-                                  " is outside the vocabulary of " + std::to_string(vocab));
+  std::size_t trained = 0;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const bool ignored = targets[i] == kIgnoreTarget;
+    if (tokens[i] >= vocab || (targets[i] >= vocab && !ignored))
+      throw std::invalid_argument(
+          "token " + std::to_string(tokens[i] >= vocab ? tokens[i] : targets[i]) + " at position " +
+          std::to_string(i) + " is outside the vocabulary of " + std::to_string(vocab));
+    trained += ignored ? 0 : 1;
+  }
+  if (trained == 0)
+    throw std::invalid_argument(std::string(what) + " needs at least one trained target, but all " +
+                                std::to_string(targets.size()) +
+                                " are the ignored target 0xFFFFFFFF");
+  return trained;
 }
 
 }  // namespace
@@ -175,16 +188,13 @@ void Session::record() {
   // The dispatches of each executor; their pipelines are built first, with progress.
   std::vector<std::vector<Dispatch>> parts;
   using Phases = LoweringPart::Phases;
-  const auto micro = static_cast<uint32_t>(config_.accum);
   if (config_.accum <= 1) {
     parts.push_back(lower_plan(plan_, quirks, slices, extras));
     io.after.insert(io.after.end(), norm_out.after.begin(), norm_out.after.end());
   } else {
-    parts.push_back(
-        lower_plan(plan_, quirks, slices, extras, {Phases::forward_backward, false, micro}));
-    parts.push_back(
-        lower_plan(plan_, quirks, slices, extras, {Phases::forward_backward, true, micro}));
-    parts.push_back(lower_plan(plan_, quirks, slices, extras, {Phases::optimizer, false, micro}));
+    parts.push_back(lower_plan(plan_, quirks, slices, extras, {Phases::forward_backward, false}));
+    parts.push_back(lower_plan(plan_, quirks, slices, extras, {Phases::forward_backward, true}));
+    parts.push_back(lower_plan(plan_, quirks, slices, extras, {Phases::optimizer, false}));
   }
   std::vector<KernelKey> keys;
   for (const auto& part : parts)
@@ -321,7 +331,8 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
         std::to_string(micro) + " × batch " + std::to_string(config_.shape.batch) + " × seq " +
         std::to_string(config_.shape.seq) + "), got " + std::to_string(tokens.size()) + " and " +
         std::to_string(targets.size()));
-  check_vocabulary(tokens, targets, config_.model.vocab);
+  // Counted over all micro-batches before the first runs: the loss is their joint mean.
+  const std::size_t trained = trained_targets(tokens, targets, config_.model.vocab, "a step");
   kernels::AdamWConfig adam;
   adam.lr = config_.optimizer.lr;
   adam.beta1 = config_.optimizer.beta1;
@@ -329,6 +340,7 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   adam.eps = config_.optimizer.eps;
   adam.weight_decay = config_.optimizer.weight_decay;
   push::AdamWHyper hyper = kernels::adamw_hyper(adam, steps_done_ + 1);
+  hyper.loss_scale = 1.0f / static_cast<float>(trained);
 
   auto* io = static_cast<uint8_t*>(io_->mapped());
   const auto* losses = reinterpret_cast<const float*>(io + io_losses_offset_);
@@ -345,7 +357,7 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   }
   if (optimizer_) optimizer_->run();
   ++steps_done_;
-  return static_cast<float>(sum / double(n * micro));
+  return static_cast<float>(sum / double(trained));  // ignored positions' losses are 0
 }
 
 float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
@@ -355,7 +367,7 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
         "evaluating takes " + std::to_string(n) + " tokens and targets (batch " +
         std::to_string(config_.shape.batch) + " × seq " + std::to_string(config_.shape.seq) +
         "), got " + std::to_string(tokens.size()) + " and " + std::to_string(targets.size()));
-  check_vocabulary(tokens, targets, config_.model.vocab);
+  const std::size_t trained = trained_targets(tokens, targets, config_.model.vocab, "evaluating");
   if (!evaluator_) {
     // The loss of the model itself, not of a thinned one: dropout scales by 1 and keeps all.
     Plan forward = plan_;
@@ -367,7 +379,7 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
     io.after = {{losses.buffer, io_->handle(), losses.offset, io_losses_offset_, losses.size}};
     evaluator_ = std::make_unique<Executor>(*kernels_,
                                             lower_plan(forward, quirks_, slices, lowering_extras(),
-                                                       {LoweringPart::Phases::forward, false, 1}),
+                                                       {LoweringPart::Phases::forward, false}),
                                             io);
   }
   // The forward pass writes only what a step writes before reading it: the io staging, the
@@ -379,7 +391,7 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
   const auto* losses = reinterpret_cast<const float*>(io + io_losses_offset_);
   double sum = 0;  // in position order, in double, as step() sums
   for (std::size_t i = 0; i < n; ++i) sum += losses[i];
-  return static_cast<float>(sum / double(n));
+  return static_cast<float>(sum / double(trained));
 }
 
 float Session::last_grad_norm() const {
@@ -513,8 +525,8 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
   opts.before = io_inputs();
   opts.after = {{ls.buffer, out.handle(), ls.offset, 0, T * V * 4}};
   Executor forward(
-      *kernels_,
-      lower_plan(plan_, quirks_, slices, extras, {LoweringPart::Phases::forward, false, 1}), opts);
+      *kernels_, lower_plan(plan_, quirks_, slices, extras, {LoweringPart::Phases::forward, false}),
+      opts);
 
   std::vector<uint32_t> context(prompt.begin(), prompt.end()), generated;
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;

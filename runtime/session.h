@@ -94,13 +94,17 @@ class Session {
   // bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
   void save(const std::filesystem::path& path) const;
 
-  // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab),
-  // micro-batch m in rows [m·B, (m+1)·B); returns the mean loss over all of them.
+  // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab; a
+  // target may be kIgnoreTarget, base/ignore_target.h: that position is not trained),
+  // micro-batch m in rows [m·B, (m+1)·B). The loss is the mean cross-entropy over the trained
+  // targets of all micro-batches together, each target weighing the same however the micro-
+  // batches split them; it is returned, and its gradient is what AdamW steps on. A step with no
+  // trained target is refused (std::invalid_argument) before anything runs.
   float step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
-  // The mean loss on [B,T] tokens and targets (each < vocab) without training: the plan's forward
-  // pass with dropout off, recorded on the first call. It uses no device memory of its own and
-  // changes nothing training reads: weights, AdamW moments and later steps' results are
-  // bit-identical with and without evaluations in between.
+  // The mean loss over the trained targets of [B,T] tokens and targets (as step takes them)
+  // without training: the plan's forward pass with dropout off, recorded on the first call. It
+  // uses no device memory of its own and changes nothing training reads: weights, AdamW moments
+  // and later steps' results are bit-identical with and without evaluations in between.
   float evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
   void set_learning_rate(double lr) { config_.optimizer.lr = lr; }
   uint32_t steps_done() const { return steps_done_; }
@@ -157,7 +161,8 @@ class Session {
   std::unique_ptr<Arena> persistent_;
   std::unique_ptr<Arena> arena_;
   std::unique_ptr<Buffer> io_;            // host-visible: tokens, targets in; losses, grad norm out
-  std::unique_ptr<Buffer> hyper_;         // host-visible: push::AdamWHyper, rewritten every step
+  std::unique_ptr<Buffer> hyper_;         // host-visible: push::AdamWHyper (with the loss scale),
+                                          // rewritten every step
   std::unique_ptr<Buffer> partials_;      // grad-norm partial sums
   std::unique_ptr<Executor> executor_;    // the whole step (accum 1) or the first micro-batch
   std::unique_ptr<Executor> accumulate_;  // later micro-batches: parameter gradients +=

@@ -30,7 +30,6 @@ struct Lowering {
   const DeviceQuirks& quirks;
   const TensorSlices& slice_of;
   const LoweringExtras& extras;
-  const LoweringPart& part;
   std::vector<Dispatch> out;
   int step_index = -1;  // the Plan::steps index being lowered, stamped on each dispatch
 
@@ -211,11 +210,13 @@ struct Lowering {
         namespace c = slot::cross_entropy_backward;
         const TensorId logits = in(c::logits);
         kernels::CrossEntropyShape shape{count(logits) / dim(logits, -1), dim(logits, -1)};
-        // d(mean loss)/dlogits: the mean runs over every row of every micro-batch.
-        const float scale = 1.0f / (float(shape.rows) * float(part.micro_batches));
-        return add(kernels::cross_entropy_backward(quirks, shape, bin(c::logits), bin(c::targets),
-                                                   bout(c::dlogits), scale),
-                   s);
+        // d(mean loss)/dlogits: the mean runs over the trained targets of every micro-batch,
+        // a count only the step's data knows, so the scale is read when the kernel runs.
+        constexpr uint32_t kScaleWord = offsetof(push::AdamWHyper, loss_scale) / 4;
+        return add(
+            kernels::cross_entropy_backward(quirks, shape, bin(c::logits), bin(c::targets),
+                                            bout(c::dlogits), {extras.adamw_hyper, kScaleWord}),
+            s);
       }
       case OpKind::grad_norm:
         return grad_norm(s);
@@ -251,7 +252,7 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
                                  const TensorSlices& slice_of, const LoweringExtras& extras,
                                  const LoweringPart& part) {
   using Phases = LoweringPart::Phases;
-  Lowering l{plan, quirks, slice_of, extras, part, {}};
+  Lowering l{plan, quirks, slice_of, extras, {}};
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
     l.step_index = static_cast<int>(i);

@@ -17,21 +17,23 @@ namespace remat {
 
 // Buffers the optimizer and dropout kernels need besides the plan's tensors.
 struct LoweringExtras {
-  BufferSlice adamw_hyper;        // push::AdamWHyper, rewritten by the host before each step
-  BufferSlice grad_norm_partials; // grad_norm_layout(...).total floats
-  float grad_clip = 0;            // max gradient norm; 0 disables clipping
-  uint64_t dropout_seed = 0;      // dropout masks are keyed by (seed, step, op id, element);
-                                  // the step is read from adamw_hyper at run time
+  BufferSlice adamw_hyper;         // push::AdamWHyper, rewritten by the host before each step;
+                                   // the cross-entropy backward reads its loss_scale
+  BufferSlice grad_norm_partials;  // grad_norm_layout(...).total floats
+  float grad_clip = 0;             // max gradient norm; 0 disables clipping
+  uint64_t dropout_seed = 0;       // dropout masks are keyed by (seed, step, op id, element);
+                                   // the step is read from adamw_hyper at run time
 };
 
 // Which steps to lower, for gradient accumulation over micro-batches: the first micro-batch runs
 // the plan's forward and backward as planned, later ones add every parameter-gradient
-// contribution (+=), and the optimizer runs once after the last.
+// contribution (+=), and the optimizer runs once after the last. The loss is the mean over the
+// trained targets of all micro-batches together: the host writes its scale (AdamWHyper's
+// loss_scale) before the step, so every part is lowered alike.
 struct LoweringPart {
   enum class Phases { all, forward_backward, optimizer, forward };  // forward: first pass only
   Phases phases = Phases::all;
   bool accumulate_parameter_grads = false;  // force += on parameter-gradient outputs
-  uint32_t micro_batches = 1;               // the loss is the mean over this many micro-batches
 };
 
 // Where a plan tensor's bytes are: persistent buffer or arena slice.

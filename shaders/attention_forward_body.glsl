@@ -1,10 +1,13 @@
-// Included by attention_forward.comp and attention_forward_texels.comp, which bind qkv (binding 0)
-// as a storage buffer or a texel view and define QKV(i), vec4 i of it.
+// Included by attention_forward.comp and attention_forward_texels.comp, which bind q, k and v
+// (bindings 0-2) as storage buffers or texel views and define Q(i), K(i) and V(i), vec4 i of each.
+// Where the heads lie in them (GPT-2's fused qkv or separate tensors) is in the push constants
+// (attention_params.h).
 //
-// Causal multi-head attention forward, flash-style (FlashAttention-2, Dao 2023): one invocation
-// per (batch, head, query row) streams the keys 0..t in blocks of BC with an online softmax, so
-// the T x T score matrix is never stored. Writes the output row and the row's log-sum-exp of the
-// scaled scores, from which the backward recomputes the probabilities.
+// Causal grouped-query attention forward, flash-style (FlashAttention-2, Dao 2023): one
+// invocation per (batch, query head, query row) streams the keys 0..t of its key/value head in
+// blocks of BC with an online softmax, so the T x T score matrix is never stored. Writes the
+// output row and the row's log-sum-exp of the scaled scores, from which the backward recomputes
+// the probabilities.
 //
 // No barriers (on CPU implementations a barrier is a context switch, and lavapipe's 32 KiB would
 // not hold K/V tiles for hs = 128 anyway): the row's q and accumulator are private to the
@@ -15,13 +18,13 @@
 // LP_MAX_TGSI_LOOP_ITERATIONS): float-at-a-time loops would silently truncate rows beyond
 // t * hs ~ 30000, while full unrolling takes minutes to compile there. hs must be a multiple of 4.
 layout(local_size_x_id = 0) in;
-layout(constant_id = 3) const uint HS = 64;  // head size C / NH; ids 0-2 are the workgroup size
+layout(constant_id = 3) const uint HS = 64;  // head size D; ids 0-2 are the workgroup size
 layout(constant_id = 4) const uint BC = 8;   // keys per block (one rescale of acc per block)
 layout(constant_id = 5) const uint U = 2;    // vec4s per loop iteration; divides HS / 4
 const uint H4 = HS / 4;
 
-layout(std430, binding = 1) writeonly buffer Out { vec4 outp[]; };
-layout(std430, binding = 2) writeonly buffer Lse { float lse[]; };
+layout(std430, binding = 3) writeonly buffer Out { vec4 outp[]; };
+layout(std430, binding = 4) writeonly buffer Lse { float lse[]; };
 layout(push_constant) uniform Push { AttentionParams p; };
 
 // The row's q and output accumulator, vec4 d of this invocation at [d * WX + lane]: workgroup
@@ -39,18 +42,19 @@ void main() {
   const uint bh = gl_GlobalInvocationID.y;  // b * NH + h
   if (t >= p.T || bh >= p.B * p.NH) return;
   const uint b = bh / p.NH, h = bh % p.NH;
-  const uint C4 = p.C / 4;                    // offsets below are in vec4s
+  const uint g = h / (p.NH / p.KV);  // the key/value head of query head h
   // Head loops run to this push-constant bound (equal to H4) rather than to the specialization
   // constant: with a known trip count the compiler unrolls them completely, and llvmpipe then
-  // spends minutes compiling one pipeline.
-  const uint h4 = min(p.C / p.NH / 4, H4);
-  const uint row3 = 3 * C4;
-  const uint base = b * p.T * row3 + h * H4;  // q of position 0 of this (b, h)
+  // spends minutes compiling one pipeline. Offsets below are in vec4s.
+  const uint h4 = min(p.D4, H4);
+  const uint qbase = b * p.T * p.q_stride + p.q_offset + h * H4;  // position 0 of this (b, h)
+  const uint kbase = b * p.T * p.k_stride + p.k_offset + g * H4;
+  const uint vbase = b * p.T * p.v_stride + p.v_offset + g * H4;
 
   const uint lane = gl_LocalInvocationID.x;
   for (uint d0 = 0; d0 < h4; d0 += U) {
     [[unroll]] for (uint u = 0; u < U; ++u) {
-      q_s[(d0 + u) * WX + lane] = QKV(base + t * row3 + d0 + u) * p.scale;  // scores are (q * scale) . k
+      q_s[(d0 + u) * WX + lane] = Q(qbase + t * p.q_stride + d0 + u) * p.scale;  // scores are (q * scale) . k
       acc_s[(d0 + u) * WX + lane] = vec4(0.0);
     }
   }
@@ -62,10 +66,10 @@ void main() {
     float sc[BC];
     float block_max = row_max;
     for (uint j = 0; j < BC; ++j) {
-      const uint ko = base + min(s0 + j, t) * row3 + C4;
+      const uint ko = kbase + min(s0 + j, t) * p.k_stride;
       float s = 0.0;
       for (uint d0 = 0; d0 < h4; d0 += U) {
-        [[unroll]] for (uint u = 0; u < U; ++u) s += dot(q_s[(d0 + u) * WX + lane], QKV(ko + d0 + u));
+        [[unroll]] for (uint u = 0; u < U; ++u) s += dot(q_s[(d0 + u) * WX + lane], K(ko + d0 + u));
       }
       sc[j] = s0 + j <= t ? s : NEG_BIG;
       block_max = max(block_max, sc[j]);
@@ -79,16 +83,16 @@ void main() {
     for (uint j = 0; j < BC; ++j) {
       const float w = exp(sc[j] - block_max);
       denom += w;
-      const uint vo = base + min(s0 + j, t) * row3 + 2 * C4;
+      const uint vo = vbase + min(s0 + j, t) * p.v_stride;
       for (uint d0 = 0; d0 < h4; d0 += U) {
         [[unroll]] for (uint u = 0; u < U; ++u)
-          acc_s[(d0 + u) * WX + lane] = fma(vec4(w), QKV(vo + d0 + u), acc_s[(d0 + u) * WX + lane]);
+          acc_s[(d0 + u) * WX + lane] = fma(vec4(w), V(vo + d0 + u), acc_s[(d0 + u) * WX + lane]);
       }
     }
     row_max = block_max;
   }
 
-  const uint oo = (b * p.T + t) * C4 + h * H4;
+  const uint oo = (b * p.T + t) * p.NH * H4 + h * H4;
   const float inv = 1.0 / denom;
   for (uint d0 = 0; d0 < h4; d0 += U) {
     [[unroll]] for (uint u = 0; u < U; ++u) outp[oo + d0 + u] = acc_s[(d0 + u) * WX + lane] * inv;

@@ -3,9 +3,13 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "attention_params.h"
 
-// attention_forward_body.glsl, reading qkv through a texel view.
+// attention_forward_body.glsl, reading q, k and v through texel views.
 // On llvmpipe a texel fetch is a branch-free gather while a storage-buffer load loops over the
 // SIMD lanes (DeviceQuirks::texel_fetch_beats_storage_loads).
-layout(binding = 0) uniform samplerBuffer qkv_texels;  // RGBA32F view
-#define QKV(i) texelFetch(qkv_texels, int(i))
+layout(binding = 0) uniform samplerBuffer q_texels;  // RGBA32F views
+layout(binding = 1) uniform samplerBuffer k_texels;
+layout(binding = 2) uniform samplerBuffer v_texels;
+#define Q(i) texelFetch(q_texels, int(i))
+#define K(i) texelFetch(k_texels, int(i))
+#define V(i) texelFetch(v_texels, int(i))
 #include "attention_forward_body.glsl"

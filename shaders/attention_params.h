@@ -1,5 +1,5 @@
-// Push constants of the causal multi-head attention kernels (shared by GLSL and C++, see
-// push_constants.h for why every member is a 32-bit scalar).
+// Push constants of the causal attention kernels (shared by GLSL and C++, see push_constants.h
+// for why every member is a 32-bit scalar).
 #ifndef REMAT_ATTENTION_PARAMS_H
 #define REMAT_ATTENTION_PARAMS_H
 
@@ -9,21 +9,33 @@
 namespace remat::push {
 #endif
 
-// attention_forward.comp:  qkv[B,T,3C] -> out[B,T,C], lse[B,NH,T]
-// attention_backward.comp: dout[B,T,C], qkv, out, lse -> dqkv[B,T,3C]
-// qkv holds q, k, v side by side per position (GPT-2's c_attn output): q in columns [0,C),
-// k in [C,2C), v in [2C,3C); head h uses columns h*hs .. (h+1)*hs of each, hs = C / NH (also
-// the kernels' HS specialization constant). scale is 1/sqrt(hs).
-// accumulate (backward only) 0: overwrite dqkv; 1: add onto it (docs/ops.md).
+// attention_forward.comp:  q, k, v -> out[B,T,NH*D], lse[B,NH,T]
+// attention_backward.comp: dout[B,T,NH*D], q, k, v, out, lse -> dq, dk, dv
+// Grouped-query attention: NH query heads share KV key/value heads (KV divides NH), query head h
+// reading key/value head h / (NH / KV); KV == NH is multi-head attention.
+// q holds NH heads of D floats per position, k and v KV heads each: row (b, t) of q starts at
+// vec4 (b T + t) q_stride, head 0 at vec4 q_offset, head h at q_offset + h D/4; likewise k and v.
+// GPT-2's fused qkv[B,T,3C] is one buffer bound three times with stride 3C/4 and offsets 0, C/4,
+// 2C/4; separate compact tensors have stride NH D/4 (q) or KV D/4 (k, v) and offset 0. dq, dk and
+// dv lie exactly like q, k and v; out, dout and lse are compact. scale is 1/sqrt(D).
+// D4 = D/4 equals the kernels' HS/4 specialization constant; the head loops run to it (see
+// attention_forward_body.glsl). accumulate (backward only) 0: overwrite dq, dk, dv; 1: add.
 struct AttentionParams {
   uint B;
   uint T;
-  uint C;
   uint NH;
+  uint KV;
+  uint D4;
   float scale;
   uint accumulate;
+  uint q_stride;  // in vec4s
+  uint q_offset;
+  uint k_stride;
+  uint k_offset;
+  uint v_stride;
+  uint v_offset;
 };
-REMAT_PUSH_WORDS(AttentionParams, 6)
+REMAT_PUSH_WORDS(AttentionParams, 13)
 
 #ifdef __cplusplus
 }  // namespace remat::push

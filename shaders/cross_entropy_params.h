@@ -5,17 +5,27 @@
 
 #include "push_constants.h"
 
+// A target equal to this is not trained: its loss is 0 and its logits get no gradient. The same
+// value as remat::kIgnoreTarget (base/ignore_target.h), which data pipelines write.
+#define REMAT_IGNORE_TARGET 0xFFFFFFFFu
+
 #ifdef __cplusplus
+#include "base/ignore_target.h"
+static_assert(REMAT_IGNORE_TARGET == remat::kIgnoreTarget,
+              "the kernels and the data pipelines must agree on the ignored target");
 namespace remat::push {
 #endif
 
-// Forward: losses[r] = logsumexp(logits[r,:]) - logits[r, targets[r]].
-// Backward: dlogits[r,v] = scale * (softmax(logits[r,:])[v] - (v == targets[r])), overwritten;
-// scale is 1/BT for the mean loss.
+// Forward: losses[r] = logsumexp(logits[r,:]) - logits[r, targets[r]], or 0 for an ignored target.
+// Backward: dlogits[r,v] = scale * (softmax(logits[r,:])[v] - (v == targets[r])), overwritten,
+// and 0 on an ignored target's row. scale is 1/(trained targets of the optimizer step) for the
+// mean loss; it changes with every step's mask, so the backward reads it from a buffer the host
+// writes before each step (binding 3, float scale_word of it), not from the recorded push
+// constants.
 struct CrossEntropyParams {
   uint rows;  // BT
   uint V;
-  float scale;  // backward only
+  uint scale_word;  // backward only
 };
 REMAT_PUSH_WORDS(CrossEntropyParams, 3)
 

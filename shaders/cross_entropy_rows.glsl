@@ -49,7 +49,8 @@ float ce_tree(float value, bool is_max) {
   return total;
 }
 
-// Max over the row (inrow: the row exists; invocations of a missing row still join barriers).
+// Max over the row (inrow: the row exists and is trained; invocations of a missing or ignored row
+// still join the barriers).
 float ce_row_max(uint base, bool inrow) {
   float m = -3.402823466e38;
   if (!inrow) {

@@ -12,7 +12,9 @@ namespace remat::push {
 
 // adamw.comp reads its hyperparameters from this struct in a small storage buffer (std430),
 // not from push constants, so one recorded command buffer is replayed every step with the host
-// rewriting only these 40 bytes (a new learning rate, the next step's bias corrections).
+// rewriting only these 44 bytes (a new learning rate, the next step's bias corrections). Other
+// kernels read their per-step values from the same block: dropout the step, the cross-entropy
+// backward the loss scale.
 // Differences like 1 - beta2 are computed on the host in double, as PyTorch computes them in
 // Python: in float, 1 - 0.999f is off by 1.3e-5 relative, which would bias v by as much.
 struct AdamWHyper {
@@ -26,6 +28,8 @@ struct AdamWHyper {
   float bias_correction1;  // 1 - beta1^t
   float bias_correction2;  // 1 - beta2^t
   uint step;               // t, counted from 1 (not read by the kernel; for inspection)
+  float loss_scale;        // 1 / (trained targets of the whole optimizer step): the mean loss's
+                           // gradient scale, read by cross_entropy_backward.comp
 };
 
 // adamw.comp: one parameter tensor of `count` floats, updated in place with its m and v.
@@ -62,7 +66,7 @@ struct GradNormResult {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(AdamWHyper) == 40, "AdamWHyper must be ten 32-bit scalars (std430)");
+static_assert(sizeof(AdamWHyper) == 44, "AdamWHyper must be eleven 32-bit scalars (std430)");
 static_assert(sizeof(GradNormResult) == 8, "GradNormResult must be two 32-bit scalars (std430)");
 }  // namespace remat::push
 #endif

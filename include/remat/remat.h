@@ -207,8 +207,15 @@ REMAT_API remat_status remat_session_save_adapter(remat_session* session, const 
 REMAT_API remat_status remat_session_load_adapter(remat_session* session, const char* dir);
 REMAT_API remat_status remat_session_save_merged(remat_session* session, const char* path);
 
+/* A target equal to this is not trained (prompt tokens, padding): its loss is 0, it adds no
+ * gradient and it is not counted in the mean. The counterpart of PyTorch's ignore_index -100. */
+#define REMAT_IGNORE_TARGET 0xFFFFFFFFu
+
 /* One optimizer step on accum x batch x seq tokens and targets (row-major [accum*batch, seq],
- * each below vocab); `count` is the length of both arrays. *loss receives the mean loss. */
+ * each below vocab; a target may also be REMAT_IGNORE_TARGET); `count` is the length of both
+ * arrays. *loss receives the mean loss over the trained targets of all accum micro-batches
+ * together, each target weighing the same, and the step trains that mean's gradient. A step
+ * whose targets are all REMAT_IGNORE_TARGET is REMAT_ERROR_INVALID_ARGUMENT; nothing runs. */
 REMAT_API remat_status remat_session_step(remat_session* session, const uint32_t* tokens,
                                           const uint32_t* targets, size_t count, float* loss);
 REMAT_API remat_status remat_session_set_learning_rate(remat_session* session,

@@ -137,7 +137,8 @@ class Session {
     check(remat_session_save_merged(handle(), path.c_str()));
   }
 
-  // One optimizer step; tokens and targets hold accum x batch x seq values each.
+  // One optimizer step; tokens and targets hold accum x batch x seq values each, a target
+  // REMAT_IGNORE_TARGET where that position is not trained. Returns the mean over trained ones.
   float step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
     if (tokens.size() != targets.size())
       throw Error(REMAT_ERROR_INVALID_ARGUMENT, "tokens and targets differ in length (" +

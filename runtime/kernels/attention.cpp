@@ -1,5 +1,6 @@
 #include "runtime/kernels/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -22,6 +23,16 @@ uint32_t head_size(const AttentionShape& s) {
   return hs;
 }
 
+// Key/value heads, KV = 0 resolved to NH; checked to divide the query heads.
+uint32_t kv_heads(const AttentionShape& s) {
+  const uint32_t kv = s.KV == 0 ? s.NH : s.KV;
+  if (kv > s.NH || s.NH % kv != 0)
+    throw std::invalid_argument("attention: " + std::to_string(s.KV) +
+                                " key/value heads do not divide the " + std::to_string(s.NH) +
+                                " query heads");
+  return kv;
+}
+
 // vec4s of a head row per loop iteration (the shaders unroll them): 2 where they divide.
 uint32_t unroll(uint32_t hs) {
   return (hs / 4) % 2 == 0 ? 2 : 1;
@@ -42,42 +53,122 @@ constexpr uint32_t kKeyBlock = 8;  // keys per online-softmax rescale in the for
 
 // llvmpipe (the CPU implementation these quirks describe) ends all loops of an invocation after
 // 65535 iterations in total, silently. The longest row of either kernel loops about
-// T * (2 * hs / (4 * U) + 2) times; refuse shapes beyond that rather than return wrong numbers.
-void check_loop_budget(const DeviceQuirks& q, const AttentionShape& s, uint32_t hs) {
+// T * (2 * hs / (4 * U) + 2) times, `group` times over for the backward's dk/dv rows (which loop
+// over the query heads of their group); refuse shapes beyond that rather than return wrong
+// numbers.
+void check_loop_budget(const DeviceQuirks& q, const AttentionShape& s, uint32_t hs,
+                       uint32_t group) {
   if (q.max_loop_iterations == 0) return;
   const uint64_t per_row = 2 * hs / (4 * unroll(hs)) + 2;
-  const uint64_t iterations = uint64_t(s.T) * per_row + uint64_t(s.T / kKeyBlock + 1) * hs / 4;
+  const uint64_t iterations =
+      uint64_t(s.T) * group * per_row + uint64_t(s.T / kKeyBlock + 1) * hs / 4;
   if (iterations > q.max_loop_iterations)
     throw std::invalid_argument("attention: T = " + std::to_string(s.T) + " with head size " +
-                                std::to_string(hs) + " needs ~" + std::to_string(iterations) +
+                                std::to_string(hs) + " and " + std::to_string(group) +
+                                " query heads per loop needs ~" + std::to_string(iterations) +
                                 " loop iterations per invocation; this driver stops at " +
                                 std::to_string(q.max_loop_iterations));
 }
 
-push::AttentionParams params(const AttentionShape& s, uint32_t hs, GradWrite mode) {
-  return {s.B,
-          s.T,
-          s.C,
-          s.NH,
-          static_cast<float>(1.0 / std::sqrt(double(hs))),
-          static_cast<uint32_t>(mode)};
+// Where the heads of q, k or v (and of dq, dk or dv) lie: row (b, t) at (b T + t) * stride
+// floats, head 0 at column offset.
+struct Layout {
+  uint32_t stride = 0, offset = 0;
+};
+struct QkvLayout {
+  Layout q, k, v;
+};
+
+// GPT-2's c_attn output: q, k and v side by side in rows of 3C.
+QkvLayout fused_qkv(const AttentionShape& s) {
+  return {{3 * s.C, 0}, {3 * s.C, s.C}, {3 * s.C, 2 * s.C}};
+}
+// Separate compact tensors: q [B,T,NH*D], k and v [B,T,KV*D].
+QkvLayout separate_qkv(const AttentionShape& s, uint32_t hs, uint32_t kv) {
+  return {{s.C, 0}, {kv * hs, 0}, {kv * hs, 0}};
+}
+
+// The checked shape of one dispatch: head size, key/value heads, push constants.
+struct Checked {
+  uint32_t hs, kv;
+  push::AttentionParams params;
+};
+
+Checked check(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayout& l,
+              GradWrite mode, bool backward) {
+  const uint32_t hs = head_size(s), kv = kv_heads(s);
+  check_loop_budget(quirks, s, hs, backward ? s.NH / kv : 1);
+  // Indices are 32-bit vec4 offsets in the kernels.
+  const uint32_t widest = std::max({l.q.stride, l.k.stride, l.v.stride, s.C});
+  if (uint64_t(s.B) * s.T * widest / 4 > UINT32_MAX)
+    throw std::invalid_argument("attention: B*T rows of " + std::to_string(widest) +
+                                " floats exceed 32-bit indexing");
+  const push::AttentionParams p{s.B,
+                                s.T,
+                                s.NH,
+                                kv,
+                                hs / 4,
+                                static_cast<float>(1.0 / std::sqrt(double(hs))),
+                                static_cast<uint32_t>(mode),
+                                l.q.stride / 4,
+                                l.q.offset / 4,
+                                l.k.stride / 4,
+                                l.k.offset / 4,
+                                l.v.stride / 4,
+                                l.v.offset / 4};
+  return {hs, kv, p};
+}
+
+Dispatch forward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayout& l,
+                 BufferSlice q, BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse) {
+  const Checked c = check(quirks, s, l, GradWrite::overwrite, false);
+  const uint32_t wx = rows_per_group(quirks, c.hs, 2);  // q, acc
+  Dispatch d;
+  // CPU drivers read q, k, v through texel views (see attention_forward_texels.comp); same bits.
+  const bool texels = quirks.texel_fetch_beats_storage_loads;
+  d.kernel = texels ? KernelId::attention_forward_texels : KernelId::attention_forward;
+  d.spec = {wx, 1, 1, c.hs, kKeyBlock, unroll(c.hs)};
+  d.bindings = {{q, false}, {k, false}, {v, false}, {out, true}, {lse, true}};
+  d.push = push_bytes(c.params);
+  d.groups = {div_up(s.T, wx), s.B * s.NH, 1};
+  return d;
+}
+
+struct BackwardIo {
+  BufferSlice dout, q, k, v, out, lse, dq, dk, dv;
+};
+
+Dispatch backward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayout& l,
+                  const BackwardIo& io, GradWrite mode) {
+  const Checked c = check(quirks, s, l, mode, true);
+  const uint32_t wx = rows_per_group(quirks, c.hs, 4);  // k, v, dk, dv (q, dout, dq for dq rows)
+  Dispatch d;
+  // CPU drivers read the inputs through texel views (see attention_backward_texels.comp).
+  const bool texels = quirks.texel_fetch_beats_storage_loads;
+  d.kernel = texels ? KernelId::attention_backward_texels : KernelId::attention_backward;
+  d.spec = {wx, 1, 1, c.hs, unroll(c.hs)};
+  d.bindings = {{io.dout, false},    {io.q, false}, {io.k, false}, {io.v, false}, {io.out, false},
+                float_input(io.lse), {io.dq, true}, {io.dk, true}, {io.dv, true}};
+  d.push = push_bytes(c.params);
+  // z = 0: dq rows of the B*NH query heads; z = 1: dk/dv rows of the B*KV key/value heads (the
+  // invocations past B*KV return at once).
+  d.groups = {div_up(s.T, wx), s.B * s.NH, 2};
+  return d;
+}
+
+// GPT-2's fused qkv holds as many key/value heads as query heads.
+void require_multi_head(const AttentionShape& s) {
+  if (s.KV != 0 && s.KV != s.NH)
+    throw std::invalid_argument("attention: a fused qkv holds NH key/value heads, not KV = " +
+                                std::to_string(s.KV));
 }
 
 }  // namespace
 
 Dispatch attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice qkv,
                            BufferSlice out, BufferSlice lse) {
-  const uint32_t hs = head_size(s);
-  check_loop_budget(quirks, s, hs);
-  const uint32_t wx = rows_per_group(quirks, hs, 2);  // q, acc
-  Dispatch d;
-  // CPU drivers read qkv through a texel view (see attention_forward_texels.comp); same bits.
-  const bool texels = quirks.texel_fetch_beats_storage_loads;
-  d.kernel = texels ? KernelId::attention_forward_texels : KernelId::attention_forward;
-  d.spec = {wx, 1, 1, hs, kKeyBlock, unroll(hs)};
-  d.bindings = {{qkv, false}, {out, true}, {lse, true}};
-  d.push = push_bytes(params(s, hs, GradWrite::overwrite));
-  d.groups = {div_up(s.T, wx), s.B * s.NH, 1};
+  require_multi_head(s);
+  Dispatch d = forward(quirks, s, fused_qkv(s), qkv, qkv, qkv, out, lse);
   d.label = "attention_forward";
   return d;
 }
@@ -85,18 +176,27 @@ Dispatch attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, 
 Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice dout,
                             BufferSlice qkv, BufferSlice out, BufferSlice lse, BufferSlice dqkv,
                             GradWrite mode) {
-  const uint32_t hs = head_size(s);
-  check_loop_budget(quirks, s, hs);
-  const uint32_t wx = rows_per_group(quirks, hs, 4);  // k, v, dk, dv (q, dout, dq for dq rows)
-  Dispatch d;
-  // CPU drivers read the inputs through texel views (see attention_backward_texels.comp).
-  const bool texels = quirks.texel_fetch_beats_storage_loads;
-  d.kernel = texels ? KernelId::attention_backward_texels : KernelId::attention_backward;
-  d.spec = {wx, 1, 1, hs, unroll(hs)};
-  d.bindings = {{dout, false}, {qkv, false}, {out, false}, float_input(lse), {dqkv, true}};
-  d.push = push_bytes(params(s, hs, mode));
-  d.groups = {div_up(s.T, wx), s.B * s.NH, 2};  // z = 0: dq rows, z = 1: dk/dv rows
+  require_multi_head(s);
+  Dispatch d =
+      backward(quirks, s, fused_qkv(s), {dout, qkv, qkv, qkv, out, lse, dqkv, dqkv, dqkv}, mode);
   d.label = "attention_backward";
+  return d;
+}
+
+Dispatch gqa_attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice q,
+                               BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse) {
+  Dispatch d = forward(quirks, s, separate_qkv(s, head_size(s), kv_heads(s)), q, k, v, out, lse);
+  d.label = "gqa_attention_forward";
+  return d;
+}
+
+Dispatch gqa_attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
+                                BufferSlice dout, BufferSlice q, BufferSlice k, BufferSlice v,
+                                BufferSlice out, BufferSlice lse, BufferSlice dq, BufferSlice dk,
+                                BufferSlice dv, GradWrite mode) {
+  Dispatch d = backward(quirks, s, separate_qkv(s, head_size(s), kv_heads(s)),
+                        {dout, q, k, v, out, lse, dq, dk, dv}, mode);
+  d.label = "gqa_attention_backward";
   return d;
 }
 

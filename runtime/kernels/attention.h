@@ -1,4 +1,7 @@
-// Dispatches for causal multi-head attention (GPT-2's fused c_attn layout, docs/ops.md).
+// Dispatches for causal attention: multi-head on GPT-2's fused c_attn layout (docs/ops.md), and
+// grouped-query on separate q, k and v tensors (the Llama family). Both run the same kernels
+// (shaders/attention_*_body.glsl), which read each operand's heads at a row stride and column
+// offset; GPT-2's fused qkv is one buffer bound as q, k and v at offsets 0, C and 2C.
 #pragma once
 
 #include "runtime/device_plan.h"
@@ -7,8 +10,12 @@
 
 namespace remat::kernels {
 
+// C = NH * D, the query width (D, the head size, is C / NH). KV: key/value heads, dividing NH
+// (grouped-query attention; 1 is multi-query); 0 means NH (multi-head attention).
+// attention_forward/backward (GPT-2's fused qkv) accept only KV == 0 or NH.
 struct AttentionShape {
-  uint32_t B = 0, T = 0, C = 0, NH = 0;  // batch, sequence, channels, heads (C % NH == 0)
+  uint32_t B = 0, T = 0, C = 0, NH = 0;
+  uint32_t KV = 0;
 };
 
 // Largest head size the kernels accept: each invocation holds up to four head-sized rows.
@@ -17,7 +24,8 @@ constexpr uint32_t kMaxAttentionHeadSize = 256;
 
 // qkv[B,T,3C] -> out[B,T,C], lse[B,NH,T] (log-sum-exp of each row's scaled scores).
 // Throws std::invalid_argument for C % NH != 0, a head size that is not a multiple of 4 or above
-// kMaxAttentionHeadSize, or (on CPU drivers, see attention.cpp) a T too long for the driver.
+// kMaxAttentionHeadSize, KV != NH, or (on CPU drivers, see attention.cpp) a T too long for the
+// driver.
 Dispatch attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice qkv,
                            BufferSlice out, BufferSlice lse);
 
@@ -26,5 +34,21 @@ Dispatch attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, 
 Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice dout,
                             BufferSlice qkv, BufferSlice out, BufferSlice lse, BufferSlice dqkv,
                             GradWrite mode);
+
+// Grouped-query attention, causal, scale 1/sqrt(D), positions 0..T-1: query head h attends with
+// key/value head h / (NH / KV) (Hugging Face's repeat_kv).
+// q [B,T,NH*D], k and v [B,T,KV*D] (compact, separate tensors) -> out [B,T,NH*D], lse [B,NH,T].
+// Throws std::invalid_argument as attention_forward does, and for KV not dividing NH.
+Dispatch gqa_attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice q,
+                               BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse);
+
+// dout, q, k, v, out, lse -> dq [B,T,NH*D], dk, dv [B,T,KV*D], each overwritten or added to
+// (mode). dk and dv sum over the query heads of their group inside one invocation, in ascending
+// head order: deterministic, no atomics. On CPU drivers the T limit shrinks with the group size
+// NH / KV (each dk/dv invocation loops over the whole group).
+Dispatch gqa_attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
+                                BufferSlice dout, BufferSlice q, BufferSlice k, BufferSlice v,
+                                BufferSlice out, BufferSlice lse, BufferSlice dq, BufferSlice dk,
+                                BufferSlice dv, GradWrite mode);
 
 }  // namespace remat::kernels

@@ -11,15 +11,24 @@ struct CrossEntropyShape {
   uint32_t V = 0;
 };
 
-// losses[rows] from logits[rows,V] and targets[rows] (u32). With quirks.barriers_are_expensive
-// one invocation handles a row serially; otherwise one workgroup per row reduces in shared memory.
+// Where the backward reads its scale when it runs: the float at index `word` of `buffer`. The
+// host writes 1/(trained targets of the optimizer step) there before each step, so one recorded
+// command buffer serves every step whatever its loss mask.
+struct LossScale {
+  BufferSlice buffer;
+  uint32_t word = 0;
+};
+
+// losses[rows] from logits[rows,V] and targets[rows] (u32); 0 where the target is kIgnoreTarget.
+// With quirks.barriers_are_expensive one invocation handles a row serially; otherwise one
+// workgroup per row reduces in shared memory.
 Dispatch cross_entropy_forward(const DeviceQuirks& quirks, const CrossEntropyShape& s,
                                BufferSlice logits, BufferSlice targets, BufferSlice losses);
 
-// dlogits[rows,V] = scale * (softmax - onehot), overwritten; scale defaults to 1/rows, the
-// gradient of the mean loss. Same variants as the forward.
+// dlogits[rows,V] = scale * (softmax - onehot), overwritten; rows whose target is kIgnoreTarget
+// are all zeros. Same variants as the forward.
 Dispatch cross_entropy_backward(const DeviceQuirks& quirks, const CrossEntropyShape& s,
                                 BufferSlice logits, BufferSlice targets, BufferSlice dlogits,
-                                float scale = 0.0f);
+                                const LossScale& scale);
 
 }  // namespace remat::kernels

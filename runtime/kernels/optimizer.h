@@ -4,7 +4,7 @@
 // one partials buffer, laid out by grad_norm_layout), one grad_norm_finalize, then P adamw
 // dispatches that read the clip scale the finalize wrote; a tensor larger than one binding (the
 // token embedding on lavapipe) takes one of each per piece. The AdamW hyperparameters live in a
-// 40-byte buffer (push::AdamWHyper) the host rewrites before each submission.
+// 44-byte buffer (push::AdamWHyper) the host rewrites before each submission.
 #pragma once
 
 #include <span>

@@ -176,7 +176,7 @@ TEST_CASE("session calls refuse null sessions and pointers") {
   check_error(remat_session_memory_report(o.session, &memory), bad, "struct_size");
 }
 
-TEST_CASE("steps refuse wrong token counts and tokens outside the vocabulary") {
+TEST_CASE("steps refuse wrong token counts, tokens outside the vocabulary and no trained target") {
   Open o;
   std::vector<uint32_t> tokens(16, 1), targets(16, 2);
   float loss = 0;
@@ -187,6 +187,15 @@ TEST_CASE("steps refuse wrong token counts and tokens outside the vocabulary") {
   targets[5] = 64;
   check_error(remat_session_step(o.session, tokens.data(), targets.data(), 16, &loss),
               REMAT_ERROR_INVALID_ARGUMENT, "vocabulary");
+  // The ignored target is a target, never a token, and a step must train at least one.
+  targets[5] = 2;
+  tokens[3] = REMAT_IGNORE_TARGET;
+  check_error(remat_session_step(o.session, tokens.data(), targets.data(), 16, &loss),
+              REMAT_ERROR_INVALID_ARGUMENT, "vocabulary");
+  tokens[3] = 1;
+  std::vector<uint32_t> ignored(16, REMAT_IGNORE_TARGET);
+  check_error(remat_session_step(o.session, tokens.data(), ignored.data(), 16, &loss),
+              REMAT_ERROR_INVALID_ARGUMENT, "at least one trained target");
   const uint32_t prompt[] = {1000};
   uint32_t out[2];
   check_error(remat_session_sample(o.session, prompt, 1, 2, 0, 1, out, 2),

@@ -20,10 +20,18 @@ using remat::test::small_params;
 
 namespace {
 
-std::vector<float> c_api_losses(remat_session* s, int steps) {
+// Step i's batch; masked: every third target is not trained.
+remat::test::Tokens batch(int i, bool masked) {
+  auto b = pattern_batch(16, 64, i);
+  if (masked)
+    for (std::size_t j = 0; j < b.targets.size(); j += 3) b.targets[j] = REMAT_IGNORE_TARGET;
+  return b;
+}
+
+std::vector<float> c_api_losses(remat_session* s, int steps, bool masked = false) {
   std::vector<float> losses;
   for (int i = 0; i < steps; ++i) {
-    const auto b = pattern_batch(16, 64, i);
+    const auto b = batch(i, masked);
     float loss = -1;
     REQUIRE(remat_session_step(s, b.tokens.data(), b.targets.data(), b.tokens.size(), &loss) ==
             REMAT_OK);
@@ -72,11 +80,14 @@ TEST_CASE("session parameter defaults are the ones remat.h documents") {
 }
 
 TEST_CASE("a C API session trains bit-identically to the library's Session") {
+  // With ignored targets too: the C API passes REMAT_IGNORE_TARGET through as kIgnoreTarget.
+  const bool masked = GENERATE(false, true);
+  INFO((masked ? "every third target ignored" : "every target trained"));
   Handles h;
   REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
   const remat_session_params p = small_params();
   REQUIRE(remat_session_create(h.device, &p, &h.session) == REMAT_OK);
-  const std::vector<float> losses = c_api_losses(h.session, 3);
+  const std::vector<float> losses = c_api_losses(h.session, 3, masked);
 
   remat::SessionConfig c;
   c.model = remat::ModelConfig{2, 32, 2, 64, 16};
@@ -86,7 +97,7 @@ TEST_CASE("a C API session trains bit-identically to the library's Session") {
   c.seed = 7;
   remat::Session internal(remat::test::device(), c);
   for (int i = 0; i < 3; ++i) {
-    const auto b = pattern_batch(16, 64, i);
+    const auto b = batch(i, masked);
     const float want = internal.step(b.tokens, b.targets);
     CHECK(std::memcmp(&losses[i], &want, sizeof want) == 0);
   }

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "runtime/kernels/attention.h"
+#include "tests/kernels/attention_checks.h"
 #include "tests/kernels/kernel_checks.h"
 #include "tests/reference/attention.h"
 #include "tests/support/random_fill.h"
@@ -18,21 +19,6 @@ using namespace remat;
 namespace {
 
 using Shape = kernels::AttentionShape;
-
-// The builders pick workgroup sizes and the texel-fetch kernels from DeviceQuirks; every variant
-// runs on any device, so the tests run each one here: CPU and GPU workgroups reading storage
-// buffers, and CPU workgroups reading texel views.
-std::vector<DeviceQuirks> variants() {
-  DeviceQuirks cpu = test::device().plan().quirks, gpu = cpu;
-  cpu.barriers_are_expensive = true;
-  cpu.max_loop_iterations = 65535;  // llvmpipe's limit
-  gpu.barriers_are_expensive = false;
-  gpu.max_loop_iterations = 0;
-  cpu.texel_fetch_beats_storage_loads = gpu.texel_fetch_beats_storage_loads = false;
-  DeviceQuirks texels = cpu;
-  texels.texel_fetch_beats_storage_loads = true;
-  return {cpu, gpu, texels};
-}
 
 std::size_t qkv_size(const Shape& s) {
   return std::size_t(s.B) * s.T * 3 * s.C;
@@ -83,28 +69,6 @@ struct Case {
   }
 };
 
-double max_abs(const std::vector<float>& v) {
-  double m = 0;
-  for (float x : v) m = std::max(m, double(std::abs(x)));
-  return m;
-}
-
-// |gpu − ref| ≤ tol·(|ref| + magnitude[i]); returns the largest ratio error / (|ref| + mag) seen.
-double require_close(const std::vector<float>& gpu, const std::vector<float>& ref,
-                     const std::vector<double>& magnitude, double tol, const char* what) {
-  REQUIRE(gpu.size() == ref.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < gpu.size(); ++i) {
-    const double bound = std::abs(double(ref[i])) + magnitude[i];
-    const double err = std::abs(double(gpu[i]) - double(ref[i]));
-    worst = std::max(worst, err / bound);
-    if (err <= tol * bound) continue;  // REQUIRE only on failure
-    INFO(what << "[" << i << "] gpu " << gpu[i] << " ref " << ref[i] << " bound " << bound);
-    REQUIRE(err <= tol * bound);
-  }
-  return worst;
-}
-
 void check_forward(const Shape& s) {
   Case c(s);
   // out_t is a convex combination of the v_s: its float error scales with Σ_s p_s |v_s|, the
@@ -116,12 +80,12 @@ void check_forward(const Shape& s) {
   ref::attention_forward(mag_out, unused, abs_v, s.B, s.T, s.C, s.NH);
   const std::vector<double> out_mag(mag_out.begin(), mag_out.end());
   const std::vector<double> lse_mag(c.ref.lse.size(), 1.0);
-  for (const DeviceQuirks& q : variants()) {
+  for (const DeviceQuirks& q : test::attention_variants()) {
     INFO("barriers_are_expensive " << q.barriers_are_expensive << " texels "
                                    << q.texel_fetch_beats_storage_loads);
     const Forward g = gpu_forward(s, c.qkv, q);
-    const double e1 = require_close(g.out, c.ref.out, out_mag, 1e-5, "out");
-    const double e2 = require_close(g.lse, c.ref.lse, lse_mag, 1e-5, "lse");
+    const double e1 = test::require_close_to(g.out, c.ref.out, out_mag, 1e-5, "out");
+    const double e2 = test::require_close_to(g.lse, c.ref.lse, lse_mag, 1e-5, "lse");
     std::printf("fwd T=%u C=%u NH=%u: out %.2e lse %.2e\n", s.T, s.C, s.NH, e1, e2);
   }
 }
@@ -132,12 +96,12 @@ void check_backward(const Shape& s) {
   ref::attention_backward(want, c.dout, c.qkv, s.B, s.T, s.C, s.NH);
   // dq, dk, dv are sums of T products whose signs cancel; bound the error against the largest
   // gradient in the tensor (a norm-wise criterion) plus the element itself.
-  const std::vector<double> mag(want.size(), max_abs(want));
-  for (const DeviceQuirks& q : variants()) {
+  const std::vector<double> mag(want.size(), test::max_abs(want));
+  for (const DeviceQuirks& q : test::attention_variants()) {
     INFO("barriers_are_expensive " << q.barriers_are_expensive << " texels "
                                    << q.texel_fetch_beats_storage_loads);
     const auto g = gpu_backward(s, c.dout, c.qkv, c.ref, q, kernels::GradWrite::overwrite);
-    const double e = require_close(g, want, mag, 1e-5, "dqkv");
+    const double e = test::require_close_to(g, want, mag, 1e-5, "dqkv");
     std::printf("bwd T=%u C=%u NH=%u: dqkv %.2e\n", s.T, s.C, s.NH, e);
   }
 }
@@ -210,9 +174,10 @@ TEST_CASE("attention at T = 1024 with head size 128 matches the naive reference"
   ref::attention_backward(want, c.dout, c.qkv, s.B, s.T, s.C, s.NH);
   const auto dg = gpu_backward(s, c.dout, c.qkv, c.ref, q, kernels::GradWrite::overwrite);
   // Criteria as above, with the output's magnitude bounded by max |v| (a convex combination).
-  require_close(g.out, c.ref.out, std::vector<double>(g.out.size(), 1.0), 1e-5, "out");
-  require_close(g.lse, c.ref.lse, std::vector<double>(g.lse.size(), 1.0), 1e-5, "lse");
-  require_close(dg, want, std::vector<double>(want.size(), max_abs(want)), 1e-5, "dqkv");
+  test::require_close_to(g.out, c.ref.out, std::vector<double>(g.out.size(), 1.0), 1e-5, "out");
+  test::require_close_to(g.lse, c.ref.lse, std::vector<double>(g.lse.size(), 1.0), 1e-5, "lse");
+  test::require_close_to(dg, want, std::vector<double>(want.size(), test::max_abs(want)), 1e-5,
+                         "dqkv");
 }
 
 TEST_CASE("attention forward and backward are bit-identical across runs") {
@@ -227,7 +192,7 @@ TEST_CASE("attention forward and backward are bit-identical across runs") {
 }
 
 TEST_CASE("attention through texel views gives the storage-buffer kernels' bits") {
-  const auto vs = variants();
+  const auto vs = test::attention_variants();
   const DeviceQuirks &storage = vs[0], &texels = vs[2];
   for (const Shape& s : kShapes) {
     DYNAMIC_SECTION("B=" << s.B << " T=" << s.T << " C=" << s.C << " NH=" << s.NH) {

@@ -109,6 +109,7 @@ TEST_CASE("training kernel throughput at GPT-2 small", "[.bench]") {
   Buffer logits = floats(std::size_t(BT) * V, "logits", 20);
   Buffer targets = test::upload_buffer(test::random_indices(BT, 21, V), "targets");
   Buffer losses = floats(BT, "losses", 22), dlogits = floats(std::size_t(BT) * V, "dlogits", 23);
+  Buffer scale = test::upload_buffer(std::vector<float>{1.0f / float(BT)}, "loss scale");
   const double nl = double(BT) * V;
   for (bool serial : {true, false}) {
     DeviceQuirks v = q;
@@ -121,7 +122,7 @@ TEST_CASE("training kernel throughput at GPT-2 small", "[.bench]") {
            nl * f);
     report("cross_entropy_backward" + tag,
            time_ms({kernels::cross_entropy_backward(v, cs, logits.whole(), targets.whole(),
-                                                    dlogits.whole())}),
+                                                    dlogits.whole(), {scale.whole(), 0})}),
            2 * nl * f);
   }
   SUCCEED();

@@ -7,24 +7,38 @@ namespace remat::ref {
 
 namespace {
 
-// Index helpers into qkv[B,T,3C]: part 0 = q, 1 = k, 2 = v.
-struct Layout {
-  std::size_t Tn, C, hs;
-  std::size_t qkv(std::size_t b, std::size_t t, std::size_t part, std::size_t h,
-                  std::size_t d) const {
-    return (b * Tn + t) * 3 * C + part * C + h * hs + d;
-  }
-  std::size_t row(std::size_t b, std::size_t t, std::size_t h, std::size_t d) const {
-    return (b * Tn + t) * C + h * hs + d;
-  }
+// Where the heads of one operand lie: row (b, t) at (b T + t) * stride, head 0 at column offset.
+struct Heads {
+  std::size_t stride, offset;
 };
 
-// The causal probability matrix att[t][s] (s ≤ t; 0 above the diagonal) of one (b, h), and the
-// log-sum-exp of each row's scores.
+// Index helpers for q, k, v (fused or separate) and the compact out/dout rows.
+struct Layout {
+  std::size_t Tn, NH, KV, hs;
+  Heads q, k, v;
+  std::size_t at(const Heads& x, std::size_t b, std::size_t t, std::size_t h, std::size_t d) const {
+    return (b * Tn + t) * x.stride + x.offset + h * hs + d;
+  }
+  std::size_t row(std::size_t b, std::size_t t, std::size_t h, std::size_t d) const {
+    return (b * Tn + t) * NH * hs + h * hs + d;
+  }
+  std::size_t kv_head(std::size_t h) const { return h / (NH / KV); }
+};
+
+Layout fused(std::size_t Tn, std::size_t C, std::size_t NH) {
+  return {Tn, NH, NH, C / NH, {3 * C, 0}, {3 * C, C}, {3 * C, 2 * C}};
+}
+Layout separate(const GqaDims& n) {
+  return {n.T, n.NH, n.KV, n.D, {n.NH * n.D, 0}, {n.KV * n.D, 0}, {n.KV * n.D, 0}};
+}
+
+// The causal probability matrix att[t][s] (s ≤ t; 0 above the diagonal) of query head h of
+// batch b, and the log-sum-exp of each row's scores.
 template <class T>
-void probabilities(std::vector<double>& att, std::vector<double>& lse, const std::vector<T>& qkv,
+void probabilities(std::vector<double>& att, std::vector<double>& lse, const T* q, const T* k,
                    const Layout& L, std::size_t b, std::size_t h) {
   const double scale = 1.0 / std::sqrt(double(L.hs));
+  const std::size_t g = L.kv_head(h);
   att.assign(L.Tn * L.Tn, 0.0);
   lse.assign(L.Tn, 0.0);
   for (std::size_t t = 0; t < L.Tn; ++t) {
@@ -32,7 +46,7 @@ void probabilities(std::vector<double>& att, std::vector<double>& lse, const std
     for (std::size_t s = 0; s <= t; ++s) {
       double dot = 0.0;
       for (std::size_t d = 0; d < L.hs; ++d)
-        dot += double(qkv[L.qkv(b, t, 0, h, d)]) * double(qkv[L.qkv(b, s, 1, h, d)]);
+        dot += double(q[L.at(L.q, b, t, h, d)]) * double(k[L.at(L.k, b, s, g, d)]);
       att[t * L.Tn + s] = dot * scale;
       maxval = std::max(maxval, dot * scale);
     }
@@ -44,48 +58,47 @@ void probabilities(std::vector<double>& att, std::vector<double>& lse, const std
   }
 }
 
-}  // namespace
-
 template <class T>
-void attention_forward(std::vector<T>& out, std::vector<T>& lse, const std::vector<T>& qkv,
-                       std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH) {
-  const Layout L{Tn, C, C / NH};
-  out.assign(B * Tn * C, T(0));
-  lse.assign(B * NH * Tn, T(0));
+void forward(std::vector<T>& out, std::vector<T>& lse, const T* q, const T* k, const T* v,
+             const Layout& L, std::size_t B) {
+  const std::size_t Tn = L.Tn;
+  out.assign(B * Tn * L.NH * L.hs, T(0));
+  lse.assign(B * L.NH * Tn, T(0));
   std::vector<double> att, row_lse;
   for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t h = 0; h < NH; ++h) {
-      probabilities(att, row_lse, qkv, L, b, h);
+    for (std::size_t h = 0; h < L.NH; ++h) {
+      probabilities(att, row_lse, q, k, L, b, h);
       for (std::size_t t = 0; t < Tn; ++t) {
-        lse[(b * NH + h) * Tn + t] = T(row_lse[t]);
+        lse[(b * L.NH + h) * Tn + t] = T(row_lse[t]);
         for (std::size_t d = 0; d < L.hs; ++d) {
           double acc = 0.0;
           for (std::size_t s = 0; s <= t; ++s)
-            acc += att[t * Tn + s] * double(qkv[L.qkv(b, s, 2, h, d)]);
+            acc += att[t * Tn + s] * double(v[L.at(L.v, b, s, L.kv_head(h), d)]);
           out[L.row(b, t, h, d)] = T(acc);
         }
       }
     }
 }
 
+// Adds the gradients into gq, gk, gv (laid out like q, k, v; the same array for a fused qkv).
 template <class T>
-void attention_backward(std::vector<T>& dqkv, const std::vector<T>& dout, const std::vector<T>& qkv,
-                        std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH) {
-  const Layout L{Tn, C, C / NH};
+void backward(double* gq, double* gk, double* gv, const std::vector<T>& dout, const T* q,
+              const T* k, const T* v, const Layout& L, std::size_t B) {
+  const std::size_t Tn = L.Tn;
   const double scale = 1.0 / std::sqrt(double(L.hs));
-  std::vector<double> grad(B * Tn * 3 * C, 0.0);
   std::vector<double> att, row_lse, datt(Tn), dpre(Tn);
   for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t h = 0; h < NH; ++h) {
-      probabilities(att, row_lse, qkv, L, b, h);
+    for (std::size_t h = 0; h < L.NH; ++h) {
+      const std::size_t g = L.kv_head(h);
+      probabilities(att, row_lse, q, k, L, b, h);
       for (std::size_t t = 0; t < Tn; ++t) {
         // out_t = Σ_s att[t][s] v_s: gradients into att and into v.
         for (std::size_t s = 0; s <= t; ++s) {
           datt[s] = 0.0;
           for (std::size_t d = 0; d < L.hs; ++d) {
-            const double g = dout[L.row(b, t, h, d)];
-            datt[s] += g * double(qkv[L.qkv(b, s, 2, h, d)]);
-            grad[L.qkv(b, s, 2, h, d)] += att[t * Tn + s] * g;
+            const double dy = dout[L.row(b, t, h, d)];
+            datt[s] += dy * double(v[L.at(L.v, b, s, g, d)]);
+            gv[L.at(L.v, b, s, g, d)] += att[t * Tn + s] * dy;
           }
         }
         // Softmax backward: dpre_s = att_s (datt_s − Σ_u att_u datt_u).
@@ -95,26 +108,66 @@ void attention_backward(std::vector<T>& dqkv, const std::vector<T>& dout, const 
         // pre_s = scale q_t·k_s: gradients into q and k.
         for (std::size_t s = 0; s <= t; ++s)
           for (std::size_t d = 0; d < L.hs; ++d) {
-            grad[L.qkv(b, t, 0, h, d)] += scale * dpre[s] * double(qkv[L.qkv(b, s, 1, h, d)]);
-            grad[L.qkv(b, s, 1, h, d)] += scale * dpre[s] * double(qkv[L.qkv(b, t, 0, h, d)]);
+            gq[L.at(L.q, b, t, h, d)] += scale * dpre[s] * double(k[L.at(L.k, b, s, g, d)]);
+            gk[L.at(L.k, b, s, g, d)] += scale * dpre[s] * double(q[L.at(L.q, b, t, h, d)]);
           }
       }
     }
-  dqkv.assign(grad.size(), T(0));
-  for (std::size_t i = 0; i < grad.size(); ++i) dqkv[i] = T(grad[i]);
 }
 
-template void attention_forward<float>(std::vector<float>&, std::vector<float>&,
-                                       const std::vector<float>&, std::size_t, std::size_t,
-                                       std::size_t, std::size_t);
-template void attention_forward<double>(std::vector<double>&, std::vector<double>&,
-                                        const std::vector<double>&, std::size_t, std::size_t,
-                                        std::size_t, std::size_t);
-template void attention_backward<float>(std::vector<float>&, const std::vector<float>&,
-                                        const std::vector<float>&, std::size_t, std::size_t,
-                                        std::size_t, std::size_t);
-template void attention_backward<double>(std::vector<double>&, const std::vector<double>&,
-                                         const std::vector<double>&, std::size_t, std::size_t,
-                                         std::size_t, std::size_t);
+template <class T>
+void round_to(std::vector<T>& dst, const std::vector<double>& src) {
+  dst.assign(src.begin(), src.end());
+}
+
+}  // namespace
+
+template <class T>
+void attention_forward(std::vector<T>& out, std::vector<T>& lse, const std::vector<T>& qkv,
+                       std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH) {
+  forward(out, lse, qkv.data(), qkv.data(), qkv.data(), fused(Tn, C, NH), B);
+}
+
+template <class T>
+void attention_backward(std::vector<T>& dqkv, const std::vector<T>& dout, const std::vector<T>& qkv,
+                        std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH) {
+  std::vector<double> grad(B * Tn * 3 * C, 0.0);
+  const T* x = qkv.data();
+  backward(grad.data(), grad.data(), grad.data(), dout, x, x, x, fused(Tn, C, NH), B);
+  round_to(dqkv, grad);
+}
+
+template <class T>
+void gqa_attention_forward(std::vector<T>& out, std::vector<T>& lse, const std::vector<T>& q,
+                           const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n) {
+  forward(out, lse, q.data(), k.data(), v.data(), separate(n), n.B);
+}
+
+template <class T>
+void gqa_attention_backward(std::vector<T>& dq, std::vector<T>& dk, std::vector<T>& dv,
+                            const std::vector<T>& dout, const std::vector<T>& q,
+                            const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n) {
+  std::vector<double> gq(q.size(), 0.0), gk(k.size(), 0.0), gv(v.size(), 0.0);
+  backward(gq.data(), gk.data(), gv.data(), dout, q.data(), k.data(), v.data(), separate(n), n.B);
+  round_to(dq, gq);
+  round_to(dk, gk);
+  round_to(dv, gv);
+}
+
+#define REMAT_REF_ATTENTION(T)                                                                    \
+  template void attention_forward<T>(std::vector<T>&, std::vector<T>&, const std::vector<T>&,     \
+                                     std::size_t, std::size_t, std::size_t, std::size_t);         \
+  template void attention_backward<T>(std::vector<T>&, const std::vector<T>&,                     \
+                                      const std::vector<T>&, std::size_t, std::size_t,            \
+                                      std::size_t, std::size_t);                                  \
+  template void gqa_attention_forward<T>(std::vector<T>&, std::vector<T>&, const std::vector<T>&, \
+                                         const std::vector<T>&, const std::vector<T>&,            \
+                                         const GqaDims&);                                         \
+  template void gqa_attention_backward<T>(                                                        \
+      std::vector<T>&, std::vector<T>&, std::vector<T>&, const std::vector<T>&,                   \
+      const std::vector<T>&, const std::vector<T>&, const std::vector<T>&, const GqaDims&);
+REMAT_REF_ATTENTION(float)
+REMAT_REF_ATTENTION(double)
+#undef REMAT_REF_ATTENTION
 
 }  // namespace remat::ref

@@ -1,4 +1,5 @@
-// Plain reference for causal multi-head attention, written for clarity like llm.c's CPU code.
+// Plain reference for causal attention, written for clarity like llm.c's CPU code: multi-head on
+// GPT-2's fused qkv, and grouped-query on separate q, k, v (the Llama family).
 // Unlike the kernels it materialises each head's full T x T score matrix: that independence is
 // what lets it check the flash-style kernels.
 #pragma once
@@ -20,5 +21,24 @@ void attention_forward(std::vector<T>& out, std::vector<T>& lse, const std::vect
 template <class T>
 void attention_backward(std::vector<T>& dqkv, const std::vector<T>& dout, const std::vector<T>& qkv,
                         std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH);
+
+// Grouped-query attention: NH query heads of D floats, KV key/value heads (KV divides NH), query
+// head h attending with key/value head h / (NH / KV) as Hugging Face's repeat_kv does.
+struct GqaDims {
+  std::size_t B, T, NH, KV, D;
+};
+
+// q[B,T,NH*D], k and v [B,T,KV*D] -> out[B,T,NH*D], lse[B,NH,T], as attention_forward per
+// query head with scale 1/√D.
+template <class T>
+void gqa_attention_forward(std::vector<T>& out, std::vector<T>& lse, const std::vector<T>& q,
+                           const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n);
+
+// dout[B,T,NH*D] -> dq[B,T,NH*D], dk and dv [B,T,KV*D] (overwritten): a key/value head's
+// gradients sum those of every query head of its group.
+template <class T>
+void gqa_attention_backward(std::vector<T>& dq, std::vector<T>& dk, std::vector<T>& dv,
+                            const std::vector<T>& dout, const std::vector<T>& q,
+                            const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n);
 
 }  // namespace remat::ref

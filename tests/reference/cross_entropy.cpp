@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/ignore_target.h"
+
 namespace remat::ref {
 
 template <class T>
@@ -10,6 +12,7 @@ void cross_entropy_forward(std::vector<T>& losses, const std::vector<T>& logits,
                            const std::vector<uint32_t>& targets, std::size_t rows, std::size_t V) {
   losses.assign(rows, T(0));
   for (std::size_t r = 0; r < rows; ++r) {
+    if (targets[r] == kIgnoreTarget) continue;  // not trained: loss 0
     const T* l = &logits[r * V];
     const T m = *std::max_element(l, l + V);  // subtracting the max keeps exp() finite
     T sum = 0;
@@ -24,6 +27,7 @@ void cross_entropy_backward(std::vector<T>& dlogits, const std::vector<T>& logit
                             T scale) {
   dlogits.assign(rows * V, T(0));
   for (std::size_t r = 0; r < rows; ++r) {
+    if (targets[r] == kIgnoreTarget) continue;  // not trained: no gradient
     const T* l = &logits[r * V];
     const T m = *std::max_element(l, l + V);
     T sum = 0;

@@ -46,7 +46,7 @@ TEST_CASE("lowering: every dispatch carries the index of the plan step it execut
 
   // Only the optimizer: the indices still point into the whole plan.
   const auto opt = lower_plan(plan, DeviceQuirks{}, fake_slices(plan), extras,
-                              {LoweringPart::Phases::optimizer, false, 1});
+                              {LoweringPart::Phases::optimizer, false});
   REQUIRE(!opt.empty());
   for (const Dispatch& d : opt)
     CHECK(plan.steps.at(static_cast<size_t>(d.step)).phase == Phase::optimizer);

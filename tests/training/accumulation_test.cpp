@@ -38,7 +38,8 @@ Result train(const SessionConfig& c) {
   Result r;
   const size_t n = size_t(c.shape.batch) * c.shape.seq * c.accum;
   for (uint32_t step = 0; step < 3; ++step)
-    r.losses.push_back(s.step(test::random_indices(n, 10 + step, 101), test::random_indices(n, 20 + step, 101)));
+    r.losses.push_back(
+        s.step(test::random_indices(n, 10 + step, 101), test::random_indices(n, 20 + step, 101)));
   r.params = s.parameters();
   return r;
 }
@@ -52,14 +53,16 @@ TEST_CASE("two micro-batches of 3 rows train like one batch of 6 rows") {
     Session s(test::device(), config(6, 1, "none"));
     return Result{{}, s.parameters()};
   }();
-  for (size_t i = 0; i < whole.losses.size(); ++i) CHECK(split.losses[i] == Approx(whole.losses[i]).epsilon(1e-5));
+  for (size_t i = 0; i < whole.losses.size(); ++i)
+    CHECK(split.losses[i] == Approx(whole.losses[i]).epsilon(1e-5));
   // Compare the updates (w - w0) relative to the largest update of each tensor: float sums in
   // another order differ by rounding only (fp32: ~1e-7 per op, accumulated over ~100 terms).
   double worst = 0;
   for (size_t p = 0; p < whole.params.size(); ++p) {
     double largest = 0;
     for (size_t i = 0; i < whole.params[p].second.size(); ++i)
-      largest = std::max(largest, std::abs(double(whole.params[p].second[i]) - initial.params[p].second[i]));
+      largest = std::max(largest,
+                         std::abs(double(whole.params[p].second[i]) - initial.params[p].second[i]));
     for (size_t i = 0; i < whole.params[p].second.size(); ++i) {
       const double w0 = initial.params[p].second[i];
       const double a = whole.params[p].second[i] - w0, b = split.params[p].second[i] - w0;

@@ -36,7 +36,7 @@ std::string read_file(const std::filesystem::path& p) {
 }
 
 struct Run {
-  std::string weights;      // the saved safetensors file, byte for byte
+  std::string weights;  // the saved safetensors file, byte for byte
   std::vector<float> losses;
   uint64_t arena = 0;
 };
@@ -72,13 +72,13 @@ void check_all_policies_identical(float dropout) {
     std::string policy;
     std::optional<uint64_t> arena;
   };
-  std::vector<Case> cases = {{"every:1", {}}, {"every:2", {}}, {"sqrt", {}}, {"selective", {}},
-                             {"auto", minimum},
-                             {"auto", minimum + (base.arena - minimum) / 2},
+  std::vector<Case> cases = {{"every:1", {}},     {"every:2", {}},
+                             {"sqrt", {}},        {"selective", {}},
+                             {"auto", minimum},   {"auto", minimum + (base.arena - minimum) / 2},
                              {"auto", base.arena}};
   for (const auto& k : cases) {
     DYNAMIC_SECTION(k.policy << " arena " << (k.arena ? std::to_string(*k.arena) : "-")
-                              << " dropout " << dropout) {
+                             << " dropout " << dropout) {
       const Run r = train(c, k.policy, k.arena);
       if (k.arena) CHECK(r.arena <= *k.arena);
       CHECK(r.losses == base.losses);

@@ -168,7 +168,7 @@ def attention(qkv):
     return y.transpose(1, 2).reshape(B, T, C)
 
 
-def gpt2_loss(P, tokens, targets):
+def gpt2_logits(P, tokens):
     B, T = tokens.shape
     x = P["wte.weight"][tokens] + P["wpe.weight"][:T]
     for i in range(LAYERS):
@@ -180,8 +180,11 @@ def gpt2_loss(P, tokens, targets):
         h = gelu_tanh(h @ P[p + "mlp.c_fc.weight"] + P[p + "mlp.c_fc.bias"])
         x = x + h @ P[p + "mlp.c_proj.weight"] + P[p + "mlp.c_proj.bias"]
     x = layernorm(x, P["ln_f.weight"], P["ln_f.bias"])
-    logits = x @ P["wte.weight"].T  # tied head
-    return torch.nn.functional.cross_entropy(logits.reshape(B * T, VOCAB), targets.reshape(B * T))
+    return (x @ P["wte.weight"].T).reshape(B * T, VOCAB)  # tied head
+
+
+def gpt2_loss(P, tokens, targets):
+    return torch.nn.functional.cross_entropy(gpt2_logits(P, tokens), targets.reshape(-1))
 
 
 # ---------------------------------------------------------------------------------------------
