@@ -211,7 +211,11 @@ void autodiff(Graph& graph) {
 
 Graph build_training_gpt(const ModelConfig& config, const TrainShape& shape, const LoraSpec& lora) {
   Graph g = build_gpt(config, shape);
-  if (lora.enabled()) apply_lora(g, lora);
+  if (lora.enabled()) {
+    LoraSpec resolved = lora;
+    resolved.targets = lora_targets(lora, config.arch);
+    apply_lora(g, resolved);
+  }
   autodiff(g);
   return g;
 }

@@ -34,9 +34,9 @@ Op make_op(const Graph& g, OpKind kind, int block, std::vector<TensorId> in,
 }
 
 // Adds the adapter of forward matmul `op_index` (at position `pos` of its block) and routes every
-// later reader of the matmul's output to the adapted output. Returns the number of ops added.
-int add_adapter(Graph& g, int op_index, size_t pos, const std::string& module, float scale,
-                int rank) {
+// later reader of the matmul's output to the adapted output.
+void add_adapter(Graph& g, int op_index, size_t pos, const std::string& module, float scale,
+                 int rank) {
   const Op base = g.ops[static_cast<size_t>(op_index)];
   namespace m = slot::matmul;
   const TensorId x = base.inputs[m::x], w = base.inputs[m::weight], y = base.outputs[m::y];
@@ -80,7 +80,6 @@ int add_adapter(Graph& g, int op_index, size_t pos, const std::string& module, f
   blk.forward_ops.insert(blk.forward_ops.begin() + static_cast<std::ptrdiff_t>(pos) + 1,
                          added.begin(), added.end());
   g.adapters.push_back({module, w, a, b, scale, base.attrs.w_layout == WeightLayout::in_out});
-  return static_cast<int>(added.size());
 }
 
 // "h.3.attn.c_attn" -> "h.{i}.attn.c_attn": one entry per kind of module in error messages.
@@ -118,12 +117,14 @@ std::map<TensorId, int> forward_readers(const Graph& g) {
 
 }  // namespace
 
-std::vector<std::string> default_lora_targets() {
+std::vector<std::string> default_lora_targets(Architecture arch) {
+  if (arch == Architecture::llama)
+    return {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
   return {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"};
 }
 
-std::vector<std::string> lora_targets(const LoraSpec& spec) {
-  return spec.targets.empty() ? default_lora_targets() : spec.targets;
+std::vector<std::string> lora_targets(const LoraSpec& spec, Architecture arch) {
+  return spec.targets.empty() ? default_lora_targets(arch) : spec.targets;
 }
 
 bool lora_target_matches(std::string_view module, const std::vector<std::string>& targets) {
@@ -162,31 +163,37 @@ void apply_lora(Graph& g, const LoraSpec& spec) {
     throw std::invalid_argument("LoRA alpha must be positive, got " + std::to_string(spec.alpha));
   if (!g.frozen.empty() || !g.adapters.empty())
     throw std::invalid_argument("the graph already has LoRA adapters");
-  const std::vector<std::string> targets = lora_targets(spec);
-  g.frozen = std::move(g.parameters);
-  g.parameters.clear();
-  std::set<std::string> used;
-  std::set<std::string> modules;  // every adaptable module, as a pattern, for the error message
+  if (spec.targets.empty())
+    throw std::invalid_argument("LoRA needs target modules (lora_targets gives the defaults)");
+  // First find every targeted matmul, so that a target naming nothing leaves the graph as it was.
+  std::vector<std::pair<int, std::string>> chosen;  // (op index, module)
+  std::set<std::string> used, modules;  // modules: every adaptable one, as a pattern, for errors
   const std::map<TensorId, int> readers = forward_readers(g);
-  for (size_t bi = 0; bi < g.blocks.size(); ++bi)
-    for (size_t pos = 0; pos < g.blocks[bi].forward_ops.size(); ++pos) {
-      const int op = g.blocks[bi].forward_ops[pos];
+  for (const Block& b : g.blocks)
+    for (int op : b.forward_ops) {
       const Op& o = g.ops[static_cast<size_t>(op)];
       if (o.kind != OpKind::matmul) continue;
       const TensorId w = o.inputs[slot::matmul::weight];
       const std::string module = module_of(g.tensor(w).name);
       if (module.empty() || readers.at(w) != 1) continue;
       modules.insert(module_pattern(module));
-      if (!lora_target_matches(module, targets)) continue;
-      for (const std::string& t : targets)
+      for (const std::string& t : spec.targets)
         if (lora_target_matches(module, {t})) used.insert(t);
-      pos += static_cast<size_t>(add_adapter(g, op, pos, module, spec.scale(), spec.rank));
+      if (lora_target_matches(module, spec.targets)) chosen.emplace_back(op, module);
     }
-  for (const std::string& t : targets)
+  for (const std::string& t : spec.targets)
     if (!used.count(t))
       throw std::invalid_argument("LoRA target '" + t +
                                   "' names no linear layer of this model; its layers are " +
                                   join(modules));
+  g.frozen = std::move(g.parameters);
+  g.parameters.clear();
+  for (const auto& [op, module] : chosen) {
+    std::vector<int>& ops =
+        g.blocks[static_cast<size_t>(g.ops[static_cast<size_t>(op)].block)].forward_ops;
+    const auto pos = static_cast<size_t>(std::find(ops.begin(), ops.end(), op) - ops.begin());
+    add_adapter(g, op, pos, module, spec.scale(), spec.rank);
+  }
 }
 
 }  // namespace remat

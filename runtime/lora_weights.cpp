@@ -154,7 +154,7 @@ AdapterConfig read_adapter_config(const std::filesystem::path& dir) {
   return parse_adapter_config(read_text(path), path.string());
 }
 
-LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given,
+LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given, Architecture arch,
                        const std::string& origin) {
   LoraSpec s;
   s.rank = file.rank;
@@ -168,9 +168,10 @@ LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given,
     throw std::invalid_argument(origin + ": the adapter has lora_alpha " +
                                 JsonWriter().value(file.alpha).str() + ", not the requested " +
                                 JsonWriter().value(given.effective_alpha()).str());
-  if (targets_text(lora_targets(given)) != targets_text(file.targets))
+  const std::vector<std::string> wanted = lora_targets(given, arch);
+  if (targets_text(wanted) != targets_text(file.targets))
     throw std::invalid_argument(origin + ": the adapter targets " + targets_text(file.targets) +
-                                ", not the requested " + targets_text(lora_targets(given)));
+                                ", not the requested " + targets_text(wanted));
   return s;
 }
 
@@ -184,7 +185,7 @@ std::string adapter_config_json(const LoraSpec& spec, bool fan_in_fan_out,
     j.field("base_model_name_or_path", base_model);
   j.field("r", spec.rank).field("lora_alpha", spec.effective_alpha());
   j.key("target_modules").begin_array();
-  for (const std::string& t : lora_targets(spec)) j.value(t);
+  for (const std::string& t : spec.targets) j.value(t);
   j.end_array();
   j.field("lora_dropout", 0.0).field("bias", "none").field("fan_in_fan_out", fan_in_fan_out);
   j.field("use_rslora", false).field("use_dora", false).field("init_lora_weights", true);
@@ -212,9 +213,11 @@ void save_adapter(const Session& session, const std::filesystem::path& dir,
   SafetensorsWriter writer(dir / kWeightsFile, specs, {{"format", "pt"}});
   for (TensorId id : plan.parameters) writer.write(session.values(id));
   writer.commit();
+  LoraSpec spec = session.config().lora;
+  spec.targets = lora_targets(spec, arch);
   write_file_atomically(
       dir / kConfigFile,
-      adapter_config_json(session.config().lora, plan.adapters.front().fan_in_fan_out, base_model));
+      adapter_config_json(spec, plan.adapters.front().fan_in_fan_out, base_model));
 }
 
 void load_adapter(Session& session, const std::filesystem::path& dir) {
@@ -223,7 +226,8 @@ void load_adapter(Session& session, const std::filesystem::path& dir) {
     throw std::invalid_argument("the session trains no LoRA adapters; nothing to load into");
   const std::string origin = dir.string();
   const AdapterConfig config = read_adapter_config(dir);
-  lora_spec_for(config, session.config().lora, origin);
+  const Architecture arch = session.config().model.arch;
+  lora_spec_for(config, session.config().lora, arch, origin);
   if (config.fan_in_fan_out != plan.adapters.front().fan_in_fan_out)
     throw std::invalid_argument(origin + ": fan_in_fan_out must be " +
                                 (plan.adapters.front().fan_in_fan_out ? "true" : "false") +
@@ -231,7 +235,6 @@ void load_adapter(Session& session, const std::filesystem::path& dir) {
   const SafetensorsSource source = SafetensorsSource::open(dir / kWeightsFile);
   std::map<std::string, const SafetensorsEntry*> by_key;
   for (const SafetensorsEntry& e : source.header().tensors) by_key[e.name] = &e;
-  const Architecture arch = session.config().model.arch;
   std::vector<std::vector<float>> values;
   for (TensorId id : plan.parameters) {
     const Tensor& t = plan.tensors.at(static_cast<std::size_t>(id)).tensor;

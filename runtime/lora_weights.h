@@ -42,8 +42,11 @@ struct AdapterConfig {
 };
 AdapterConfig parse_adapter_config(std::string_view json, const std::string& origin);
 AdapterConfig read_adapter_config(const std::filesystem::path& dir);
-// The spec an adapter directory implies; `given` (rank 0: none) must agree with it.
-LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given, const std::string& origin);
+// The spec an adapter directory implies; `given` (rank 0: none; no targets: the architecture's
+// defaults) must agree with it.
+LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given, Architecture arch,
+                       const std::string& origin);
+// The config of `spec`, whose targets are given (lora_targets resolves the defaults).
 std::string adapter_config_json(const LoraSpec& spec, bool fan_in_fan_out,
                                 const std::string& base_model);
 

@@ -110,7 +110,8 @@ std::optional<LoraSummary> lora_summary(const Graph& g, const Options& o) {
 
 void print_lora(const Options& o, const LoraSummary& s) {
   std::string targets;
-  for (const auto& t : lora_targets(o.lora)) targets += (targets.empty() ? "" : ",") + t;
+  for (const auto& t : lora_targets(o.lora, o.sel.model.arch))
+    targets += (targets.empty() ? "" : ",") + t;
   std::printf("lora r %d, alpha %g (scale %g), targets %s: %.3fM trained of %.2fM frozen\n",
               o.lora.rank, o.lora.effective_alpha(), double(o.lora.scale()), targets.c_str(),
               double(s.trained_elements) / 1e6, double(s.model_elements) / 1e6);
@@ -179,7 +180,7 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   if (lora) {
     j.key("lora").begin_object().field("r", o.lora.rank).field("alpha", o.lora.effective_alpha());
     j.key("targets");
-    string_list(j, lora_targets(o.lora));
+    string_list(j, lora_targets(o.lora, o.sel.model.arch));
     j.field("trained_parameters", lora->trained_elements);
     j.field("frozen_parameters", lora->model_elements);
     j.field("full_finetune_persistent_bytes", lora->full_persistent_bytes);

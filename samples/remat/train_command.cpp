@@ -176,7 +176,7 @@ Options parse(const std::vector<std::string>& argv) {
     o.log_json = *v;
     check_output_path(o.log_json->string(), "--log-json");
   }
-  o.lora = parse_train_lora(a, o.init);
+  o.lora = parse_train_lora(a, o.init, o.sel.model.arch);
   if (o.lora.spec.enabled() && o.save)
     throw UsageError(
         "--save writes the model's weights, which LoRA leaves frozen; use "

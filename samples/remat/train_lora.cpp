@@ -18,13 +18,14 @@ std::vector<FlagSpec> train_lora_flags() {
   return f;
 }
 
-TrainLora parse_train_lora(const Args& a, const std::optional<std::filesystem::path>& base_init) {
+TrainLora parse_train_lora(const Args& a, const std::optional<std::filesystem::path>& base_init,
+                           Architecture arch) {
   TrainLora l;
   if (auto d = a.get("--lora-init")) l.init = *d;
   l.spec = parse_lora_flags(a, l.init.has_value());
   if (l.init) {
     try {
-      l.spec = lora_spec_for(read_adapter_config(*l.init), l.spec, l.init->string());
+      l.spec = lora_spec_for(read_adapter_config(*l.init), l.spec, arch, l.init->string());
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--lora-init: ") + e.what());
     }
@@ -54,7 +55,8 @@ void print_lora(const Session& session, const TrainLora& lora) {
   for (TensorId t : p.parameters) trained += uint64_t(p.tensors[size_t(t)].tensor.elements());
   for (TensorId t : p.frozen) frozen += uint64_t(p.tensors[size_t(t)].tensor.elements());
   std::string targets;
-  for (const auto& t : lora_targets(lora.spec)) targets += (targets.empty() ? "" : ",") + t;
+  for (const auto& t : lora_targets(lora.spec, session.config().model.arch))
+    targets += (targets.empty() ? "" : ",") + t;
   std::printf(
       "lora     r %d, alpha %g (scale %g), targets %s: %zu adapters, %.3fM trained of %.2fM"
       " frozen%s\n",

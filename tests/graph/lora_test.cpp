@@ -130,6 +130,46 @@ TEST_CASE("lora: alpha sets the merge scale and unknown targets name the layers 
   CHECK_THROWS_AS(apply_lora(fwd, spec), std::invalid_argument);
 }
 
+TEST_CASE("lora: nn.Linear weights with Hugging Face Llama names get PEFT-layout adapters") {
+  CHECK(default_lora_targets(Architecture::llama) ==
+        std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                 "down_proj"});
+  // One block of two [out, in] matmuls, named as a Llama checkpoint names them.
+  Graph g;
+  g.blocks.push_back({"model.layers.0", kNoTensor, kNoTensor, {}, {}});
+  const TensorId x = g.add_tensor("x", {6, 8}, DType::f32, Role::activation, 0, false);
+  const TensorId q = g.add_tensor("model.layers.0.self_attn.q_proj.weight", {5, 8}, DType::f32,
+                                  Role::parameter, -1, true);
+  const TensorId o = g.add_tensor("model.layers.0.self_attn.o_proj.weight", {8, 5}, DType::f32,
+                                  Role::parameter, -1, true);
+  g.parameters = {q, o};
+  const TensorId y = g.add_tensor("q", {6, 5}, DType::f32, Role::activation, 0, false);
+  const TensorId z = g.add_tensor("o", {6, 8}, DType::f32, Role::activation, 0, false);
+  OpAttrs linear;
+  linear.w_layout = WeightLayout::out_in;
+  g.blocks[0].forward_ops.push_back(g.add_op({OpKind::matmul, {x, q}, {y}, linear, 0}));
+  g.blocks[0].forward_ops.push_back(g.add_op({OpKind::matmul, {y, o}, {z}, linear, 0}));
+  g.blocks[0].output = z;
+  LoraSpec spec;
+  spec.rank = 2;
+  spec.targets = default_lora_targets(Architecture::llama);
+  CHECK_THROWS_AS(apply_lora(g, spec), std::invalid_argument);  // no k_proj, ... here
+  CHECK(g.frozen.empty());  // the refusal left the graph as it was
+  CHECK(g.parameters.size() == 2);
+  spec.targets = {"q_proj", "o_proj"};
+  apply_lora(g, spec);
+  REQUIRE(g.adapters.size() == 2);
+  CHECK(g.adapters[0].module == "model.layers.0.self_attn.q_proj");
+  CHECK_FALSE(g.adapters[0].fan_in_fan_out);
+  CHECK(g.tensor(g.adapters[0].a).shape == std::vector<int64_t>{2, 8});
+  CHECK(g.tensor(g.adapters[0].b).shape == std::vector<int64_t>{5, 2});
+  CHECK(g.tensor(g.adapters[1].a).shape == std::vector<int64_t>{2, 5});
+  CHECK(g.frozen == std::vector<TensorId>{q, o});
+  // o_proj reads q_proj's adapted output, and the block ends in o_proj's.
+  CHECK(g.blocks[0].output == find(g, "model.layers.0.self_attn.o_proj.lora.out")->id);
+  CHECK(g.ops[1].inputs[0] == find(g, "model.layers.0.self_attn.q_proj.lora.out")->id);
+}
+
 TEST_CASE("lora: the adapted output feeds every later reader of the base output") {
   LoraSpec spec;
   spec.rank = 2;

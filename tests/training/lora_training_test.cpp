@@ -158,6 +158,11 @@ TEST_CASE("lora: PEFT files round-trip, and mismatched or unsupported configs ar
   other.lora.rank = 4;
   Session u(test::device(), other);
   CHECK_THROWS_WITH(load_adapter(u, dir.path()), Catch::Contains("r 5"));
+  // PEFT's keys: GPT2LMHeadModel keeps its blocks under "transformer.", Llama's names carry theirs.
+  CHECK(peft_key("h.0.attn.c_attn.lora_A.weight", Architecture::gpt2) ==
+        "base_model.model.transformer.h.0.attn.c_attn.lora_A.weight");
+  CHECK(peft_key("model.layers.3.self_attn.q_proj.lora_B.weight", Architecture::llama) ==
+        "base_model.model.model.layers.3.self_attn.q_proj.lora_B.weight");
   std::string json = adapter_config_json(c.lora, true, "");
   CHECK_NOTHROW(parse_adapter_config(json, "x"));
   for (const auto& [from, to, named] :
