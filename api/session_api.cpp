@@ -15,9 +15,11 @@
 #include "api/session_params.h"
 #include "base/ignore_target.h"
 #include "planner/plan.h"
+#include "runtime/hf_folder.h"
 #include "runtime/lora_weights.h"
 #include "runtime/progress.h"
 #include "runtime/safetensors.h"
+#include "runtime/training_state.h"
 #include "runtime/vulkan_error.h"
 
 using remat::capi::ApiError;
@@ -43,25 +45,17 @@ remat::Session& lora_session_of(const remat_session* s) {
   return session;
 }
 
-// A file that cannot be created or written is IO; cancellation and device loss pass through.
-template <class F>
-void as_io_error(F&& write) {
-  try {
-    write();
-  } catch (const remat::VulkanError&) {
-    throw;
-  } catch (const remat::Cancelled&) {
-    throw;
-  } catch (const std::invalid_argument& e) {
-    throw ApiError(REMAT_ERROR_IO, e.what());
-  } catch (const std::runtime_error& e) {
-    throw ApiError(REMAT_ERROR_IO, e.what());
-  }
-}
-
 // Every call that submits to a device holds its mutex.
 std::unique_lock<std::mutex> lock_device(const remat_session* s) {
   return std::unique_lock<std::mutex>(s->device->mutex);
+}
+
+// A folder the app names must exist: IO, not a bad argument, when it does not.
+void require_folder(const char* dir) {
+  require(dir != nullptr, "dir is NULL");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw ApiError(REMAT_ERROR_IO, std::string(dir) + ": no such folder");
 }
 
 // A file the app names must exist and be readable: IO, not a bad argument, when it is not.
@@ -71,6 +65,23 @@ void require_readable(const char* path) {
   if (!f)
     throw ApiError(REMAT_ERROR_IO,
                    std::string(path) + ": cannot open (" + std::strerror(errno) + ")");
+}
+
+// Runs a save: a file or folder that cannot be created, written, synced or renamed is IO; device
+// errors and cancellation keep their own statuses.
+template <class F>
+void writing(F&& save) {
+  try {
+    save();
+  } catch (const remat::VulkanError&) {
+    throw;
+  } catch (const remat::Cancelled&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // a write, fsync or rename failed
+    throw ApiError(REMAT_ERROR_IO, e.what());
+  } catch (const std::invalid_argument& e) {
+    throw ApiError(REMAT_ERROR_IO, e.what());
+  }
 }
 
 template <class T>
@@ -94,7 +105,8 @@ remat_status remat_session_params_from_file(remat_session_params* params, const 
   return guarded([&] {
     remat::capi::require_params(params);
     require_readable(path);
-    remat::capi::set_model_from_checkpoint(*params, remat::read_safetensors(path));
+    // A folder's config.json, else the GPT-2 shape the file's tensors and metadata imply.
+    remat::capi::set_model(*params, remat::checkpoint_model(path, std::nullopt), path);
   });
 }
 
@@ -169,7 +181,7 @@ remat_status remat_session_save_file(remat_session* session, const char* path) {
     const remat::Session& s = session_of(session);
     require(path != nullptr, "path is NULL");
     const auto lock = lock_device(session);
-    as_io_error([&] { s.save(path); });
+    writing([&] { remat::save_checkpoint(s, path); });
   });
 }
 
@@ -178,7 +190,7 @@ remat_status remat_session_save_adapter(remat_session* session, const char* dir)
     const remat::Session& s = lora_session_of(session);
     require(dir != nullptr, "dir is NULL");
     const auto lock = lock_device(session);
-    as_io_error([&] { remat::save_adapter(s, dir, ""); });
+    writing([&] { remat::save_adapter(s, dir, ""); });
   });
 }
 
@@ -198,7 +210,7 @@ remat_status remat_session_save_merged(remat_session* session, const char* path)
     const remat::Session& s = lora_session_of(session);
     require(path != nullptr, "path is NULL");
     const auto lock = lock_device(session);
-    as_io_error([&] { remat::save_merged(s, path); });
+    writing([&] { remat::save_merged(s, path); });
   });
 }
 
@@ -221,6 +233,48 @@ remat_status remat_session_set_learning_rate(remat_session* session, double lear
       invalid("learning rate " + std::to_string(learning_rate) + " must be finite and at least 0");
     const auto lock = lock_device(session);
     s.set_learning_rate(learning_rate);
+  });
+}
+
+remat_status remat_session_learning_rate(const remat_session* session, double* learning_rate) {
+  return guarded([&] {
+    const remat::Session& s = session_of(session);
+    require(learning_rate != nullptr, "learning_rate (the output pointer) is NULL");
+    *learning_rate = s.learning_rate();
+  });
+}
+
+remat_status remat_session_steps_done(const remat_session* session, uint64_t* steps) {
+  return guarded([&] {
+    const remat::Session& s = session_of(session);
+    require(steps != nullptr, "steps (the output pointer) is NULL");
+    *steps = s.steps_done();
+  });
+}
+
+remat_status remat_session_save_state(remat_session* session, const char* dir) {
+  return guarded([&] {
+    const remat::Session& s = session_of(session);
+    require(dir != nullptr, "dir is NULL");
+    const auto lock = lock_device(session);
+    writing([&] { remat::save_training_state(s, dir, {}); });
+  });
+}
+
+remat_status remat_session_load_state(remat_session* session, const char* dir) {
+  return guarded([&] {
+    remat::Session& s = session_of(session);
+    require_folder(dir);
+    const auto lock = lock_device(session);
+    remat::load_training_state(s, dir);
+  });
+}
+
+remat_status remat_session_params_from_state(remat_session_params* params, const char* dir) {
+  return guarded([&] {
+    remat::capi::require_struct(params, "params");
+    require_folder(dir);
+    remat::capi::set_from_state(*params, remat::read_training_state(dir));
   });
 }
 

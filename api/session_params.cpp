@@ -1,6 +1,7 @@
 #include "api/session_params.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -67,6 +68,38 @@ std::optional<std::filesystem::path> pipeline_cache_dir_of(const remat_session_p
   return std::filesystem::path(p.pipeline_cache_dir);
 }
 
+LrSchedule schedule_of(const remat_session_params& p) {
+  LrSchedule s;
+  switch (p.lr_schedule) {
+    case REMAT_LR_CONSTANT:
+      s.decay = LrDecay::constant;
+      break;
+    case REMAT_LR_LINEAR:
+      s.decay = LrDecay::linear;
+      break;
+    case REMAT_LR_COSINE:
+      s.decay = LrDecay::cosine;
+      break;
+    default:
+      invalid("params->lr_schedule is " + std::to_string(int(p.lr_schedule)) +
+              "; use REMAT_LR_CONSTANT, REMAT_LR_LINEAR or REMAT_LR_COSINE");
+  }
+  require_range(p.warmup_steps >= 0, "warmup_steps", double(p.warmup_steps), "at least 0");
+  require_range(p.total_steps >= 0, "total_steps", double(p.total_steps), "at least 0");
+  require_range(std::isfinite(p.min_lr_ratio) && p.min_lr_ratio >= 0 && p.min_lr_ratio <= 1,
+                "min_lr_ratio", p.min_lr_ratio, "in [0, 1]");
+  s.warmup_steps = p.warmup_steps;
+  s.total_steps = p.total_steps;
+  s.min_lr_ratio = p.min_lr_ratio;
+  s.base_lr = p.learning_rate;
+  try {
+    validate(s);
+  } catch (const std::invalid_argument& e) {
+    invalid(std::string("params: ") + e.what());
+  }
+  return s;
+}
+
 ProgressFn progress_of(const remat_session_params& p) {
   if (!p.progress) return {};
   return [fn = p.progress, user = p.progress_user](const ProgressEvent& e) {
@@ -94,11 +127,6 @@ LoraSpec lora_of(const remat_session_params& p) {
 
 }  // namespace
 
-void require_params(const remat_session_params* params) {
-  if (params && params->struct_size == kParamsSizeBeforeLora) return;
-  require_struct(params, "params");
-}
-
 void fill_default_params(remat_session_params& p) {
   p = remat_session_params{};
   p.struct_size = sizeof(remat_session_params);
@@ -114,14 +142,72 @@ void fill_default_params(remat_session_params& p) {
   p.eps = adam.eps;
   p.weight_decay = adam.weight_decay;
   p.grad_clip = adam.grad_clip;
+  p.lr_schedule = REMAT_LR_CONSTANT;
 }
 
-SessionConfig session_config(const remat_session_params* params) {
-  require_params(params);
-  // An older, shorter struct: its fields over the defaults of the ones it lacks.
+// The sizes of older structs this library still reads: remat 0.2's, which ends before the
+// schedule, and the one that ends before the LoRA fields.
+static bool older_params_size(std::size_t size) {
+  return size == offsetof(remat_session_params, lr_schedule) ||
+         size == offsetof(remat_session_params, lora_rank);
+}
+
+remat_session_params read_params(const remat_session_params* params) {
+  if (params == nullptr) invalid("params is NULL");
+  if (!older_params_size(params->struct_size)) {
+    require_struct(params, "params");
+    return *params;
+  }
+  // The fields an older struct lacks keep their defaults.
   remat_session_params p;
   fill_default_params(p);
   std::memcpy(&p, params, params->struct_size);
+  p.struct_size = sizeof p;
+  return p;
+}
+
+void require_params(const remat_session_params* params) {
+  if (params && older_params_size(params->struct_size)) return;
+  require_struct(params, "params");
+}
+
+void set_from_state(remat_session_params& p, const TrainingState& st) {
+  if (st.shape.dropout != 0)
+    invalid("the state's run uses dropout " + std::to_string(st.shape.dropout) +
+            ", which sessions of the C API do not have");
+  const remat_session_params before = p;
+  p.model = nullptr;
+  p.layers = st.model.layers;
+  p.dim = st.model.dim;
+  p.heads = st.model.heads;
+  p.vocab = st.model.vocab;
+  p.ctx = st.model.ctx;
+  if (!(model_of(p) == st.model)) {
+    p = before;
+    invalid("the state's model is not a GPT-2 shape that remat_session_params can describe");
+  }
+  p.batch = st.shape.batch;
+  p.seq = st.shape.seq;
+  p.accum = st.accum;
+  p.seed = st.seed;
+  p.policy = nullptr;
+  p.arena_bytes = st.arena_budget.value_or(0);
+  p.learning_rate = st.optimizer.lr;
+  p.beta1 = st.optimizer.beta1;
+  p.beta2 = st.optimizer.beta2;
+  p.eps = st.optimizer.eps;
+  p.weight_decay = st.optimizer.weight_decay;
+  p.grad_clip = st.optimizer.grad_clip;
+  p.lr_schedule = st.schedule.decay == LrDecay::linear   ? REMAT_LR_LINEAR
+                  : st.schedule.decay == LrDecay::cosine ? REMAT_LR_COSINE
+                                                         : REMAT_LR_CONSTANT;
+  p.warmup_steps = st.schedule.warmup_steps;
+  p.total_steps = st.schedule.total_steps;
+  p.min_lr_ratio = st.schedule.min_lr_ratio;
+}
+
+SessionConfig session_config(const remat_session_params* params) {
+  const remat_session_params p = read_params(params);
   SessionConfig c;
   c.model = model_of(p);
   if (p.batch <= 0 || p.seq <= 0 || p.accum <= 0)
@@ -137,6 +223,7 @@ SessionConfig session_config(const remat_session_params* params) {
   if (c.policy.kind == Policy::Kind::automatic && !c.arena_budget)
     invalid("policy 'auto' needs params->arena_bytes (the arena cap it plans for)");
   c.optimizer = optimizer_of(p);
+  c.schedule = schedule_of(p);
   c.seed = p.seed;
   c.lora = lora_of(p);
   c.pipeline_cache_dir = pipeline_cache_dir_of(p);
@@ -145,7 +232,14 @@ SessionConfig session_config(const remat_session_params* params) {
 }
 
 void set_model_from_checkpoint(remat_session_params& params, const SafetensorsContents& file) {
-  const ModelConfig m = infer_gpt2_config(file, std::nullopt);
+  set_model(params, infer_gpt2_config(file, std::nullopt), "the checkpoint");
+}
+
+void set_model(remat_session_params& params, const ModelConfig& m, const std::string& origin) {
+  // The struct has fields for GPT-2's shape only: a Llama-family model cannot be described by it.
+  if (m.arch != Architecture::gpt2)
+    invalid(origin + " holds a " + std::string(architecture_name(m.arch)) +
+            "-family model; remat_session_params describes GPT-2 models only");
   params.model = nullptr;
   params.layers = m.layers;
   params.dim = m.dim;

@@ -3,21 +3,28 @@
 // library leaves to its callers (AdamW settings, accumulation).
 #pragma once
 
-#include <cstddef>
+#include <string>
 
 #include "graph/model_config.h"
 #include "remat/remat.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
+#include "runtime/training_state.h"
 
 namespace remat::capi {
 
 void fill_default_params(remat_session_params& params);
 
-// The size of a params struct from before the LoRA fields; such structs are still accepted.
-inline constexpr std::size_t kParamsSizeBeforeLora = offsetof(remat_session_params, lora_rank);
-// NULL or a struct_size other than sizeof or kParamsSizeBeforeLora: ApiError naming them.
+// `params` as this library's struct: remat 0.2's shorter struct (no schedule) and the one before
+// the LoRA fields are read up to their size and the rest defaulted; any other size is refused.
+remat_session_params read_params(const remat_session_params* params);
+// The same check for calls that write the model fields only (present in both sizes).
 void require_params(const remat_session_params* params);
+
+// Fills the fields of `params` that a training state determines (model, batch, seq, accum, seed,
+// arena, AdamW, schedule; policy NULL: auto under the state's arena, else none), refusing a
+// state the struct cannot describe (dropout, a model that is no preset with overrides).
+void set_from_state(remat_session_params& params, const TrainingState& state);
 
 // Checks `params` (NULL, struct_size, every field) and returns the configuration it describes.
 // std::invalid_argument (via ApiError) naming the first bad field.
@@ -25,5 +32,8 @@ SessionConfig session_config(const remat_session_params* params);
 
 // Sets the model fields to the shape a GPT-2 checkpoint describes (heads from its metadata).
 void set_model_from_checkpoint(remat_session_params& params, const SafetensorsContents& file);
+// Sets the model fields to `model`; std::invalid_argument naming `origin` for a model the struct
+// cannot describe (the Llama family).
+void set_model(remat_session_params& params, const ModelConfig& model, const std::string& origin);
 
 }  // namespace remat::capi

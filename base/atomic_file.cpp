@@ -19,11 +19,16 @@ fs::path folder_of(const fs::path& path) {
   return path.has_parent_path() ? path.parent_path() : fs::path(".");
 }
 
-// Removes "<name>.tmp-<pid>" files next to `path` left by a process that died mid-write (its pid
-// is no longer running). Temporaries of live processes, including another remat writing the same
-// target right now, are left alone; a reused pid only means a stale file is kept a while longer.
 void remove_stale_temporaries(const fs::path& path) {
+  std::error_code ignored;
+  for (const fs::path& stale : stale_temporaries(path)) fs::remove(stale, ignored);
+}
+
+}  // namespace
+
+std::vector<fs::path> stale_temporaries(const fs::path& path) {
   const std::string prefix = path.filename().string() + ".tmp-";
+  std::vector<fs::path> out;
   std::error_code ec;
   for (fs::directory_iterator it(folder_of(path), ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -32,12 +37,10 @@ void remove_stale_temporaries(const fs::path& path) {
     if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = static_cast<pid_t>(std::stol(digits));
     if (pid == ::getpid() || pid <= 0) continue;
-    std::error_code ignored;
-    if (::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(it->path(), ignored);
+    if (::kill(pid, 0) != 0 && errno == ESRCH) out.push_back(it->path());
   }
+  return out;
 }
-
-}  // namespace
 
 AtomicFile::AtomicFile(const fs::path& path)
     : path_(path), temp_(path.string() + ".tmp-" + std::to_string(::getpid())) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 namespace remat {
 
@@ -30,6 +31,11 @@ class AtomicFile {
   std::filesystem::path temp_;
   int fd_ = -1;
 };
+
+// "<name>.tmp-<pid>" entries next to `path` whose process is no longer running: what a process
+// that died while writing `path` left behind. Temporaries of live processes are not listed; a
+// reused pid only means a stale entry is kept a while longer.
+std::vector<std::filesystem::path> stale_temporaries(const std::filesystem::path& path);
 
 // `contents` replaces `path` atomically (an AtomicFile written and committed).
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents);

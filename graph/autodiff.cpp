@@ -7,6 +7,7 @@
 
 #include "graph/cost_model.h"
 #include "graph/gpt_builder.h"
+#include "graph/model_builder.h"
 #include "graph/op_schema.h"
 
 namespace remat {
@@ -158,6 +159,44 @@ class Differentiator {
                     {{"logits", in(c::logits)}, {"targets", in(c::targets)}},
                     {{"dlogits", in(c::logits)}});
       }
+      case OpKind::token_embedding: {
+        namespace e = slot::token_embedding;
+        if (weights_frozen(in(e::wte), kNoTensor)) return;  // nothing to write, as above
+        return emit(OpKind::token_embedding_backward, f, index,
+                    {{"tokens", in(e::tokens)}, {"dx", upstream(out(e::x))}},
+                    {{"dwte", in(e::wte)}});
+      }
+      case OpKind::rmsnorm: {
+        namespace r = slot::rmsnorm;
+        const bool frozen = weights_frozen(in(r::weight), kNoTensor);
+        return emit(OpKind::rmsnorm_backward, f, index,
+                    {{"dy", upstream(out(r::y))},
+                     {"x", in(r::x)},
+                     {"weight", in(r::weight)},
+                     {"rstd", out(r::rstd)}},
+                    {{"dx", in(r::x)}, {"dweight", frozen ? kNoTensor : in(r::weight)}}, frozen);
+      }
+      case OpKind::rope:
+        // A rotation: its backward needs only the upstream gradient.
+        return emit(OpKind::rope_backward, f, index, {{"dy", upstream(out(slot::rope::y))}},
+                    {{"dx", in(slot::rope::x)}});
+      case OpKind::gqa_attention: {
+        namespace a = slot::gqa_attention;
+        return emit(OpKind::gqa_attention_backward, f, index,
+                    {{"dout", upstream(out(a::out))},
+                     {"q", in(a::q)},
+                     {"k", in(a::k)},
+                     {"v", in(a::v)},
+                     {"out", out(a::out)},
+                     {"lse", out(a::lse)}},
+                    {{"dq", in(a::q)}, {"dk", in(a::k)}, {"dv", in(a::v)}});
+      }
+      case OpKind::swiglu: {
+        namespace w = slot::swiglu;
+        return emit(OpKind::swiglu_backward, f, index,
+                    {{"dh", upstream(out(w::h))}, {"gate", in(w::gate)}, {"up", in(w::up)}},
+                    {{"dgate", in(w::gate)}, {"dup", in(w::up)}});
+      }
       default:
         throw std::logic_error("autodiff: no rule for " + std::string(op_kind_name(f.kind)));
     }
@@ -210,14 +249,8 @@ void autodiff(Graph& graph) {
 }
 
 Graph build_training_gpt(const ModelConfig& config, const TrainShape& shape, const LoraSpec& lora) {
-  Graph g = build_gpt(config, shape);
-  if (lora.enabled()) {
-    LoraSpec resolved = lora;
-    resolved.targets = lora_targets(lora, config.arch);
-    apply_lora(g, resolved);
-  }
-  autodiff(g);
-  return g;
+  if (config.arch != Architecture::gpt2) build_gpt(config, shape);  // its refusal, word for word
+  return build_training_model(config, shape, lora);
 }
 
 }  // namespace remat

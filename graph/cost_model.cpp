@@ -15,39 +15,52 @@ double elems(const Graph& g, TensorId t) {
   return static_cast<double>(g.tensor(t).elements());
 }
 
+// Causal attention over lse[B,NH,T] with C query channels: half of the T x T scores; 2 matmuls
+// forward, 5 backward (flash recomputes S).
+double attention_flops(const Tensor& lse, double c, bool forward) {
+  const double b = static_cast<double>(lse.shape[0]), nh = static_cast<double>(lse.shape[1]);
+  const double t = static_cast<double>(lse.shape[2]);
+  const double fwd = 2 * b * t * t * c + 5 * b * nh * t * t / 2;
+  return forward ? fwd : 2.5 * fwd;
+}
+
 // FLOPs per element of the op's first output (elementwise kinds) or an exact count (matmuls,
 // attention). Rough constants are fine: the planner compares plans that run the same ops.
 double op_flops(const Graph& g, const Op& op) {
   const auto in = [&](std::size_t slot) { return op.inputs.at(slot); };
   const auto out = [&](std::size_t slot) { return op.outputs.at(slot); };
   switch (op.kind) {
-    case OpKind::matmul: {
-      const Tensor& x = g.tensor(in(slot::matmul::x));
-      const double m = static_cast<double>(x.shape[0]), k = static_cast<double>(x.shape[1]);
-      const double n = static_cast<double>(g.tensor(out(slot::matmul::y)).shape[1]);
-      return 2 * m * k * n + (op.attrs.has_bias ? m * n : 0);
-    }
+    case OpKind::matmul:
     case OpKind::matmul_backward: {
-      // dx = dy·Wᵀ always; dW = xᵀ·dy and dbias unless the weight is frozen.
-      const Tensor& dx = g.tensor(out(slot::matmul_backward::dx));
-      const double m = static_cast<double>(dx.shape[0]), k = static_cast<double>(dx.shape[1]);
-      const double n = static_cast<double>(g.tensor(in(slot::matmul_backward::dy)).shape[1]);
-      if (op.attrs.frozen) return 2 * m * k * n;
-      return 4 * m * k * n + (op.attrs.has_bias ? m * n : 0);
+      // Activations may be [M,K] or [B,T,K]: rows are everything but the last axis.
+      const bool fwd_op = op.kind == OpKind::matmul;
+      const Tensor& x = g.tensor(fwd_op ? in(slot::matmul::x) : out(slot::matmul_backward::dx));
+      const Tensor& y = g.tensor(fwd_op ? out(slot::matmul::y) : in(slot::matmul_backward::dy));
+      const double k = static_cast<double>(x.shape.back());
+      const double m = static_cast<double>(x.elements()) / k;
+      const double n = static_cast<double>(y.shape.back());
+      // A frozen weight's backward computes dx only (x is then not an input; dx has its shape).
+      if (!fwd_op && op.attrs.frozen) return 2 * m * k * n;
+      return (fwd_op ? 2 : 4) * m * k * n + (op.attrs.has_bias ? m * n : 0);
     }
     case OpKind::attention:
     case OpKind::attention_backward: {
-      // Causal: half of the T x T scores; 2 matmuls forward, 5 backward (flash recomputes S).
       const bool fwd_op = op.kind == OpKind::attention;
       const Tensor& qkv =
           g.tensor(fwd_op ? in(slot::attention::qkv) : in(slot::attention_backward::qkv));
       const Tensor& lse =
           g.tensor(fwd_op ? out(slot::attention::lse) : in(slot::attention_backward::lse));
-      const double b = static_cast<double>(lse.shape[0]), nh = static_cast<double>(lse.shape[1]);
-      const double t = static_cast<double>(lse.shape[2]);
-      const double c = static_cast<double>(qkv.shape[1]) / 3;
-      const double fwd = 2 * b * t * t * c + 5 * b * nh * t * t / 2;
-      return fwd_op ? fwd : 2.5 * fwd;
+      return attention_flops(lse, static_cast<double>(qkv.shape[1]) / 3, fwd_op);
+    }
+    case OpKind::gqa_attention:
+    case OpKind::gqa_attention_backward: {
+      // The query width sets the work; fewer key/value heads only save bytes.
+      const bool fwd_op = op.kind == OpKind::gqa_attention;
+      const Tensor& q =
+          g.tensor(fwd_op ? in(slot::gqa_attention::q) : in(slot::gqa_attention_backward::q));
+      const Tensor& lse =
+          g.tensor(fwd_op ? out(slot::gqa_attention::lse) : in(slot::gqa_attention_backward::lse));
+      return attention_flops(lse, static_cast<double>(q.shape.back()), fwd_op);
     }
     case OpKind::layernorm:
       return 8 * elems(g, out(slot::layernorm::y));
@@ -73,6 +86,22 @@ double op_flops(const Graph& g, const Op& op) {
       return 5 * elems(g, in(slot::cross_entropy::logits));
     case OpKind::cross_entropy_backward:
       return 5 * elems(g, in(slot::cross_entropy_backward::logits));
+    case OpKind::token_embedding:
+      return elems(g, out(slot::token_embedding::x));
+    case OpKind::token_embedding_backward:
+      return elems(g, in(slot::token_embedding_backward::dx));
+    case OpKind::rmsnorm:
+      return 5 * elems(g, out(slot::rmsnorm::y));
+    case OpKind::rmsnorm_backward:
+      return 10 * elems(g, in(slot::rmsnorm_backward::x));
+    case OpKind::rope:  // a cos and a sin per pair, then a rotation
+      return 12 * elems(g, out(slot::rope::y));
+    case OpKind::rope_backward:
+      return 12 * elems(g, out(slot::rope_backward::dx));
+    case OpKind::swiglu:
+      return 8 * elems(g, out(slot::swiglu::h));
+    case OpKind::swiglu_backward:
+      return 16 * elems(g, in(slot::swiglu_backward::dh));
     case OpKind::grad_norm: {
       double n = 0;
       for (TensorId t : op.inputs) n += elems(g, t);

@@ -40,16 +40,19 @@ void add_adapter(Graph& g, int op_index, size_t pos, const std::string& module, 
   const Op base = g.ops[static_cast<size_t>(op_index)];
   namespace m = slot::matmul;
   const TensorId x = base.inputs[m::x], w = base.inputs[m::weight], y = base.outputs[m::y];
-  const Tensor& yt = g.tensor(y);
-  const int64_t rows = yt.shape[0], out = yt.shape[1], in = g.tensor(x).shape[1];
-  const DType dt = yt.dtype;
+  // Activations are [rows, features] or [B, T, features]: only the last axis changes.
+  const std::vector<int64_t> x_shape = g.tensor(x).shape, y_shape = g.tensor(y).shape;
+  const int64_t out = y_shape.back(), in = x_shape.back();
+  const DType dt = g.tensor(y).dtype;
   auto param = [&](const std::string& name, std::vector<int64_t> shape) {
     const TensorId id = g.add_tensor(name, std::move(shape), DType::f32, Role::parameter, -1, true);
     g.parameters.push_back(id);
     return id;
   };
   auto act = [&](const std::string& name, int64_t cols) {
-    return g.add_tensor(name, {rows, cols}, dt, Role::activation, base.block, false);
+    std::vector<int64_t> shape = y_shape;
+    shape.back() = cols;
+    return g.add_tensor(name, std::move(shape), dt, Role::activation, base.block, false);
   };
   const TensorId a = param(module + ".lora_A.weight", {rank, in});
   const TensorId b = param(module + ".lora_B.weight", {out, rank});

@@ -6,7 +6,7 @@
 namespace remat {
 namespace {
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 18> kNames = {{
+constexpr std::array<std::pair<OpKind, std::string_view>, 28> kNames = {{
     {OpKind::embedding, "embedding"},
     {OpKind::embedding_backward, "embedding_backward"},
     {OpKind::layernorm, "layernorm"},
@@ -23,6 +23,16 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 18> kNames = {{
     {OpKind::dropout_backward, "dropout_backward"},
     {OpKind::cross_entropy, "cross_entropy"},
     {OpKind::cross_entropy_backward, "cross_entropy_backward"},
+    {OpKind::token_embedding, "token_embedding"},
+    {OpKind::token_embedding_backward, "token_embedding_backward"},
+    {OpKind::rmsnorm, "rmsnorm"},
+    {OpKind::rmsnorm_backward, "rmsnorm_backward"},
+    {OpKind::rope, "rope"},
+    {OpKind::rope_backward, "rope_backward"},
+    {OpKind::gqa_attention, "gqa_attention"},
+    {OpKind::gqa_attention_backward, "gqa_attention_backward"},
+    {OpKind::swiglu, "swiglu"},
+    {OpKind::swiglu_backward, "swiglu_backward"},
     {OpKind::grad_norm, "grad_norm"},
     {OpKind::adamw, "adamw"},
 }};

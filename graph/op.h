@@ -27,6 +27,16 @@ enum class OpKind {
   dropout_backward,
   cross_entropy,
   cross_entropy_backward,
+  token_embedding,
+  token_embedding_backward,
+  rmsnorm,
+  rmsnorm_backward,
+  rope,
+  rope_backward,
+  gqa_attention,
+  gqa_attention_backward,
+  swiglu,
+  swiglu_backward,
   grad_norm,
   adamw,
 };
@@ -43,14 +53,17 @@ enum class WeightLayout { in_out, out_in };
 struct OpAttrs {
   WeightLayout w_layout = WeightLayout::in_out;  // matmul / matmul_backward
   bool has_bias = false;                         // matmul / matmul_backward: bias input present
-  bool frozen = false;     // matmul_backward / layernorm_backward: the weight (and bias) is frozen,
-                           // so the op writes dx only and reads nothing only dweight needs
-  float scale = 1.0f;      // residual / residual_backward: y = a + scale·b (LoRA's alpha / r)
-  int heads = 0;           // attention / attention_backward
-  float dropout_p = 0.0f;  // dropout / dropout_backward
-  uint32_t dropout_id = 0;    // RNG stream id: the same for an op, its recompute and its backward
-  float eps = 1e-5f;          // layernorm epsilon
-  bool weight_decay = false;  // adamw: decay this parameter (2-D tensors only, PyTorch style)
+  bool frozen = false;  // matmul_backward / layernorm_backward / rmsnorm_backward: the weight (and
+                        // bias) is frozen, so the op writes dx only and reads nothing only
+                        // dweight needs
+  float scale = 1.0f;   // residual / residual_backward: y = a + scale·b (LoRA's alpha / r)
+  int heads = 0;        // (gqa_)attention, rope and their backwards: query heads, or rope's heads
+  int kv_heads = 0;     // gqa_attention / gqa_attention_backward: key/value heads (divide heads)
+  float rope_theta = 10000.0f;  // rope / rope_backward: the RoPE base
+  float dropout_p = 0.0f;       // dropout / dropout_backward
+  uint32_t dropout_id = 0;      // RNG stream id: the same for an op, its recompute and its backward
+  float eps = 1e-5f;            // layernorm / rmsnorm epsilon
+  bool weight_decay = false;    // adamw: decay this parameter (2-D tensors only, PyTorch style)
   std::vector<uint8_t> accumulate;  // per output: 1 = add into it (+=), 0 = overwrite (=)
   bool operator==(const OpAttrs&) const = default;
 };

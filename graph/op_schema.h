@@ -79,6 +79,29 @@ inline constexpr OperandSpec cross_entropy_in[] = {{"logits", "[BT,V]"}, {"targe
 inline constexpr OperandSpec cross_entropy_out[] = {{"losses", "[BT] f32"}};
 inline constexpr OperandSpec cross_entropy_backward_in[] = {{"logits", ""}, {"targets", ""}};
 inline constexpr OperandSpec cross_entropy_backward_out[] = {{"dlogits", "[BT,V]"}};
+inline constexpr OperandSpec token_embedding_in[] = {{"tokens", "[BT] u32"}, {"wte", "[V,C]"}};
+inline constexpr OperandSpec token_embedding_out[] = {{"x", "[BT,C]"}};
+inline constexpr OperandSpec token_embedding_backward_in[] = {{"tokens", ""}, {"dx", "[BT,C]"}};
+inline constexpr OperandSpec token_embedding_backward_out[] = {{"dwte", "[V,C]"}};
+inline constexpr OperandSpec rmsnorm_in[] = {{"x", "[BT,C]"}, {"weight", "[C]"}};
+inline constexpr OperandSpec rmsnorm_out[] = {{"y", "[BT,C]"}, {"rstd", "[BT] f32"}};
+inline constexpr OperandSpec rmsnorm_backward_in[] = {
+    {"dy", ""}, {"x", ""}, {"weight", ""}, {"rstd", ""}};
+inline constexpr OperandSpec rmsnorm_backward_out[] = {{"dx", ""}, {"dweight", "", P::if_trained}};
+inline constexpr OperandSpec rope_in[] = {{"x", "[B,T,H·D]"}};
+inline constexpr OperandSpec rope_out[] = {{"y", "[B,T,H·D]"}};
+inline constexpr OperandSpec rope_backward_in[] = {{"dy", ""}};
+inline constexpr OperandSpec rope_backward_out[] = {{"dx", ""}};
+inline constexpr OperandSpec gqa_attention_in[] = {
+    {"q", "[B,T,NH·D]"}, {"k", "[B,T,KV·D]"}, {"v", "[B,T,KV·D]"}};
+inline constexpr OperandSpec gqa_attention_out[] = {{"out", "[B,T,NH·D]"}, {"lse", "[B,NH,T] f32"}};
+inline constexpr OperandSpec gqa_attention_backward_in[] = {{"dout", ""}, {"q", ""},   {"k", ""},
+                                                            {"v", ""},    {"out", ""}, {"lse", ""}};
+inline constexpr OperandSpec gqa_attention_backward_out[] = {{"dq", ""}, {"dk", ""}, {"dv", ""}};
+inline constexpr OperandSpec swiglu_in[] = {{"gate", "[BT,F]"}, {"up", "[BT,F]"}};
+inline constexpr OperandSpec swiglu_out[] = {{"h", "[BT,F]"}};
+inline constexpr OperandSpec swiglu_backward_in[] = {{"dh", ""}, {"gate", ""}, {"up", ""}};
+inline constexpr OperandSpec swiglu_backward_out[] = {{"dgate", ""}, {"dup", ""}};
 inline constexpr OperandSpec grad_norm_in[] = {{"grads", "every parameter gradient", P::variadic}};
 inline constexpr OperandSpec grad_norm_out[] = {{"norm", "[2] f32"}};
 inline constexpr OperandSpec adamw_in[] = {
@@ -127,6 +150,25 @@ inline constexpr OpSchema kOpSchemas[] = {
         cross_entropy_backward,
         "dlogits = (softmax − onehot)/N, N the trained targets of the whole optimizer step "
         "(read from a buffer the host rewrites before each step); 0 on ignored rows"),
+    REMAT_SCHEMA(token_embedding,
+                 "x = wte[token]; no position table (the Llama family rotates q and k instead)"),
+    REMAT_SCHEMA(token_embedding_backward,
+                 "deterministic as embedding_backward: dwte rows without tokens untouched when "
+                 "accumulating, 0 when overwriting"),
+    REMAT_SCHEMA(rmsnorm, "y = x·rstd·weight, rstd = 1/√(mean(x²) + eps); eps attribute"),
+    REMAT_SCHEMA(rmsnorm_backward, "dx and dweight each with their own accumulate flag"),
+    REMAT_SCHEMA(rope,
+                 "rotary position embedding (Hugging Face rotate_half) of each of `heads` heads "
+                 "of size D at position t, angle t·theta^(−2i/D); `rope_theta` attribute"),
+    REMAT_SCHEMA(rope_backward, "rotation by the negative angle"),
+    REMAT_SCHEMA(gqa_attention,
+                 "causal grouped-query attention, scale 1/√D: query head h reads key/value head "
+                 "h/(NH/KV); attributes `heads` NH and `kv_heads` KV; never stores T×T"),
+    REMAT_SCHEMA(gqa_attention_backward,
+                 "dq, dk and dv share one accumulate flag; recomputes probabilities from q, k "
+                 "and lse"),
+    REMAT_SCHEMA(swiglu, "h = silu(gate)·up (Llama's MLP activation)"),
+    REMAT_SCHEMA(swiglu_backward, "dgate and dup each with their own accumulate flag"),
     REMAT_SCHEMA(grad_norm,
                  "norm[0]: global L2 norm, deterministic fixed-order sum of squares; norm[1]: the "
                  "clip scale AdamW multiplies gradients by"),
@@ -244,6 +286,56 @@ inline constexpr OpKind kind = OpKind::cross_entropy_backward;
 REMAT_IN(logits) REMAT_IN(targets)
 REMAT_OUT(dlogits)
 }  // namespace cross_entropy_backward
+namespace token_embedding {
+inline constexpr OpKind kind = OpKind::token_embedding;
+REMAT_IN(tokens) REMAT_IN(wte)
+REMAT_OUT(x)
+}  // namespace token_embedding
+namespace token_embedding_backward {
+inline constexpr OpKind kind = OpKind::token_embedding_backward;
+REMAT_IN(tokens) REMAT_IN(dx)
+REMAT_OUT(dwte)
+}  // namespace token_embedding_backward
+namespace rmsnorm {
+inline constexpr OpKind kind = OpKind::rmsnorm;
+REMAT_IN(x) REMAT_IN(weight)
+REMAT_OUT(y) REMAT_OUT(rstd)
+}  // namespace rmsnorm
+namespace rmsnorm_backward {
+inline constexpr OpKind kind = OpKind::rmsnorm_backward;
+REMAT_IN(dy) REMAT_IN(x) REMAT_IN(weight) REMAT_IN(rstd)
+REMAT_OUT(dx) REMAT_OUT(dweight)
+}  // namespace rmsnorm_backward
+namespace rope {
+inline constexpr OpKind kind = OpKind::rope;
+REMAT_IN(x)
+REMAT_OUT(y)
+}  // namespace rope
+namespace rope_backward {
+inline constexpr OpKind kind = OpKind::rope_backward;
+REMAT_IN(dy)
+REMAT_OUT(dx)
+}  // namespace rope_backward
+namespace gqa_attention {
+inline constexpr OpKind kind = OpKind::gqa_attention;
+REMAT_IN(q) REMAT_IN(k) REMAT_IN(v)
+REMAT_OUT(out) REMAT_OUT(lse)
+}  // namespace gqa_attention
+namespace gqa_attention_backward {
+inline constexpr OpKind kind = OpKind::gqa_attention_backward;
+REMAT_IN(dout) REMAT_IN(q) REMAT_IN(k) REMAT_IN(v) REMAT_IN(out) REMAT_IN(lse)
+REMAT_OUT(dq) REMAT_OUT(dk) REMAT_OUT(dv)
+}  // namespace gqa_attention_backward
+namespace swiglu {
+inline constexpr OpKind kind = OpKind::swiglu;
+REMAT_IN(gate) REMAT_IN(up)
+REMAT_OUT(h)
+}  // namespace swiglu
+namespace swiglu_backward {
+inline constexpr OpKind kind = OpKind::swiglu_backward;
+REMAT_IN(dh) REMAT_IN(gate) REMAT_IN(up)
+REMAT_OUT(dgate) REMAT_OUT(dup)
+}  // namespace swiglu_backward
 namespace grad_norm {
 inline constexpr OpKind kind = OpKind::grad_norm;
 REMAT_IN(grads)

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "graph/autodiff.h"
+#include "graph/model_builder.h"
 #include "planner/arena_layout.h"
 #include "planner/auto_search.h"
 #include "planner/liveness.h"
@@ -149,13 +149,13 @@ Plan plan_graph(const Graph& g, const PlanRequest& req) {
 Plan plan(const ModelConfig& model, const TrainShape& shape, const Policy& policy,
           std::optional<uint64_t> budget, uint64_t alignment, const CostModel* costs,
           const LoraSpec& lora) {
-  const Graph g = build_training_gpt(model, shape, lora);
+  const Graph g = build_training_model(model, shape, lora);
   return plan_graph(g, PlanRequest{policy, budget, alignment, costs});
 }
 
 uint64_t minimum_arena_bytes(const ModelConfig& model, const TrainShape& shape, uint64_t alignment,
                              const CostModel* costs, const LoraSpec& lora) {
-  const Graph g = build_training_gpt(model, shape, lora);
+  const Graph g = build_training_model(model, shape, lora);
   return AutoPlanner(g, PlanRequest{Policy::parse("auto"), std::nullopt, alignment, costs})
       .minimum_arena();
 }

@@ -65,9 +65,9 @@ struct Plan {
   Report report;                          // what it costs
 };
 
-// GPT-2: builds the training graph (with LoRA adapters when lora.enabled()) and plans it. Bad
-// shapes, unknown policies, a missing or too-small budget are std::invalid_argument (the
-// too-small message names the minimum bytes).
+// Any supported model: builds the training graph (with LoRA adapters when lora.enabled()) and
+// plans it. Bad shapes, unknown policies, a missing or too-small budget are
+// std::invalid_argument (the too-small message names the minimum bytes).
 Plan plan(const ModelConfig& model, const TrainShape& shape, const Policy& policy,
           std::optional<uint64_t> budget = std::nullopt, uint64_t alignment = 256,
           const CostModel* costs = nullptr, const LoraSpec& lora = {});

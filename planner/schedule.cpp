@@ -158,7 +158,7 @@ std::unordered_set<TensorId> kept_tensors(const Graph& graph, int block, KeepLev
   for (int i : b.forward_ops) {
     const Op& op = graph.ops[static_cast<size_t>(i)];
     const bool expensive = op.kind == OpKind::matmul || op.kind == OpKind::attention ||
-                           merges_matmuls(graph, op, producers);
+                           op.kind == OpKind::gqa_attention || merges_matmuls(graph, op, producers);
     if (level == KeepLevel::all || expensive)
       for (TensorId t : op.outputs) keep.insert(t);
   }

@@ -16,10 +16,12 @@ namespace remat {
 
 // What a block's forward leaves behind for its backward.
 enum class KeepLevel {
-  none,       // only the chain output; intermediates are recomputed in the backward
-  selective,  // input, matmul, attention and LoRA-merge outputs; LayerNorm, GELU, residual, dropout
-              // recomputed
-  all,        // everything its backward reads
+  none,  // only the chain output; intermediates are recomputed in the backward
+  // input, matmul, attention (GPT-2's and grouped-query) and LoRA-merge outputs; the cheap
+  // elementwise ops
+  // (LayerNorm, RMSNorm, RoPE, GELU, SwiGLU, residual, dropout) are recomputed
+  selective,
+  all,  // everything its backward reads
 };
 const char* keep_level_name(KeepLevel l);
 

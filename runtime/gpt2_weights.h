@@ -20,7 +20,8 @@ using ParameterSpec = TensorSpec;
 
 // GPT-2's initialisation (Radford et al. 2019; the reference implementation): weights
 // N(0, 0.02), residual projections (attn.c_proj, mlp.c_proj) N(0, 0.02/sqrt(2L)), biases 0,
-// LayerNorm weights 1. Deterministic for a seed on every machine (own Box-Muller over splitmix64).
+// LayerNorm weights 1. Deterministic for a seed on every machine (seeded_normal_values,
+// runtime/model_weights.h).
 std::vector<float> gpt2_initial_values(const ParameterSpec& p, const ModelConfig& model,
                                        uint64_t seed, std::size_t parameter_index);
 // Elements [first, first + out.size()) of the same values, so a large tensor can be generated
@@ -37,6 +38,10 @@ std::map<std::string, std::string> gpt2_metadata(const ModelConfig& model);
 // std::invalid_argument when the file is not a GPT-2 checkpoint or heads are unknown.
 ModelConfig infer_gpt2_config(const SafetensorsHeader& file, std::optional<int> heads);
 ModelConfig infer_gpt2_config(const SafetensorsContents& file, std::optional<int> heads);
+
+// GPT-2 checkpoint tensors that are not parameters (names without "transformer."): the
+// causal-mask buffers attn.bias and attn.masked_bias, and lm_head.weight (tied to wte).
+bool gpt2_ignored_tensor(const std::string& name);
 
 // For each parameter (in order), the file's tensor with that name, with or without a
 // "transformer." prefix. Buffers GPT-2 checkpoints carry (attn.bias, attn.masked_bias) and a tied

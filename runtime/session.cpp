@@ -11,10 +11,12 @@
 #include "runtime/gpt2_weights.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/lora_weights.h"
+#include "runtime/model_weights.h"
 #include "runtime/pipeline_cache.h"
 #include "runtime/safetensors.h"
 #include "runtime/staging.h"
 #include "runtime/step_lowering.h"
+#include "runtime/weight_files.h"
 
 namespace remat {
 
@@ -74,6 +76,12 @@ std::size_t trained_targets(std::span<const uint32_t> tokens, std::span<const ui
   return trained;
 }
 
+LrSchedule scheduled(const SessionConfig& c) {
+  LrSchedule s = c.schedule;
+  s.base_lr = c.optimizer.lr;
+  return s;
+}
+
 }  // namespace
 
 uint64_t session_alignment(const Device& d) {
@@ -87,7 +95,10 @@ Session::Session(Device& device, const SessionConfig& config)
       quirks_(session_quirks(device, config)),
       plan_(remat::plan(config.model, config.shape, config.policy, config.arena_budget,
                         session_alignment(device), config.costs, config.lora)) {
+  if (const std::string why = config_.model.training_refusal(); !why.empty())
+    throw std::invalid_argument(why);
   check_fits_device();
+  validate(scheduled(config_));
   kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
   persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
                                         MemoryCategory::persistent, "persistent buffer");
@@ -222,8 +233,8 @@ uint64_t Session::parameter_bytes() const {
   return n;
 }
 
-std::vector<ParameterSpec> Session::parameter_specs() const {
-  std::vector<ParameterSpec> specs;
+std::vector<TensorSpec> Session::parameter_specs() const {
+  std::vector<TensorSpec> specs;
   for (TensorId id : model_weights()) {
     const Tensor& t = plan_.tensors.at(static_cast<std::size_t>(id)).tensor;
     specs.push_back({t.name, t.shape});
@@ -268,8 +279,8 @@ void Session::initialize_parameters(const ProgressFn& progress) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i]));
     staging.upload(persistent_->slice(p.offset, p.bytes),
                    [&](std::span<std::byte> piece, uint64_t at) {
-                     gpt2_initial_values(specs[i], config_.model, config_.seed, i,
-                                         at / sizeof(float), as_floats(piece));
+                     initial_values(specs[i], config_.model, config_.seed, i, at / sizeof(float),
+                                    as_floats(piece));
                      report_progress(progress, "init", done += piece.size(), total);
                    });
   }
@@ -334,7 +345,7 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   // Counted over all micro-batches before the first runs: the loss is their joint mean.
   const std::size_t trained = trained_targets(tokens, targets, config_.model.vocab, "a step");
   kernels::AdamWConfig adam;
-  adam.lr = config_.optimizer.lr;
+  adam.lr = learning_rate();
   adam.beta1 = config_.optimizer.beta1;
   adam.beta2 = config_.optimizer.beta2;
   adam.eps = config_.optimizer.eps;
@@ -358,6 +369,22 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   if (optimizer_) optimizer_->run();
   ++steps_done_;
   return static_cast<float>(sum / double(trained));  // ignored positions' losses are 0
+}
+
+double Session::learning_rate() const {
+  return remat::learning_rate(scheduled(config_), steps_done_);
+}
+
+BufferSlice Session::persistent_slice(TensorId id) const {
+  if (plan_.tensors.at(static_cast<std::size_t>(id)).placement != Placement::persistent)
+    throw std::logic_error("tensor " + std::to_string(int(id)) + " is not persistent");
+  return slice_of(id);
+}
+
+void Session::reset_training() {
+  initialize_parameters(nullptr);
+  zero_optimizer_state();
+  steps_done_ = 0;
 }
 
 float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
@@ -425,17 +452,17 @@ void Session::save(const std::filesystem::path& path) const {
 }
 
 void Session::load(const std::filesystem::path& path) {
-  load_from(SafetensorsSource::open(path));
+  load_from(WeightFiles::open(path));
 }
 
 void Session::load(std::span<const std::byte> bytes, std::string_view origin) {
-  load_from(SafetensorsSource::view(bytes, std::string(origin)));
+  load_from(WeightFiles::single(SafetensorsSource::view(bytes, std::string(origin))));
 }
 
-void Session::load_from(const SafetensorsSource& source) {
+void Session::load_from(const WeightFiles& source) {
   std::vector<const SafetensorsEntry*> matched;
   try {
-    matched = match_gpt2_parameters(source.header(), parameter_specs());
+    matched = match_model_parameters(source.header(), parameter_specs(), config_.model);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(source.origin() + ": " + e.what());
   }

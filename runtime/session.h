@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/lr_schedule.h"
 #include "graph/cost_model.h"
 #include "graph/lora.h"
 #include "graph/model_config.h"
@@ -21,11 +22,12 @@
 #include "runtime/arena.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
-#include "runtime/gpt2_weights.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/kernels/optimizer.h"
+#include "runtime/model_weights.h"
 #include "runtime/progress.h"
 #include "runtime/step_lowering.h"
+#include "runtime/weight_files.h"
 
 namespace remat {
 
@@ -33,18 +35,21 @@ namespace remat {
 using OptimizerConfig = kernels::AdamWConfig;
 
 struct SessionConfig {
-  ModelConfig model;                     // GPT-2 shape
+  ModelConfig model;                     // GPT-2 or Llama-family shape
   LoraSpec lora;                         // rank > 0: train LoRA adapters on a frozen model
   TrainShape shape;                      // batch, sequence, dropout
   Policy policy;                         // checkpoint policy (auto needs arena_budget)
   std::optional<uint64_t> arena_budget;  // arena bytes the plan must fit
   OptimizerConfig optimizer;             // AdamW
-  int accum = 1;                         // micro-batches per optimizer step (gradient accumulation)
-  uint64_t seed = 0;                     // weight initialisation and dropout masks
-  const CostModel* costs = nullptr;      // measured per-kernel costs, or the FLOP/byte model
-  bool timestamps = false;               // per-dispatch GPU timings (Session::dispatch_ms)
-  uint64_t max_binding_bytes = 0;        // bind no more than this per storage buffer (0: the
-                                         // device's limit); lower only to test binding in pieces
+  // The learning rate of update s (from 0): decay, warmup, total steps and min ratio as given,
+  // peaking at optimizer.lr (schedule.base_lr is not read). The default is constant.
+  LrSchedule schedule;
+  int accum = 1;                     // micro-batches per optimizer step (gradient accumulation)
+  uint64_t seed = 0;                 // weight initialisation and dropout masks
+  const CostModel* costs = nullptr;  // measured per-kernel costs, or the FLOP/byte model
+  bool timestamps = false;           // per-dispatch GPU timings (Session::dispatch_ms)
+  uint64_t max_binding_bytes = 0;    // bind no more than this per storage buffer (0: the
+                                     // device's limit); lower only to test binding in pieces
   // Called during construction ("init": parameter bytes written, "compile": pipelines built),
   // load() ("load": parameter bytes checked, then uploaded, so the total is twice their size)
   // and save() ("save": parameter bytes written); returning false cancels the call (Cancelled).
@@ -71,7 +76,8 @@ uint64_t session_alignment(const Device& device);
 class Session {
  public:
   // Plans (std::invalid_argument for bad shapes, a budget below the minimum, or a plan the
-  // device cannot hold or bind), allocates, initialises GPT-2 weights from config.seed (streamed
+  // device cannot hold or bind; a model that cannot be trained, ModelConfig::training_refusal),
+  // allocates, initialises the family's weights from config.seed (runtime/model_weights.h; streamed
   // tensor by tensor; gradients and moments zeroed on the device) and records the step.
   // Cancelled (from config.progress) frees everything allocated so far.
   Session(Device& device, const SessionConfig& config);
@@ -79,19 +85,22 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Loads the model's weights (the frozen base under LoRA) from a GPT-2 safetensors file (shapes
-  // must match the session's model) and resets the optimizer state. std::invalid_argument for a bad
-  // or mismatched file. The file is read in bounded pieces, twice: every value is checked before
-  // the first one is uploaded, so a bad file leaves the session as it was. Cancelled during the
-  // checks leaves it as it was too; cancelled (or a read error) during the upload, the session
-  // holds the seeded initial weights of a fresh session. Either way it stays usable.
+  // Loads the model's weights (under LoRA the frozen base) from a safetensors file, a shard index
+  // (model.safetensors.index.json) or a Hugging Face model folder holding either
+  // (runtime/weight_files.h), with exactly the model's Hugging Face names (GPT-2:
+  // runtime/gpt2_weights.h; Llama: runtime/llama_weights.h), F32, F16 or BF16, shapes matching, and
+  // resets the optimizer state. std::invalid_argument for a bad or mismatched file. The file is
+  // read in bounded pieces, twice: every value is checked before the first one is uploaded, so a
+  // bad file leaves the session as it was. Cancelled during the checks leaves it as it was too;
+  // cancelled (or a read error) during the upload, the session holds the seeded initial weights of
+  // a fresh session. Either way it stays usable.
   void load(const std::filesystem::path& path);
   // The same from a safetensors image in memory the caller owns (not copied; it must stay alive
   // during the call). `origin` names it in error messages.
   void load(std::span<const std::byte> bytes, std::string_view origin);
-  // Writes the model's weights (under LoRA: the frozen base, adapters not merged; see
-  // runtime/lora_weights.h) as F32 with Hugging Face GPT-2 names, atomically, streamed through a
-  // bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
+  // Writes the model's weights (under LoRA the frozen base; runtime/lora_weights.h saves the
+  // adapters) as F32 with the graph's Hugging Face names, atomically, streamed through
+  // a bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
   void save(const std::filesystem::path& path) const;
 
   // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab; a
@@ -106,7 +115,10 @@ class Session {
   // uses no device memory of its own and changes nothing training reads: weights, AdamW moments
   // and later steps' results are bit-identical with and without evaluations in between.
   float evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
+  // The schedule's peak (the rate itself under the default constant schedule).
   void set_learning_rate(double lr) { config_.optimizer.lr = lr; }
+  // The rate the next step() uses: the schedule at steps_done().
+  double learning_rate() const;
   uint32_t steps_done() const { return steps_done_; }
   // The global gradient norm of the last step (before clipping).
   float last_grad_norm() const;
@@ -140,16 +152,24 @@ class Session {
   // written) and resets the optimizer state, as load() does for the model's weights.
   void set_trained_parameters(const std::vector<std::vector<float>>& values);
 
+  // For runtime/training_state: the device bytes of a persistent plan tensor (a parameter or an
+  // AdamW moment), the step count a restored state continues from, and the way back to what a
+  // fresh session holds (seeded weights, zero moments, step 0) when a restore fails half-way.
+  Device& device() const { return device_; }
+  BufferSlice persistent_slice(TensorId id) const;
+  void restore_steps_done(uint32_t steps) { steps_done_ = steps; }
+  void reset_training();
+
  private:
   void check_fits_device() const;
   BufferSlice slice_of(TensorId id) const;  // where a plan tensor's bytes are
   LoweringExtras lowering_extras() const;   // the session's buffers the kernels also need
   const std::vector<TensorId>& model_weights() const;  // the model's (under LoRA: frozen) weights
-  std::vector<ParameterSpec> parameter_specs() const;  // of model_weights()
+  std::vector<TensorSpec> parameter_specs() const;     // of model_weights()
   uint64_t parameter_bytes() const;                    // of model_weights(), as floats
   void zero_optimizer_state();  // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
-  void load_from(const SafetensorsSource& source);
+  void load_from(const WeightFiles& source);
   void record();
   std::vector<CopyRegion> io_inputs() const;  // tokens, targets: io staging -> plan tensors
 

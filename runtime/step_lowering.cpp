@@ -18,6 +18,9 @@
 #include "runtime/kernels/matmul_backward.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/kernels/residual.h"
+#include "runtime/kernels/rmsnorm.h"
+#include "runtime/kernels/rope.h"
+#include "runtime/kernels/swiglu.h"
 
 namespace remat {
 
@@ -72,6 +75,14 @@ struct Lowering {
   }
   kernels::EmbeddingShape embedding_shape(TensorId tokens, TensorId wte, TensorId wpe) const {
     return {dim(tokens, 0), dim(tokens, 1), dim(wte, 1), dim(wte, 0), dim(wpe, 0)};
+  }
+  // x is [B, T, heads·D] (graph/llama_builder.h).
+  kernels::RopeShape rope_shape(const Step& s, TensorId x) const {
+    const uint32_t heads = static_cast<uint32_t>(s.attrs.heads);
+    return {dim(x, 0), dim(x, 1), heads, dim(x, -1) / heads, s.attrs.rope_theta};
+  }
+  kernels::RmsnormShape rmsnorm_shape(const Step& s, TensorId x) const {
+    return {count(x) / dim(x, -1), dim(x, -1), s.attrs.eps};
   }
   kernels::DropoutKey dropout_key(const Step& s) const {
     // The step comes from AdamWHyper::step, which the host rewrites before every submission.
@@ -218,6 +229,65 @@ struct Lowering {
                                             bout(c::dlogits), {extras.adamw_hyper, kScaleWord}),
             s);
       }
+      case OpKind::token_embedding: {
+        namespace e = slot::token_embedding;
+        const TensorId wte = in(e::wte);
+        const kernels::EmbeddingShape shape{dim(in(e::tokens), 0), dim(in(e::tokens), 1),
+                                            dim(wte, 1), dim(wte, 0), 0};
+        // No position table: an empty wpe slice (runtime/kernels/embedding.h).
+        return add(
+            kernels::embedding_forward(quirks, shape, bin(e::tokens), bin(e::wte), {}, bout(e::x)),
+            s);
+      }
+      case OpKind::token_embedding_backward: {
+        namespace e = slot::token_embedding_backward;
+        const TensorId dwte = out(e::dwte);
+        const kernels::EmbeddingShape shape{dim(in(e::tokens), 0), dim(in(e::tokens), 1),
+                                            dim(dwte, 1), dim(dwte, 0), 0};
+        return add(kernels::embedding_backward(quirks, shape, bin(e::tokens), bin(e::dx),
+                                               bout(e::dwte), {}, acc(s, e::dwte), false),
+                   s);
+      }
+      case OpKind::rmsnorm: {
+        namespace r = slot::rmsnorm;
+        return add(kernels::rmsnorm_forward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::x),
+                                            bin(r::weight), bout(r::y), bout(r::rstd)),
+                   s);
+      }
+      case OpKind::rmsnorm_backward: {
+        namespace r = slot::rmsnorm_backward;
+        const BufferSlice dw = s.attrs.frozen ? BufferSlice{} : bout(r::dweight);
+        return add(kernels::rmsnorm_backward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::dy),
+                                             bin(r::x), bin(r::weight), bin(r::rstd), bout(r::dx),
+                                             dw, mode(s, r::dx), mode(s, r::dweight)),
+                   s);
+      }
+      case OpKind::rope: {
+        namespace r = slot::rope;
+        return add(kernels::rope_forward(rope_shape(s, in(r::x)), bin(r::x), {}, bout(r::y), {}),
+                   s);
+      }
+      case OpKind::rope_backward: {
+        namespace r = slot::rope_backward;
+        return add(kernels::rope_backward(rope_shape(s, in(r::dy)), bin(r::dy), {}, bout(r::dx), {},
+                                          mode(s, r::dx)),
+                   s);
+      }
+      case OpKind::gqa_attention:
+      case OpKind::gqa_attention_backward:
+        return gqa_attention(s);
+      case OpKind::swiglu: {
+        namespace w = slot::swiglu;
+        return add(
+            kernels::swiglu_forward(count(in(w::gate)), bin(w::gate), bin(w::up), bout(w::h)), s);
+      }
+      case OpKind::swiglu_backward: {
+        namespace w = slot::swiglu_backward;
+        return add(kernels::swiglu_backward(count(in(w::dh)), bin(w::dh), bin(w::gate), bin(w::up),
+                                            bout(w::dgate), bout(w::dup), mode(s, w::dgate),
+                                            mode(s, w::dup)),
+                   s);
+      }
       case OpKind::grad_norm:
         return grad_norm(s);
       case OpKind::adamw: {
@@ -231,6 +301,32 @@ struct Lowering {
       }
     }
     throw std::logic_error("no lowering for op kind " + std::string(op_kind_name(s.kind)));
+  }
+
+  // q is [B, T, NH·D]; B and T come from the statistics lse[B, NH, T].
+  kernels::AttentionShape gqa_shape(const Step& s, TensorId q, TensorId lse) const {
+    return {dim(lse, 0), dim(lse, 2), dim(q, -1), static_cast<uint32_t>(s.attrs.heads),
+            static_cast<uint32_t>(s.attrs.kv_heads)};
+  }
+
+  void gqa_attention(const Step& s) {
+    const auto at_in = [&](std::size_t slot) { return at(s.inputs.at(slot)); };
+    const auto at_out = [&](std::size_t slot) { return at(s.outputs.at(slot)); };
+    if (s.kind == OpKind::gqa_attention) {
+      namespace a = slot::gqa_attention;
+      const auto shape = gqa_shape(s, s.inputs.at(a::q), s.outputs.at(a::lse));
+      return add(kernels::gqa_attention_forward(quirks, shape, at_in(a::q), at_in(a::k),
+                                                at_in(a::v), at_out(a::out), at_out(a::lse)),
+                 s);
+    }
+    namespace a = slot::gqa_attention_backward;
+    if (acc(s, a::dq) != acc(s, a::dk) || acc(s, a::dq) != acc(s, a::dv))
+      throw std::logic_error("gqa_attention_backward: dq, dk and dv accumulate differently");
+    const auto shape = gqa_shape(s, s.inputs.at(a::q), s.inputs.at(a::lse));
+    add(kernels::gqa_attention_backward(quirks, shape, at_in(a::dout), at_in(a::q), at_in(a::k),
+                                        at_in(a::v), at_in(a::out), at_in(a::lse), at_out(a::dq),
+                                        at_out(a::dk), at_out(a::dv), mode(s, a::dq)),
+        s);
   }
 
   void grad_norm(const Step& s) {

@@ -1,10 +1,12 @@
 // Fine-tunes a GPT-2 checkpoint on a text file under a hard activation-memory cap, using the remat
 // library directly: the shape an on-device fine-tuning app would copy.
 //
-//   remat_finetune_sample WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors
-//   [TOKENIZER]
+//   remat_finetune_sample [--state DIR [--stop-after K]] WEIGHTS.safetensors DATA_FILE
+//   ARENA_BYTES STEPS OUT.safetensors [TOKENIZER]
 //
-// The model's shape comes from the weights file. The text is read as bytes (vocabulary 256), or,
+// The model's shape comes from the weights file. With --state DIR the training state is saved in
+// DIR at the end (or after step K) and a later run with the same DIR continues from it, with
+// results bit-identical to a run never stopped. The text is read as bytes (vocabulary 256), or,
 // given TOKENIZER (a GPT-2 or Hugging Face byte-level BPE folder or file), as its tokens.
 #include <algorithm>
 #include <cmath>
@@ -21,14 +23,26 @@
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
 #include "runtime/token_dataset.h"
+#include "runtime/training_state.h"
 #include "text/tokenizer_files.h"
 
 int main(int argc, char** argv) {
-  if (argc != 6 && argc != 7) {
+  std::optional<std::filesystem::path> state;
+  int stop_after = 0;
+  const char* program = argv[0];
+  for (; argc > 2 && std::string(argv[1]).starts_with("--"); argc -= 2, argv += 2) {
+    if (std::string(argv[1]) == "--state")
+      state = argv[2];
+    else if (std::string(argv[1]) == "--stop-after")
+      stop_after = std::stoi(argv[2]);
+    else
+      break;  // an unknown flag: the usage below
+  }
+  if ((argc != 6 && argc != 7) || (stop_after && !state)) {
     std::fprintf(stderr,
-                 "usage: %s WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors "
-                 "[TOKENIZER]\n",
-                 argv[0]);
+                 "usage: %s [--state DIR [--stop-after K]] WEIGHTS.safetensors DATA_FILE "
+                 "ARENA_BYTES STEPS OUT.safetensors [TOKENIZER]\n",
+                 program);
     return 2;
   }
   try {
@@ -51,6 +65,7 @@ int main(int argc, char** argv) {
     config.optimizer.lr = 1e-3;
     config.optimizer.weight_decay = 0.01;
     config.optimizer.grad_clip = 1.0f;
+    config.schedule = {remat::LrDecay::cosine, 0, steps / 10, steps, 0.1};
 
     // 4. The training windows: the text's bytes, or its tokens under the tokenizer. Every id must
     //    be below the model's vocabulary, checked before the device is touched.
@@ -62,10 +77,16 @@ int main(int argc, char** argv) {
             : remat::TokenDataset(data_file, config.shape.seq);
     data.check_vocab(static_cast<std::size_t>(config.model.vocab));
 
-    // 5. Open the GPU (REMAT_DEVICE picks one), plan, allocate exactly, load the weights.
+    // 5. Open the GPU (REMAT_DEVICE picks one), plan, allocate exactly, load the weights, or the
+    //    state (parameters, AdamW moments, step count) of a run stopped earlier.
     auto device = remat::Device::open();
+    const bool resume = state && std::filesystem::exists(*state / "state.json");
+    if (resume) config = remat::session_config_of(remat::read_training_state(*state));
     remat::Session session(*device, config);
-    session.load(weights);
+    if (resume)
+      remat::load_training_state(session, *state);
+    else
+      session.load(weights);
     std::printf("device %s; arena %llu bytes (cap %llu), persistent %llu bytes\n",
                 device->summary().c_str(),
                 static_cast<unsigned long long>(session.plan().arena_bytes),
@@ -73,16 +94,22 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(session.plan().persistent_bytes));
 
     // 6. Train: each step takes a batch of windows from the data and returns the mean loss.
+    //    The batch of step s is a function of s: a resumed run reads on where it stopped.
     float first = 0, last = 0;
-    for (int s = 0; s < steps; ++s) {
+    const int start = static_cast<int>(session.steps_done()),
+              until = stop_after && stop_after < steps ? stop_after : steps;
+    for (int s = start; s < until; ++s) {
       const remat::Batch batch = data.batch(static_cast<uint64_t>(s), config.shape.batch);
       last = session.step(batch.tokens, batch.targets);
-      if (s == 0) first = last;
+      if (s == start) first = last;
       if (!std::isfinite(last)) throw std::runtime_error("the loss is not finite");
       std::printf("step %d loss %.4f\n", s + 1, last);
     }
 
-    // 7. Save (atomically: a temporary file renamed into place) with Hugging Face GPT-2 names.
+    // 7. Save the state to continue from, or (atomically) the weights with Hugging Face names.
+    if (state) remat::save_training_state(session, *state, {});
+    if (state) std::printf("state saved in %s at step %d of %d\n", state->c_str(), until, steps);
+    if (until < steps) return 0;
     session.save(out);
     std::printf("loss %.4f -> %.4f; saved %s\n", first, last, out.string().c_str());
     return 0;

@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 #include "embedding_params.h"
 
-// x[r, c] = wte[tokens[r], c] + wpe[r % T, c], one element per invocation (grid-stride).
+// x[r, c] = wte[tokens[r], c] + wpe[r % T, c], one element per invocation (grid-stride); without
+// positions x[r, c] = wte[tokens[r], c] exactly (no + 0.0, which would turn -0.0 into +0.0).
 // wte is bound as the vocabulary rows [vocab_begin, vocab_begin + vocab_count) only; positions
 // whose token lies elsewhere are written by another piece's dispatch.
 layout(local_size_x_id = 0) in;
@@ -22,7 +23,8 @@ void main() {
     uint c = i - r * p.C;
     uint tok = tokens[r];
     if (tok >= p.vocab_begin && tok - p.vocab_begin < p.vocab_count) {
-      x[i] = wte[(tok - p.vocab_begin) * p.C + c] + wpe[(r % p.T) * p.C + c];
+      float e = wte[(tok - p.vocab_begin) * p.C + c];
+      x[i] = p.positions != 0 ? e + wpe[(r % p.T) * p.C + c] : e;
     } else if (tok >= p.V && last_piece) {
       // An out-of-range token is a data bug: make it loud in the loss instead of reading
       // another row or memory outside the table.

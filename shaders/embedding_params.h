@@ -9,7 +9,8 @@
 namespace remat::push {
 #endif
 
-// x[BT,C] = wte[token] + wpe[t]. The wte binding may hold only vocabulary rows
+// x[BT,C] = wte[token] + wpe[t], or wte[token] alone when positions is 0 (the Llama family's
+// token embedding; wpe is then a stand-in binding, never read). The wte binding may hold only vocabulary rows
 // [vocab_begin, vocab_begin + vocab_count) (GPT-2's wte exceeds a 128 MiB binding limit); each
 // such piece is its own dispatch and writes only the positions whose token it holds.
 struct EmbeddingParams {
@@ -19,10 +20,12 @@ struct EmbeddingParams {
   uint V;  // whole vocabulary; tokens >= V give NaN rows (written by the last piece)
   uint vocab_begin;
   uint vocab_count;
+  uint positions;  // 1: add wpe[t]; 0: no position table
 };
-REMAT_PUSH_WORDS(EmbeddingParams, 6)
+REMAT_PUSH_WORDS(EmbeddingParams, 7)
 
 // dwte[V,C] and dwpe[ctx,C] from dx[BT,C]; wte may be bound in vocabulary pieces as above.
+// Without a position table the dispatch has no dwpe invocations (its binding is a stand-in).
 struct EmbeddingBackwardParams {
   uint rows;  // BT
   uint T;

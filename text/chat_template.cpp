@@ -46,6 +46,10 @@ std::string token_text(const JsonValue* v) {
   return "";
 }
 
+std::filesystem::path config_path(const std::filesystem::path& tokenizer) {
+  return std::filesystem::is_directory(tokenizer) ? tokenizer / "tokenizer_config.json" : tokenizer;
+}
+
 }  // namespace
 
 ChatTemplate::ChatTemplate(std::string source) : source_(std::move(source)) {
@@ -72,10 +76,8 @@ std::string ChatTemplate::render(const JsonValue& messages, const ChatOptions& o
   }
 }
 
-ChatTemplateFile load_chat_template(const std::filesystem::path& tokenizer) {
-  const auto path =
-      std::filesystem::is_directory(tokenizer) ? tokenizer / "tokenizer_config.json" : tokenizer;
-  const JsonValue config = read_json(path);
+ChatTemplateFile read_tokenizer_config(const std::filesystem::path& tokenizer) {
+  const JsonValue config = read_json(config_path(tokenizer));
   const JsonValue* t = config.find("chat_template");
   ChatTemplateFile out;
   if (t && t->type == JsonValue::Type::array) {
@@ -89,9 +91,15 @@ ChatTemplateFile load_chat_template(const std::filesystem::path& tokenizer) {
   } else if (t && t->type == JsonValue::Type::string) {
     out.source = t->string;
   }
-  if (out.source.empty()) throw std::invalid_argument(path.string() + " has no chat_template");
   out.options.bos_token = token_text(config.find("bos_token"));
   out.options.eos_token = token_text(config.find("eos_token"));
+  return out;
+}
+
+ChatTemplateFile load_chat_template(const std::filesystem::path& tokenizer) {
+  ChatTemplateFile out = read_tokenizer_config(tokenizer);
+  if (out.source.empty())
+    throw std::invalid_argument(config_path(tokenizer).string() + " has no chat_template");
   return out;
 }
 

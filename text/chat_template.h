@@ -54,5 +54,7 @@ struct ChatTemplateFile {
 // The chat_template, bos_token and eos_token of DIR/tokenizer_config.json (or of that file
 // itself when given one). A template given as a list of named templates uses the "default" one.
 ChatTemplateFile load_chat_template(const std::filesystem::path& tokenizer);
+// The same, except that a configuration without chat_template gives an empty source.
+ChatTemplateFile read_tokenizer_config(const std::filesystem::path& tokenizer);
 
 }  // namespace remat::text

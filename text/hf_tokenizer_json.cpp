@@ -166,6 +166,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& file) {
     auto tokenizer = std::make_unique<Tokenizer>(read_vocab(file, *vocab, added),
                                                  read_merges(file, *model), std::move(pre), added);
     tokenizer->bpe().set_ignore_merges(flag(*model, "ignore_merges", false));
+    tokenizer->set_post_processor(PostProcessor(root.find("post_processor"), file.string()));
     return tokenizer;
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "text/bpe.h"
+#include "text/post_processor.h"
 #include "text/pre_tokenizer.h"
 
 namespace remat::text {
@@ -43,6 +44,11 @@ class Tokenizer {
 
   BpeModel& bpe() { return bpe_; }
 
+  // What tokenizer.json's post-processor adds around a text (text/post_processor.h); `encode`
+  // never applies it. Other formats add nothing.
+  const PostProcessor& post_processor() const { return post_; }
+  void set_post_processor(PostProcessor post) { post_ = std::move(post); }
+
   // One more than the largest id: the rows a model's embedding needs.
   std::size_t vocab_size() const { return bytes_.size(); }
   const std::vector<SpecialToken>& specials() const { return specials_; }
@@ -57,6 +63,7 @@ class Tokenizer {
   BpeModel bpe_;
   std::unique_ptr<PreTokenizer> pre_;
   std::vector<SpecialToken> specials_;
+  PostProcessor post_;
   bool special_first_byte_[256] = {};
   std::vector<std::string> bytes_;  // id -> bytes
   std::vector<bool> present_;       // id -> is a token (ids may have gaps)

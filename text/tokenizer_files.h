@@ -7,7 +7,8 @@
 // With encoder.json/vocab.json, "<|endoftext|>" is the special token when the vocabulary has it.
 // Anything else (WordPiece, Unigram, a normalizer, added tokens that strip spaces, ...) is
 // refused with one std::invalid_argument line naming the file and what is not supported. A
-// tokenizer.json post-processor and decoder are not applied: encode gives the text's tokens alone.
+// tokenizer.json decoder is not used, and its post-processor is only kept (Tokenizer::
+// post_processor): encode gives the text's tokens alone.
 #pragma once
 
 #include <filesystem>

@@ -104,11 +104,27 @@ REMAT_API void remat_device_free(remat_device* device);
  * with a fresh session's initial weights. The session stays usable either way. */
 typedef int (*remat_progress_fn)(void* user, const char* phase, uint64_t done, uint64_t total);
 
+/* Learning-rate schedules as Hugging Face transformers defines them, over the run's
+ * total_steps updates with learning_rate as the peak; update s (counted from 0) uses
+ *   s < warmup_steps:  learning_rate * s / warmup_steps
+ *   CONSTANT:          learning_rate
+ *   LINEAR:            learning_rate * (total_steps - s) / (total_steps - warmup_steps)
+ *   COSINE:            learning_rate * (m + (1 - m) * (1 + cos(pi * p)) / 2), m = min_lr_ratio,
+ *                      p = (s - warmup_steps) / (total_steps - warmup_steps)
+ * (no lower than 0 after total_steps). */
+typedef enum remat_lr_schedule {
+  REMAT_LR_CONSTANT = 0,
+  REMAT_LR_LINEAR = 1,
+  REMAT_LR_COSINE = 2
+} remat_lr_schedule;
+
 typedef struct remat_session_params {
   size_t struct_size; /* sizeof(remat_session_params); set by remat_session_params_default */
 
-  /* The model: a preset ("tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl") or NULL; each
-   * nonzero field below overrides the preset's value (with NULL all five must be set). */
+  /* The model: a preset ("tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", or of the
+   * Llama family "llama-tiny", "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b") or NULL; each
+   * nonzero field below overrides the preset's value (with NULL all five must be set, and the
+   * model is GPT-2). A Llama-family checkpoint needs its preset named here. */
   const char* model;
   int32_t layers, dim, heads, vocab, ctx;
 
@@ -134,9 +150,17 @@ typedef struct remat_session_params {
   remat_progress_fn progress; /* NULL: no progress reports, no cancellation */
   void* progress_user;        /* passed back to progress */
 
+  /* Since 0.3: the learning-rate schedule remat_session_step follows (default CONSTANT with no
+   * warmup: learning_rate throughout). LINEAR and COSINE need total_steps >= warmup_steps > = 0;
+   * min_lr_ratio in [0, 1] is read by COSINE only. */
+  remat_lr_schedule lr_schedule;
+  int64_t warmup_steps;
+  int64_t total_steps;
+  double min_lr_ratio;
+
   /* LoRA in PEFT's layout: lora_rank > 0 trains rank-R adapters (y = x W + b + (alpha/R) x A^T
-   * B^T) on a frozen model, whose weights load_file loads and save_file saves unchanged. A params
-   * struct from before these fields (struct_size = offsetof(remat_session_params, lora_rank)) is
+   * B^T) on a frozen model, whose weights load_file loads and save_file saves unchanged. Since 0.3;
+   * a struct that ends before them (struct_size = offsetof(remat_session_params, lora_rank)) is
    * read as full fine-tuning. */
   int32_t lora_rank;        /* R; 0 = full fine-tuning (default) */
   double lora_alpha;        /* the adapters are scaled by lora_alpha / R; 0 = 2R */
@@ -147,9 +171,11 @@ typedef struct remat_session_params {
 
 /* Fills *params with the defaults above (model "tiny"). */
 REMAT_API remat_status remat_session_params_default(remat_session_params* params);
-/* Sets the model fields (model = NULL; layers, dim, heads, vocab, ctx) from a GPT-2 safetensors
- * checkpoint, so that a session can load it. The memory form reads `size` bytes at `data` during
- * the call only. */
+/* Sets the model fields (model = NULL; layers, dim, heads, vocab, ctx) from a GPT-2 checkpoint, so
+ * that a session can load it: a safetensors file (heads from its metadata), or a Hugging Face model
+ * folder (its config.json; model_type gpt2; a Llama-family folder is
+ * REMAT_ERROR_INVALID_ARGUMENT, since these fields cannot describe it). The memory form reads
+ * `size` bytes of a safetensors image at `data` during the call only. */
 REMAT_API remat_status remat_session_params_from_file(remat_session_params* params,
                                                       const char* path);
 REMAT_API remat_status remat_session_params_from_memory(remat_session_params* params,
@@ -187,15 +213,18 @@ REMAT_API remat_status remat_session_create(remat_device* device,
 /* NULL is ignored. */
 REMAT_API void remat_session_free(remat_session* session);
 
-/* Loads parameters from a GPT-2 safetensors checkpoint (shapes must match the session's model)
+/* Loads parameters from a safetensors checkpoint, a shard index (model.safetensors.index.json) or a
+ * Hugging Face model folder holding either (shapes must match the session's model)
  * and resets the optimizer state. Every value is checked before the first is uploaded, so a bad
  * checkpoint leaves the session as it was. The memory form reads the app's buffer in place,
  * during the call only (errors name it "weights in memory"). */
 REMAT_API remat_status remat_session_load_file(remat_session* session, const char* path);
 REMAT_API remat_status remat_session_load_memory(remat_session* session, const void* data,
                                                  size_t size);
-/* Writes every parameter as F32 with Hugging Face GPT-2 names, atomically: a failed save leaves
- * any previous file at `path` intact. */
+/* Writes every parameter as F32 with Hugging Face names: to `path` itself when it ends in
+ * ".safetensors", else into the folder `path` (created if missing; its parent must exist) as a
+ * Hugging Face model, config.json and model.safetensors. Each file is written atomically: a failed
+ * save leaves any previous file (or folder content) intact. */
 REMAT_API remat_status remat_session_save_file(remat_session* session, const char* path);
 
 /* LoRA sessions only (lora_rank > 0). save_adapter writes PEFT's adapter_model.safetensors and
@@ -218,8 +247,32 @@ REMAT_API remat_status remat_session_save_merged(remat_session* session, const c
  * whose targets are all REMAT_IGNORE_TARGET is REMAT_ERROR_INVALID_ARGUMENT; nothing runs. */
 REMAT_API remat_status remat_session_step(remat_session* session, const uint32_t* tokens,
                                           const uint32_t* targets, size_t count, float* loss);
+/* Sets the learning rate: the schedule's peak (the rate itself under CONSTANT). */
 REMAT_API remat_status remat_session_set_learning_rate(remat_session* session,
                                                        double learning_rate);
+/* The rate the next remat_session_step uses (the schedule at the session's step count), and the
+ * number of optimizer steps taken (restored by remat_session_load_state). */
+REMAT_API remat_status remat_session_learning_rate(const remat_session* session,
+                                                   double* learning_rate);
+REMAT_API remat_status remat_session_steps_done(const remat_session* session, uint64_t* steps);
+
+/* Training that survives being stopped. save_state writes everything needed to continue into the
+ * folder `dir` (docs/training-state.md): the trained parameters, AdamW's moments, the step count
+ * and the session's configuration (model, shape, dropout, accumulation, seed, policy, AdamW,
+ * schedule). The folder is replaced whole or not at all: a failed or cancelled save (progress
+ * phase "save") or a crash leaves the previous state. `dir` must be new, empty or hold a state.
+ * load_state restores parameters, moments and the step count into a session created for the same
+ * run, so that further steps give bit-identical results to a run never stopped: the same model,
+ * trainable parameters, batch, seq, accum and seed (else REMAT_ERROR_INVALID_ARGUMENT naming the
+ * difference; policy, arena, AdamW settings and schedule are the session's own). A damaged state
+ * (bad JSON, a missing or truncated file, wrong shapes, a hash that does not match) is
+ * REMAT_ERROR_INVALID_ARGUMENT and leaves the session as it was; progress phase "load".
+ * params_from_state fills *params (model, shape, accum, seed, policy, arena, AdamW, schedule)
+ * from a state, for creating the session that loads it; the other fields keep their values. */
+REMAT_API remat_status remat_session_save_state(remat_session* session, const char* dir);
+REMAT_API remat_status remat_session_load_state(remat_session* session, const char* dir);
+REMAT_API remat_status remat_session_params_from_state(remat_session_params* params,
+                                                       const char* dir);
 
 /* Generates `count` tokens after `prompt` (prompt_count >= 1, each below vocab) at
  * `temperature` (0: the most likely token), deterministically for a seed, into out[0..count). */

@@ -68,6 +68,12 @@ struct SessionParams : remat_session_params {
     check(remat_session_params_from_memory(&p, checkpoint.data(), checkpoint.size()));
     return p;
   }
+  // Defaults, with what a training state determines (model, shape, AdamW, schedule, arena).
+  static SessionParams from_state(const std::string& dir) {
+    SessionParams p;
+    check(remat_session_params_from_state(&p, dir.c_str()));
+    return p;
+  }
 };
 
 // Plans without a device.
@@ -149,6 +155,25 @@ class Session {
     return loss;
   }
   void set_learning_rate(double lr) { check(remat_session_set_learning_rate(handle(), lr)); }
+  // The rate the next step uses (the schedule at steps_done()).
+  double learning_rate() const {
+    double lr = 0;
+    check(remat_session_learning_rate(handle(), &lr));
+    return lr;
+  }
+  uint64_t steps_done() const {
+    uint64_t n = 0;
+    check(remat_session_steps_done(handle(), &n));
+    return n;
+  }
+
+  // Training states (docs/training-state.md): everything needed to continue bit-identically.
+  void save_state(const std::string& dir) {
+    check(remat_session_save_state(handle(), dir.c_str()));
+  }
+  void load_state(const std::string& dir) {
+    check(remat_session_load_state(handle(), dir.c_str()));
+  }
 
   std::vector<uint32_t> sample(std::span<const uint32_t> prompt, uint32_t count, uint64_t seed,
                                float temperature = 1.0f) {

@@ -26,12 +26,15 @@ std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const Embedd
                                         BufferSlice x) {
   std::vector<Dispatch> out;
   const uint32_t rows = s.B * s.T;
+  const bool positions = wpe.buffer != VK_NULL_HANDLE;
   for (const Piece& piece : vocab_pieces(quirks, s.V, s.C)) {
     Dispatch d;
     d.kernel = KernelId::embedding_forward;
     d.spec = {kForwardGroup};
-    d.bindings = {{tokens, false}, {rows_of(wte, piece, s.C), false}, {wpe, false}, {x, true}};
-    d.push = push_bytes(push::EmbeddingParams{rows, s.T, s.C, s.V, piece.begin, piece.count});
+    const BufferSlice table = rows_of(wte, piece, s.C);
+    d.bindings = {{tokens, false}, {table, false}, {positions ? wpe : table, false}, {x, true}};
+    d.push = push_bytes(
+        push::EmbeddingParams{rows, s.T, s.C, s.V, piece.begin, piece.count, positions ? 1u : 0u});
     d.groups = {grid_stride_groups(uint64_t(rows) * s.C, kForwardGroup), 1, 1};
     d.label = "embedding_forward";
     out.push_back(std::move(d));
@@ -45,14 +48,19 @@ std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const Embed
                                          bool accumulate_wpe) {
   std::vector<Dispatch> out;
   const uint32_t rows = s.B * s.T;
+  const bool positions = dwpe.buffer != VK_NULL_HANDLE;
   const auto pieces = vocab_pieces(quirks, s.V, s.C);
   for (std::size_t i = 0; i < pieces.size(); ++i) {
-    const bool first = i == 0;  // only the first piece's dispatch includes the dwpe invocations
+    // Only the first piece's dispatch includes the dwpe invocations, and only with positions.
+    const bool first = i == 0 && positions;
     Dispatch d;
     d.kernel = KernelId::embedding_backward;
     d.spec = {kBackwardGroup};
-    d.bindings = {
-        {tokens, false}, {dx, false}, {rows_of(dwte, pieces[i], s.C), true}, {dwpe, first}};
+    // Without positions dx stands in for dwpe: bound read-only, never touched.
+    d.bindings = {{tokens, false},
+                  {dx, false},
+                  {rows_of(dwte, pieces[i], s.C), true},
+                  {positions ? dwpe : dx, first}};
     d.push = push_bytes(push::EmbeddingBackwardParams{rows, s.T, s.C, s.ctx, pieces[i].begin,
                                                       pieces[i].count, accumulate_wte ? 1u : 0u,
                                                       accumulate_wpe ? 1u : 0u});

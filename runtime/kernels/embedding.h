@@ -16,14 +16,15 @@ struct EmbeddingShape {
 
 // x[BT,C] from tokens[BT] (u32). When wte is larger than quirks.max_binding_bytes (GPT-2's is
 // 154 MB against lavapipe's 128 MiB), it is bound in vocabulary pieces, one dispatch each; all
-// pieces together write every element of x once. Tokens >= V give NaN rows.
+// pieces together write every element of x once. Tokens >= V give NaN rows. An empty wpe
+// (no buffer) means no position table: x = wte[token] (token_embedding).
 std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const EmbeddingShape& s,
                                         BufferSlice tokens, BufferSlice wte, BufferSlice wpe,
                                         BufferSlice x);
 
 // dwte[V,C] and dwpe[ctx,C] from dx[BT,C], deterministic without atomics (docs/ops.md): when
 // overwriting, dwte rows without tokens and dwpe rows >= T become 0; when accumulating they are
-// untouched. Pieces as for the forward.
+// untouched. Pieces as for the forward. An empty dwpe means no position table.
 std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const EmbeddingShape& s,
                                          BufferSlice tokens, BufferSlice dx, BufferSlice dwte,
                                          BufferSlice dwpe, bool accumulate_wte,

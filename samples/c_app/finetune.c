@@ -1,12 +1,16 @@
 /* Fine-tunes a GPT-2 checkpoint on a text file under a hard activation-memory cap, through the C
  * API alone (remat/remat.h): what an app written in C, or bound from Swift, Kotlin or Rust, does.
  *
- *   finetune WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors [TOKENIZER]
+ *   finetune [--state DIR [--stop-after K]] WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS
+ *            OUT.safetensors [TOKENIZER]
  *
- * The model's shape comes from the weights file. Without TOKENIZER the text is read as bytes
- * (token = byte, vocabulary 256); with one (a tokenizer.json or a folder of GPT-2 or Hugging Face
- * files) it is encoded into the tokenizer's ids, which the model's vocabulary must cover. After
- * training it prints the model's greedy continuation of the text's first tokens. */
+ * The model's shape comes from the weights file. The learning rate follows a cosine schedule over
+ * STEPS. With --state DIR the training state (weights, AdamW moments, step, settings) is saved in
+ * DIR at the end, or after step K with --stop-after K; run again with the same --state DIR, the
+ * sample continues from there, bit for bit as if it had never stopped. Without TOKENIZER the text
+ * is read as bytes (token = byte, vocabulary 256); with one (a tokenizer.json or a folder of GPT-2
+ * or Hugging Face files) it is encoded into the tokenizer's ids, which the model's vocabulary must
+ * cover. After training it prints the model's greedy continuation of the text's first tokens. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +76,8 @@ static void make_batch(const uint32_t* text, size_t len, int step, int batch, in
   }
 }
 
+/* Steps from the session's step count up to `steps`: the batch of step s is a function of s, so a
+ * resumed session continues exactly where it stopped. */
 static int train(remat_session* session, const remat_session_params* params, const uint32_t* text,
                  size_t len, int steps) {
   const size_t count = (size_t)params->batch * params->seq;
@@ -80,11 +86,15 @@ static int train(remat_session* session, const remat_session_params* params, con
   int bad = !tokens || !targets;
   if (bad) fprintf(stderr, "finetune: error: out of memory\n");
   float first = 0, loss = 0;
-  for (int s = 0; s < steps && !bad; ++s) {
+  uint64_t done = 0;
+  bad = bad || failed(remat_session_steps_done(session, &done), "steps done");
+  for (int s = (int)done; s < steps && !bad; ++s) {
+    double lr = 0;
     make_batch(text, len, s, params->batch, params->seq, tokens, targets);
-    bad = failed(remat_session_step(session, tokens, targets, count, &loss), "step");
-    if (!bad) printf("step %d loss %.4f\n", s + 1, loss);
-    if (s == 0) first = loss;
+    bad = failed(remat_session_learning_rate(session, &lr), "learning rate") ||
+          failed(remat_session_step(session, tokens, targets, count, &loss), "step");
+    if (!bad) printf("step %d loss %.4f lr %.3g\n", s + 1, loss, lr);
+    if (s == (int)done) first = loss;
   }
   if (!bad) printf("loss %.4f -> %.4f\n", first, loss);
   free(tokens);
@@ -190,21 +200,44 @@ static int continue_text(remat_session* session, remat_tokenizer* tokenizer, con
   return bad;
 }
 
+/* Nonzero when `dir` holds a training state to continue from. */
+static int has_state(const char* dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/state.json", dir);
+  FILE* f = fopen(path, "rb");
+  if (f) fclose(f);
+  return f != NULL;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 6 && argc != 7) {
+  const char* state = NULL;
+  int stop_after = 0, first = 1;
+  while (first + 1 < argc &&
+         (strcmp(argv[first], "--state") == 0 || strcmp(argv[first], "--stop-after") == 0)) {
+    if (strcmp(argv[first], "--state") == 0)
+      state = argv[first + 1];
+    else
+      stop_after = atoi(argv[first + 1]);
+    first += 2;
+  }
+  if ((argc - first != 5 && argc - first != 6) || (stop_after && !state)) {
     fprintf(stderr,
-            "usage: %s WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS OUT.safetensors "
-            "[TOKENIZER]\n",
+            "usage: %s [--state DIR [--stop-after K]] WEIGHTS.safetensors DATA_FILE ARENA_BYTES "
+            "STEPS OUT.safetensors [TOKENIZER]\n",
             argv[0]);
     return 2;
   }
+  argv += first - 1;
+  argc -= first - 1;
   const char *weights = argv[1], *data_file = argv[2], *out = argv[5];
   const uint64_t arena = strtoull(argv[3], NULL, 10);
   const int steps = atoi(argv[4]);
-  if (arena == 0 || steps < 1) {
-    fprintf(stderr, "finetune: error: ARENA_BYTES and STEPS must be positive numbers\n");
+  if (arena == 0 || steps < 1 || stop_after < 0 || stop_after >= steps) {
+    fprintf(stderr,
+            "finetune: error: ARENA_BYTES and STEPS must be positive numbers, K below STEPS\n");
     return 2;
   }
+  const int resume = state && has_state(state);
   if (remat_version() / 1000 != REMAT_VERSION / 1000) {
     fprintf(stderr, "finetune: error: built against remat %s, running with %u\n",
             REMAT_VERSION_STRING, (unsigned)remat_version());
@@ -212,17 +245,25 @@ int main(int argc, char** argv) {
   }
 
   /* 1. The model's shape comes from the checkpoint; the cap makes the planner pick what to
-   *    recompute; a short fine-tune's AdamW settings. */
+   *    recompute; a short fine-tune's AdamW settings and a cosine decay over the run. A resumed
+   *    run takes all of these from its state instead. */
   remat_session_params params;
-  if (failed(remat_session_params_default(&params), "defaults") ||
-      failed(remat_session_params_from_file(&params, weights), weights))
-    return 1;
-  params.batch = 4;
-  params.seq = params.ctx < 64 ? params.ctx : 64;
-  params.arena_bytes = arena;
-  params.learning_rate = 1e-3;
-  params.weight_decay = 0.01;
-  params.grad_clip = 1.0;
+  if (failed(remat_session_params_default(&params), "defaults")) return 1;
+  if (resume) {
+    if (failed(remat_session_params_from_state(&params, state), state)) return 1;
+  } else {
+    if (failed(remat_session_params_from_file(&params, weights), weights)) return 1;
+    params.batch = 4;
+    params.seq = params.ctx < 64 ? params.ctx : 64;
+    params.arena_bytes = arena;
+    params.learning_rate = 1e-3;
+    params.weight_decay = 0.01;
+    params.grad_clip = 1.0;
+    params.lr_schedule = REMAT_LR_COSINE;
+    params.warmup_steps = steps / 10;
+    params.total_steps = steps;
+    params.min_lr_ratio = 0.1;
+  }
   params.progress = on_progress;
 
   remat_tokenizer* tokenizer = NULL;
@@ -242,19 +283,23 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  /* 2. Open the GPU (REMAT_DEVICE picks one), plan, allocate exactly, load the weights, train,
-   *    save atomically. */
+  /* 2. Open the GPU (REMAT_DEVICE picks one), plan, allocate exactly, load the weights (or the
+   *    state), train, save atomically. */
   remat_device* device = NULL;
   remat_session* session = NULL;
   int bad = failed(remat_device_open(NULL, &device), "open device") ||
             failed(remat_session_create(device, &params, &session), "create session") ||
-            failed(remat_session_load_file(session, weights), weights);
+            (resume ? failed(remat_session_load_state(session, state), state)
+                    : failed(remat_session_load_file(session, weights), weights));
+  const int until = stop_after ? stop_after : steps;
   if (!bad) {
     print_reports(session, arena);
-    bad = train(session, &params, text, len, steps) ||
-          failed(remat_session_save_file(session, out), out);
+    bad = train(session, &params, text, len, until) ||
+          (state && failed(remat_session_save_state(session, state), state));
+    if (!bad && state) printf("state saved in %s at step %d of %d\n", state, until, steps);
+    bad = bad || (until == steps && failed(remat_session_save_file(session, out), out));
   }
-  if (!bad) {
+  if (!bad && until == steps) {
     print_reports(session, arena);
     printf("saved %s\n", out);
     bad = continue_text(session, tokenizer, text, len);

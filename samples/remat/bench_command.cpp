@@ -427,11 +427,9 @@ int run_frontier(const Options& o) {
   auto device = Device::open();
   std::printf("device   %s\n", device->summary().c_str());
   const ModelConfig& m = o.sel.model;
-  std::printf(
-      "model    %s: L%d C%d H%d V%d ctx%d; batch %d x seq %d; %d warm-up + %d measured "
-      "steps per point\n",
-      o.sel.model_name.c_str(), m.layers, m.dim, m.heads, m.vocab, m.ctx, o.sel.shape.batch,
-      o.sel.shape.seq, o.warmup, o.steps);
+  std::printf("model    %s: %s; batch %d x seq %d; %d warm-up + %d measured steps per point\n",
+              o.sel.model_name.c_str(), model_shape_text(m).c_str(), o.sel.shape.batch,
+              o.sel.shape.seq, o.warmup, o.steps);
   std::fflush(stdout);
 
   std::vector<Point> pts;

@@ -9,8 +9,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "runtime/device.h"
-#include "runtime/gpt2_weights.h"
-#include "runtime/safetensors.h"
+#include "runtime/hf_folder.h"
 #include "runtime/session.h"
 #include "text/tokenizer_files.h"
 
@@ -26,7 +25,12 @@ CommandSpec spec() {
       "samples more tokens from the checkpoint, printing the prompt and each token as it comes.\n"
       "Stops early at <|endoftext|>. Reports tokens/s on standard error. Deterministic for a\n"
       "seed.\n",
-      {{"--init", "W.safetensors", "GPT-2 weights (required)", ""},
+      {{"--init", "PATH",
+        "a Hugging Face model folder, or a .safetensors file: GPT-2, or with --model any family "
+        "(required)",
+        ""},
+       {"--model", "NAME", "the preset the weights are (a Llama-family .safetensors file needs it)",
+        "read from the checkpoint"},
        {"--tokenizer", "PATH", "tokenizer.json, or a folder of GPT-2 or Hugging Face files", ""},
        {"--prompt", "TEXT", "the text to continue (required)", ""},
        {"--tokens", "N", "tokens to generate at most", "64"},
@@ -43,6 +47,7 @@ struct Options {
   double temperature = 1.0;
   uint64_t seed = 0;
   std::optional<int> heads;
+  std::optional<std::string> model;
 };
 
 Options parse(const std::vector<std::string>& argv) {
@@ -60,6 +65,8 @@ Options parse(const std::vector<std::string>& argv) {
   o.seq = int(a.get_int("--seq", 1, 1 << 20).value_or(0));
   o.seed = uint64_t(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto h = a.get_int("--heads", 1, 1 << 20)) o.heads = int(*h);
+  o.model = a.get("--model");
+  if (o.model && o.heads) throw UsageError("--heads is for GPT-2 checkpoints without --model");
   o.temperature = a.get_double_or_default("--temperature");
   if (o.temperature < 0) throw UsageError("--temperature must be at least 0");
   return o;
@@ -76,10 +83,10 @@ void print_token(const text::Tokenizer& tokenizer, uint32_t id) {
 int run_generate(const std::vector<std::string>& argv) {
   if (print_help_if_requested(argv, spec())) return 0;
   const Options o = parse(argv);
+  SessionConfig cfg;
+  cfg.model = o.model ? ModelConfig::preset(*o.model) : checkpoint_model(o.init, o.heads);
   auto tokenizer = text::load_tokenizer(o.tokenizer);
   const std::vector<uint32_t> prompt = tokenizer->encode(o.prompt);
-  SessionConfig cfg;
-  cfg.model = infer_gpt2_config(read_safetensors(o.init), o.heads);
   if (tokenizer->vocab_size() > std::size_t(cfg.model.vocab))
     throw UsageError("the tokenizer has " + std::to_string(tokenizer->vocab_size()) + " ids but " +
                      o.init + " has a vocabulary of " + std::to_string(cfg.model.vocab));

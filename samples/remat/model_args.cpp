@@ -4,11 +4,20 @@ namespace remat::cli {
 
 std::vector<FlagSpec> model_flags() {
   return {
-      {"--model", "NAME", "tiny, gpt2, gpt2-medium, gpt2-large or gpt2-xl; or give it as MODEL",
+      {"--model", "NAME",
+       "tiny, gpt2, gpt2-medium, gpt2-large, gpt2-xl, llama-tiny, smollm2-135m, smollm2-360m, "
+       "qwen2.5-0.5b or llama3.2-1b; or give it as MODEL",
        "tiny"},
       {"--layers", "N", "transformer blocks", "the model's"},
       {"--dim", "N", "channels", "the model's"},
       {"--heads", "N", "attention heads; must divide --dim", "the model's"},
+      {"--kv-heads", "N", "Llama family: key/value heads; must divide --heads", "the model's"},
+      {"--ffn", "N", "Llama family: MLP width (intermediate_size)", "the model's"},
+      {"--rope-theta", "X", "Llama family: RoPE base (rope_theta)", "the model's"},
+      {"--norm-eps", "X", "Llama family: RMSNorm epsilon (rms_norm_eps)", "the model's"},
+      {"--tied-head", "yes|no", "Llama family: the head shares the token embedding", "the model's"},
+      {"--qkv-bias", "yes|no", "Llama family: q/k/v projections have biases (Qwen2)",
+       "the model's"},
       {"--vocab", "N", "vocabulary size", "the model's"},
       {"--ctx", "N", "longest sequence: rows of the position embedding", "the model's"},
       {"--batch", "B", "sequences per (micro-)batch", "4"},
@@ -27,6 +36,16 @@ std::vector<FlagSpec> without(std::vector<FlagSpec> flags, const std::string& na
   return flags;
 }
 
+namespace {
+
+bool yes_no(const std::string& v, const char* flag) {
+  if (v == "yes") return true;
+  if (v == "no") return false;
+  throw UsageError(std::string(flag) + " takes yes or no, not '" + v + "'");
+}
+
+}  // namespace
+
 ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> base) {
   ModelSelection o;
   if (!a.positionals().empty() && a.get("--model"))
@@ -44,6 +63,16 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   if (auto v = a.get_int("--layers", 1, 100000)) o.model.layers = static_cast<int>(*v);
   if (auto v = a.get_int("--dim", 1, big)) o.model.dim = static_cast<int>(*v);
   if (auto v = a.get_int("--heads", 1, big)) o.model.heads = static_cast<int>(*v);
+  if (auto v = a.get_int("--kv-heads", 1, big)) o.model.kv_heads = static_cast<int>(*v);
+  if (auto v = a.get_int("--ffn", 1, big)) o.model.ffn = static_cast<int>(*v);
+  if (auto v = a.get_double("--rope-theta")) o.model.rope_theta = static_cast<float>(*v);
+  if (auto v = a.get_double("--norm-eps")) o.model.norm_eps = static_cast<float>(*v);
+  if (auto v = a.get("--tied-head")) o.model.tied_head = yes_no(*v, "--tied-head");
+  if (auto v = a.get("--qkv-bias")) o.model.qkv_bias = yes_no(*v, "--qkv-bias");
+  for (const char* flag :
+       {"--kv-heads", "--ffn", "--rope-theta", "--norm-eps", "--tied-head", "--qkv-bias"})
+    if (o.model.arch != Architecture::llama && a.has(flag))
+      throw UsageError(std::string(flag) + " is for Llama-family models");
   if (auto v = a.get_int("--vocab", 1, big)) o.model.vocab = static_cast<int>(*v);
   if (auto v = a.get_int("--ctx", 1, big)) o.model.ctx = static_cast<int>(*v);
   o.model.validate();
@@ -100,6 +129,16 @@ LoraSpec parse_lora_flags(const Args& a, bool rank_elsewhere) {
     }
   }
   return l;
+}
+
+std::string model_shape_text(const ModelConfig& m) {
+  std::string s = "L" + std::to_string(m.layers) + " C" + std::to_string(m.dim) + " H" +
+                  std::to_string(m.heads) + " V" + std::to_string(m.vocab) + " ctx" +
+                  std::to_string(m.ctx);
+  if (m.arch == Architecture::llama)
+    s += " KV" + std::to_string(m.kv_head_count()) + " FFN" + std::to_string(m.mlp_width()) +
+         (m.tied_head ? " tied" : " untied");
+  return s;
 }
 
 void require_f32_activations(const ModelSelection& sel) {

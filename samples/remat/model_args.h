@@ -14,7 +14,9 @@
 
 namespace remat::cli {
 
-// --model --layers --dim --heads --vocab --ctx --batch --seq --dropout --dtype --arena --policy
+// --model --layers --dim --heads --vocab --ctx (and for the Llama family --kv-heads --ffn
+// --rope-theta --norm-eps --tied-head --qkv-bias) --batch --seq --dropout --dtype
+// --arena --policy
 // --costs, declared with their help and defaults.
 std::vector<FlagSpec> model_flags();
 // `flags` without the one named `name` (a command that does not take it).
@@ -39,6 +41,9 @@ std::vector<FlagSpec> lora_flags();
 // The spec those flags give (rank 0: no --lora). --lora-alpha or --lora-targets without --lora
 // are UsageErrors unless `rank_elsewhere` (train's --lora-init supplies the rank).
 LoraSpec parse_lora_flags(const Args& args, bool rank_elsewhere = false);
+
+// "L30 C576 H9 V49152 ctx8192", and for the Llama family " KV3 FFN1536 tied" (or "untied").
+std::string model_shape_text(const ModelConfig& m);
 
 // train and bench execute f32 activations only: --dtype f16/bf16 is a UsageError naming why.
 void require_f32_activations(const ModelSelection& sel);

@@ -11,11 +11,12 @@
 #include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "graph/autodiff.h"
 #include "graph/cost_model.h"
+#include "graph/model_builder.h"
 #include "model_args.h"
 #include "planner/layer_memory.h"
 #include "planner/plan.h"
+#include "runtime/hf_folder.h"
 
 namespace remat::cli {
 namespace {
@@ -27,6 +28,10 @@ CommandSpec spec() {
                 "over the policies, with the textbook estimate beside the exact numbers.\n",
                 model_flags()};
   for (FlagSpec& f : lora_flags()) c.flags.push_back(std::move(f));
+  c.flags.push_back({"--init", "PATH",
+                     "the model of a checkpoint: a Hugging Face model folder's config.json, or "
+                     "the GPT-2 a .safetensors file implies (only headers are read)",
+                     ""});
   c.flags.push_back({"--alignment", "BYTES", "alignment of every tensor's offset", "256"});
   c.flags.push_back({"--json", "", "print the plan as JSON", ""});
   return c;
@@ -42,7 +47,13 @@ struct Options {
 Options parse_options(const std::vector<std::string>& argv) {
   Args a(argv, spec());
   Options o;
-  o.sel = parse_model_selection(a);
+  std::optional<ModelConfig> base;
+  if (auto w = a.get("--init")) {
+    std::optional<int> heads;
+    if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
+    base = checkpoint_model(*w, heads);
+  }
+  o.sel = parse_model_selection(a, base);
   o.lora = parse_lora_flags(a);
   o.alignment = static_cast<uint64_t>(a.get_int_or_default("--alignment", 1, 1 << 20));
   o.json = a.has("--json");
@@ -99,7 +110,7 @@ std::optional<LoraSummary> lora_summary(const Graph& g, const Options& o) {
   LoraSummary s;
   for (TensorId t : g.parameters) s.trained_elements += uint64_t(g.tensor(t).elements());
   for (TensorId t : g.frozen) s.model_elements += uint64_t(g.tensor(t).elements());
-  const Graph full = build_training_gpt(o.sel.model, o.sel.shape);
+  const Graph full = build_training_model(o.sel.model, o.sel.shape);
   const int mid = static_cast<int>(g.blocks.size()) / 2;
   s.layer = layer_activation_bytes(g, mid, o.alignment);
   s.full_layer = layer_activation_bytes(full, mid, o.alignment);
@@ -156,7 +167,8 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   JsonWriter j(2);
   j.begin_object().key("model").begin_object().field("name", o.sel.model_name);
   j.field("layers", m.layers).field("dim", m.dim).field("heads", m.heads).field("vocab", m.vocab);
-  j.field("ctx", m.ctx).end_object();
+  j.field("ctx", m.ctx).field("arch", architecture_name(m.arch));
+  j.field("kv_heads", m.kv_head_count()).field("ffn", m.mlp_width()).end_object();
   j.field("batch", o.sel.shape.batch).field("seq", o.sel.shape.seq);
   j.field("dtype", dtype_name(o.sel.shape.activation_dtype));
   j.field("plan_only", o.sel.shape.activation_dtype != DType::f32);
@@ -204,9 +216,8 @@ std::string join(const std::vector<std::string>& v) {
 void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
                  const std::optional<LoraSummary>& lora) {
   const Report& r = p.report;
-  std::printf("model %s: L%d C%d H%d V%d ctx%d, batch %d, seq %d, activations %s\n",
-              o.sel.model_name.c_str(), o.sel.model.layers, o.sel.model.dim, o.sel.model.heads,
-              o.sel.model.vocab, o.sel.model.ctx, o.sel.shape.batch, o.sel.shape.seq,
+  std::printf("model %s: %s, batch %d, seq %d, activations %s\n", o.sel.model_name.c_str(),
+              model_shape_text(o.sel.model).c_str(), o.sel.shape.batch, o.sel.shape.seq,
               std::string(dtype_name(o.sel.shape.activation_dtype)).c_str());
   if (o.sel.shape.activation_dtype != DType::f32)
     std::printf(
@@ -262,7 +273,7 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
 int run_plan(const std::vector<std::string>& args) {
   if (print_help_if_requested(args, spec())) return 0;
   const Options o = parse_options(args);
-  const Graph g = build_training_gpt(o.sel.model, o.sel.shape, o.lora);
+  const Graph g = build_training_model(o.sel.model, o.sel.shape, o.lora);
   const auto start = std::chrono::steady_clock::now();
   const Plan p = plan_graph(
       g, {o.sel.policy, o.sel.arena, o.alignment, o.sel.costs ? &*o.sel.costs : nullptr});

@@ -89,12 +89,9 @@ int run_profile(const std::vector<std::string>& args) {
   cfg.arena_budget = o.sel.arena;
   cfg.timestamps = true;
   Session session(*device, cfg);
-  const ModelConfig& m = cfg.model;
-  std::printf(
-      "model    %s: L%d C%d H%d V%d; batch %d x seq %d; policy %s; %d warm-up + %d "
-      "measured steps\n",
-      o.sel.model_name.c_str(), m.layers, m.dim, m.heads, m.vocab, cfg.shape.batch, cfg.shape.seq,
-      session.plan().policy.to_string().c_str(), o.warmup, o.steps);
+  std::printf("model    %s: %s; batch %d x seq %d; policy %s; %d warm-up + %d measured steps\n",
+              o.sel.model_name.c_str(), model_shape_text(cfg.model).c_str(), cfg.shape.batch,
+              cfg.shape.seq, session.plan().policy.to_string().c_str(), o.warmup, o.steps);
   std::fflush(stdout);
   const Measurement meas = measure_session(session, o.warmup, o.steps);
 

@@ -3,14 +3,17 @@
 // or written as an llm.c token file (text/token_file.h).
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli_args.h"
 #include "commands.h"
+#include "text/chat_examples.h"
 #include "text/token_file.h"
 #include "text/tokenizer_files.h"
 #include "text/vocab_files.h"
@@ -30,10 +33,19 @@ CommandSpec tokenize_spec() {
       "20240520, version 1, token count) and uint16 tokens, or for vocabularies over 65536 ids\n"
       "llm.c's uint32 layout (magic 20240801, version 7). Special tokens written in the text\n"
       "(such as <|endoftext|>) become their ids. Any bytes are accepted: invalid UTF-8 is\n"
-      "encoded byte by byte.\n",
+      "encoded byte by byte.\n"
+      "With --jsonl FILE.jsonl instead of FILE, encodes a fine-tuning file as `remat train`\n"
+      "reads it: one JSON object per line, {\"text\": ...}, {\"prompt\": ..., \"completion\": "
+      "...}\n"
+      "or {\"messages\": [{\"role\": ..., \"content\": ...}, ...]} (rendered with the chat\n"
+      "template of PATH's tokenizer_config.json or --chat-template), and prints one line per\n"
+      "example, in file order and uncut: {\"ids\": [...], \"mask\": [...]}, mask 1 where the\n"
+      "token is trained.\n",
       {{"--tokenizer", "PATH", "tokenizer.json, or a folder of GPT-2 or Hugging Face files", ""},
        {"--out", "TOKENS.bin", "write an llm.c token file instead of printing ids", ""},
-       {"--no-special", "", "encode special-token text as plain text", ""}}};
+       {"--no-special", "", "encode special-token text as plain text", ""},
+       {"--jsonl", "FILE.jsonl", "print the ids and loss mask of each example of FILE.jsonl", ""},
+       {"--chat-template", "FILE", "with --jsonl: this Jinja chat template", "PATH's"}}};
 }
 
 CommandSpec detokenize_spec() {
@@ -101,13 +113,44 @@ std::vector<text::TokenId> parse_ids(const std::string& input, const std::string
   return ids;
 }
 
+// One {"ids": [...], "mask": [...]} line per example.
+void write_masked(const std::vector<text::MaskedTokens>& examples) {
+  for (const text::MaskedTokens& e : examples) {
+    std::string line = "{\"ids\":[";
+    for (std::size_t i = 0; i < e.ids.size(); ++i)
+      line += (i ? "," : "") + std::to_string(e.ids[i]);
+    line += "],\"mask\":[";
+    for (std::size_t i = 0; i < e.mask.size(); ++i) {
+      if (i) line += ',';
+      line += e.mask[i] ? '1' : '0';
+    }
+    line += "]}\n";
+    std::fwrite(line.data(), 1, line.size(), stdout);
+  }
+}
+
+int run_tokenize_jsonl(const Args& a, const std::string& jsonl) {
+  if (!a.positionals().empty())
+    throw UsageError("give a text FILE or --jsonl FILE.jsonl, not both");
+  if (a.has("--out") || a.has("--no-special"))
+    throw UsageError("--jsonl prints ids and masks; it takes neither --out nor --no-special");
+  auto tokenizer = tokenizer_from(a);
+  std::optional<std::filesystem::path> chat_template;
+  if (const auto t = a.get("--chat-template")) chat_template = *t;
+  auto examples = text::chat_examples_for(*tokenizer, *a.get("--tokenizer"), chat_template);
+  write_masked(examples.encode_file(jsonl));
+  return 0;
+}
+
 }  // namespace
 
 int run_tokenize(const std::vector<std::string>& argv) {
   if (print_help_if_requested(argv, tokenize_spec())) return 0;
   Args a(argv, tokenize_spec());
+  if (const auto jsonl = a.get("--jsonl")) return run_tokenize_jsonl(a, *jsonl);
+  if (a.has("--chat-template")) throw UsageError("--chat-template goes with --jsonl FILE.jsonl");
   if (a.positionals().empty())
-    throw UsageError("no input: give a text FILE, or - for standard input");
+    throw UsageError("no input: give a text FILE, - for standard input, or --jsonl FILE.jsonl");
   const std::string file = a.positionals()[0];
   auto tokenizer = tokenizer_from(a);
   const std::string input = read_input(file);

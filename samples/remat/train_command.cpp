@@ -2,6 +2,7 @@
 // device, with progress, loss, throughput, and the memory actually allocated.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "base/atomic_file.h"
+#include "base/ignore_target.h"
 #include "base/json_writer.h"
 #include "base/lr_schedule.h"
 #include "cli_args.h"
@@ -19,12 +21,17 @@
 #include "model_args.h"
 #include "runtime/device.h"
 #include "runtime/gpt2_weights.h"
+#include "runtime/hf_folder.h"
 #include "runtime/lora_weights.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
 #include "runtime/token_dataset.h"
+#include "runtime/training_state.h"
+#include "runtime/weight_files.h"
+#include "stop_signal.h"
 #include "train_data.h"
 #include "train_lora.h"
+#include "train_resume.h"
 
 namespace remat::cli {
 namespace {
@@ -43,14 +50,28 @@ CommandSpec spec() {
       "planner picks what to recompute; --policy fixes the policy instead. --val-data FILE is\n"
       "read the same way and its first --val-batches batches (windowed as above, fewer if the\n"
       "file holds fewer distinct windows) are evaluated without training, dropout off: before\n"
-      "the first step, every --val-every steps and after the last.\n",
+      "the first step, every --val-every steps and after the last.\n"
+      "A .jsonl FILE (or --data-format jsonl) holds fine-tuning examples, one JSON object per\n"
+      "line: {\"text\"}, {\"prompt\", \"completion\"} or {\"messages\"} (remat tokenize --jsonl\n"
+      "shows their tokens and loss masks). Each is one row, cut to T+1 tokens and padded, with\n"
+      "only its trained tokens as targets; row k = (s*N + m)*B + b is example k mod n, or with\n"
+      "--shuffle SEED the (k mod n)-th of epoch k div n's permutation of them.\n"
+      "--save-state DIR keeps everything needed to continue (weights, AdamW moments, step, the\n"
+      "run's settings and data hash; docs/training-state.md) and --resume DIR continues it, bit\n"
+      "for bit as if never stopped; SIGINT or SIGTERM stops at the next step, saving the state.\n",
       {{"--data", "FILE", "training text or tokens (required)", ""},
        {"--tokenizer", "PATH", "encode --data with this byte-level BPE tokenizer", ""},
-       {"--data-format", "F", "auto, bytes, text (with --tokenizer), llmc or u16", "auto"},
+       {"--data-format", "F", "auto, bytes, text or jsonl (with --tokenizer), llmc or u16", "auto"},
+       {"--chat-template", "FILE", "render JSONL conversations with this Jinja template",
+        "the tokenizer folder's"},
+       {"--shuffle", "SEED", "read JSONL examples in a per-epoch permutation of this seed", ""},
        {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
        {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
        {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
-       {"--init", "W.safetensors", "start from these weights (GPT-2 layout); sets the model", ""}}};
+       {"--init", "PATH",
+        "start from these weights: a Hugging Face model folder (gpt2, llama, qwen2), which sets "
+        "the model, or a .safetensors file (GPT-2 sets the model; Llama-family needs --model)",
+        ""}}};
   for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
   const std::vector<FlagSpec> training = {
       {"--steps", "N", "optimizer steps", "100"},
@@ -66,8 +87,16 @@ CommandSpec spec() {
       {"--eps", "EPS", "AdamW denominator epsilon", "1e-8"},
       {"--grad-clip", "NORM", "clip the global gradient norm to NORM; 0 disables", "0"},
       {"--seed", "S", "weight initialisation and dropout masks", "0"},
-      {"--save", "OUT.safetensors", "write the trained weights here (atomically)", ""},
-      {"--save-every", "K", "also save every K steps (needs --save or --save-adapter)", ""},
+      {"--save", "PATH",
+       "write the trained weights (atomically) to PATH.safetensors, or else into the folder PATH "
+       "as a Hugging Face model (config.json, model.safetensors)",
+       ""},
+      {"--save-every", "K",
+       "also save every K steps (with --save, --save-state and --save-adapter)", ""},
+      {"--save-state", "DIR", "write the training state here (atomically) at the end and on stop",
+       ""},
+      {"--resume", "DIR", "continue the run saved in DIR; --steps may be raised", ""},
+      {"--stop-at", "S", "stop after step S of --steps and save the state, as on a signal", ""},
       {"--log-json", "FILE", "one JSON object per step, then a summary", ""},
       {"--sample", "N", "after training, continue the data's first tokens by N tokens", "0"},
       {"--quiet", "", "no progress output", ""},
@@ -85,8 +114,11 @@ struct Options {
   int val_batches = 8;
   std::optional<std::string> tokenizer;
   std::string data_format = "auto";
-  std::optional<std::filesystem::path> init, save, log_json;
+  JsonlOptions jsonl;
+  std::optional<std::filesystem::path> init, save, log_json, save_state;
+  std::optional<Resumed> resumed;
   int steps = 100;
+  std::optional<int> stop_at;  // --stop-at: the step after which a longer run stops
   int accum = 1;
   int save_every = 0;
   int sample = 0;
@@ -96,6 +128,25 @@ struct Options {
   bool quiet = false;
   TrainLora lora;  // --lora and its files
 };
+
+// --save: a file (or with `folder`, a folder) in an existing, writable folder.
+// Checked before anything runs, so a typo fails at once instead of after training.
+void check_output_file(const std::filesystem::path& path, const std::string& flag,
+                       bool folder = false) {
+  std::error_code ec;
+  if (!folder && std::filesystem::is_directory(path, ec))
+    throw UsageError(path.string() + ": is a directory; " + flag + " needs a file path");
+  if (folder && std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
+    throw UsageError(path.string() + ": is a file; " + flag +
+                     " takes a path ending in .safetensors or a folder for a Hugging Face model");
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError(dir.string() + ": no such folder for " + flag +
+                     "; create it first or give a path in an existing folder");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError(dir.string() + ": folder is not writable; give " + flag +
+                     " a path in a writable folder");
+}
 
 // --lr-schedule and its flags over the run's --steps, peaking at --lr; the library's messages
 // name its fields, so the flags are checked here to name the flags instead.
@@ -121,23 +172,30 @@ LrSchedule parse_schedule(const Args& a, double lr, int steps) {
   return s;
 }
 
-Options parse(const std::vector<std::string>& argv) {
-  Args a(argv, spec());
+Options parse(const std::vector<std::string>& user_argv) {
   Options o;
+  std::vector<std::string> argv = user_argv;
   std::optional<ModelConfig> base;
-  if (auto w = a.get("--init")) {
-    o.init = *w;
+  if (const Args given(user_argv, spec()); auto dir = given.get("--resume")) {
+    if (given.has("--init")) throw UsageError("--init and --resume: the state holds the weights");
+    o.resumed = read_resumed(*dir);
+    argv = arguments_of_state(given, argv, o.resumed->state);
+    // A model named on the command line is compared with the state's, not applied to it.
+    if (!given.has("--model") && given.positionals().empty()) base = o.resumed->state.model;
+  }
+  Args a(argv, spec());
+  // A named model (a Llama-family one needs it: its shape is not in the weights) is loaded from
+  // --init by name; otherwise the GPT-2 shape is read from the checkpoint.
+  const bool named = a.has("--model") || !a.positionals().empty();
+  if (auto w = a.get("--init")) o.init = *w;
+  if (o.init && !named) {
     std::optional<int> heads;
     if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
-    try {
-      base = infer_gpt2_config(SafetensorsSource::open(*o.init).header(), heads);
-    } catch (const std::invalid_argument& e) {
-      const std::string what = e.what();
-      if (what.rfind(o.init->string() + ": ", 0) == 0) throw;
-      throw UsageError(o.init->string() + ": " + what);
-    }
+    base = checkpoint_model(*o.init, heads);
   }
   o.sel = parse_model_selection(a, base);
+  if (const std::string why = o.sel.model.training_refusal(); !why.empty()) throw UsageError(why);
+  if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs
   require_f32_activations(o.sel);
   auto data = a.get("--data");
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
@@ -149,6 +207,8 @@ Options parse(const std::vector<std::string>& argv) {
   if (!o.val_data && (a.has("--val-every") || a.has("--val-batches")))
     throw UsageError("--val-every and --val-batches need --val-data FILE");
   o.data_format = a.get_or_default("--data-format");
+  if (auto t = a.get("--chat-template")) o.jsonl.chat_template = *t;
+  if (auto seed = a.get_int("--shuffle", 0, INT64_MAX)) o.jsonl.shuffle = uint64_t(*seed);
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
   o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
   o.sample = static_cast<int>(a.get_int_or_default("--sample", 0, 100000));
@@ -170,7 +230,7 @@ Options parse(const std::vector<std::string>& argv) {
   o.seed = static_cast<uint64_t>(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto v = a.get("--save")) {
     o.save = *v;
-    check_output_path(o.save->string(), "--save");
+    check_output_file(*o.save, "--save", !names_safetensors_file(*o.save));
   }
   if (auto v = a.get("--log-json")) {
     o.log_json = *v;
@@ -181,8 +241,29 @@ Options parse(const std::vector<std::string>& argv) {
     throw UsageError(
         "--save writes the model's weights, which LoRA leaves frozen; use "
         "--save-adapter DIR or --merge-out OUT.safetensors");
-  if (o.save_every && !o.save && !o.lora.save_adapter)
-    throw UsageError("--save-every needs --save OUT.safetensors or --save-adapter DIR");
+  if (auto v = a.get("--save-state")) {
+    o.save_state = *v;
+    std::error_code ec;
+    if (std::filesystem::exists(*o.save_state, ec) &&
+        !std::filesystem::is_directory(*o.save_state, ec))
+      throw UsageError(v->c_str() + std::string(": is a file; --save-state needs a folder"));
+    std::filesystem::path dir = o.save_state->lexically_normal();
+    if (!dir.has_filename()) dir = dir.parent_path();
+    const std::filesystem::path parent = dir.has_parent_path() ? dir.parent_path() : ".";
+    if (!std::filesystem::is_directory(parent, ec) || ::access(parent.c_str(), W_OK) != 0)
+      throw UsageError(parent.string() +
+                       ": no such writable folder for --save-state; create it first");
+  }
+  if (auto v = a.get_int("--stop-at", 1, 100000000)) {
+    o.stop_at = static_cast<int>(*v);
+    if (!o.save_state) throw UsageError("--stop-at needs --save-state DIR to continue from");
+    if (*o.stop_at >= o.steps)
+      throw UsageError("--stop-at " + std::to_string(*o.stop_at) + " must be below --steps " +
+                       std::to_string(o.steps));
+  }
+  if (o.resumed) o.sel.model_name = std::string(o.sel.model.name());
+  if (o.save_every && !o.save && !o.save_state && !o.lora.save_adapter)
+    throw UsageError("--save-every needs --save PATH, --save-state DIR or --save-adapter DIR");
   o.quiet = a.has("--quiet");
   return o;
 }
@@ -226,11 +307,7 @@ std::string join(const std::vector<std::string>& v) {
 // Continues the first tokens of the data for --sample N tokens and prints prompt|continuation
 // (decoded when there is a tokenizer), with bytes that are not printable ASCII escaped.
 void print_sample(Session& session, const TrainingData& training, const Options& o) {
-  const TokenDataset& data = training.data;
-  const Batch first = data.batch(0, 1);
-  const std::size_t len = std::min<std::size_t>(16, first.tokens.size());
-  std::vector<uint32_t> prompt(first.tokens.begin(),
-                               first.tokens.begin() + static_cast<std::ptrdiff_t>(len));
+  const std::vector<uint32_t> prompt = training.data.first_tokens(16);
   const auto out = session.sample(prompt, o.sample, o.seed);
   auto show = [&](const std::vector<uint32_t>& ids) {
     std::vector<uint32_t> v = ids;
@@ -256,20 +333,29 @@ void print_sample(Session& session, const TrainingData& training, const Options&
   std::printf("sample   %s|%s\n", show(prompt).c_str(), show(out).c_str());
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 struct ValidationLoss {
-  double loss = 0;  // the mean over the evaluated batches (every batch has B·T targets)
+  double loss = 0;  // the mean over the trained targets of the evaluated batches
   double ms = 0;    // wall time of the evaluation, not counted in ms/step
 };
 
 ValidationLoss validation_loss(Session& session, const ValidationData& val) {
   const auto t0 = std::chrono::steady_clock::now();
-  double sum = 0;
+  double sum = 0, targets = 0;
   for (int k = 0; k < val.batches; ++k) {
     const Batch b = val.data.batch(static_cast<uint64_t>(k), session.config().shape.batch);
-    sum += session.evaluate(b.tokens, b.targets);
+    // Each batch's loss is its trained targets' mean: weighted by their count, every target of
+    // every batch counts once.
+    const double trained = double(b.targets.size()) -
+                           double(std::count(b.targets.begin(), b.targets.end(), kIgnoreTarget));
+    sum += session.evaluate(b.tokens, b.targets) * trained;
+    targets += trained;
   }
   const auto t1 = std::chrono::steady_clock::now();
-  return {sum / val.batches, std::chrono::duration<double, std::milli>(t1 - t0).count()};
+  return {sum / targets, std::chrono::duration<double, std::milli>(t1 - t0).count()};
 }
 
 void print_validation(const ValidationLoss& v, int step, int steps, bool tty) {
@@ -284,13 +370,16 @@ void print_validation(const ValidationLoss& v, int step, int steps, bool tty) {
 int run_train(const std::vector<std::string>& argv) {
   if (print_help_if_requested(argv, spec())) return 0;
   const Options o = parse(argv);
-  const TrainingData training =
-      load_training_data(o.data, o.data_format, o.tokenizer, o.sel.shape.seq, o.sel.model.vocab);
-  const TokenDataset& data = training.data;
+  const TrainingData training = load_training_data(o.data, o.data_format, o.tokenizer,
+                                                   o.sel.shape.seq, o.sel.model.vocab, o.jsonl);
+  const TrainingRows& data = training.data;
   std::optional<ValidationData> val;
   if (o.val_data)
     val = load_validation_data(*o.val_data, o.data_format, training, o.sel.shape.batch,
                                o.sel.shape.seq, o.sel.model.vocab, o.val_batches);
+  // From here on a signal stops the run at the next step boundary (before the first step, when
+  // it comes while kernels compile or weights load), so the state it saves is complete.
+  const StopSignals signals;
   auto device = Device::open();
 
   SessionConfig cfg;
@@ -300,19 +389,39 @@ int run_train(const std::vector<std::string>& argv) {
   cfg.policy = o.sel.policy;
   cfg.arena_budget = o.sel.arena;
   cfg.optimizer = o.opt;
+  cfg.schedule = o.schedule;
   cfg.accum = o.accum;
   cfg.seed = o.seed;
   cfg.costs = o.sel.costs ? &*o.sel.costs : nullptr;
+  // The run's files are hashed only when a state records them or is checked against them.
+  RunRecord run;
+  if (o.save_state || o.resumed)
+    run = training_run_record(o.data, o.tokenizer, o.init, o.data_format, o.jsonl,
+                              o.resumed ? &*o.resumed : nullptr);
+  if (o.resumed) require_same_run(*o.resumed, cfg, o.steps, run);
   Session session(*device, cfg);
   if (o.init) session.load(*o.init);
-  load_lora_init(session, o.lora);
+  const auto load_start = std::chrono::steady_clock::now();
+  if (o.resumed) load_training_state(session, o.resumed->dir);
+  const double load_s = seconds_since(load_start);
+  if (!o.resumed) load_lora_init(session, o.lora);
+  const int start = static_cast<int>(session.steps_done());
+  const bool tty = isatty(STDOUT_FILENO) && !o.quiet;
+  auto save_state = [&] {
+    if (!o.save_state) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    save_training_state(session, *o.save_state, run);
+    if (!o.quiet)
+      std::printf("%sstate    step %u saved in %s (%.2f s)\n", tty ? "\r" : "",
+                  session.steps_done(), o.save_state->string().c_str(), seconds_since(t0));
+  };
 
   const Plan& plan = session.plan();
   const ModelConfig& m = cfg.model;
   std::printf("device   %s\n", device->summary().c_str());
-  std::printf("model    %s: L%d C%d H%d V%d ctx%d, %.2fM parameters; batch %d × seq %d%s\n",
-              o.sel.model_name.c_str(), m.layers, m.dim, m.heads, m.vocab, m.ctx,
-              double(m.parameter_count()) / 1e6, cfg.shape.batch, cfg.shape.seq,
+  std::printf("model    %s: %s, %.2fM parameters; batch %d × seq %d%s\n", o.sel.model_name.c_str(),
+              model_shape_text(m).c_str(), double(m.parameter_count()) / 1e6, cfg.shape.batch,
+              cfg.shape.seq,
               o.accum > 1 ? (" × " + std::to_string(o.accum) + " micro-batches").c_str() : "");
   print_lora(session, o.lora);
   std::printf(
@@ -323,17 +432,19 @@ int run_train(const std::vector<std::string>& argv) {
       o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
       format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
   const char* unit = training.kind == "bytes" ? "byte" : "token";
-  std::printf("data     %s: %zu %ss, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
-              data.size(), unit, data.unigram_entropy(), unit);
+  std::printf("data     %s: %s, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
+              data.summary(unit).c_str(), data.unigram_entropy(), unit);
   if (val)
-    std::printf("val      %s: %zu %ss; %d batches of %d × %d evaluated, dropout off\n",
-                o.val_data->string().c_str(), val->data.size(), unit, val->batches, cfg.shape.batch,
-                cfg.shape.seq);
+    std::printf("val      %s: %s; %d batches of %d × %d evaluated, dropout off\n",
+                o.val_data->string().c_str(), val->data.summary(unit).c_str(), val->batches,
+                cfg.shape.batch, cfg.shape.seq);
   std::fflush(stdout);
 
   JsonLog log(o.log_json);
-  const bool tty = isatty(STDOUT_FILENO) && !o.quiet;
-  const int report_every = std::max(1, o.steps / 20);
+  if (o.resumed)
+    std::printf("resume   %s: step %d of %d (state loaded in %.2f s)\n",
+                o.resumed->dir.string().c_str(), start, o.steps, load_s);
+  const int report_every = std::max(1, (o.steps - start) / 20);
   const double tokens_per_step = double(cfg.shape.batch) * cfg.shape.seq * o.accum;
   double total_ms = 0, first_loss = 0, last_loss = 0;
   int last_saved = -1;
@@ -341,17 +452,18 @@ int run_train(const std::vector<std::string>& argv) {
   if (val) {
     const ValidationLoss v = validation_loss(session, *val);
     first_val = last_val = v.loss;
-    if (!o.quiet) print_validation(v, 0, o.steps, false);
+    if (!o.quiet) print_validation(v, start, o.steps, false);
   }
-  for (int s = 0; s < o.steps; ++s) {
+  int s = start;
+  const int stop_at = std::max(o.stop_at.value_or(o.steps), start + 1);
+  for (; s < stop_at && !signals.received(); ++s) {
     Batch b;
     for (int m = 0; m < o.accum; ++m) {
       const Batch micro = data.batch(static_cast<uint64_t>(s) * o.accum + m, cfg.shape.batch);
       b.tokens.insert(b.tokens.end(), micro.tokens.begin(), micro.tokens.end());
       b.targets.insert(b.targets.end(), micro.targets.begin(), micro.targets.end());
     }
-    const double lr = learning_rate(o.schedule, s);
-    session.set_learning_rate(lr);
+    const double lr = session.learning_rate();
     const auto t0 = std::chrono::steady_clock::now();
     const float loss = session.step(b.tokens, b.targets);
     const double ms =
@@ -369,7 +481,7 @@ int run_train(const std::vector<std::string>& argv) {
                                " (try a smaller --lr or --grad-clip 1)" + kept);
     }
     total_ms += ms;
-    if (s == 0) first_loss = loss;
+    if (s == start) first_loss = loss;
     last_loss = loss;
     const double tok_s = tokens_per_step / (ms / 1000.0);
     JsonWriter j;
@@ -390,22 +502,23 @@ int run_train(const std::vector<std::string>& argv) {
     }
     j.end_object();
     log.line(j);
-    const double eta_s = total_ms / (s + 1) * (o.steps - s - 1) / 1000.0;
+    const double eta_s = total_ms / (s + 1 - start) * (o.steps - s - 1) / 1000.0;
     if (tty) {
       const int width = 30, done = (s + 1) * width / o.steps;
       std::printf("\r[%s%s] step %d/%d  loss %.4f  lr %.3g  %.0f ms/step  %.0f tok/s  ETA %.0fs   ",
                   std::string(done, '#').c_str(), std::string(width - done, '.').c_str(), s + 1,
                   o.steps, loss, lr, ms, tok_s, eta_s);
       std::fflush(stdout);
-    } else if (!o.quiet && ((s + 1) % report_every == 0 || s == 0 || s + 1 == o.steps)) {
+    } else if (!o.quiet && ((s + 1) % report_every == 0 || s == start || s + 1 == o.steps)) {
       std::printf("step %d/%d  loss %.4f  lr %.3g  %.1f ms/step  %.0f tok/s  ETA %.0fs\n", s + 1,
                   o.steps, loss, lr, ms, tok_s, eta_s);
       std::fflush(stdout);
     }
     if (v && !o.quiet) print_validation(*v, s + 1, o.steps, tty);
-    if (o.save_every && (s + 1) % o.save_every == 0) {
+    if (o.save_every && (s + 1) % o.save_every == 0) save_state();
+    if ((o.save || o.lora.save_adapter) && o.save_every && (s + 1) % o.save_every == 0) {
       try {
-        if (o.save) session.save(*o.save);
+        if (o.save) save_checkpoint(session, *o.save);
         if (o.lora.save_adapter) save_adapter(session, *o.lora.save_adapter, o.lora.base_model);
       } catch (const std::runtime_error& e) {  // non-finite weights or a full disk
         throw std::runtime_error(
@@ -416,14 +529,25 @@ int run_train(const std::vector<std::string>& argv) {
     }
   }
   if (tty) std::printf("\n");
-  if (o.save) session.save(*o.save);
+  if (s < o.steps) {
+    // Stopped by a signal at a step boundary: the state, if asked for, is that step's.
+    save_state();
+    std::fprintf(stderr, "remat: stopped at step %d of %d%s; %s\n", s, o.steps,
+                 signals.received() ? "" : " (--stop-at)",
+                 o.save_state ? ("state saved in " + o.save_state->string()).c_str()
+                              : "no state saved (give --save-state DIR to keep it)");
+    log.commit();
+    return signals.received() ? 128 + signals.received() : 0;
+  }
+  if (!(o.save_every && s % o.save_every == 0)) save_state();
+  if (o.save) save_checkpoint(session, *o.save);
   save_lora_outputs(session, o.lora, false);
 
   if (val)
     std::printf("val      loss %.4f -> %.4f on %d batches of %s\n", first_val, last_val,
                 val->batches, o.val_data->string().c_str());
   const MemoryReport mem = session.memory();
-  const double mean_ms = total_ms / o.steps;
+  const double mean_ms = total_ms / std::max(1, o.steps - start);
   std::printf(
       "done     %d steps: loss %.4f -> %.4f (unigram entropy %.4f); %.1f ms/step, %.0f tok/s\n",
       o.steps, first_loss, last_loss, data.unigram_entropy(), mean_ms,

@@ -1,36 +1,76 @@
 // What `remat train --data FILE` trains on: the file's bytes (vocabulary 256), the tokens of its
-// text under --tokenizer, an llm.c token file, or nanoGPT's raw uint16 tokens (--data-format u16).
+// text under --tokenizer, an llm.c token file, nanoGPT's raw uint16 tokens (--data-format u16),
+// or the examples of a fine-tuning JSONL file (text/chat_examples.h), one per row.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
+#include <vector>
 
+#include "runtime/example_rows.h"
 #include "runtime/token_dataset.h"
 #include "text/tokenizer.h"
 
 namespace remat::cli {
 
-struct TrainingData {
-  TokenDataset data;
-  std::string kind;                            // "bytes" or "tokens"
-  std::unique_ptr<text::Tokenizer> tokenizer;  // when --tokenizer was given
+// The rows a run reads: windows of a token stream (runtime/token_dataset.h) or fine-tuning
+// examples (runtime/example_rows.h). Batch i holds rows i*B .. i*B+B-1 in both.
+class TrainingRows {
+ public:
+  explicit TrainingRows(TokenDataset stream) : rows_(std::move(stream)) {}
+  explicit TrainingRows(ExampleRows examples) : rows_(std::move(examples)) {}
+
+  Batch batch(uint64_t index, int batch_size) const;
+  // The loss a unigram model reaches on the targets (the trained ones, for examples).
+  double unigram_entropy() const;
+  void check_vocab(std::size_t vocab) const;
+  // "N tokens", or "N examples, C cut to T+1 tokens, D dropped ..., K trained targets".
+  std::string summary(const char* unit) const;
+  const ExampleRows* examples() const { return std::get_if<ExampleRows>(&rows_); }
+  // The first (up to) n tokens of row 0, padding left out: --sample's prompt.
+  std::vector<uint32_t> first_tokens(std::size_t n) const;
+  // The tokens of a stream; 0 for examples.
+  std::size_t stream_size() const;
+
+ private:
+  std::variant<TokenDataset, ExampleRows> rows_;
 };
 
-// `format`: "auto" (an llm.c token file by its magic number, else text: tokenized with
-// `tokenizer` when given, else bytes), "bytes", "text", "llmc" or "u16". Every token is checked
-// against `vocab` here, before any step runs. Errors are UsageError or std::invalid_argument.
-TrainingData load_training_data(const std::filesystem::path& file, const std::string& format,
-                                const std::optional<std::string>& tokenizer, int seq, int vocab);
+// A JSONL file's settings: the chat template that replaces the tokenizer folder's, and the seed
+// of a per-epoch shuffle of the rows (runtime/example_rows.h).
+struct JsonlOptions {
+  std::optional<std::filesystem::path> chat_template;
+  std::optional<uint64_t> shuffle;
+};
 
-// --val-data: a held-out file read under the same rules (format, the training data's tokenizer,
-// vocabulary check) and evaluated on its first `batches` batches, windowed as --data is: batch
-// k, row b is the window starting at ((k*B + b)*T) mod (n - T - 1). `batches` is max_batches,
-// or fewer when the file holds fewer whole batches of distinct windows (at least one; a file
-// shorter than B windows repeats some).
+struct TrainingData {
+  TrainingRows data;
+  std::string kind;                            // "bytes", "tokens" or "examples"
+  std::unique_ptr<text::Tokenizer> tokenizer;  // when --tokenizer was given
+  std::optional<std::string> tokenizer_path;
+  JsonlOptions jsonl;
+};
+
+// `format`: "auto" (a .jsonl file as fine-tuning examples; an llm.c token file by its magic
+// number; else text: tokenized with `tokenizer` when given, else bytes), "bytes", "text",
+// "llmc", "u16" or "jsonl" (which needs `tokenizer`). Every token is checked against `vocab`
+// here, before any step runs. Errors are UsageError or std::invalid_argument.
+TrainingData load_training_data(const std::filesystem::path& file, const std::string& format,
+                                const std::optional<std::string>& tokenizer, int seq, int vocab,
+                                const JsonlOptions& jsonl = {});
+
+// --val-data: a held-out file read under the same rules (format, the training data's tokenizer
+// and chat template, vocabulary check; examples never shuffled) and evaluated on its first
+// `batches` batches: for a stream, batch k, row b is the window starting at ((k*B + b)*T) mod
+// (n - T - 1); for examples, row k*B + b is example (k*B + b) mod n. `batches` is max_batches,
+// or fewer when the file holds fewer whole batches of distinct windows or examples (at least
+// one; a file shorter than B of them repeats some).
 struct ValidationData {
-  TokenDataset data;
+  TrainingRows data;
   int batches = 0;
 };
 

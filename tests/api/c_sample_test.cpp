@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -116,6 +117,50 @@ TEST_CASE("the C sample trains on a tokenizer's ids and continues the text throu
                                    out + "' /nonexistent/tokenizer");
   CHECK(missing.exit_code == 1);
   CHECK(missing.err.find("/nonexistent/tokenizer: no such file or folder") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the C sample stopped with --state and run again ends bit-identical to one run") {
+  const auto dir = remat::test::scratch_dir("c_sample_state");
+  const std::string weights = (dir / "start.safetensors").string(),
+                    data = (dir / "data.txt").string(), state = (dir / "state").string();
+  save_checkpoint(weights);
+  {
+    std::ofstream f(data, std::ios::binary);
+    for (int i = 0; i < 200; ++i) f << "the planner keeps block inputs. ";
+  }
+  const std::string args = "'" + weights + "' '" + data + "' 100000000 8 ";
+  const auto whole =
+      run_command(kSample + " " + args + "'" + (dir / "whole.safetensors").string() + "'");
+  INFO(whole.out << whole.err);
+  REQUIRE(whole.exit_code == 0);
+  const auto first = run_command(kSample + " --state '" + state + "' --stop-after 3 " + args + "'" +
+                                 (dir / "never.safetensors").string() + "'");
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.out.find("state saved in " + state + " at step 3 of 8") != std::string::npos);
+  CHECK(first.out.find("step 4 loss") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "never.safetensors"));
+  const auto rest = run_command(kSample + " --state '" + state + "' " + args + "'" +
+                                (dir / "resumed.safetensors").string() + "'");
+  INFO(rest.out << rest.err);
+  REQUIRE(rest.exit_code == 0);
+  CHECK(rest.out.find("step 3 loss") == std::string::npos);
+  CHECK(rest.out.find("step 8 loss") != std::string::npos);
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  CHECK(slurp(dir / "resumed.safetensors") == slurp(dir / "whole.safetensors"));
+  // The per-step lines (loss and the cosine schedule's rate) continue where they stopped.
+  auto steps = [](const std::string& out) {
+    std::string lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("step ", 0) == 0) lines += line + "\n";
+    return lines;
+  };
+  CHECK(steps(first.out) + steps(rest.out) == steps(whole.out));
   std::filesystem::remove_all(dir);
 }
 

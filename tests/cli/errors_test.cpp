@@ -42,6 +42,17 @@ class Fixture {
     st[0] = static_cast<char>(header.size());
     write("not_gpt2.safetensors", st + header + std::string(4, '\0'));
     write("bad_costs.json", "{\"default\": ");
+    // Hugging Face folders: a config remat refuses, one it plans but does not train, one without
+    // weights.
+    const std::string llama = R"({"model_type": "llama", "hidden_size": 32, "intermediate_size": 48,
+      "num_hidden_layers": 1, "num_attention_heads": 2, "vocab_size": 256, )";
+    fs::create_directories(dir_ / "hf_dynamic");
+    write("hf_dynamic/config.json", llama + R"("rope_scaling": {"type": "dynamic", "factor": 2}})");
+    fs::create_directories(dir_ / "hf_llama3");
+    write("hf_llama3/config.json", llama + R"("rope_scaling": {"rope_type": "llama3"}})");
+    fs::create_directories(dir_ / "hf_no_weights");
+    write("hf_no_weights/config.json",
+          R"({"model_type": "gpt2", "n_layer": 1, "n_embd": 32, "n_head": 2, "vocab_size": 256})");
     fs::create_symlink(dir_ / "nowhere.txt", dir_ / "dangling.txt");
     write("locked.txt", "no permission to read this");
     fs::permissions(dir_ / "locked.txt", fs::perms::none);
@@ -183,8 +194,10 @@ TEST_CASE("malformed remat invocations exit 2 with one line that says what was w
       // remat train: files it reads and writes.
       {"train " + kSmall + data + "--save " + fx.path("no_such_folder/w.safetensors"),
        "no_such_folder: no such folder for --save"},
-      {"train " + kSmall + data + "--save " + fx.path("a_folder"),
-       "is a directory; --save needs a file"},
+      {"train " + kSmall + data + "--save " + fx.path("short.txt"),
+       "short.txt: is a file; --save takes a path ending in .safetensors or a folder"},
+      {"train " + kSmall + data + "--save " + fx.path("no_such_folder/out"),
+       "no_such_folder: no such folder for --save"},
       {"train " + kSmall + data + "--log-json " + fx.path("no_such_folder/log.json"),
        "no_such_folder: no such folder for --log-json"},
       {"train " + kSmall + data + "--log-json " + fx.path("a_folder"),
@@ -196,7 +209,16 @@ TEST_CASE("malformed remat invocations exit 2 with one line that says what was w
       {"train " + data + "--init " + fx.path("not_gpt2.safetensors") + outputs,
        "not_gpt2.safetensors: not a GPT-2 checkpoint"},
       {"train " + data + "--init " + fx.path("a_folder") + outputs,
-       "is a directory; give a .safetensors file"},
+       "a_folder: is a folder without config.json"},
+      {"train " + data + "--init " + fx.path("hf_dynamic") + outputs,
+       R"(hf_dynamic/config.json: rope_scaling is {"factor":2,"type":"dynamic"})"},
+      {"train " + data + "--init " + fx.path("hf_llama3") + outputs,
+       "rope_scaling 'llama3' (Llama 3.1+ frequency scaling) is not supported for training"},
+      {"train " + data + "--init " + fx.path("hf_no_weights") + outputs,
+       "hf_no_weights: is a folder without model.safetensors or model.safetensors.index.json"},
+      {"generate --tokenizer " + fx.path("a_folder") + " --prompt x --init " +
+           fx.path("hf_dynamic"),
+       "rope_scaling is"},
   };
   if (::geteuid() != 0)  // root reads files whatever their permissions
     cases.push_back({"train " + kSmall + "--data " + fx.path("locked.txt") + outputs,

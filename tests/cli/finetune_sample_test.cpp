@@ -118,6 +118,37 @@ TEST_CASE("the fine-tuning sample trains under an arena cap and saves weights th
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("the fine-tuning sample stopped with --state and run again matches one run bit for bit") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("remat_finetune_state_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto data = dir / "data.txt", weights = dir / "start.safetensors", state = dir / "state";
+  write_words(data);
+  REQUIRE(run_remat("train --layers 2 --dim 32 --heads 2 --ctx 32 --data " + quoted(data) +
+                    " --steps 1 --quiet --save " + quoted(weights))
+              .exit_code == 0);
+  const std::string sample = "'" REMAT_FINETUNE_SAMPLE_PATH "' ";
+  const std::string args = quoted(weights) + " " + quoted(data) + " 100000000 8 ";
+  auto whole = run_command(sample + args + quoted(dir / "whole.safetensors"));
+  INFO(whole.out << whole.err);
+  REQUIRE(whole.exit_code == 0);
+  auto first = run_command(sample + "--state " + quoted(state) + " --stop-after 5 " + args +
+                           quoted(dir / "never.safetensors"));
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.out.find("state saved in " + state.string() + " at step 5 of 8") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "never.safetensors"));
+  auto rest = run_command(sample + "--state " + quoted(state) + " " + args +
+                          quoted(dir / "resumed.safetensors"));
+  INFO(rest.out << rest.err);
+  REQUIRE(rest.exit_code == 0);
+  CHECK(rest.out.find("step 5 loss") == std::string::npos);
+  CHECK(rest.out.find("step 6 loss") != std::string::npos);
+  CHECK(read_file(dir / "resumed.safetensors") == read_file(dir / "whole.safetensors"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("the fine-tuning sample explains its usage and fails cleanly on a bad file") {
   auto usage = run_command("'" REMAT_FINETUNE_SAMPLE_PATH "'");
   CHECK(usage.exit_code == 2);

@@ -97,8 +97,9 @@ TEST_CASE("remat train --val-data refusals") {
     REQUIRE(run_remat("tokenize " + remat::test::gpt2_tokenizer_flag() + "--out " +
                       d.quoted("lgpl.bin") + " " + kHeldOut)
                 .exit_code == 0);
-    cases.push_back({train + "--val-data " + d.quoted("lgpl.bin"),
-                     "reads as tokens but --data as bytes; give both as text or both as token"});
+    cases.push_back(
+        {train + "--val-data " + d.quoted("lgpl.bin"),
+         "reads as tokens but --data as bytes; give both as text, both as token files"});
   }
   for (const auto& [args, fragment] : cases) {
     const auto r = run_remat(args);

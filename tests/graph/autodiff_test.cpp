@@ -5,6 +5,9 @@
 #include <map>
 
 #include "graph/autodiff.h"
+#include "graph/model_builder.h"
+#include "graph/op_schema.h"
+#include "tests/graph/random_llama.h"
 
 namespace remat {
 namespace {
@@ -86,6 +89,73 @@ TEST_CASE("autodiff: attention backward reads dout, qkv, out, lse and keeps the 
                                                f.inputs[0], f.outputs[0], f.outputs[1]});
       CHECK(op.attrs.heads == 4);
     }
+}
+
+TEST_CASE("autodiff: llama rules, one backward per forward op, first write overwrites") {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    const auto c = testing::random_llama(seed);
+    INFO("seed " << seed);
+    const Graph g = build_training_model(c.model, c.shape);
+    std::map<TensorId, int> writes;
+    for (auto b = g.blocks.rbegin(); b != g.blocks.rend(); ++b) {
+      REQUIRE(b->backward_ops.size() == b->forward_ops.size());
+      for (int i : b->backward_ops) {
+        const Op& op = op_at(g, i);
+        CHECK(is_backward_kind(op.kind));
+        for (size_t k = 0; k < op.outputs.size(); ++k)
+          CHECK(op.attrs.accumulate.at(k) == (writes[op.outputs[k]]++ > 0 ? 1 : 0));
+      }
+    }
+    // Tied: the head writes d(embed_tokens) first, the embedding adds to it.
+    const TensorId dwte = g.parameter_grads.front();
+    CHECK(writes[dwte] == (c.model.tied_head ? 2 : 1));
+  }
+}
+
+TEST_CASE("autodiff: grouped-query attention, RoPE, RMSNorm and SwiGLU backward operands") {
+  const Graph g = build_training_model(ModelConfig::preset("llama-tiny"), TrainShape{2, 8});
+  const auto d = [&](TensorId t) { return g.grad_of[static_cast<size_t>(t)]; };
+  int seen = 0;
+  for (const Op& op : g.ops) {
+    if (op.forward_op < 0) continue;
+    const Op& f = op_at(g, op.forward_op);
+    switch (op.kind) {
+      case OpKind::gqa_attention_backward:
+        CHECK(op.inputs == std::vector<TensorId>{d(f.outputs[0]), f.inputs[0], f.inputs[1],
+                                                 f.inputs[2], f.outputs[0], f.outputs[1]});
+        CHECK(op.outputs == std::vector<TensorId>{d(f.inputs[0]), d(f.inputs[1]), d(f.inputs[2])});
+        CHECK(op.attrs.accumulate == std::vector<uint8_t>{0, 0, 0});
+        CHECK(op.attrs.kv_heads == 2);
+        ++seen;
+        break;
+      case OpKind::rope_backward:
+        CHECK(op.inputs == std::vector<TensorId>{d(f.outputs[0])});
+        CHECK(op.outputs == std::vector<TensorId>{d(f.inputs[0])});
+        CHECK(op.attrs.heads == f.attrs.heads);
+        ++seen;
+        break;
+      case OpKind::rmsnorm_backward:
+        CHECK(op.inputs ==
+              std::vector<TensorId>{d(f.outputs[0]), f.inputs[0], f.inputs[1], f.outputs[1]});
+        // In a layer after the residual's contribution; the final norm's is the first.
+        CHECK(op.attrs.accumulate[slot::rmsnorm_backward::dx] ==
+              (op.block + 1 < static_cast<int>(g.blocks.size()) ? 1 : 0));
+        ++seen;
+        break;
+      case OpKind::swiglu_backward:
+        CHECK(op.inputs == std::vector<TensorId>{d(f.outputs[0]), f.inputs[0], f.inputs[1]});
+        CHECK(op.outputs == std::vector<TensorId>{d(f.inputs[0]), d(f.inputs[1])});
+        ++seen;
+        break;
+      case OpKind::token_embedding_backward:
+        CHECK(op.outputs == std::vector<TensorId>{g.parameter_grads.front()});
+        ++seen;
+        break;
+      default:
+        break;
+    }
+  }
+  CHECK(seen == 4 + 8 + 9 + 4 + 1);
 }
 
 }  // namespace remat

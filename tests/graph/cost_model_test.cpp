@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "graph/autodiff.h"
+#include "graph/model_builder.h"
 #include "graph/cost_model.h"
 #include "base/json.h"
 
@@ -55,6 +56,28 @@ TEST_CASE("json: values, nesting, escapes and errors") {
   REQUIRE_THROWS_AS(parse_json("{} x"), std::invalid_argument);
   REQUIRE_THROWS_AS(parse_json("{\"a\" 1}"), std::invalid_argument);
   REQUIRE_THROWS_AS(parse_json("\"open"), std::invalid_argument);
+}
+
+}  // namespace remat
+
+namespace remat {
+
+TEST_CASE("cost: every Llama op has work; grouped-query attention costs its query width") {
+  const ModelConfig m = ModelConfig::preset("llama-tiny");  // 4 heads of 32, 2 KV heads
+  const Graph g = build_training_model(m, TrainShape{2, 16, 0.0f, DType::f32});
+  for (const Op& op : g.ops) {
+    INFO(op_kind_name(op.kind));
+    CHECK(op.bytes > 0);
+    if (op.kind != OpKind::residual_backward) CHECK(op.flops > 0);
+    if (op.kind == OpKind::gqa_attention) {
+      const double b = 2, t = 16, c = 128, nh = 4;
+      CHECK(op.flops == 2 * b * t * t * c + 5 * b * nh * t * t / 2);
+    }
+    if (op.kind == OpKind::gqa_attention_backward) {
+      const Op& f = g.ops[static_cast<size_t>(op.forward_op)];
+      CHECK(op.flops == 2.5 * f.flops);
+    }
+  }
 }
 
 }  // namespace remat

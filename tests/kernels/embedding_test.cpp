@@ -4,6 +4,7 @@
 // with out-of-range tokens, and bit-identical across runs.
 #include <catch2/catch.hpp>
 
+#include <bit>
 #include <cmath>
 
 #include "runtime/kernels/embedding.h"
@@ -158,6 +159,42 @@ TEST_CASE("embedding writes NaN rows for tokens outside the vocabulary") {
         REQUIRE(std::isnan(g.x[r * 48 + c]) == (r == 7));
       }
   }
+}
+
+// The Llama family's token embedding: the same kernels with no position table.
+TEST_CASE("token embedding without positions copies wte rows exactly and sums dwte") {
+  auto in = make_inputs({3, 23, 48, 101, 32}, false, false);
+  in.wte[5 * 48 + 3] = -0.0f;  // must stay -0.0: no "+ 0.0" stands in for the position
+  in.tokens[4] = 5;
+  DeviceQuirks small = quirks();
+  small.max_binding_bytes = 38 * 48 * sizeof(float);
+  for (const DeviceQuirks& q : {quirks(), small})
+    for (bool acc : {false, true}) {
+      const auto& s = in.s;
+      const std::size_t rows = std::size_t(s.B) * s.T, nwte = std::size_t(s.V) * s.C;
+      std::vector<float> dwte0 = test::random_floats(nwte, 70);
+      Buffer tokens = test::upload_buffer(in.tokens, "tokens");
+      Buffer wte = test::upload_buffer(in.wte, "wte"), dx = test::upload_buffer(in.dx, "dx");
+      Buffer x = test::garbage_buffer<float>(rows * s.C, "x");
+      Buffer dwte =
+          acc ? test::upload_buffer(dwte0, "dwte") : test::garbage_buffer<float>(nwte, "dwte");
+      auto ds = kernels::embedding_forward(q, s, tokens.whole(), wte.whole(), {}, x.whole());
+      auto bw = kernels::embedding_backward(q, s, tokens.whole(), dx.whole(), dwte.whole(), {}, acc,
+                                            false);
+      ds.insert(ds.end(), bw.begin(), bw.end());
+      test::run_once(std::move(ds));
+      std::vector<float> want_x, want_dwte = acc ? dwte0 : std::vector<float>(nwte);
+      std::vector<float> zero_wpe(std::size_t(s.ctx) * s.C), dwpe(zero_wpe.size());
+      ref::embedding_forward(want_x, in.tokens, in.wte, zero_wpe, s.B, s.T, s.C);
+      ref::embedding_backward(want_dwte, dwpe, in.tokens, in.dx, s.B, s.T, s.C, acc, false);
+      const auto got_x = test::read<float>(x, rows * s.C);
+      REQUIRE(test::bit_identical(test::read<float>(dwte, nwte), want_dwte));
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < s.C; ++c) {
+          const float w = in.wte[in.tokens[r] * s.C + c];
+          REQUIRE(std::bit_cast<uint32_t>(got_x[r * s.C + c]) == std::bit_cast<uint32_t>(w));
+        }
+    }
 }
 
 TEST_CASE("embedding GPU runs are bit-identical") {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "graph/autodiff.h"
+#include "graph/model_builder.h"
 #include "planner/auto_search.h"
 #include "planner/block_costs.h"
 #include "planner/layer_memory.h"
@@ -124,6 +125,21 @@ TEST_CASE("lora plans: per-layer bytes name what frozen weights' dx-only backwar
   all.rank = 4;  // every matmul's input is read by its adapter's A gradient anyway
   CHECK(layer_activation_bytes(build_training_gpt(gpt_small(), shape, all), 2, 256)
             .frozen_weight_inputs == 0);
+}
+
+}  // namespace remat
+
+namespace remat {
+
+TEST_CASE("lora plans: the Llama family gets adapters on its seven projections, sound plans") {
+  LoraSpec spec;
+  spec.rank = 4;
+  const Graph g = build_training_model(ModelConfig::preset("llama-tiny"), TrainShape{}, spec);
+  const ModelConfig m = ModelConfig::preset("llama-tiny");
+  CHECK(g.adapters.size() == 7u * static_cast<size_t>(m.layers));
+  for (const LoraAdapter& a : g.adapters) CHECK_FALSE(a.fan_in_fan_out);
+  for (const char* name : {"none", "every:1", "sqrt", "selective"})
+    require_sound(g, plan_graph(g, {Policy::parse(name), std::nullopt, 64, nullptr}));
 }
 
 }  // namespace remat

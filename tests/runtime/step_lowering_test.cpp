@@ -19,10 +19,8 @@ TensorSlices fake_slices(const Plan& plan) {
   };
 }
 
-TEST_CASE("lowering: every dispatch carries the index of the plan step it executes") {
-  TrainShape shape;
-  shape.dropout = 0.1f;
-  const Plan plan = remat::plan(ModelConfig::preset("tiny"), shape, Policy::parse("every:2"));
+void check_step_indices(const ModelConfig& model, const TrainShape& shape) {
+  const Plan plan = remat::plan(model, shape, Policy::parse("every:2"));
   LoweringExtras extras;
   extras.adamw_hyper = {std::bit_cast<VkBuffer>(uint64_t{1} << 40), 0, sizeof(push::AdamWHyper)};
   extras.grad_norm_partials = {std::bit_cast<VkBuffer>(uint64_t{1} << 41), 0, 1 << 20};
@@ -50,6 +48,16 @@ TEST_CASE("lowering: every dispatch carries the index of the plan step it execut
   REQUIRE(!opt.empty());
   for (const Dispatch& d : opt)
     CHECK(plan.steps.at(static_cast<size_t>(d.step)).phase == Phase::optimizer);
+}
+
+TEST_CASE("lowering: every dispatch carries the index of the plan step it executes") {
+  TrainShape shape;
+  shape.dropout = 0.1f;
+  check_step_indices(ModelConfig::preset("tiny"), shape);
+  // The Llama family: token embedding, RMSNorm, RoPE, grouped-query attention, SwiGLU.
+  ModelConfig llama = ModelConfig::preset("llama-tiny");
+  llama.qkv_bias = true;
+  check_step_indices(llama, TrainShape{2, 16, 0.0f, DType::f32});
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ import sys
 
 import torch
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pytorch_reference as ref  # noqa: E402  (the model, file formats and comparison)
 

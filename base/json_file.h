@@ -1,0 +1,14 @@
+// A JSON file read whole (configs, indexes: small files), with errors that name the file.
+#pragma once
+
+#include <filesystem>
+
+#include "base/json.h"
+
+namespace remat {
+
+// The document in `path`. std::invalid_argument "<path>: cannot read (...)" or
+// "<path>: not valid JSON: <where>"; files over 100 MB are refused unread.
+JsonValue read_json_file(const std::filesystem::path& path);
+
+}  // namespace remat

@@ -1,0 +1,116 @@
+#include "graph/llama_builder.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "graph/block_emitter.h"
+
+namespace remat {
+namespace {
+
+TensorId rmsnorm(BlockEmitter& e, TensorId x, const std::string& prefix, int64_t rows, int64_t c,
+                 float eps) {
+  TensorId w = e.param(prefix + ".weight", {c});
+  TensorId y = e.activation(prefix + ".out", {rows, c});
+  TensorId rstd = e.activation(prefix + ".rstd", {rows}, true);
+  OpAttrs a;
+  a.eps = eps;
+  e.op(OpKind::rmsnorm, {{"x", x}, {"weight", w}}, {{"y", y}, {"rstd", rstd}}, a);
+  return y;
+}
+
+TensorId rope(BlockEmitter& e, const Graph& g, TensorId x, const std::string& name, int heads,
+              float theta) {
+  TensorId y = e.activation(name, g.tensor(x).shape);
+  OpAttrs a;
+  a.heads = heads;
+  a.rope_theta = theta;
+  e.op(OpKind::rope, {{"x", x}}, {{"y", y}}, a);
+  return y;
+}
+
+TensorId residual(BlockEmitter& e, TensorId a, TensorId b, const std::string& name,
+                  const Graph& g) {
+  TensorId y = e.activation(name, g.tensor(a).shape);
+  e.op(OpKind::residual, {{"a", a}, {"b", b}}, {{"y", y}});
+  return y;
+}
+
+TensorId emit_attention(BlockEmitter& e, Graph& g, const ModelConfig& m, const TrainShape& s,
+                        TensorId n, const std::string& p) {
+  const int64_t c = m.dim, d = m.head_dim(), nh = m.heads, kv = m.kv_head_count();
+  const int64_t bt = int64_t{s.batch} * s.seq;
+  TensorId q = e.linear(n, p + ".q_proj", {s.batch, s.seq, nh * d}, c, m.qkv_bias);
+  TensorId k = e.linear(n, p + ".k_proj", {s.batch, s.seq, kv * d}, c, m.qkv_bias);
+  TensorId v = e.linear(n, p + ".v_proj", {s.batch, s.seq, kv * d}, c, m.qkv_bias);
+  TensorId qr = rope(e, g, q, p + ".q_rope", m.heads, m.rope_theta);
+  TensorId kr = rope(e, g, k, p + ".k_rope", m.kv_head_count(), m.rope_theta);
+  TensorId att = e.activation(p + ".out", {s.batch, s.seq, nh * d});
+  TensorId lse = e.activation(p + ".lse", {s.batch, nh, s.seq}, true);
+  OpAttrs a;
+  a.heads = m.heads;
+  a.kv_heads = m.kv_head_count();
+  e.op(OpKind::gqa_attention, {{"q", qr}, {"k", kr}, {"v", v}}, {{"out", att}, {"lse", lse}}, a);
+  return e.linear(att, p + ".o_proj", {bt, c}, nh * d, false);
+}
+
+TensorId emit_mlp(BlockEmitter& e, const ModelConfig& m, const TrainShape& s, TensorId n,
+                  const std::string& p) {
+  const int64_t bt = int64_t{s.batch} * s.seq, c = m.dim, f = m.mlp_width();
+  TensorId gate = e.linear(n, p + ".gate_proj", {bt, f}, c, false);
+  TensorId up = e.linear(n, p + ".up_proj", {bt, f}, c, false);
+  TensorId h = e.activation(p + ".act", {bt, f});
+  e.op(OpKind::swiglu, {{"gate", gate}, {"up", up}}, {{"h", h}});
+  return e.linear(h, p + ".down_proj", {bt, c}, f, false);
+}
+
+TensorId emit_layer(Graph& g, const ModelConfig& m, const TrainShape& s, int index, TensorId x) {
+  const int64_t bt = int64_t{s.batch} * s.seq;
+  const std::string p = "model.layers." + std::to_string(index);
+  BlockEmitter e(g, s, new_block(g, p, x), nullptr);
+  TensorId n1 = rmsnorm(e, x, p + ".input_layernorm", bt, m.dim, m.norm_eps);
+  TensorId h =
+      residual(e, x, emit_attention(e, g, m, s, n1, p + ".self_attn"), p + ".attn_residual", g);
+  TensorId n2 = rmsnorm(e, h, p + ".post_attention_layernorm", bt, m.dim, m.norm_eps);
+  return residual(e, h, emit_mlp(e, m, s, n2, p + ".mlp"), p + ".mlp_residual", g);
+}
+
+void emit_head(Graph& g, const ModelConfig& m, const TrainShape& s, TensorId x) {
+  const int64_t bt = int64_t{s.batch} * s.seq;
+  BlockEmitter e(g, s, new_block(g, "head", x), nullptr);
+  TensorId n = rmsnorm(e, x, "model.norm", bt, m.dim, m.norm_eps);
+  // Tied: the head reads the token embedding (the first parameter) as [V, C].
+  TensorId w = m.tied_head ? g.parameters.front() : e.param("lm_head.weight", {m.vocab, m.dim});
+  g.logits = e.activation("head.logits", {bt, m.vocab});
+  OpAttrs a;
+  a.w_layout = WeightLayout::out_in;
+  e.op(OpKind::matmul, {{"x", n}, {"weight", w}}, {{"y", g.logits}}, a);
+  e.op(OpKind::cross_entropy, {{"logits", g.logits}, {"targets", g.targets}},
+       {{"losses", g.losses}});
+}
+
+}  // namespace
+
+Graph build_llama(const ModelConfig& config, const TrainShape& shape) {
+  config.validate();
+  if (config.arch != Architecture::llama)
+    throw std::invalid_argument("model '" + std::string(config.name()) +
+                                "' is not of the llama family");
+  shape.validate(config);
+  Graph g = start_chain(shape);
+  const int64_t bt = int64_t{shape.batch} * shape.seq;
+  BlockEmitter e(g, shape, new_block(g, "embedding", kNoTensor), nullptr);
+  TensorId wte = e.param("model.embed_tokens.weight", {config.vocab, config.dim});
+  TensorId x = e.activation("model.embed_tokens.out", {bt, config.dim});
+  e.op(OpKind::token_embedding, {{"tokens", g.tokens}, {"wte", wte}}, {{"x", x}});
+  for (int i = 0; i < config.layers; ++i) {
+    g.blocks.back().output = x;
+    x = emit_layer(g, config, shape, i, x);
+  }
+  g.blocks.back().output = x;
+  emit_head(g, config, shape, x);
+  finish_chain(g);
+  return g;
+}
+
+}  // namespace remat

@@ -1,0 +1,24 @@
+// Builds the forward graph of a Llama-family model (Llama, SmolLM2, Qwen2) as a chain of blocks:
+// token embedding -> decoder layers -> final RMSNorm + head + cross-entropy, with Hugging Face's
+// parameter names (model.embed_tokens.weight, model.layers.{i}.self_attn.q_proj.weight, ...,
+// model.norm.weight, lm_head.weight when the head is not tied).
+//
+// One decoder layer (LlamaDecoderLayer):
+//   h = x + o_proj(attention(rope(q_proj(n)), rope(k_proj(n)), v_proj(n))),  n = rmsnorm1(x)
+//   y = h + down_proj(silu(gate_proj(m)) * up_proj(m)),                      m = rmsnorm2(h)
+// q, k, v, gate and up are separate matmuls with separate weights ([out, in], nn.Linear), so each
+// can be addressed by name; q/k/v have biases when the config says so (Qwen2), nothing else does.
+// q, k, v and the attention output are [B, T, heads·D] activations; the rest are [B·T, width].
+#pragma once
+
+#include "graph/graph.h"
+#include "graph/model_config.h"
+
+namespace remat {
+
+// Validates config and shape (std::invalid_argument; the family has no dropout) and builds the
+// forward graph; run autodiff() for the training graph. A config with RoPE scaling builds with
+// plain RoPE: such graphs can be planned, not trained (ModelConfig::training_refusal).
+Graph build_llama(const ModelConfig& config, const TrainShape& shape);
+
+}  // namespace remat

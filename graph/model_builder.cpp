@@ -1,0 +1,33 @@
+#include "graph/model_builder.h"
+
+#include <stdexcept>
+
+#include "graph/autodiff.h"
+#include "graph/gpt_builder.h"
+#include "graph/llama_builder.h"
+
+namespace remat {
+
+Graph build_model(const ModelConfig& config, const TrainShape& shape) {
+  switch (config.arch) {
+    case Architecture::gpt2:
+      return build_gpt(config, shape);
+    case Architecture::llama:
+      return build_llama(config, shape);
+  }
+  throw std::invalid_argument("unknown model architecture");
+}
+
+Graph build_training_model(const ModelConfig& config, const TrainShape& shape,
+                           const LoraSpec& lora) {
+  Graph g = build_model(config, shape);
+  if (lora.enabled()) {
+    LoraSpec resolved = lora;
+    resolved.targets = lora_targets(lora, config.arch);
+    apply_lora(g, resolved);
+  }
+  autodiff(g);
+  return g;
+}
+
+}  // namespace remat

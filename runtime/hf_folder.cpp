@@ -1,0 +1,77 @@
+#include "runtime/hf_folder.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "base/atomic_file.h"
+#include "base/json_file.h"
+#include "graph/hf_config.h"
+#include "runtime/gpt2_weights.h"
+#include "runtime/safetensors.h"
+#include "runtime/session.h"
+#include "runtime/weight_files.h"
+
+namespace remat {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void fail(const fs::path& path, const std::string& what) {
+  throw std::invalid_argument(path.string() + ": " + what);
+}
+
+ModelConfig folder_model(const fs::path& dir) {
+  const fs::path file = dir / kHfConfigFile;
+  std::error_code ec;
+  if (!fs::exists(file, ec))
+    fail(dir, std::string("is a folder without ") + kHfConfigFile +
+                  "; give a .safetensors file or a Hugging Face model folder (config.json with " +
+                  kHfWeightsFile + " or " + kHfWeightsIndex + ")");
+  const JsonValue config = read_json_file(file);
+  try {
+    return model_config_from_hf(config);
+  } catch (const std::invalid_argument& e) {
+    fail(file, e.what());
+  }
+}
+
+}  // namespace
+
+ModelConfig checkpoint_model(const fs::path& path, std::optional<int> heads) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return folder_model(path);
+  if (path.filename().string().ends_with(".index.json"))
+    return folder_model(path.has_parent_path() ? path.parent_path() : fs::path("."));
+  const SafetensorsSource file = SafetensorsSource::open(path);
+  try {
+    return infer_gpt2_config(file.header(), heads);
+  } catch (const std::invalid_argument& e) {
+    fail(path, e.what());
+  }
+}
+
+bool names_safetensors_file(const fs::path& path) {
+  return path.filename().string().ends_with(".safetensors");
+}
+
+void save_hf_folder(const Session& session, const fs::path& dir) {
+  // The config first in memory: a model config.json cannot describe fails before any write.
+  const std::string config = hf_config_json(session.config().model);
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    fail(dir, "is a file; give a folder to save the model into, or a path ending in .safetensors");
+  fs::create_directory(dir, ec);
+  if (ec) fail(dir, "cannot create the folder (" + ec.message() + ")");
+  session.save(dir / kHfWeightsFile);
+  write_file_atomically(dir / kHfConfigFile, config);
+}
+
+void save_checkpoint(const Session& session, const fs::path& path) {
+  if (names_safetensors_file(path))
+    session.save(path);
+  else
+    save_hf_folder(session, path);
+}
+
+}  // namespace remat

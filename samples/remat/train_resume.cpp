@@ -1,0 +1,150 @@
+#include "train_resume.h"
+
+#include <stdexcept>
+
+#include "base/json_writer.h"
+
+namespace remat::cli {
+namespace {
+
+std::string number(double v) {
+  return json_number(v);
+}
+
+std::string model_text(const ModelConfig& m) {
+  return std::string(architecture_name(m.arch)) + " L" + std::to_string(m.layers) + " C" +
+         std::to_string(m.dim) + " H" + std::to_string(m.heads) + " V" + std::to_string(m.vocab) +
+         " ctx" + std::to_string(m.ctx);
+}
+
+}  // namespace
+
+Resumed read_resumed(const std::filesystem::path& dir) {
+  try {
+    return {dir, read_training_state(dir)};
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--resume: ") + e.what());
+  }
+}
+
+std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::string> argv,
+                                            const TrainingState& st) {
+  auto add = [&](const std::string& flag, const std::string& value) {
+    if (given.has(flag)) return;
+    argv.push_back(flag);
+    argv.push_back(value);
+  };
+  add("--batch", std::to_string(st.shape.batch));
+  add("--seq", std::to_string(st.shape.seq));
+  add("--dropout", number(st.shape.dropout));
+  add("--accum", std::to_string(st.accum));
+  add("--seed", std::to_string(st.seed));
+  add("--lr", number(st.optimizer.lr));
+  add("--wd", number(st.optimizer.weight_decay));
+  add("--beta1", number(st.optimizer.beta1));
+  add("--beta2", number(st.optimizer.beta2));
+  add("--eps", number(st.optimizer.eps));
+  add("--grad-clip", number(st.optimizer.grad_clip));
+  add("--lr-schedule", lr_decay_name(st.schedule.decay));
+  add("--warmup-steps", std::to_string(st.schedule.warmup_steps));
+  // A schedule given on the command line is compared with the state's, not mixed with its ratio.
+  const auto schedule = given.get("--lr-schedule");
+  if (st.schedule.decay == LrDecay::cosine && (!schedule || *schedule == "cosine"))
+    add("--min-lr-ratio", number(st.schedule.min_lr_ratio));
+  if (auto steps = given.get_int("--steps", 1, 100000000); steps && *steps <= int64_t(st.step))
+    throw UsageError("--resume: the state is at step " + std::to_string(st.step) +
+                     " and --steps is " + std::to_string(*steps) +
+                     "; give a larger --steps to train further");
+  if (st.schedule.total_steps > 0) add("--steps", std::to_string(st.schedule.total_steps));
+  if (auto f = st.run.settings.find("data_format"); f != st.run.settings.end())
+    add("--data-format", f->second);
+  if (auto f = st.run.files.find("data"); f != st.run.files.end())
+    add("--data", f->second.path.string());
+  if (auto f = st.run.files.find("tokenizer"); f != st.run.files.end())
+    add("--tokenizer", f->second.path.string());
+  if (auto f = st.run.files.find("chat-template"); f != st.run.files.end())
+    add("--chat-template", f->second.path.string());
+  if (auto f = st.run.settings.find("shuffle"); f != st.run.settings.end())
+    add("--shuffle", f->second);
+  if (!given.has("--arena") && !given.has("--policy")) {
+    if (st.arena_budget)
+      add("--arena", std::to_string(*st.arena_budget));
+    else
+      add("--policy", st.policy.to_string());
+  }
+  return argv;
+}
+
+RunRecord training_run_record(const std::filesystem::path& data,
+                              const std::optional<std::string>& tokenizer,
+                              const std::optional<std::filesystem::path>& init,
+                              const std::string& data_format, const JsonlOptions& jsonl,
+                              const Resumed* resumed) {
+  RunRecord run;
+  run.files["data"] = identify_file(data);
+  if (tokenizer) run.files["tokenizer"] = identify_file(*tokenizer);
+  if (jsonl.chat_template) run.files["chat-template"] = identify_file(*jsonl.chat_template);
+  if (jsonl.shuffle) run.settings["shuffle"] = std::to_string(*jsonl.shuffle);
+  if (init)
+    run.files["init"] = identify_file(*init);
+  else if (resumed && resumed->state.run.files.count("init"))
+    run.files["init"] = resumed->state.run.files.at("init");
+  run.settings["data_format"] = data_format;
+  return run;
+}
+
+void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const RunRecord& run) {
+  const TrainingState& st = r.state;
+  const std::string where = "--resume " + r.dir.string() + ": ";
+  auto differ = [&](const std::string& what, const std::string& ours, const std::string& theirs) {
+    throw UsageError(where + what + " " + ours + " differs from the state's " + theirs +
+                     "; a resumed run keeps its settings (leave the flag out)");
+  };
+  if (!(c.model == st.model)) differ("the model", model_text(c.model), model_text(st.model));
+  auto same = [&](const char* flag, auto ours, auto theirs) {
+    if (ours != theirs) differ(flag, number(double(ours)), number(double(theirs)));
+  };
+  same("--batch", c.shape.batch, st.shape.batch);
+  same("--seq", c.shape.seq, st.shape.seq);
+  same("--dropout", c.shape.dropout, st.shape.dropout);
+  same("--accum", c.accum, st.accum);
+  if (c.seed != st.seed) differ("--seed", std::to_string(c.seed), std::to_string(st.seed));
+  same("--lr", c.optimizer.lr, st.optimizer.lr);
+  same("--wd", c.optimizer.weight_decay, st.optimizer.weight_decay);
+  same("--beta1", c.optimizer.beta1, st.optimizer.beta1);
+  same("--beta2", c.optimizer.beta2, st.optimizer.beta2);
+  same("--eps", c.optimizer.eps, st.optimizer.eps);
+  same("--grad-clip", c.optimizer.grad_clip, st.optimizer.grad_clip);
+  if (c.schedule.decay != st.schedule.decay)
+    differ("--lr-schedule", lr_decay_name(c.schedule.decay), lr_decay_name(st.schedule.decay));
+  same("--warmup-steps", c.schedule.warmup_steps, st.schedule.warmup_steps);
+  same("--min-lr-ratio", c.schedule.min_lr_ratio, st.schedule.min_lr_ratio);
+  for (const char* name : {"data", "tokenizer", "chat-template"}) {
+    const auto ours = run.files.find(name), theirs = st.run.files.find(name);
+    const bool have = ours != run.files.end(), had = theirs != st.run.files.end();
+    if (have != had)
+      throw UsageError(where + "the state's run " + (had ? "had" : "had no") + " --" + name +
+                       (had ? " " + theirs->second.path.string() : std::string()) +
+                       "; a resumed run reads the same");
+    if (have && !ours->second.same_contents(theirs->second))
+      throw UsageError(where + "--" + name + " " + ours->second.path.string() + " (" +
+                       std::to_string(ours->second.bytes) + " bytes, fnv1a64w " +
+                       hash_hex(ours->second.fnv1a64w) + ") is not the file the run read (" +
+                       std::to_string(theirs->second.bytes) + " bytes, fnv1a64w " +
+                       hash_hex(theirs->second.fnv1a64w) + ")");
+  }
+  if (auto f = st.run.settings.find("data_format"); f != st.run.settings.end())
+    if (run.settings.at("data_format") != f->second)
+      differ("--data-format", run.settings.at("data_format"), f->second);
+  const auto shuffle = [](const RunRecord& record) {
+    const auto f = record.settings.find("shuffle");
+    return f == record.settings.end() ? std::string("none") : f->second;
+  };
+  if (shuffle(run) != shuffle(st.run)) differ("--shuffle", shuffle(run), shuffle(st.run));
+  if (steps <= static_cast<int64_t>(st.step))
+    throw UsageError(where + "the state is at step " + std::to_string(st.step) +
+                     " and --steps is " + std::to_string(steps) +
+                     "; give a larger --steps to train further");
+}
+
+}  // namespace remat::cli

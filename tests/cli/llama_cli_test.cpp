@@ -1,0 +1,93 @@
+// The Llama family from the command line: plans at a real size, trains, saves and starts again
+// from its saved weights with the model named, and refuses what the family cannot do, each with
+// one line and exit 2.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/run_command.h"
+
+using remat::test::run_remat;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Folder {
+  fs::path dir = fs::temp_directory_path() / ("remat_llama_cli_" + std::to_string(::getpid()));
+  Folder() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::string text;
+    while (text.size() < 4096) text += "grouped-query attention shares keys and values. ";
+    std::ofstream(dir / "data.txt", std::ios::binary) << text;
+  }
+  ~Folder() { fs::remove_all(dir); }
+  std::string path(const std::string& name) const { return "'" + (dir / name).string() + "'"; }
+};
+
+// A one-layer Llama (2 query heads sharing 1 key/value head) that trains in moments on lavapipe.
+const std::string kShape = "--layers 1 --dim 32 --heads 2 --kv-heads 1 --ctx 16 --seq 16 ";
+const std::string kSmall = kShape + "--ffn 40 --batch 2 --quiet ";
+
+}  // namespace
+
+TEST_CASE("remat plan prints a Llama model's shape and real numbers") {
+  const auto r = run_remat("plan smollm2-135m --seq 256 --batch 4");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("L30 C576 H9 V49152 ctx8192 KV3 FFN1536 tied") != std::string::npos);
+  CHECK(r.out.find("selective") != std::string::npos);
+  const auto j = run_remat("plan qwen2.5-0.5b --seq 64 --batch 1 --json");
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.out.find("\"arch\": \"llama\"") != std::string::npos);
+  // Overrides reach the model.
+  const auto tied = run_remat("plan llama-tiny --tied-head yes --qkv-bias yes --rope-theta 5e5");
+  REQUIRE(tied.exit_code == 0);
+  CHECK(tied.out.find("KV2 FFN352 tied") != std::string::npos);
+}
+
+TEST_CASE("remat train trains a Llama model, saves it and starts again from the file") {
+  Folder d;
+  const std::string data = "--data " + d.path("data.txt") + " ";
+  const auto first = run_remat("train llama-tiny " + kSmall + data + "--steps 2 --save " +
+                               d.path("w.safetensors"));
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  const auto again = run_remat("train llama-tiny " + kSmall + data + "--steps 1 --init " +
+                               d.path("w.safetensors"));
+  INFO(again.err);
+  CHECK(again.exit_code == 0);
+  // Without the model named, the file's shape is unknown: refused, saying what to do.
+  const auto unnamed = run_remat("train " + data + "--init " + d.path("w.safetensors"));
+  CHECK(unnamed.exit_code == 2);
+  CHECK(unnamed.err.find("Llama-family checkpoint") != std::string::npos);
+  // Another shape is refused by tensor name and shape.
+  const auto other = run_remat("train llama-tiny " + kShape + "--ffn 48 " + data +
+                               "--steps 1 --init " + d.path("w.safetensors"));
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("mlp.gate_proj.weight' has shape") != std::string::npos);
+}
+
+TEST_CASE("Llama-only flags, dropout and RoPE scaling are refused with one line") {
+  Folder d;
+  const std::string data = "--data " + d.path("data.txt") + " ";
+  const auto kv = run_remat("plan tiny --kv-heads 2");
+  CHECK(kv.exit_code == 2);
+  CHECK(kv.err.find("Llama-family") != std::string::npos);
+  const auto bias = run_remat("plan llama-tiny --qkv-bias maybe");
+  CHECK(bias.exit_code == 2);
+  CHECK(bias.err.find("yes or no") != std::string::npos);
+  const auto dropout = run_remat("train llama-tiny " + kSmall + data + "--dropout 0.1");
+  CHECK(dropout.exit_code == 2);
+  CHECK(dropout.err.find("no dropout") != std::string::npos);
+  const auto scaled = run_remat(
+      "train llama3.2-1b --layers 1 --dim 64 --heads 2 --kv-heads 1 "
+      "--ffn 64 --vocab 300 --seq 16 --batch 1 " +
+      data);
+  CHECK(scaled.exit_code == 2);
+  CHECK(scaled.err.find("rope_scaling") != std::string::npos);
+}

@@ -1,0 +1,200 @@
+// Hugging Face config.json to ModelConfig and back: each model_type, transformers' defaults, every
+// refusal as one line naming the key and its value, and the round trip through the writer.
+#include "graph/hf_config.h"
+
+#include <catch2/catch.hpp>
+#include <stdexcept>
+#include <string>
+
+using namespace remat;
+
+namespace {
+
+// SmolLM2-135M's config.json (HuggingFaceTB/SmolLM2-135M), abridged to the keys that matter plus
+// a few it carries that remat ignores.
+const std::string kSmolLM2 = R"({
+  "architectures": ["LlamaForCausalLM"], "model_type": "llama", "attention_bias": false,
+  "attention_dropout": 0.0, "bos_token_id": 0, "eos_token_id": 0, "hidden_act": "silu",
+  "hidden_size": 576, "initializer_range": 0.041666666666666664, "intermediate_size": 1536,
+  "max_position_embeddings": 8192, "mlp_bias": false, "num_attention_heads": 9,
+  "num_hidden_layers": 30, "num_key_value_heads": 3, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+  "rope_scaling": null, "rope_theta": 100000, "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16", "transformers_version": "4.40.1", "use_cache": true,
+  "vocab_size": 49152})";
+
+// Qwen2.5-0.5B's config.json (Qwen/Qwen2.5-0.5B): q/k/v biases are implied by the model type.
+const std::string kQwen = R"({
+  "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_act": "silu",
+  "hidden_size": 896, "intermediate_size": 4864, "max_position_embeddings": 32768,
+  "max_window_layers": 24, "num_attention_heads": 14, "num_hidden_layers": 24,
+  "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+  "sliding_window": 32768, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+  "use_sliding_window": false, "vocab_size": 151936})";
+
+// openai-community/gpt2's config.json, abridged.
+const std::string kGpt2 = R"({
+  "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1,
+  "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 1024, "n_embd": 768, "n_head": 12,
+  "n_layer": 12, "n_positions": 1024, "resid_pdrop": 0.1, "vocab_size": 50257})";
+
+const std::string kTinyLlama = R"({"model_type": "llama", "hidden_size": 48,
+  "intermediate_size": 80, "num_hidden_layers": 3, "num_attention_heads": 6,
+  "num_key_value_heads": 2, "vocab_size": 300, "max_position_embeddings": 64)";
+
+// kTinyLlama (open: no closing brace) with `extra` members.
+std::string tiny_llama(const std::string& extra) {
+  return kTinyLlama + (extra.empty() ? "" : ", " + extra) + "}";
+}
+
+// The message of the refusal, which must be one line.
+std::string refusal(const std::string& json) {
+  try {
+    model_config_from_hf_json(json);
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    CHECK(what.find('\n') == std::string::npos);
+    return what;
+  }
+  FAIL("accepted: " << json);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("published configs map to the presets", "[graph][hf_config]") {
+  CHECK(model_config_from_hf_json(kSmolLM2) == ModelConfig::preset("smollm2-135m"));
+  CHECK(model_config_from_hf_json(kQwen) == ModelConfig::preset("qwen2.5-0.5b"));
+  const ModelConfig gpt2 = model_config_from_hf_json(kGpt2);
+  CHECK(gpt2 == ModelConfig::preset("gpt2"));
+  CHECK(gpt2.name() == "gpt2");
+}
+
+TEST_CASE("absent keys take transformers' defaults for the model type", "[graph][hf_config]") {
+  const ModelConfig llama = model_config_from_hf_json(
+      R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 96,
+          "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100})");
+  CHECK(llama.arch == Architecture::llama);
+  CHECK(llama.kv_head_count() == 4);  // LlamaConfig: absent means the query heads
+  CHECK(llama.ctx == 2048);
+  CHECK(llama.rope_theta == 10000.0f);
+  CHECK(llama.norm_eps == 1e-6f);
+  CHECK_FALSE(llama.tied_head);
+  CHECK_FALSE(llama.qkv_bias);
+  CHECK(llama.rope_scaling == RopeScaling::none);
+  // Qwen2Config defaults num_key_value_heads to 32 and the context to 32768.
+  const ModelConfig qwen = model_config_from_hf_json(
+      R"({"model_type": "qwen2", "hidden_size": 256, "intermediate_size": 96,
+          "num_hidden_layers": 2, "num_attention_heads": 64, "vocab_size": 100})");
+  CHECK(qwen.kv_head_count() == 32);
+  CHECK(qwen.ctx == 32768);
+  CHECK(qwen.qkv_bias);
+  const ModelConfig gpt2 = model_config_from_hf_json(
+      R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 2, "vocab_size": 64})");
+  CHECK(gpt2.ctx == 1024);
+  CHECK(gpt2 == ModelConfig{2, 32, 2, 64, 1024});
+}
+
+TEST_CASE("transformers 5's rope_parameters and a matching head_dim are read",
+          "[graph][hf_config]") {
+  const ModelConfig m = model_config_from_hf_json(tiny_llama(
+      R"("head_dim": 8, "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0})"));
+  CHECK(m.rope_theta == 500000.0f);
+  CHECK(m.rope_scaling == RopeScaling::none);
+  // Llama 3.1+ scaling is recorded: the model can be planned, training refuses it.
+  const ModelConfig l3 = model_config_from_hf_json(tiny_llama(
+      R"("rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+          "original_max_position_embeddings": 8192, "rope_type": "llama3"})"));
+  CHECK(l3.rope_scaling == RopeScaling::llama3);
+  CHECK_FALSE(l3.training_refusal().empty());
+  CHECK(model_config_from_hf_json(
+            tiny_llama(R"("rope_parameters": {"rope_type": "llama3", "factor": 8.0})"))
+            .rope_scaling == RopeScaling::llama3);
+}
+
+TEST_CASE("every unsupported config is refused naming the key and its value",
+          "[graph][hf_config]") {
+  struct Case {
+    std::string json, message;
+  };
+  const Case cases[] = {
+      {R"({"model_type": "mistral", "hidden_size": 8})", R"(model_type is "mistral")"},
+      {R"({"model_type": 3})", "model_type is 3"},
+      {R"({"hidden_size": 8})", "no 'model_type'"},
+      {"[1]", "must hold a JSON object"},
+      {"{", "at byte 1"},
+      {tiny_llama(R"("rope_scaling": {"type": "dynamic", "factor": 2.0})"),
+       R"(rope_scaling is {"factor":2,"type":"dynamic"})"},
+      {tiny_llama(R"("rope_scaling": {"rope_type": "yarn", "factor": 4.0})"),
+       R"(rope_scaling is {"factor":4,"rope_type":"yarn"})"},
+      {tiny_llama(R"("rope_scaling": "linear")"), R"(rope_scaling is "linear")"},
+      {tiny_llama(R"("rope_parameters": {"rope_type": "linear", "factor": 2})"),
+       R"(rope_parameters is {"factor":2,"rope_type":"linear"})"},
+      {tiny_llama(R"("use_sliding_window": true)"), "use_sliding_window is true"},
+      {tiny_llama(R"("layer_types": ["full_attention", "sliding_attention", "full_attention"])"),
+       R"(layer_types is ["full_attention","sliding_attention","full_attention"])"},
+      {tiny_llama(R"("num_local_experts": 8)"), "num_local_experts is 8"},
+      {tiny_llama(R"("num_experts": 4)"), "num_experts is 4"},
+      {tiny_llama(R"("n_routed_experts": 64)"), "n_routed_experts is 64"},
+      {tiny_llama(R"("num_experts_per_tok": 2)"), "num_experts_per_tok is 2"},
+      {tiny_llama(R"("hidden_act": "gelu")"), R"(hidden_act is "gelu")"},
+      {tiny_llama(R"("head_dim": 16)"), "head_dim is 16"},
+      {tiny_llama(R"("attention_bias": true)"), "attention_bias is true"},
+      {tiny_llama(R"("mlp_bias": true)"), "mlp_bias is true"},
+      {tiny_llama(R"("tie_word_embeddings": "yes")"), R"(tie_word_embeddings is "yes")"},
+      {tiny_llama(R"("rms_norm_eps": -1)"), "rms_norm_eps is -1"},
+      {tiny_llama(R"("rope_theta": 0)"), "rope_theta is 0"},
+      {R"({"model_type": "llama", "hidden_size": 48, "num_hidden_layers": 3,
+           "num_attention_heads": 6, "vocab_size": 300})",
+       "no 'intermediate_size'"},
+      {R"({"model_type": "llama", "hidden_size": 48.5, "intermediate_size": 80,
+           "num_hidden_layers": 3, "num_attention_heads": 6, "vocab_size": 300})",
+       "hidden_size is 48.5"},
+      {tiny_llama(R"("num_key_value_heads": 4)"), "kv_heads (4) must divide heads (6)"},
+      {R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 2, "vocab_size": 64,
+           "activation_function": "relu"})",
+       R"(activation_function is "relu")"},
+      {R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 2, "vocab_size": 64,
+           "n_inner": 64})",
+       "n_inner is 64"},
+      {R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 2, "vocab_size": 64,
+           "layer_norm_epsilon": 1e-6})",
+       "layer_norm_epsilon is 1e-06"},
+      {R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 2, "vocab_size": 64,
+           "tie_word_embeddings": false})",
+       "tie_word_embeddings is false"},
+      {R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 2, "vocab_size": 64,
+           "scale_attn_by_inverse_layer_idx": true})",
+       "scale_attn_by_inverse_layer_idx is true"},
+      {R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 3, "vocab_size": 64})",
+       "heads (3) must divide dim (32)"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.json);
+    CHECK_THAT(refusal(c.json), Catch::Contains(c.message));
+  }
+}
+
+TEST_CASE("config.json written for a model reads back as the same model", "[graph][hf_config]") {
+  ModelConfig odd = ModelConfig::preset("llama-tiny");
+  odd.norm_eps = 3e-6f;
+  odd.rope_theta = 12345.5f;
+  for (const ModelConfig& m :
+       {ModelConfig::preset("tiny"), ModelConfig::preset("gpt2-xl"), ModelConfig{3, 48, 3, 256, 29},
+        ModelConfig::preset("llama-tiny"), ModelConfig::preset("smollm2-360m"),
+        ModelConfig::preset("qwen2.5-0.5b"), odd}) {
+    const std::string text = hf_config_json(m);
+    INFO(text);
+    CHECK(model_config_from_hf_json(text) == m);
+    const JsonValue doc = parse_json(text);
+    CHECK(doc.find("torch_dtype")->string == "float32");
+    CHECK(doc.find("architectures")->array.at(0).string == (m.arch == Architecture::gpt2
+                                                                ? "GPT2LMHeadModel"
+                                                            : m.qkv_bias ? "Qwen2ForCausalLM"
+                                                                         : "LlamaForCausalLM"));
+  }
+  // Written in decimal as the float prints, not as the double nearest the float.
+  CHECK(hf_config_json(ModelConfig::preset("smollm2-135m")).find("\"rms_norm_eps\": 1e-05") !=
+        std::string::npos);
+  CHECK_THROWS_WITH(hf_config_json(ModelConfig::preset("llama3.2-1b")),
+                    Catch::Contains("rope_scaling 'llama3'"));
+}

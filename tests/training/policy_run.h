@@ -1,0 +1,76 @@
+// Training a few steps under one checkpoint policy and arena, for the bit-identity tests: the
+// saved weights byte for byte, the losses, and the arena the plan took. Every run also checks
+// that the device holds exactly the bytes the plan says.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/session.h"
+#include "tests/support/random_fill.h"
+#include "tests/support/temp_folder.h"
+#include "tests/support/test_device.h"
+
+namespace remat::test {
+
+struct PolicyRun {
+  std::vector<std::byte> weights;  // the saved safetensors file, byte for byte
+  std::vector<float> losses;       // one per step
+  uint64_t arena = 0;              // the plan's arena bytes
+};
+
+// Three AdamW steps on seeded random tokens and targets.
+inline PolicyRun train_under(SessionConfig c, const std::string& policy,
+                             std::optional<uint64_t> arena) {
+  c.policy = Policy::parse(policy);
+  c.arena_budget = arena;
+  Session s(device(), c);
+  PolicyRun r;
+  r.arena = s.plan().arena_bytes;
+  const std::size_t n = std::size_t(c.shape.batch) * c.shape.seq;
+  for (uint32_t step = 0; step < 3; ++step) {
+    auto tokens = random_indices(n, 100 + step, uint32_t(c.model.vocab));
+    auto targets = random_indices(n, 200 + step, uint32_t(c.model.vocab));
+    r.losses.push_back(s.step(tokens, targets));
+  }
+  const MemoryReport m = s.memory();
+  CHECK(m.device_bytes_allocated == m.planned_total_bytes);
+  TempFolder d("policy_run");
+  s.save(d / "w.safetensors");
+  r.weights = read_bytes(d / "w.safetensors");
+  return r;
+}
+
+// Trains under none, then under every:1, every:2, sqrt, selective and auto at the minimum arena,
+// half-way and the no-recompute arena, each in its own section: losses and saved weights must be
+// byte-identical to none's. Returns none's run.
+inline PolicyRun check_all_policies_identical(const SessionConfig& c) {
+  const PolicyRun base = train_under(c, "none", std::nullopt);
+  REQUIRE(base.weights.size() > 1000);
+  for (float l : base.losses) REQUIRE(std::isfinite(l));
+  const uint64_t minimum = minimum_arena_bytes(c.model, c.shape, session_alignment(device()));
+  struct Case {
+    std::string policy;
+    std::optional<uint64_t> arena;
+  };
+  const std::vector<Case> cases = {
+      {"every:1", {}},     {"every:2", {}},   {"sqrt", {}},
+      {"selective", {}},   {"auto", minimum}, {"auto", minimum + (base.arena - minimum) / 2},
+      {"auto", base.arena}};
+  for (const auto& k : cases) {
+    DYNAMIC_SECTION(k.policy << " arena " << (k.arena ? std::to_string(*k.arena) : "-")) {
+      const PolicyRun r = train_under(c, k.policy, k.arena);
+      if (k.arena) CHECK(r.arena <= *k.arena);
+      CHECK(r.losses == base.losses);
+      CHECK(r.weights == base.weights);
+    }
+  }
+  return base;
+}
+
+}  // namespace remat::test
