@@ -16,6 +16,7 @@
 #include "base/ignore_target.h"
 #include "planner/plan.h"
 #include "runtime/hf_folder.h"
+#include "runtime/lora_weights.h"
 #include "runtime/progress.h"
 #include "runtime/safetensors.h"
 #include "runtime/training_state.h"
@@ -34,6 +35,14 @@ namespace {
 remat::Session& session_of(const remat_session* s) {
   require(s != nullptr, "session is NULL");
   return *s->session;
+}
+
+// The adapter calls need a LoRA session.
+remat::Session& lora_session_of(const remat_session* s) {
+  remat::Session& session = session_of(s);
+  if (session.plan().adapters.empty())
+    invalid("the session trains no LoRA adapters (params->lora_rank is 0)");
+  return session;
 }
 
 // Every call that submits to a device holds its mutex.
@@ -116,7 +125,8 @@ remat_status remat_plan(const remat_session_params* params, remat_plan_report* r
   return guarded([&] {
     remat::capi::require_struct(report, "report");
     const remat::SessionConfig c = remat::capi::session_config(params);
-    const remat::Plan plan = remat::plan(c.model, c.shape, c.policy, c.arena_budget, 256, c.costs);
+    const remat::Plan plan =
+        remat::plan(c.model, c.shape, c.policy, c.arena_budget, 256, c.costs, c.lora);
     remat::capi::fill_plan_report(plan, c.model, *report);
   });
 }
@@ -172,6 +182,35 @@ remat_status remat_session_save_file(remat_session* session, const char* path) {
     require(path != nullptr, "path is NULL");
     const auto lock = lock_device(session);
     writing([&] { remat::save_checkpoint(s, path); });
+  });
+}
+
+remat_status remat_session_save_adapter(remat_session* session, const char* dir) {
+  return guarded([&] {
+    const remat::Session& s = lora_session_of(session);
+    require(dir != nullptr, "dir is NULL");
+    const auto lock = lock_device(session);
+    writing([&] { remat::save_adapter(s, dir, ""); });
+  });
+}
+
+remat_status remat_session_load_adapter(remat_session* session, const char* dir) {
+  return guarded([&] {
+    remat::Session& s = lora_session_of(session);
+    require(dir != nullptr, "dir is NULL");
+    require_readable((std::string(dir) + "/adapter_config.json").c_str());
+    require_readable((std::string(dir) + "/adapter_model.safetensors").c_str());
+    const auto lock = lock_device(session);
+    remat::load_adapter(s, dir);
+  });
+}
+
+remat_status remat_session_save_merged(remat_session* session, const char* path) {
+  return guarded([&] {
+    const remat::Session& s = lora_session_of(session);
+    require(path != nullptr, "path is NULL");
+    const auto lock = lock_device(session);
+    writing([&] { remat::save_merged(s, path); });
   });
 }
 

@@ -108,6 +108,23 @@ ProgressFn progress_of(const remat_session_params& p) {
   };
 }
 
+LoraSpec lora_of(const remat_session_params& p) {
+  LoraSpec l;
+  if (p.lora_rank < 0)
+    invalid("params->lora_rank is negative (" + std::to_string(p.lora_rank) + ")");
+  require_range(std::isfinite(p.lora_alpha) && p.lora_alpha >= 0, "lora_alpha", p.lora_alpha,
+                "finite and at least 0 (0: twice lora_rank)");
+  if (p.lora_rank == 0) {
+    if (p.lora_alpha != 0 || p.lora_targets)
+      invalid("params->lora_alpha and lora_targets need params->lora_rank");
+    return l;
+  }
+  l.rank = p.lora_rank;
+  l.alpha = p.lora_alpha;
+  if (p.lora_targets) l.targets = parse_lora_targets(p.lora_targets);
+  return l;
+}
+
 }  // namespace
 
 void fill_default_params(remat_session_params& p) {
@@ -128,23 +145,29 @@ void fill_default_params(remat_session_params& p) {
   p.lr_schedule = REMAT_LR_CONSTANT;
 }
 
+// The sizes of older structs this library still reads: remat 0.2's, which ends before the
+// schedule, and the one that ends before the LoRA fields.
+static bool older_params_size(std::size_t size) {
+  return size == offsetof(remat_session_params, lr_schedule) ||
+         size == offsetof(remat_session_params, lora_rank);
+}
+
 remat_session_params read_params(const remat_session_params* params) {
   if (params == nullptr) invalid("params is NULL");
-  // remat 0.2's struct ends before the schedule: its fields keep their defaults.
-  const std::size_t v02 = offsetof(remat_session_params, lr_schedule);
-  if (params->struct_size != v02) {
+  if (!older_params_size(params->struct_size)) {
     require_struct(params, "params");
     return *params;
   }
+  // The fields an older struct lacks keep their defaults.
   remat_session_params p;
   fill_default_params(p);
-  std::memcpy(&p, params, v02);
+  std::memcpy(&p, params, params->struct_size);
   p.struct_size = sizeof p;
   return p;
 }
 
 void require_params(const remat_session_params* params) {
-  if (params && params->struct_size == offsetof(remat_session_params, lr_schedule)) return;
+  if (params && older_params_size(params->struct_size)) return;
   require_struct(params, "params");
 }
 
@@ -205,6 +228,7 @@ SessionConfig session_config(const remat_session_params* params) {
   c.optimizer = optimizer_of(p);
   c.schedule = schedule_of(p);
   c.seed = p.seed;
+  c.lora = lora_of(p);
   c.pipeline_cache_dir = pipeline_cache_dir_of(p);
   c.progress = progress_of(p);
   return c;

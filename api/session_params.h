@@ -15,8 +15,8 @@ namespace remat::capi {
 
 void fill_default_params(remat_session_params& params);
 
-// `params` as this library's struct: remat 0.2's shorter struct (no schedule) is read up to its
-// size and the rest defaulted; any other size than these two is refused.
+// `params` as this library's struct: remat 0.2's shorter struct (no schedule) and the one before
+// the LoRA fields are read up to their size and the rest defaulted; any other size is refused.
 remat_session_params read_params(const remat_session_params* params);
 // The same check for calls that write the model fields only (present in both sizes).
 void require_params(const remat_session_params* params);

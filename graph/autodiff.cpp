@@ -7,6 +7,7 @@
 
 #include "graph/cost_model.h"
 #include "graph/gpt_builder.h"
+#include "graph/model_builder.h"
 #include "graph/op_schema.h"
 
 namespace remat {
@@ -14,7 +15,7 @@ namespace {
 
 class Differentiator {
  public:
-  explicit Differentiator(Graph& g) : g_(g) {}
+  explicit Differentiator(Graph& g) : g_(g), frozen_(g.frozen.begin(), g.frozen.end()) {}
 
   void run() {
     for (TensorId p : g_.parameters) grad(p);
@@ -32,6 +33,8 @@ class Differentiator {
   TensorId grad(TensorId t, int block = -1) {
     if (auto it = grad_of_.find(t); it != grad_of_.end()) return it->second;
     const Tensor src = g_.tensor(t);
+    if (frozen_.count(t))
+      throw std::logic_error("autodiff: frozen " + src.name + " got a gradient");
     const bool param = src.role == Role::parameter;
     TensorId d = g_.add_tensor((param ? "grad." : "d.") + src.name, src.shape, src.dtype,
                                param ? Role::parameter_grad : Role::activation_grad,
@@ -54,13 +57,15 @@ class Differentiator {
 
   // Appends backward op `kind` of forward op `fwd`. `grads_of` names each output by the forward
   // tensor whose gradient it writes (kNoTensor leaves an optional output out).
-  // `complete` false: the outputs after `grads_of` (workspaces) are appended by the caller.
+  // `frozen`: the forward's weights are frozen (its backward writes dx only). `complete` false: the
+  // outputs after `grads_of` (workspaces) are appended by the caller.
   void emit(OpKind kind, const Op& fwd, int fwd_index, Named inputs, Named grads_of,
-            bool complete = true) {
+            bool frozen = false, bool complete = true) {
     Op o;
     o.kind = kind;
     o.inputs = named_operands(kind, false, inputs);
     o.attrs = fwd.attrs;
+    o.attrs.frozen = frozen;
     o.block = fwd.block;
     o.forward_op = fwd_index;
     std::vector<TensorId> grads;
@@ -81,6 +86,15 @@ class Differentiator {
         idx);
   }
 
+  // Whether the op's parameters (`weight`, and `bias` if any) are frozen; a mix is refused.
+  bool weights_frozen(TensorId weight, TensorId bias) const {
+    const bool w = frozen_.count(weight) > 0;
+    if (bias != kNoTensor && (frozen_.count(bias) > 0) != w)
+      throw std::logic_error("autodiff: " + g_.tensor(weight).name + " and " +
+                             g_.tensor(bias).name + " must be frozen together");
+    return w;
+  }
+
   void differentiate(int index, int /*block*/) {
     const Op f = g_.ops[static_cast<size_t>(index)];
     const auto in = [&](std::size_t slot) { return f.inputs.at(slot); };
@@ -88,27 +102,42 @@ class Differentiator {
     switch (f.kind) {
       case OpKind::embedding: {
         namespace e = slot::embedding;
+        // A frozen embedding has no gradient to write: its backward is omitted.
+        if (weights_frozen(in(e::wte), in(e::wpe))) return;
         return emit(OpKind::embedding_backward, f, index,
                     {{"tokens", in(e::tokens)}, {"dx", upstream(out(e::x))}},
                     {{"dwte", in(e::wte)}, {"dwpe", in(e::wpe)}});
       }
       case OpKind::layernorm: {
         namespace l = slot::layernorm;
+        const bool frozen = weights_frozen(in(l::weight), in(l::bias));
+        const TensorId none = kNoTensor;
         return emit(OpKind::layernorm_backward, f, index,
                     {{"dy", upstream(out(l::y))},
                      {"x", in(l::x)},
                      {"weight", in(l::weight)},
                      {"mean", out(l::mean)},
                      {"rstd", out(l::rstd)}},
-                    {{"dx", in(l::x)}, {"dweight", in(l::weight)}, {"dbias", in(l::bias)}});
+                    {{"dx", in(l::x)},
+                     {"dweight", frozen ? none : in(l::weight)},
+                     {"dbias", frozen ? none : in(l::bias)}},
+                    frozen);
       }
       case OpKind::matmul: {
+        // A frozen weight: dx only, and x (which only dweight reads) is not an input, so the
+        // planner need not keep it for the backward.
         namespace m = slot::matmul;
+        const TensorId bias = operand_or_none(f.inputs, m::bias);
+        const bool frozen = weights_frozen(in(m::weight), bias);
+        const TensorId none = kNoTensor;
         return emit(OpKind::matmul_backward, f, index,
-                    {{"dy", upstream(out(m::y))}, {"x", in(m::x)}, {"weight", in(m::weight)}},
+                    {{"dy", upstream(out(m::y))},
+                     {"weight", in(m::weight)},
+                     {"x", frozen ? none : in(m::x)}},
                     {{"dx", in(m::x)},
-                     {"dweight", in(m::weight)},
-                     {"dbias", operand_or_none(f.inputs, m::bias)}});
+                     {"dweight", frozen ? none : in(m::weight)},
+                     {"dbias", frozen ? none : bias}},
+                    frozen);
       }
       case OpKind::attention: {
         namespace a = slot::attention;
@@ -142,18 +171,20 @@ class Differentiator {
         return head_loss(f, index);
       case OpKind::token_embedding: {
         namespace e = slot::token_embedding;
+        if (weights_frozen(in(e::wte), kNoTensor)) return;  // nothing to write, as above
         return emit(OpKind::token_embedding_backward, f, index,
                     {{"tokens", in(e::tokens)}, {"dx", upstream(out(e::x))}},
                     {{"dwte", in(e::wte)}});
       }
       case OpKind::rmsnorm: {
         namespace r = slot::rmsnorm;
+        const bool frozen = weights_frozen(in(r::weight), kNoTensor);
         return emit(OpKind::rmsnorm_backward, f, index,
                     {{"dy", upstream(out(r::y))},
                      {"x", in(r::x)},
                      {"weight", in(r::weight)},
                      {"rstd", out(r::rstd)}},
-                    {{"dx", in(r::x)}, {"dweight", in(r::weight)}});
+                    {{"dx", in(r::x)}, {"dweight", frozen ? kNoTensor : in(r::weight)}}, frozen);
       }
       case OpKind::rope:
         // A rotation: its backward needs only the upstream gradient.
@@ -185,12 +216,18 @@ class Differentiator {
   // a workspace of its own (the forward's is dead by then), so nothing of [B·T, V] is kept.
   void head_loss(const Op& f, int index) {
     namespace h = slot::head_loss;
+    // The chunked backward always writes dW; a frozen head (LoRA freezes the tied embedding)
+    // would need a dx-only variant, which does not exist yet.
+    if (weights_frozen(f.inputs.at(h::weight), kNoTensor))
+      throw std::invalid_argument(
+          "chunked loss (--loss-chunk) with a frozen head weight (LoRA) is not supported yet; use "
+          "--loss-chunk 0");
     const Tensor& chunk = g_.tensor(f.outputs.at(h::logits));
     emit(OpKind::head_loss_backward, f, index,
          {{"x", f.inputs.at(h::x)},
           {"weight", f.inputs.at(h::weight)},
           {"targets", f.inputs.at(h::targets)}},
-         {{"dx", f.inputs.at(h::x)}, {"dweight", f.inputs.at(h::weight)}}, false);
+         {{"dx", f.inputs.at(h::x)}, {"dweight", f.inputs.at(h::weight)}}, false, false);
     Op& b = g_.ops.back();
     b.outputs.push_back(g_.add_tensor("head.dlogits_chunk", chunk.shape, chunk.dtype,
                                       Role::workspace, f.block, false));
@@ -233,6 +270,7 @@ class Differentiator {
   }
 
   Graph& g_;
+  std::unordered_set<TensorId> frozen_;  // Graph::frozen
   std::unordered_map<TensorId, TensorId> grad_of_;
   std::unordered_set<TensorId> written_;
 };
@@ -243,10 +281,9 @@ void autodiff(Graph& graph) {
   Differentiator(graph).run();
 }
 
-Graph build_training_gpt(const ModelConfig& config, const TrainShape& shape) {
-  Graph g = build_gpt(config, shape);
-  autodiff(g);
-  return g;
+Graph build_training_gpt(const ModelConfig& config, const TrainShape& shape, const LoraSpec& lora) {
+  if (config.arch != Architecture::gpt2) build_gpt(config, shape);  // its refusal, word for word
+  return build_training_model(config, shape, lora);
 }
 
 }  // namespace remat

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "graph/graph.h"
+#include "graph/lora.h"
 #include "graph/model_config.h"
 
 namespace remat {
@@ -13,7 +14,8 @@ namespace remat {
 // optimizer ops (one grad_norm, then one adamw per parameter) to a forward graph.
 void autodiff(Graph& graph);
 
-// build_gpt + autodiff.
-Graph build_training_gpt(const ModelConfig& config, const TrainShape& shape);
+// build_gpt (+ apply_lora when lora.enabled()) + autodiff.
+Graph build_training_gpt(const ModelConfig& config, const TrainShape& shape,
+                         const LoraSpec& lora = {});
 
 }  // namespace remat

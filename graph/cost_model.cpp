@@ -34,11 +34,13 @@ double op_flops(const Graph& g, const Op& op) {
     case OpKind::matmul_backward: {
       // Activations may be [M,K] or [B,T,K]: rows are everything but the last axis.
       const bool fwd_op = op.kind == OpKind::matmul;
-      const Tensor& x = g.tensor(fwd_op ? in(slot::matmul::x) : in(slot::matmul_backward::x));
+      const Tensor& x = g.tensor(fwd_op ? in(slot::matmul::x) : out(slot::matmul_backward::dx));
       const Tensor& y = g.tensor(fwd_op ? out(slot::matmul::y) : in(slot::matmul_backward::dy));
       const double k = static_cast<double>(x.shape.back());
       const double m = static_cast<double>(x.elements()) / k;
       const double n = static_cast<double>(y.shape.back());
+      // A frozen weight's backward computes dx only (x is then not an input; dx has its shape).
+      if (!fwd_op && op.attrs.frozen) return 2 * m * k * n;
       return (fwd_op ? 2 : 4) * m * k * n + (op.attrs.has_bias ? m * n : 0);
     }
     case OpKind::attention:
@@ -63,15 +65,15 @@ double op_flops(const Graph& g, const Op& op) {
     case OpKind::layernorm:
       return 8 * elems(g, out(slot::layernorm::y));
     case OpKind::layernorm_backward:
-      return 14 * elems(g, in(slot::layernorm_backward::x));
+      return (op.attrs.frozen ? 10 : 14) * elems(g, in(slot::layernorm_backward::x));
     case OpKind::gelu:
       return 10 * elems(g, out(slot::gelu::y));
     case OpKind::gelu_backward:
       return 16 * elems(g, in(slot::gelu_backward::x));
     case OpKind::residual:
-      return elems(g, out(slot::residual::y));
+      return (op.attrs.scale == 1.0f ? 1 : 2) * elems(g, out(slot::residual::y));
     case OpKind::residual_backward:
-      return 0;
+      return op.attrs.scale == 1.0f ? 0 : elems(g, in(slot::residual_backward::dy));
     case OpKind::dropout:
       return 3 * elems(g, out(slot::dropout::y));
     case OpKind::dropout_backward:

@@ -20,11 +20,23 @@ struct Block {
   std::vector<int> backward_ops;  // filled by autodiff, in execution order
 };
 
+// One low-rank adapter (graph/lora.h): y = x·W (+b) + scale·(x·Aᵀ)·Bᵀ next to a frozen matmul.
+struct LoraAdapter {
+  std::string module;           // the weight's name minus ".weight": "h.3.attn.c_attn"
+  TensorId base = kNoTensor;    // the frozen weight W
+  TensorId a = kNoTensor;       // lora_A [R, in]
+  TensorId b = kNoTensor;       // lora_B [out, R]
+  float scale = 1.0f;           // alpha / R
+  bool fan_in_fan_out = false;  // W is [in, out] (HF Conv1D) rather than [out, in] (nn.Linear)
+};
+
 struct Graph {
-  std::vector<Tensor> tensors;            // indexed by TensorId
-  std::vector<Op> ops;                    // forward ops, then backward ops, then optimizer ops
-  std::vector<Block> blocks;              // the chain, in forward order
-  std::vector<TensorId> parameters;       // in a fixed order (the optimizer's and the layout's)
+  std::vector<Tensor> tensors;        // indexed by TensorId
+  std::vector<Op> ops;                // forward ops, then backward ops, then optimizer ops
+  std::vector<Block> blocks;          // the chain, in forward order
+  std::vector<TensorId> parameters;   // trained, in a fixed order (the optimizer's and layout's)
+  std::vector<TensorId> frozen;       // parameters never trained: no gradient, no moments
+  std::vector<LoraAdapter> adapters;  // LoRA adapters (their A and B are in parameters)
   std::vector<TensorId> parameter_grads;  // parallel to parameters (after autodiff)
   std::vector<TensorId> adam_m;           // parallel to parameters (after autodiff)
   std::vector<TensorId> adam_v;           // parallel to parameters (after autodiff)

@@ -18,8 +18,14 @@ Graph build_model(const ModelConfig& config, const TrainShape& shape) {
   throw std::invalid_argument("unknown model architecture");
 }
 
-Graph build_training_model(const ModelConfig& config, const TrainShape& shape) {
+Graph build_training_model(const ModelConfig& config, const TrainShape& shape,
+                           const LoraSpec& lora) {
   Graph g = build_model(config, shape);
+  if (lora.enabled()) {
+    LoraSpec resolved = lora;
+    resolved.targets = lora_targets(lora, config.arch);
+    apply_lora(g, resolved);
+  }
   autodiff(g);
   return g;
 }

@@ -2,13 +2,16 @@
 #pragma once
 
 #include "graph/graph.h"
+#include "graph/lora.h"
 #include "graph/model_config.h"
 
 namespace remat {
 
 // Forward graph (build_gpt or build_llama); std::invalid_argument for a bad config or shape.
 Graph build_model(const ModelConfig& config, const TrainShape& shape);
-// build_model + autodiff: the training graph the planner takes.
-Graph build_training_model(const ModelConfig& config, const TrainShape& shape);
+// build_model (+ apply_lora with the spec's targets, else the family's defaults, when
+// lora.enabled()) + autodiff: the training graph the planner takes.
+Graph build_training_model(const ModelConfig& config, const TrainShape& shape,
+                           const LoraSpec& lora = {});
 
 }  // namespace remat

@@ -55,8 +55,12 @@ enum class WeightLayout { in_out, out_in };
 struct OpAttrs {
   WeightLayout w_layout = WeightLayout::in_out;  // matmul / matmul_backward
   bool has_bias = false;                         // matmul / matmul_backward: bias input present
-  int heads = 0;     // (gqa_)attention, rope and their backwards: query heads, or rope's heads
-  int kv_heads = 0;  // gqa_attention / gqa_attention_backward: key/value heads (divide heads)
+  bool frozen = false;  // matmul_backward / layernorm_backward / rmsnorm_backward: the weight (and
+                        // bias) is frozen, so the op writes dx only and reads nothing only
+                        // dweight needs
+  float scale = 1.0f;   // residual / residual_backward: y = a + scale·b (LoRA's alpha / r)
+  int heads = 0;        // (gqa_)attention, rope and their backwards: query heads, or rope's heads
+  int kv_heads = 0;     // gqa_attention / gqa_attention_backward: key/value heads (divide heads)
   float rope_theta = 10000.0f;  // rope / rope_backward: the RoPE base
   float dropout_p = 0.0f;       // dropout / dropout_backward
   uint32_t dropout_id = 0;      // RNG stream id: the same for an op, its recompute and its backward

@@ -13,10 +13,30 @@ std::string operand_names(std::span<const OperandSpec> list) {
   for (const OperandSpec& o : list) {
     if (!s.empty()) s += ", ";
     s += o.name;
-    if (o.presence == Presence::if_bias) s += "?";
+    if (o.presence == Presence::if_bias || o.presence == Presence::if_trained ||
+        o.presence == Presence::if_trained_bias)
+      s += "?";
     if (o.presence == Presence::variadic) s += "...";
   }
   return s;
+}
+
+// Whether an operand of this presence is in the list of an op with these attributes (variadic
+// operands count as absent: they add to the minimum nothing).
+bool present(Presence p, const OpAttrs& a) {
+  switch (p) {
+    case Presence::required:
+      return true;
+    case Presence::if_bias:
+      return a.has_bias;
+    case Presence::if_trained:
+      return !a.frozen;
+    case Presence::if_trained_bias:
+      return a.has_bias && !a.frozen;
+    case Presence::variadic:
+      return false;
+  }
+  return false;
 }
 
 // Empty when `count` operands fit `list`.
@@ -25,14 +45,13 @@ std::string check_list(std::span<const OperandSpec> list, const OpAttrs& attrs, 
   std::size_t expected = 0;
   bool variadic = false;
   for (const OperandSpec& o : list) {
-    if (o.presence == Presence::required) ++expected;
-    if (o.presence == Presence::if_bias && attrs.has_bias) ++expected;
+    if (present(o.presence, attrs)) ++expected;
     variadic = variadic || o.presence == Presence::variadic;
   }
   if (variadic ? count >= expected : count == expected) return "";
   return std::string("takes ") + (variadic ? "at least " : "") + std::to_string(expected) + " " +
-         what + " (" + operand_names(list) + (attrs.has_bias ? "; has_bias" : "") + "), has " +
-         std::to_string(count);
+         what + " (" + operand_names(list) + (attrs.has_bias ? "; has_bias" : "") +
+         (attrs.frozen ? "; frozen" : "") + "), has " + std::to_string(count);
 }
 
 // "tokens[BT] u32, wte[V,C]": name, then shape; a variadic list says what it holds in words.
@@ -46,6 +65,8 @@ std::string markdown_cell(std::span<const OperandSpec> list) {
     else
       s += o.shape;
     if (o.presence == Presence::if_bias) s += " (optional)";
+    if (o.presence == Presence::if_trained) s += " (unless frozen)";
+    if (o.presence == Presence::if_trained_bias) s += " (optional, unless frozen)";
   }
   return s;
 }

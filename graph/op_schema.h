@@ -20,8 +20,10 @@ namespace remat {
 struct OperandSpec {
   enum class Presence {
     required,
-    if_bias,   // present exactly when OpAttrs::has_bias (matmul's bias, its gradient)
-    variadic,  // zero or more tensors, last in the list (grad_norm's gradients)
+    if_bias,          // present exactly when OpAttrs::has_bias (matmul's bias)
+    if_trained,       // present exactly when !OpAttrs::frozen (a weight's gradient and its reads)
+    if_trained_bias,  // present exactly when has_bias && !frozen (the bias gradient)
+    variadic,         // zero or more tensors, last in the list (grad_norm's gradients)
   };
   std::string_view name;   // how code addresses it
   std::string_view shape;  // for docs/ops.md: "[BT,C]", "[BT] u32", or "" (as in the forward)
@@ -48,14 +50,14 @@ inline constexpr OperandSpec layernorm_out[] = {
 inline constexpr OperandSpec layernorm_backward_in[] = {
     {"dy", ""}, {"x", ""}, {"weight", ""}, {"mean", ""}, {"rstd", ""}};
 inline constexpr OperandSpec layernorm_backward_out[] = {
-    {"dx", ""}, {"dweight", ""}, {"dbias", ""}};
+    {"dx", ""}, {"dweight", "", P::if_trained}, {"dbias", "", P::if_trained}};
 inline constexpr OperandSpec matmul_in[] = {
     {"x", "[M,K]"}, {"weight", "[K,N] or [N,K]"}, {"bias", "[N]", P::if_bias}};
 inline constexpr OperandSpec matmul_out[] = {{"y", "[M,N]"}};
 inline constexpr OperandSpec matmul_backward_in[] = {
-    {"dy", "[M,N]"}, {"x", "[M,K]"}, {"weight", ""}};
+    {"dy", "[M,N]"}, {"weight", ""}, {"x", "[M,K]", P::if_trained}};
 inline constexpr OperandSpec matmul_backward_out[] = {
-    {"dx", "[M,K]"}, {"dweight", ""}, {"dbias", "[N]", P::if_bias}};
+    {"dx", "[M,K]"}, {"dweight", "", P::if_trained}, {"dbias", "[N]", P::if_trained_bias}};
 inline constexpr OperandSpec attention_in[] = {{"qkv", "[BT,3C]"}};
 inline constexpr OperandSpec attention_out[] = {{"out", "[BT,C]"}, {"lse", "[B,NH,T] f32"}};
 inline constexpr OperandSpec attention_backward_in[] = {
@@ -85,7 +87,7 @@ inline constexpr OperandSpec rmsnorm_in[] = {{"x", "[BT,C]"}, {"weight", "[C]"}}
 inline constexpr OperandSpec rmsnorm_out[] = {{"y", "[BT,C]"}, {"rstd", "[BT] f32"}};
 inline constexpr OperandSpec rmsnorm_backward_in[] = {
     {"dy", ""}, {"x", ""}, {"weight", ""}, {"rstd", ""}};
-inline constexpr OperandSpec rmsnorm_backward_out[] = {{"dx", ""}, {"dweight", ""}};
+inline constexpr OperandSpec rmsnorm_backward_out[] = {{"dx", ""}, {"dweight", "", P::if_trained}};
 inline constexpr OperandSpec rope_in[] = {{"x", "[B,T,H·D]"}};
 inline constexpr OperandSpec rope_out[] = {{"y", "[B,T,H·D]"}};
 inline constexpr OperandSpec rope_backward_in[] = {{"dy", ""}};
@@ -124,21 +126,24 @@ inline constexpr OpSchema kOpSchemas[] = {
                  "deterministic: no atomics; rows of dwpe ≥ T are written 0 when overwriting; dwte "
                  "rows without tokens untouched when accumulating, 0 when overwriting"),
     REMAT_SCHEMA(layernorm, "eps 1e-5 (attribute), biased variance"),
-    REMAT_SCHEMA(layernorm_backward, "dweight and dbias share one accumulate flag"),
+    REMAT_SCHEMA(layernorm_backward,
+                 "dweight and dbias share one accumulate flag; a frozen weight (`frozen`) has "
+                 "neither"),
     REMAT_SCHEMA(matmul,
                  "weight layout attribute: `in_out` [K,N] (HF Conv1D) or `out_in` [N,K] (tied "
                  "head); bias present iff `has_bias`"),
     REMAT_SCHEMA(matmul_backward,
                  "one op, may lower to separate dx and dweight/dbias dispatches; dbias present iff "
-                 "`has_bias`"),
+                 "`has_bias`; a frozen weight (`frozen`): dx only, x not read"),
     REMAT_SCHEMA(attention,
                  "causal, scale 1/√(C/NH), flash-style: never stores T×T; B and T are read from "
                  "lse"),
     REMAT_SCHEMA(attention_backward, "recomputes probabilities from q, k and lse"),
     REMAT_SCHEMA(gelu, "tanh approximation (GPT-2)"),
     REMAT_SCHEMA(gelu_backward, ""),
-    REMAT_SCHEMA(residual, "y = a + b"),
-    REMAT_SCHEMA(residual_backward, "each output with its own accumulate flag"),
+    REMAT_SCHEMA(residual, "y = a + scale·b (`scale` attribute, 1 but for LoRA's alpha/r)"),
+    REMAT_SCHEMA(residual_backward,
+                 "da = dy, db = scale·dy, each output with its own accumulate flag"),
     REMAT_SCHEMA(
         dropout,
         "mask from counter RNG keyed (seed, step, op id, element); p = 0 is an identity op "
@@ -242,7 +247,7 @@ REMAT_OUT(y)
 }  // namespace matmul
 namespace matmul_backward {
 inline constexpr OpKind kind = OpKind::matmul_backward;
-REMAT_IN(dy) REMAT_IN(x) REMAT_IN(weight)
+REMAT_IN(dy) REMAT_IN(weight) REMAT_IN(x)
 REMAT_OUT(dx) REMAT_OUT(dweight) REMAT_OUT(dbias)
 }  // namespace matmul_backward
 namespace attention {

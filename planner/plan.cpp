@@ -19,7 +19,7 @@ int layer_count(const Graph& g) {
 
 uint64_t lay_out_persistent(const Graph& g, uint64_t alignment, std::vector<PlannedTensor>& out) {
   std::vector<TensorId> order;
-  for (const auto* list : {&g.parameters, &g.parameter_grads, &g.adam_m, &g.adam_v})
+  for (const auto* list : {&g.parameters, &g.parameter_grads, &g.adam_m, &g.adam_v, &g.frozen})
     order.insert(order.end(), list->begin(), list->end());
   order.insert(order.end(), {g.tokens, g.targets, g.losses});
   uint64_t offset = 0;
@@ -115,6 +115,8 @@ Plan plan_strategy(const Graph& g, const Strategy& strategy, const PlanRequest& 
   p.losses = g.losses;
   p.logits = g.logits;
   p.parameters = g.parameters;
+  p.frozen = g.frozen;
+  p.adapters = g.adapters;
   p.parameter_grads = g.parameter_grads;
   p.adam_m = g.adam_m;
   p.adam_v = g.adam_v;
@@ -145,14 +147,15 @@ Plan plan_graph(const Graph& g, const PlanRequest& req) {
 }
 
 Plan plan(const ModelConfig& model, const TrainShape& shape, const Policy& policy,
-          std::optional<uint64_t> budget, uint64_t alignment, const CostModel* costs) {
-  const Graph g = build_training_model(model, shape);
+          std::optional<uint64_t> budget, uint64_t alignment, const CostModel* costs,
+          const LoraSpec& lora) {
+  const Graph g = build_training_model(model, shape, lora);
   return plan_graph(g, PlanRequest{policy, budget, alignment, costs});
 }
 
 uint64_t minimum_arena_bytes(const ModelConfig& model, const TrainShape& shape, uint64_t alignment,
-                             const CostModel* costs) {
-  const Graph g = build_training_model(model, shape);
+                             const CostModel* costs, const LoraSpec& lora) {
+  const Graph g = build_training_model(model, shape, lora);
   return AutoPlanner(g, PlanRequest{Policy::parse("auto"), std::nullopt, alignment, costs})
       .minimum_arena();
 }

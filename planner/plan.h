@@ -9,6 +9,7 @@
 
 #include "graph/cost_model.h"
 #include "graph/graph.h"
+#include "graph/lora.h"
 #include "graph/model_config.h"
 #include "planner/policy.h"
 #include "planner/report.h"
@@ -54,7 +55,9 @@ struct Plan {
   TensorId targets = kNoTensor;           // [B,T] u32, persistent (written by the host)
   TensorId losses = kNoTensor;            // [B,T] f32, persistent (read by the host)
   TensorId logits = kNoTensor;            // [B·T,V] arena, valid after the forward phase
-  std::vector<TensorId> parameters;       // persistent, in optimizer order
+  std::vector<TensorId> parameters;       // persistent, trained, in optimizer order
+  std::vector<TensorId> frozen;           // persistent, never trained (LoRA's base weights)
+  std::vector<LoraAdapter> adapters;      // LoRA adapters, in forward order
   std::vector<TensorId> parameter_grads;  // parallel to parameters
   std::vector<TensorId> adam_m;           // parallel to parameters
   std::vector<TensorId> adam_v;           // parallel to parameters
@@ -62,16 +65,18 @@ struct Plan {
   Report report;                          // what it costs
 };
 
-// Any supported model: builds the training graph and plans it. Bad shapes, unknown policies, a missing or
-// too-small budget are std::invalid_argument (the too-small message names the minimum bytes).
+// Any supported model: builds the training graph (with LoRA adapters when lora.enabled()) and
+// plans it. Bad shapes, unknown policies, a missing or too-small budget are
+// std::invalid_argument (the too-small message names the minimum bytes).
 Plan plan(const ModelConfig& model, const TrainShape& shape, const Policy& policy,
           std::optional<uint64_t> budget = std::nullopt, uint64_t alignment = 256,
-          const CostModel* costs = nullptr);
+          const CostModel* costs = nullptr, const LoraSpec& lora = {});
 
 // The smallest arena any plan reaches for this model and shape: `auto` at exactly this budget
 // succeeds, one byte less is the documented error.
 uint64_t minimum_arena_bytes(const ModelConfig& model, const TrainShape& shape,
-                             uint64_t alignment = 256, const CostModel* costs = nullptr);
+                             uint64_t alignment = 256, const CostModel* costs = nullptr,
+                             const LoraSpec& lora = {});
 
 // Any training graph built by build_chain + autodiff (tests use random chains).
 Plan plan_graph(const Graph& training_graph, const PlanRequest& request);

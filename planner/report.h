@@ -25,19 +25,19 @@ struct Report {
   uint64_t recompute_bytes = 0;         // arena at the peak step: recomputed activations
   uint64_t grads_in_flight_bytes = 0;   // arena at the peak step: activation gradients
   uint64_t workspace_bytes = 0;         // arena at the peak step: kernel workspaces
-  std::vector<std::string> checkpoints;    // blocks whose input is kept as a segment checkpoint
-  std::vector<int> checkpoint_blocks;      // their indices in Graph::blocks (parallel)
+  std::vector<std::string> checkpoints;      // blocks whose input is kept as a segment checkpoint
+  std::vector<int> checkpoint_blocks;        // their indices in Graph::blocks (parallel)
   std::vector<TensorId> checkpoint_tensors;  // the kept block inputs (parallel)
-  std::vector<std::string> stored_blocks;  // blocks kept at level all/selective in the first pass
-  int nesting_depth = 0;                   // 0: no segments, 1: single-level, 2+: nested recompute
-  double forward_flops = 0;                // first forward pass
-  double backward_flops = 0;               // backward pass
-  double recompute_flops = 0;              // forward ops run again
-  double optimizer_flops = 0;              // grad norm + AdamW
-  double predicted_seconds = 0;            // sum of the cost model over the schedule
-  double baseline_seconds = 0;             // the same with no recompute (policy none)
-  double predicted_step_ratio = 1;         // predicted / baseline
-  AnalyticEstimate analytic;               // textbook numbers for the same shape
+  std::vector<std::string> stored_blocks;    // blocks kept at level all/selective in the first pass
+  int nesting_depth = 0;            // 0: no segments, 1: single-level, 2+: nested recompute
+  double forward_flops = 0;         // first forward pass
+  double backward_flops = 0;        // backward pass
+  double recompute_flops = 0;       // forward ops run again
+  double optimizer_flops = 0;       // grad norm + AdamW
+  double predicted_seconds = 0;     // sum of the cost model over the schedule
+  double baseline_seconds = 0;      // the same with no recompute (policy none)
+  double predicted_step_ratio = 1;  // predicted / baseline
+  AnalyticEstimate analytic;        // textbook numbers for the same shape
 };
 
 Report make_report(const Graph& graph, const Strategy& strategy, const Schedule& schedule,

@@ -121,6 +121,18 @@ class Lowering {
   std::unordered_map<TensorId, int> versions_;  // recompute versions made per graph tensor
 };
 
+// A residual adding two matmul outputs (a LoRA merge, graph/lora.h) counts as a matmul for the
+// selective level: keeping the sum lets both matmul outputs go, while keeping them would hold two
+// tensors of the sum's size to save one cheap add.
+bool merges_matmuls(const Graph& g, const Op& op, const std::vector<int>& producers) {
+  if (op.kind != OpKind::residual) return false;
+  for (TensorId t : op.inputs) {
+    const int p = producers[static_cast<size_t>(t)];
+    if (p < 0 || g.ops[static_cast<size_t>(p)].kind != OpKind::matmul) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const char* phase_name(Phase p) {
@@ -140,12 +152,13 @@ const char* phase_name(Phase p) {
 std::unordered_set<TensorId> kept_tensors(const Graph& graph, int block, KeepLevel level) {
   std::unordered_set<TensorId> keep;
   if (level == KeepLevel::none) return keep;
+  const std::vector<int> producers = graph.first_producers();
   const Block& b = graph.blocks.at(static_cast<size_t>(block));
   if (b.input != kNoTensor) keep.insert(b.input);
   for (int i : b.forward_ops) {
     const Op& op = graph.ops[static_cast<size_t>(i)];
     const bool expensive = op.kind == OpKind::matmul || op.kind == OpKind::attention ||
-                           op.kind == OpKind::gqa_attention;
+                           op.kind == OpKind::gqa_attention || merges_matmuls(graph, op, producers);
     if (level == KeepLevel::all || expensive)
       for (TensorId t : op.outputs) keep.insert(t);
   }

@@ -17,7 +17,8 @@ namespace remat {
 // What a block's forward leaves behind for its backward.
 enum class KeepLevel {
   none,  // only the chain output; intermediates are recomputed in the backward
-  // input, matmul and attention outputs (GPT-2's and grouped-query); the cheap elementwise ops
+  // input, matmul, attention (GPT-2's and grouped-query) and LoRA-merge outputs; the cheap
+  // elementwise ops
   // (LayerNorm, RMSNorm, RoPE, GELU, SwiGLU, residual, dropout) are recomputed
   selective,
   all,  // everything its backward reads

@@ -100,6 +100,15 @@ ModelConfig infer_config(const File& file, std::optional<int> heads) {
 
 }  // namespace
 
+std::map<std::string, std::string> gpt2_metadata(const ModelConfig& m) {
+  return {{"format", "pt"},
+          {"n_head", std::to_string(m.heads)},
+          {"n_layer", std::to_string(m.layers)},
+          {"n_embd", std::to_string(m.dim)},
+          {"n_ctx", std::to_string(m.ctx)},
+          {"vocab_size", std::to_string(m.vocab)}};
+}
+
 ModelConfig infer_gpt2_config(const SafetensorsHeader& file, std::optional<int> heads) {
   return infer_config(file, heads);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +28,10 @@ std::vector<float> gpt2_initial_values(const ParameterSpec& p, const ModelConfig
 // piece by piece: every element's value depends only on its index.
 void gpt2_initial_values(const ParameterSpec& p, const ModelConfig& model, uint64_t seed,
                          std::size_t parameter_index, uint64_t first, std::span<float> out);
+
+// The __metadata__ remat writes with GPT-2 weights: format "pt", n_head, n_layer, n_embd, n_ctx,
+// vocab_size (infer_gpt2_config reads n_head back).
+std::map<std::string, std::string> gpt2_metadata(const ModelConfig& model);
 
 // The model a GPT-2 safetensors file describes: layers from h.{i}.*, dim and vocab from
 // wte.weight, ctx from wpe.weight; heads from __metadata__ "n_head", else `heads`. Throws

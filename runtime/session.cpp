@@ -8,7 +8,9 @@
 
 #include "base/ignore_target.h"
 #include "optimizer_params.h"
+#include "runtime/gpt2_weights.h"
 #include "runtime/kernels/optimizer.h"
+#include "runtime/lora_weights.h"
 #include "runtime/model_weights.h"
 #include "runtime/pipeline_cache.h"
 #include "runtime/safetensors.h"
@@ -92,7 +94,7 @@ Session::Session(Device& device, const SessionConfig& config)
       config_(config),
       quirks_(session_quirks(device, config)),
       plan_(remat::plan(config.model, config.shape, config.policy, config.arena_budget,
-                        session_alignment(device), config.costs)) {
+                        session_alignment(device), config.costs, config.lora)) {
   if (const std::string why = config_.model.training_refusal(); !why.empty())
     throw std::invalid_argument(why);
   check_fits_device();
@@ -221,15 +223,19 @@ std::vector<CopyRegion> Session::io_inputs() const {
           {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
 }
 
+const std::vector<TensorId>& Session::model_weights() const {
+  return plan_.adapters.empty() ? plan_.parameters : plan_.frozen;
+}
+
 uint64_t Session::parameter_bytes() const {
   uint64_t n = 0;
-  for (TensorId id : plan_.parameters) n += plan_.tensors.at(static_cast<std::size_t>(id)).bytes;
+  for (TensorId id : model_weights()) n += plan_.tensors.at(static_cast<std::size_t>(id)).bytes;
   return n;
 }
 
 std::vector<TensorSpec> Session::parameter_specs() const {
   std::vector<TensorSpec> specs;
-  for (TensorId id : plan_.parameters) {
+  for (TensorId id : model_weights()) {
     const Tensor& t = plan_.tensors.at(static_cast<std::size_t>(id)).tensor;
     specs.push_back({t.name, t.shape});
   }
@@ -237,12 +243,14 @@ std::vector<TensorSpec> Session::parameter_specs() const {
 }
 
 void Session::zero_optimizer_state() {
-  // The gaps between parameters: gradients, AdamW moments and the step's inputs and outputs.
+  // The gaps between parameters (trained or frozen): gradients, AdamW moments and the step's
+  // inputs and outputs.
   std::vector<std::pair<uint64_t, uint64_t>> params;
-  for (TensorId id : plan_.parameters) {
-    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
-    params.emplace_back(p.offset, p.offset + p.bytes);
-  }
+  for (const auto* list : {&plan_.parameters, &plan_.frozen})
+    for (TensorId id : *list) {
+      const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+      params.emplace_back(p.offset, p.offset + p.bytes);
+    }
   std::sort(params.begin(), params.end());
   params.emplace_back(plan_.persistent_bytes, plan_.persistent_bytes);
   std::vector<BufferSlice> gaps;
@@ -266,8 +274,9 @@ void Session::initialize_parameters(const ProgressFn& progress) {
   uint64_t done = 0;
   const auto specs = parameter_specs();
   report_progress(progress, "init", 0, total);
+  // The model's weights get the values they have without LoRA (the same seed, the same index).
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i]));
     staging.upload(persistent_->slice(p.offset, p.bytes),
                    [&](std::span<std::byte> piece, uint64_t at) {
                      initial_values(specs[i], config_.model, config_.seed, i, at / sizeof(float),
@@ -275,6 +284,53 @@ void Session::initialize_parameters(const ProgressFn& progress) {
                      report_progress(progress, "init", done += piece.size(), total);
                    });
   }
+  for (std::size_t i = 0; i < plan_.adapters.size(); ++i) {
+    const LoraAdapter& a = plan_.adapters[i];
+    for (TensorId id : {a.a, a.b}) {
+      const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+      staging.upload(persistent_->slice(p.offset, p.bytes),
+                     [&](std::span<std::byte> piece, uint64_t at) {
+                       lora_initial_values({p.tensor.name, p.tensor.shape}, config_.seed, i,
+                                           at / sizeof(float), as_floats(piece));
+                     });
+    }
+  }
+}
+
+std::vector<float> Session::values(TensorId id) const {
+  const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+  if (p.placement != Placement::persistent)
+    throw std::logic_error("'" + p.tensor.name + "' is not in the persistent buffer");
+  std::vector<float> v(static_cast<std::size_t>(p.tensor.elements()));
+  Staging(device_).download(
+      persistent_->slice(p.offset, p.bytes), [&](std::span<const std::byte> piece, uint64_t at) {
+        std::memcpy(reinterpret_cast<std::byte*>(v.data()) + at, piece.data(), piece.size());
+      });
+  return v;
+}
+
+void Session::set_trained_parameters(const std::vector<std::vector<float>>& values) {
+  if (values.size() != plan_.parameters.size())
+    throw std::invalid_argument("expected " + std::to_string(plan_.parameters.size()) +
+                                " trained tensors, got " + std::to_string(values.size()));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
+    if (values[i].size() != static_cast<std::size_t>(p.tensor.elements()))
+      throw std::invalid_argument("'" + p.tensor.name + "' takes " +
+                                  std::to_string(p.tensor.elements()) + " values, got " +
+                                  std::to_string(values[i].size()));
+  }
+  Staging staging(device_);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
+    staging.upload(
+        persistent_->slice(p.offset, p.bytes), [&](std::span<std::byte> piece, uint64_t at) {
+          std::memcpy(piece.data(), reinterpret_cast<const std::byte*>(values[i].data()) + at,
+                      piece.size());
+        });
+  }
+  zero_optimizer_state();
+  steps_done_ = 0;
 }
 
 float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
@@ -372,34 +428,19 @@ float Session::last_grad_norm() const {
 }
 
 std::vector<std::pair<std::string, std::vector<float>>> Session::parameters() const {
-  Staging staging(device_);
   std::vector<std::pair<std::string, std::vector<float>>> out;
-  for (TensorId id : plan_.parameters) {
-    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
-    std::vector<float> v(static_cast<std::size_t>(p.tensor.elements()));
-    staging.download(
-        persistent_->slice(p.offset, p.bytes), [&](std::span<const std::byte> piece, uint64_t at) {
-          std::memcpy(reinterpret_cast<std::byte*>(v.data()) + at, piece.data(), piece.size());
-        });
-    out.emplace_back(p.tensor.name, std::move(v));
-  }
+  for (TensorId id : plan_.parameters)
+    out.emplace_back(plan_.tensors.at(static_cast<std::size_t>(id)).tensor.name, values(id));
   return out;
 }
 
 void Session::save(const std::filesystem::path& path) const {
-  const ModelConfig& m = config_.model;
-  SafetensorsWriter writer(path, parameter_specs(),
-                           {{"format", "pt"},
-                            {"n_head", std::to_string(m.heads)},
-                            {"n_layer", std::to_string(m.layers)},
-                            {"n_embd", std::to_string(m.dim)},
-                            {"n_ctx", std::to_string(m.ctx)},
-                            {"vocab_size", std::to_string(m.vocab)}});
+  SafetensorsWriter writer(path, parameter_specs(), gpt2_metadata(config_.model));
   Staging staging(device_);
   const uint64_t total = parameter_bytes();
   uint64_t done = 0;
   report_progress(config_.progress, "save", 0, total);
-  for (TensorId id : plan_.parameters) {
+  for (TensorId id : model_weights()) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
     staging.download(persistent_->slice(p.offset, p.bytes),
                      [&](std::span<const std::byte> piece, uint64_t) {
@@ -440,7 +481,7 @@ void Session::load_from(const WeightFiles& source) {
   try {
     Staging staging(device_);
     for (std::size_t i = 0; i < matched.size(); ++i) {
-      const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
+      const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i]));
       staging.upload(persistent_->slice(p.offset, p.bytes),
                      [&](std::span<std::byte> piece, uint64_t at) {
                        source.read(*matched[i], at / sizeof(float), as_floats(piece));

@@ -15,6 +15,7 @@
 
 #include "base/lr_schedule.h"
 #include "graph/cost_model.h"
+#include "graph/lora.h"
 #include "graph/model_config.h"
 #include "planner/plan.h"
 #include "planner/policy.h"
@@ -35,6 +36,7 @@ using OptimizerConfig = kernels::AdamWConfig;
 
 struct SessionConfig {
   ModelConfig model;                     // GPT-2 or Llama-family shape
+  LoraSpec lora;                         // rank > 0: train LoRA adapters on a frozen model
   TrainShape shape;                      // batch, sequence, dropout
   Policy policy;                         // checkpoint policy (auto needs arena_budget)
   std::optional<uint64_t> arena_budget;  // arena bytes the plan must fit
@@ -83,19 +85,21 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Loads parameters from a safetensors file, a shard index (model.safetensors.index.json) or a
-  // Hugging Face model folder holding either (runtime/weight_files.h), with exactly the model's
-  // Hugging Face names (GPT-2: runtime/gpt2_weights.h; Llama: runtime/llama_weights.h), F32, F16
-  // or BF16, shapes matching, and resets the optimizer state. std::invalid_argument for a bad or
-  // mismatched file. The file is read in bounded pieces, twice: every value is checked before the
-  // first one is uploaded, so a bad file leaves the session as it was. Cancelled during the checks
-  // leaves it as it was too; cancelled (or a read error) during the upload, the session holds the
-  // seeded initial weights of a fresh session. Either way it stays usable.
+  // Loads the model's weights (under LoRA the frozen base) from a safetensors file, a shard index
+  // (model.safetensors.index.json) or a Hugging Face model folder holding either
+  // (runtime/weight_files.h), with exactly the model's Hugging Face names (GPT-2:
+  // runtime/gpt2_weights.h; Llama: runtime/llama_weights.h), F32, F16 or BF16, shapes matching, and
+  // resets the optimizer state. std::invalid_argument for a bad or mismatched file. The file is
+  // read in bounded pieces, twice: every value is checked before the first one is uploaded, so a
+  // bad file leaves the session as it was. Cancelled during the checks leaves it as it was too;
+  // cancelled (or a read error) during the upload, the session holds the seeded initial weights of
+  // a fresh session. Either way it stays usable.
   void load(const std::filesystem::path& path);
   // The same from a safetensors image in memory the caller owns (not copied; it must stay alive
   // during the call). `origin` names it in error messages.
   void load(std::span<const std::byte> bytes, std::string_view origin);
-  // Writes every parameter as F32 with the graph's Hugging Face names, atomically, streamed through
+  // Writes the model's weights (under LoRA the frozen base; runtime/lora_weights.h saves the
+  // adapters) as F32 with the graph's Hugging Face names, atomically, streamed through
   // a bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
   void save(const std::filesystem::path& path) const;
 
@@ -139,8 +143,14 @@ class Session {
   std::vector<uint32_t> sample(std::span<const uint32_t> prompt, int count, uint64_t seed,
                                float temperature = 1.0f, int top_k = 0);
 
-  // Host copies of parameters (HF names, plan order), for saving and tests.
+  // Host copies of the trained parameters (HF or PEFT-module names, plan order: the LoRA adapters
+  // when there are any), for saving and tests.
   std::vector<std::pair<std::string, std::vector<float>>> parameters() const;
+  // A host copy of any persistent tensor of the plan (a frozen weight, say).
+  std::vector<float> values(TensorId id) const;
+  // Replaces every trained parameter (plan order, exact sizes, else std::invalid_argument, nothing
+  // written) and resets the optimizer state, as load() does for the model's weights.
+  void set_trained_parameters(const std::vector<std::vector<float>>& values);
 
   // For runtime/training_state: the device bytes of a persistent plan tensor (a parameter or an
   // AdamW moment), the step count a restored state continues from, and the way back to what a
@@ -154,9 +164,10 @@ class Session {
   void check_fits_device() const;
   BufferSlice slice_of(TensorId id) const;  // where a plan tensor's bytes are
   LoweringExtras lowering_extras() const;   // the session's buffers the kernels also need
-  std::vector<TensorSpec> parameter_specs() const;
-  uint64_t parameter_bytes() const;  // of all parameters, as floats
-  void zero_optimizer_state();       // everything in the persistent buffer but the parameters
+  const std::vector<TensorId>& model_weights() const;  // the model's (under LoRA: frozen) weights
+  std::vector<TensorSpec> parameter_specs() const;     // of model_weights()
+  uint64_t parameter_bytes() const;                    // of model_weights(), as floats
+  void zero_optimizer_state();  // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
   void load_from(const WeightFiles& source);
   void record();

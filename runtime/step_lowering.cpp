@@ -129,11 +129,12 @@ struct Lowering {
           throw std::logic_error("layernorm_backward: dweight and dbias accumulate differently");
         const TensorId x = in(l::x);
         kernels::LayernormShape shape{count(x) / dim(x, -1), dim(x, -1), s.attrs.eps};
-        return add(
-            kernels::layernorm_backward(quirks, shape, bin(l::dy), bin(l::x), bin(l::weight),
-                                        bin(l::mean), bin(l::rstd), bout(l::dx), bout(l::dweight),
-                                        bout(l::dbias), acc(s, l::dx), acc(s, l::dweight)),
-            s);
+        const bool trained = !s.attrs.frozen;
+        return add(kernels::layernorm_backward(
+                       quirks, shape, bin(l::dy), bin(l::x), bin(l::weight), bin(l::mean),
+                       bin(l::rstd), bout(l::dx), trained ? bout(l::dweight) : BufferSlice{},
+                       trained ? bout(l::dbias) : BufferSlice{}, acc(s, l::dx), acc(s, l::dweight)),
+                   s);
       }
       case OpKind::matmul: {
         namespace m = slot::matmul;
@@ -145,10 +146,12 @@ struct Lowering {
       }
       case OpKind::matmul_backward: {
         namespace m = slot::matmul_backward;
-        const auto shape = matmul_shape(s, in(m::x), in(m::weight));
+        // dx has x's shape; x itself is not an input when the weight is frozen.
+        const auto shape = matmul_shape(s, out(m::dx), in(m::weight));
         add(kernels::matmul_backward_input_pieces(quirks, shape, bin(m::dy), bin(m::weight),
                                                   bout(m::dx), mode(s, m::dx)),
             s);
+        if (s.attrs.frozen) return;
         add(kernels::matmul_backward_weight_pieces(quirks, shape, bin(m::dy), bin(m::x),
                                                    bout(m::dweight), mode(s, m::dweight)),
             s);
@@ -184,13 +187,16 @@ struct Lowering {
       }
       case OpKind::residual: {
         namespace r = slot::residual;
-        return add(kernels::residual_forward(count(in(r::a)), bin(r::a), bin(r::b), bout(r::y)), s);
+        return add(kernels::residual_forward(count(in(r::a)), bin(r::a), bin(r::b), bout(r::y),
+                                             s.attrs.scale),
+                   s);
       }
       case OpKind::residual_backward: {
         namespace r = slot::residual_backward;
-        return add(kernels::residual_backward(count(in(r::dy)), bin(r::dy), bout(r::da),
-                                              bout(r::db), acc(s, r::da), acc(s, r::db)),
-                   s);
+        return add(
+            kernels::residual_backward(count(in(r::dy)), bin(r::dy), bout(r::da), bout(r::db),
+                                       acc(s, r::da), acc(s, r::db), s.attrs.scale),
+            s);
       }
       case OpKind::dropout: {
         namespace d = slot::dropout;
@@ -251,9 +257,10 @@ struct Lowering {
       }
       case OpKind::rmsnorm_backward: {
         namespace r = slot::rmsnorm_backward;
+        const BufferSlice dw = s.attrs.frozen ? BufferSlice{} : bout(r::dweight);
         return add(kernels::rmsnorm_backward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::dy),
                                              bin(r::x), bin(r::weight), bin(r::rstd), bout(r::dx),
-                                             bout(r::dweight), mode(s, r::dx), mode(s, r::dweight)),
+                                             dw, mode(s, r::dx), mode(s, r::dweight)),
                    s);
       }
       case OpKind::rope: {

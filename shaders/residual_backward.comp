@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "residual_params.h"
 
-// da = dy and db = dy, each overwritten or added to by its own flag: the residual stream's
+// da = dy and db = scale * dy (scale 1 but for a LoRA merge), each overwritten or added to by its own flag: the residual stream's
 // gradient usually accumulates while the branch's is fresh, or the reverse.
 layout(local_size_x_id = 0) in;
 
@@ -16,6 +16,9 @@ void main() {
   for (uint i = gl_GlobalInvocationID.x; i < p.count; i += stride) {
     float g = dy[i];
     da[i] = p.accumulate_a != 0 ? da[i] + g : g;
-    db[i] = p.accumulate_b != 0 ? db[i] + g : g;
+    // precise: the product is rounded before the sum, as in the reference.
+    precise float gb = p.scale * g;
+    precise float sum_b = db[i] + gb;
+    db[i] = p.accumulate_b != 0 ? sum_b : gb;
   }
 }

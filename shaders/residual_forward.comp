@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "residual_params.h"
 
-// y = a + b, the residual connection.
+// y = a + scale * b: the residual connection (scale 1) or a LoRA merge (scale alpha/r).
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer A { float a[]; };
@@ -12,5 +12,9 @@ layout(push_constant) uniform Push { ResidualParams p; };
 
 void main() {
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-  for (uint i = gl_GlobalInvocationID.x; i < p.count; i += stride) y[i] = a[i] + b[i];
+  for (uint i = gl_GlobalInvocationID.x; i < p.count; i += stride) {
+    // precise: no fused multiply-add, so the bits equal the reference's product then sum.
+    precise float v = a[i] + p.scale * b[i];
+    y[i] = v;
+  }
 }

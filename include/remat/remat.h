@@ -159,6 +159,16 @@ typedef struct remat_session_params {
   int64_t warmup_steps;
   int64_t total_steps;
   double min_lr_ratio;
+
+  /* LoRA in PEFT's layout: lora_rank > 0 trains rank-R adapters (y = x W + b + (alpha/R) x A^T
+   * B^T) on a frozen model, whose weights load_file loads and save_file saves unchanged. Since 0.3;
+   * a struct that ends before them (struct_size = offsetof(remat_session_params, lora_rank)) is
+   * read as full fine-tuning. */
+  int32_t lora_rank;        /* R; 0 = full fine-tuning (default) */
+  double lora_alpha;        /* the adapters are scaled by lora_alpha / R; 0 = 2R */
+  const char* lora_targets; /* comma-separated module names matched against the end of each
+                             * weight's path, as PEFT's target_modules; NULL = "attn.c_attn,
+                             * attn.c_proj,mlp.c_fc,mlp.c_proj" */
 } remat_session_params;
 
 /* Fills *params with the defaults above (model "tiny"). */
@@ -218,6 +228,15 @@ REMAT_API remat_status remat_session_load_memory(remat_session* session, const v
  * Hugging Face model, config.json and model.safetensors. Each file is written atomically: a failed
  * save leaves any previous file (or folder content) intact. */
 REMAT_API remat_status remat_session_save_file(remat_session* session, const char* path);
+
+/* LoRA sessions only (lora_rank > 0). save_adapter writes PEFT's adapter_model.safetensors and
+ * adapter_config.json into `dir` (created if missing), each atomically; load_adapter reads them,
+ * refusing a different rank, alpha or targets and what remat does not implement (DoRA, rsLoRA,
+ * trained biases, LoRA dropout), and resets the optimizer state; save_merged writes the model's
+ * weights with every adapter folded in (W + (alpha/R) (B A)^T) as a GPT-2 checkpoint. */
+REMAT_API remat_status remat_session_save_adapter(remat_session* session, const char* dir);
+REMAT_API remat_status remat_session_load_adapter(remat_session* session, const char* dir);
+REMAT_API remat_status remat_session_save_merged(remat_session* session, const char* path);
 
 /* A target equal to this is not trained (prompt tokens, padding): its loss is 0, it adds no
  * gradient and it is not counted in the mean. The counterpart of PyTorch's ignore_index -100. */

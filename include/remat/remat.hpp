@@ -132,6 +132,16 @@ class Session {
     check(remat_session_load_memory(handle(), checkpoint.data(), checkpoint.size()));
   }
   void save(const std::string& path) { check(remat_session_save_file(handle(), path.c_str())); }
+  // LoRA sessions (params.lora_rank > 0): PEFT's adapter files, and merged full weights.
+  void save_adapter(const std::string& dir) {
+    check(remat_session_save_adapter(handle(), dir.c_str()));
+  }
+  void load_adapter(const std::string& dir) {
+    check(remat_session_load_adapter(handle(), dir.c_str()));
+  }
+  void save_merged(const std::string& path) {
+    check(remat_session_save_merged(handle(), path.c_str()));
+  }
 
   // One optimizer step; tokens and targets hold accum x batch x seq values each, a target
   // REMAT_IGNORE_TARGET where that position is not trained. Returns the mean over trained ones.

@@ -33,12 +33,20 @@ Dispatch layernorm_backward(const DeviceQuirks& quirks, const LayernormShape& s,
   const bool t = quirks.texel_fetch_beats_storage_loads;
   d.kernel = t ? KernelId::layernorm_backward_texels : KernelId::layernorm_backward;
   d.spec = {kGroup};
-  d.bindings = {float_input(dy),   float_input(x), float_input(w), float_input(mean),
-                float_input(rstd), {dx, true},     {dw, true},     {db, true}};
+  // Without dw and db no channel invocation runs; their bindings repeat dx, never touched.
+  const bool weight_grad = dw.buffer != VK_NULL_HANDLE;
+  d.bindings = {float_input(dy),
+                float_input(x),
+                float_input(w),
+                float_input(mean),
+                float_input(rstd),
+                {dx, true},
+                {weight_grad ? dw : dx, true},
+                {weight_grad ? db : dx, true}};
   d.push = push_bytes(
       push::LayernormBackwardParams{s.rows, s.C, accumulate_dx ? 1u : 0u, accumulate_dw ? 1u : 0u});
   // Row invocations first, then channel invocations, each starting on a group boundary.
-  d.groups = {div_up(s.rows, kGroup) + div_up(s.C, kGroup), 1, 1};
+  d.groups = {div_up(s.rows, kGroup) + (weight_grad ? div_up(s.C, kGroup) : 0), 1, 1};
   d.label = "layernorm_backward";
   return d;
 }

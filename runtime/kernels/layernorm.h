@@ -19,7 +19,8 @@ Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, 
                            BufferSlice rstd);
 
 // dx[rows,C], dw[C], db[C]. accumulate_dx: dx += instead of =; accumulate_dw: the same for both
-// dw and db. One dispatch: its rows and channel reductions are independent.
+// dw and db. One dispatch: its rows and channel reductions are independent. A frozen weight
+// (dw and db empty slices) dispatches the row invocations alone: dx only.
 Dispatch layernorm_backward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice dy,
                             BufferSlice x, BufferSlice w, BufferSlice mean, BufferSlice rstd,
                             BufferSlice dx, BufferSlice dw, BufferSlice db, bool accumulate_dx,

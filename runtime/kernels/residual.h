@@ -5,10 +5,11 @@
 
 namespace remat::kernels {
 
-// y[i] = a[i] + b[i] for i < count.
-Dispatch residual_forward(uint32_t count, BufferSlice a, BufferSlice b, BufferSlice y);
-// da[i] (=|+=) dy[i], db[i] (=|+=) dy[i], each by its own flag. da and db must not overlap.
+// y[i] = a[i] + scale·b[i] for i < count.
+Dispatch residual_forward(uint32_t count, BufferSlice a, BufferSlice b, BufferSlice y,
+                          float scale = 1.0f);
+// da[i] (=|+=) dy[i], db[i] (=|+=) scale·dy[i], each by its own flag. da and db must not overlap.
 Dispatch residual_backward(uint32_t count, BufferSlice dy, BufferSlice da, BufferSlice db,
-                           bool accumulate_a, bool accumulate_b);
+                           bool accumulate_a, bool accumulate_b, float scale = 1.0f);
 
 }  // namespace remat::kernels

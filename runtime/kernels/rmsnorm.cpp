@@ -30,12 +30,14 @@ Dispatch rmsnorm_backward(const DeviceQuirks& quirks, const RmsnormShape& s, Buf
   const bool t = quirks.texel_fetch_beats_storage_loads;
   d.kernel = t ? KernelId::rmsnorm_backward_texels : KernelId::rmsnorm_backward;
   d.spec = {kGroup};
+  // A frozen weight (dw empty): no channel invocation runs; its binding repeats dx, never touched.
+  const bool weight_grad = dw.buffer != VK_NULL_HANDLE;
   d.bindings = {float_input(dy),   float_input(x), float_input(w),
-                float_input(rstd), {dx, true},     {dw, true}};
+                float_input(rstd), {dx, true},     {weight_grad ? dw : dx, true}};
   d.push = push_bytes(push::RmsnormBackwardParams{s.rows, s.C, static_cast<uint32_t>(dx_mode),
                                                   static_cast<uint32_t>(dw_mode)});
   // Row invocations first, then channel invocations, each starting on a group boundary.
-  d.groups = {div_up(s.rows, kGroup) + div_up(s.C, kGroup), 1, 1};
+  d.groups = {div_up(s.rows, kGroup) + (weight_grad ? div_up(s.C, kGroup) : 0), 1, 1};
   d.label = "rmsnorm_backward";
   return d;
 }

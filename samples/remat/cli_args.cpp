@@ -1,10 +1,13 @@
 #include "cli_args.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 
 namespace remat::cli {
@@ -211,6 +214,35 @@ std::string format_bytes(uint64_t bytes) {
   else
     std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
   return buf;
+}
+
+namespace {
+
+void check_parent_writable(const std::filesystem::path& path, const std::string& flag) {
+  std::error_code ec;
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError(dir.string() + ": no such folder for " + flag +
+                     "; create it first or give a path in an existing folder");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError(dir.string() + ": folder is not writable; give " + flag +
+                     " a path in a writable folder");
+}
+
+}  // namespace
+
+void check_output_path(const std::string& path, const std::string& flag) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError(path + ": is a directory; " + flag + " needs a file path");
+  check_parent_writable(path, flag);
+}
+
+void check_output_folder(const std::string& path, const std::string& flag) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
+    throw UsageError(path + ": is not a folder; " + flag + " needs a folder path");
+  check_parent_writable(path, flag);
 }
 
 }  // namespace remat::cli

@@ -78,6 +78,12 @@ class Args {
 // Throws UsageError for anything else, zero, or negative values.
 uint64_t parse_size(std::string_view text, std::string_view what);
 
+// An output must name a file (check_output_path) or a folder, existing or not
+// (check_output_folder), in an existing, writable folder: UsageError naming `flag` otherwise.
+// Checked before anything runs, so a typo fails at once instead of after training.
+void check_output_path(const std::string& path, const std::string& flag);
+void check_output_folder(const std::string& path, const std::string& flag);
+
 // "12.3 MiB" style, for humans.
 std::string format_bytes(uint64_t bytes);
 

@@ -116,6 +116,35 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   return o;
 }
 
+std::vector<FlagSpec> lora_flags() {
+  return {
+      {"--lora", "R", "train rank-R LoRA adapters on a frozen model (PEFT's layout)", ""},
+      {"--lora-alpha", "A", "LoRA alpha; the adapters are scaled by A/R", "2R"},
+      {"--lora-targets", "LIST",
+       "comma-separated module names matched against the end of each weight's path",
+       "attn.c_attn,attn.c_proj,mlp.c_fc,mlp.c_proj"},
+  };
+}
+
+LoraSpec parse_lora_flags(const Args& a, bool rank_elsewhere) {
+  LoraSpec l;
+  if (auto r = a.get_int("--lora", 1, 1 << 20)) l.rank = static_cast<int>(*r);
+  if (!l.enabled() && !rank_elsewhere && (a.has("--lora-alpha") || a.has("--lora-targets")))
+    throw UsageError("--lora-alpha and --lora-targets need --lora R");
+  if (auto v = a.get_double("--lora-alpha")) {
+    if (!(*v > 0)) throw UsageError("--lora-alpha must be positive");
+    l.alpha = *v;
+  }
+  if (auto t = a.get("--lora-targets")) {
+    try {
+      l.targets = parse_lora_targets(*t);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--lora-targets: ") + e.what());
+    }
+  }
+  return l;
+}
+
 std::string model_shape_text(const ModelConfig& m) {
   std::string s = "L" + std::to_string(m.layers) + " C" + std::to_string(m.dim) + " H" +
                   std::to_string(m.heads) + " V" + std::to_string(m.vocab) + " ctx" +

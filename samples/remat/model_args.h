@@ -8,6 +8,7 @@
 
 #include "cli_args.h"
 #include "graph/cost_model.h"
+#include "graph/lora.h"
 #include "graph/model_config.h"
 #include "planner/policy.h"
 
@@ -34,6 +35,12 @@ struct ModelSelection {
 // Bad values are UsageError or std::invalid_argument (both exit 2).
 ModelSelection parse_model_selection(const Args& args,
                                      std::optional<ModelConfig> base = std::nullopt);
+
+// --lora R, --lora-alpha A, --lora-targets LIST (remat plan and remat train).
+std::vector<FlagSpec> lora_flags();
+// The spec those flags give (rank 0: no --lora). --lora-alpha or --lora-targets without --lora
+// are UsageErrors unless `rank_elsewhere` (train's --lora-init supplies the rank).
+LoraSpec parse_lora_flags(const Args& args, bool rank_elsewhere = false);
 
 // "L30 C576 H9 V49152 ctx8192", and for the Llama family " KV3 FFN1536 tied" (or "untied").
 std::string model_shape_text(const ModelConfig& m);

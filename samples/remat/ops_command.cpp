@@ -14,8 +14,10 @@ std::string names(std::span<const OperandSpec> list) {
   std::string s;
   for (const OperandSpec& o : list) {
     s += (s.empty() ? "" : ", ") + std::string(o.name);
-    if (o.presence == OperandSpec::Presence::if_bias) s += "?";
-    if (o.presence == OperandSpec::Presence::variadic) s += "...";
+    if (o.presence == OperandSpec::Presence::variadic)
+      s += "...";
+    else if (o.presence != OperandSpec::Presence::required)
+      s += "?";
   }
   return s;
 }
@@ -27,8 +29,8 @@ int run_ops(const std::vector<std::string>& argv) {
       "ops",
       "",
       0,
-      "Lists each op kind's named inputs and outputs ('?': present when the op has a bias,\n"
-      "'...': any number), as graph/op_schema.h declares them.\n",
+      "Lists each op kind's named inputs and outputs ('?': present when the op has a bias or\n"
+      "its weight is trained, '...': any number), as graph/op_schema.h declares them.\n",
       {{"--markdown", "", "print docs/ops.md's operand table", ""}}};
   if (print_help_if_requested(argv, spec)) return 0;
   Args args(argv, spec);

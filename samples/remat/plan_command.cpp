@@ -14,6 +14,7 @@
 #include "graph/cost_model.h"
 #include "graph/model_builder.h"
 #include "model_args.h"
+#include "planner/layer_memory.h"
 #include "planner/plan.h"
 #include "runtime/hf_folder.h"
 
@@ -26,6 +27,7 @@ CommandSpec spec() {
                 "memory by category, what is recomputed, the predicted step time, and a table\n"
                 "over the policies, with the textbook estimate beside the exact numbers.\n",
                 model_flags()};
+  for (FlagSpec& f : lora_flags()) c.flags.push_back(std::move(f));
   c.flags.push_back({"--init", "PATH",
                      "the model of a checkpoint: a Hugging Face model folder's config.json, or "
                      "the GPT-2 a .safetensors file implies (only headers are read)",
@@ -37,6 +39,7 @@ CommandSpec spec() {
 
 struct Options {
   ModelSelection sel;      // model, shape, policy, arena, costs
+  LoraSpec lora;           // --lora (rank 0: full fine-tuning)
   uint64_t alignment = 0;  // --alignment
   bool json = false;       // --json
 };
@@ -51,6 +54,7 @@ Options parse_options(const std::vector<std::string>& argv) {
     base = checkpoint_model(*w, heads);
   }
   o.sel = parse_model_selection(a, base);
+  o.lora = parse_lora_flags(a);
   o.alignment = static_cast<uint64_t>(a.get_int_or_default("--alignment", 1, 1 << 20));
   o.json = a.has("--json");
   return o;
@@ -92,6 +96,45 @@ std::vector<Row> policy_table(const Graph& g, const Options& o) {
   return rows;
 }
 
+// What LoRA changes, next to full fine-tuning of the same model and shape.
+struct LoraSummary {
+  uint64_t trained_elements = 0;       // adapters' parameters
+  uint64_t model_elements = 0;         // the frozen model's
+  uint64_t full_persistent_bytes = 0;  // full fine-tuning's persistent buffer
+  LayerActivationBytes layer;          // a middle transformer block under LoRA
+  LayerActivationBytes full_layer;     // the same block under full fine-tuning
+};
+
+std::optional<LoraSummary> lora_summary(const Graph& g, const Options& o) {
+  if (!o.lora.enabled()) return std::nullopt;
+  LoraSummary s;
+  for (TensorId t : g.parameters) s.trained_elements += uint64_t(g.tensor(t).elements());
+  for (TensorId t : g.frozen) s.model_elements += uint64_t(g.tensor(t).elements());
+  const Graph full = build_training_model(o.sel.model, o.sel.shape);
+  const int mid = static_cast<int>(g.blocks.size()) / 2;
+  s.layer = layer_activation_bytes(g, mid, o.alignment);
+  s.full_layer = layer_activation_bytes(full, mid, o.alignment);
+  s.full_persistent_bytes =
+      plan_graph(full, {Policy{}, std::nullopt, o.alignment, nullptr}).persistent_bytes;
+  return s;
+}
+
+void print_lora(const Options& o, const LoraSummary& s) {
+  std::string targets;
+  for (const auto& t : lora_targets(o.lora, o.sel.model.arch))
+    targets += (targets.empty() ? "" : ",") + t;
+  std::printf("lora r %d, alpha %g (scale %g), targets %s: %.3fM trained of %.2fM frozen\n",
+              o.lora.rank, o.lora.effective_alpha(), double(o.lora.scale()), targets.c_str(),
+              double(s.trained_elements) / 1e6, double(s.model_elements) / 1e6);
+  std::printf("  persistent %s with full fine-tuning\n",
+              format_bytes(s.full_persistent_bytes).c_str());
+  std::printf(
+      "  activations one layer keeps for its backward (nothing recomputed): full fine-tuning %s, "
+      "LoRA %s; %s more if frozen weights' gradients were computed\n",
+      format_bytes(s.full_layer.saved).c_str(), format_bytes(s.layer.saved).c_str(),
+      format_bytes(s.layer.frozen_weight_inputs).c_str());
+}
+
 void analytic_json(JsonWriter& j, const AnalyticEstimate& a) {
   j.begin_object().field("M_a", a.M_a).field("M_c", a.M_c).field("T_c_ratio", a.T_c_ratio);
   j.field("interval", a.interval).end_object();
@@ -117,7 +160,8 @@ void string_list(JsonWriter& j, const std::vector<std::string>& v) {
   j.end_array();
 }
 
-void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms) {
+void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
+                const std::optional<LoraSummary>& lora) {
   const Report& r = p.report;
   const ModelConfig& m = o.sel.model;
   JsonWriter j(2);
@@ -146,6 +190,17 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   j.field("predicted_step_ratio", r.predicted_step_ratio).field("steps", p.steps.size());
   j.field("planning_ms", ms).key("analytic");
   analytic_json(j, r.analytic);
+  if (lora) {
+    j.key("lora").begin_object().field("r", o.lora.rank).field("alpha", o.lora.effective_alpha());
+    j.key("targets");
+    string_list(j, lora_targets(o.lora, o.sel.model.arch));
+    j.field("trained_parameters", lora->trained_elements);
+    j.field("frozen_parameters", lora->model_elements);
+    j.field("full_finetune_persistent_bytes", lora->full_persistent_bytes);
+    j.field("layer_saved_bytes", lora->layer.saved);
+    j.field("layer_frozen_weight_input_bytes", lora->layer.frozen_weight_inputs);
+    j.field("full_finetune_layer_saved_bytes", lora->full_layer.saved).end_object();
+  }
   j.key("policies").begin_array();
   for (const Row& row : rows) row_json(j, row);
   j.end_array().end_object();
@@ -159,7 +214,8 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
-void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms) {
+void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
+                 const std::optional<LoraSummary>& lora) {
   const Report& r = p.report;
   std::printf("model %s: %s, batch %d, seq %d, activations %s\n", o.sel.model_name.c_str(),
               model_shape_text(o.sel.model).c_str(), o.sel.shape.batch, o.sel.shape.seq,
@@ -180,6 +236,7 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
   std::printf("  persistent: parameters %s, grads %s, AdamW m+v %s, tokens/targets/losses %s\n",
               format_bytes(r.parameter_bytes).c_str(), format_bytes(r.grad_bytes).c_str(),
               format_bytes(r.adam_bytes).c_str(), format_bytes(r.io_bytes).c_str());
+  if (lora) print_lora(o, *lora);
   std::printf(
       "  arena at peak: saved activations %s, recomputed %s, gradients in flight %s, workspace "
       "%s\n",
@@ -220,17 +277,18 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
 int run_plan(const std::vector<std::string>& args) {
   if (print_help_if_requested(args, spec())) return 0;
   const Options o = parse_options(args);
-  const Graph g = build_training_model(o.sel.model, o.sel.shape);
+  const Graph g = build_training_model(o.sel.model, o.sel.shape, o.lora);
   const auto start = std::chrono::steady_clock::now();
   const Plan p = plan_graph(
       g, {o.sel.policy, o.sel.arena, o.alignment, o.sel.costs ? &*o.sel.costs : nullptr});
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const std::vector<Row> rows = policy_table(g, o);
+  const std::optional<LoraSummary> lora = lora_summary(g, o);
   if (o.json)
-    print_json(o, p, rows, ms);
+    print_json(o, p, rows, ms, lora);
   else
-    print_human(o, p, rows, ms);
+    print_human(o, p, rows, ms, lora);
   return 0;
 }
 

@@ -20,13 +20,17 @@
 #include "commands.h"
 #include "model_args.h"
 #include "runtime/device.h"
+#include "runtime/gpt2_weights.h"
 #include "runtime/hf_folder.h"
+#include "runtime/lora_weights.h"
+#include "runtime/safetensors.h"
 #include "runtime/session.h"
 #include "runtime/token_dataset.h"
 #include "runtime/training_state.h"
 #include "runtime/weight_files.h"
 #include "stop_signal.h"
 #include "train_data.h"
+#include "train_lora.h"
 #include "train_resume.h"
 
 namespace remat::cli {
@@ -87,7 +91,8 @@ CommandSpec spec() {
        "write the trained weights (atomically) to PATH.safetensors, or else into the folder PATH "
        "as a Hugging Face model (config.json, model.safetensors)",
        ""},
-      {"--save-every", "K", "also save every K steps (with --save and --save-state)", ""},
+      {"--save-every", "K",
+       "also save every K steps (with --save, --save-state and --save-adapter)", ""},
       {"--save-state", "DIR", "write the training state here (atomically) at the end and on stop",
        ""},
       {"--resume", "DIR", "continue the run saved in DIR; --steps may be raised", ""},
@@ -97,6 +102,7 @@ CommandSpec spec() {
       {"--quiet", "", "no progress output", ""},
   };
   c.flags.insert(c.flags.end(), training.begin(), training.end());
+  for (FlagSpec& f : train_lora_flags()) c.flags.push_back(std::move(f));
   return c;
 }
 
@@ -120,11 +126,12 @@ struct Options {
   LrSchedule schedule;
   uint64_t seed = 0;
   bool quiet = false;
+  TrainLora lora;  // --lora and its files
 };
 
-// An output must name a file (or with `folder`, a folder) in an existing, writable folder.
+// --save: a file (or with `folder`, a folder) in an existing, writable folder.
 // Checked before anything runs, so a typo fails at once instead of after training.
-void check_output_path(const std::filesystem::path& path, const std::string& flag,
+void check_output_file(const std::filesystem::path& path, const std::string& flag,
                        bool folder = false) {
   std::error_code ec;
   if (!folder && std::filesystem::is_directory(path, ec))
@@ -226,12 +233,17 @@ Options parse(const std::vector<std::string>& user_argv) {
   o.seed = static_cast<uint64_t>(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto v = a.get("--save")) {
     o.save = *v;
-    check_output_path(*o.save, "--save", !names_safetensors_file(*o.save));
+    check_output_file(*o.save, "--save", !names_safetensors_file(*o.save));
   }
   if (auto v = a.get("--log-json")) {
     o.log_json = *v;
-    check_output_path(*o.log_json, "--log-json");
+    check_output_path(o.log_json->string(), "--log-json");
   }
+  o.lora = parse_train_lora(a, o.init, o.sel.model.arch);
+  if (o.lora.spec.enabled() && o.save)
+    throw UsageError(
+        "--save writes the model's weights, which LoRA leaves frozen; use "
+        "--save-adapter DIR or --merge-out OUT.safetensors");
   if (auto v = a.get("--save-state")) {
     o.save_state = *v;
     std::error_code ec;
@@ -253,8 +265,8 @@ Options parse(const std::vector<std::string>& user_argv) {
                        std::to_string(o.steps));
   }
   if (o.resumed) o.sel.model_name = std::string(o.sel.model.name());
-  if (o.save_every && !o.save && !o.save_state)
-    throw UsageError("--save-every needs --save PATH or --save-state DIR");
+  if (o.save_every && !o.save && !o.save_state && !o.lora.save_adapter)
+    throw UsageError("--save-every needs --save PATH, --save-state DIR or --save-adapter DIR");
   o.quiet = a.has("--quiet");
   return o;
 }
@@ -375,6 +387,7 @@ int run_train(const std::vector<std::string>& argv) {
 
   SessionConfig cfg;
   cfg.model = o.sel.model;
+  cfg.lora = o.lora.spec;
   cfg.shape = o.sel.shape;
   cfg.policy = o.sel.policy;
   cfg.arena_budget = o.sel.arena;
@@ -394,6 +407,7 @@ int run_train(const std::vector<std::string>& argv) {
   const auto load_start = std::chrono::steady_clock::now();
   if (o.resumed) load_training_state(session, o.resumed->dir);
   const double load_s = seconds_since(load_start);
+  if (!o.resumed) load_lora_init(session, o.lora);
   const int start = static_cast<int>(session.steps_done());
   const bool tty = isatty(STDOUT_FILENO) && !o.quiet;
   auto save_state = [&] {
@@ -412,6 +426,7 @@ int run_train(const std::vector<std::string>& argv) {
               model_shape_text(m).c_str(), double(m.parameter_count()) / 1e6, cfg.shape.batch,
               cfg.shape.seq,
               o.accum > 1 ? (" × " + std::to_string(o.accum) + " micro-batches").c_str() : "");
+  print_lora(session, o.lora);
   std::printf(
       "plan     policy %s; checkpoints %s; arena %s%s; persistent %s; predicted %.3fx the time of "
       "no recompute\n",
@@ -460,9 +475,10 @@ int run_train(const std::vector<std::string>& argv) {
     // have spoiled the weights, so nothing from it is saved.
     const float grad_norm = session.last_grad_norm();
     if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
-      std::string kept = last_saved >= 0 ? "; weights from step " + std::to_string(last_saved) +
-                                               " are in " + o.save->string()
-                                         : "; no weights were saved";
+      std::string kept = "; no weights were saved";
+      if (last_saved >= 0)
+        kept = "; weights from step " + std::to_string(last_saved) + " are in " +
+               (o.save ? o.save->string() : o.lora.save_adapter->string());
       throw std::runtime_error(std::string(std::isfinite(loss) ? "the gradient norm" : "the loss") +
                                " is not finite at step " + std::to_string(s + 1) +
                                " (try a smaller --lr or --grad-clip 1)" + kept);
@@ -503,9 +519,10 @@ int run_train(const std::vector<std::string>& argv) {
     }
     if (v && !o.quiet) print_validation(*v, s + 1, o.steps, tty);
     if (o.save_every && (s + 1) % o.save_every == 0) save_state();
-    if (o.save && o.save_every && (s + 1) % o.save_every == 0) {
+    if ((o.save || o.lora.save_adapter) && o.save_every && (s + 1) % o.save_every == 0) {
       try {
-        save_checkpoint(session, *o.save);
+        if (o.save) save_checkpoint(session, *o.save);
+        if (o.lora.save_adapter) save_adapter(session, *o.lora.save_adapter, o.lora.base_model);
       } catch (const std::runtime_error& e) {  // non-finite weights or a full disk
         throw std::runtime_error(
             "saving step " + std::to_string(s + 1) + ": " + e.what() +
@@ -527,6 +544,7 @@ int run_train(const std::vector<std::string>& argv) {
   }
   if (!(o.save_every && s % o.save_every == 0)) save_state();
   if (o.save) save_checkpoint(session, *o.save);
+  save_lora_outputs(session, o.lora, false);
 
   if (val)
     std::printf("val      loss %.4f -> %.4f on %d batches of %s\n", first_val, last_val,
@@ -546,6 +564,8 @@ int run_train(const std::vector<std::string>& argv) {
                                   ? "exactly as"
                                   : "DIFFERS from");
   if (o.save) std::printf("saved    %s\n", o.save->string().c_str());
+  if (o.lora.save_adapter) std::printf("adapter  %s\n", o.lora.save_adapter->string().c_str());
+  if (o.lora.merge_out) std::printf("merged   %s\n", o.lora.merge_out->string().c_str());
   if (o.sample > 0) print_sample(session, training, o);
 
   JsonWriter j;

@@ -42,6 +42,19 @@ inline Tokens pattern_batch(std::size_t count, uint32_t vocab, int step) {
   return t;
 }
 
+// A device and a session, freed in that order's reverse at scope end.
+struct Handles {
+  remat_device* device = nullptr;
+  remat_session* session = nullptr;
+  Handles() = default;
+  Handles(const Handles&) = delete;
+  Handles& operator=(const Handles&) = delete;
+  ~Handles() {
+    remat_session_free(session);
+    remat_device_free(device);
+  }
+};
+
 inline std::filesystem::path scratch_dir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("remat_api_" + name + "_" + std::to_string(::getpid()));

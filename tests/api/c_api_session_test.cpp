@@ -14,19 +14,11 @@
 #include "tests/api/api_test_params.h"
 #include "tests/support/test_device.h"
 
+using remat::test::Handles;
 using remat::test::pattern_batch;
 using remat::test::small_params;
 
 namespace {
-
-struct Handles {
-  remat_device* device = nullptr;
-  remat_session* session = nullptr;
-  ~Handles() {
-    remat_session_free(session);
-    remat_device_free(device);
-  }
-};
 
 // Step i's batch; masked: every third target is not trained.
 remat::test::Tokens batch(int i, bool masked) {

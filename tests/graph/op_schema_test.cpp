@@ -58,7 +58,15 @@ TEST_CASE("op schema: arity errors and operand names are checked") {
   CHECK(check_operand_arity(OpKind::matmul, {}, 3, 1) ==
         "matmul takes 2 inputs (x, weight, bias?), has 3");
   CHECK(check_operand_arity(OpKind::matmul_backward, bias, 3, 2) ==
-        "matmul_backward takes 3 outputs (dx, dweight, dbias?; has_bias), has 2");
+        "matmul_backward takes 3 outputs (dx, dweight?, dbias?; has_bias), has 2");
+  // A frozen weight: dx only, and x is not read.
+  OpAttrs frozen = bias;
+  frozen.frozen = true;
+  CHECK(check_operand_arity(OpKind::matmul_backward, frozen, 2, 1).empty());
+  CHECK(check_operand_arity(OpKind::matmul_backward, frozen, 3, 1) ==
+        "matmul_backward takes 2 inputs (dy, weight, x?; has_bias; frozen), has 3");
+  CHECK(check_operand_arity(OpKind::layernorm_backward, frozen, 5, 1).empty());
+  CHECK_FALSE(check_operand_arity(OpKind::layernorm_backward, frozen, 5, 3).empty());
   CHECK(check_operand_arity(OpKind::grad_norm, {}, 7, 1).empty());
   CHECK(check_operand_arity(OpKind::grad_norm, {}, 7, 2) ==
         "grad_norm takes 1 outputs (norm), has 2");

@@ -2,14 +2,20 @@
 // head counts and MLP widths, optional dropout, over the same builder that makes GPT-2.
 #pragma once
 
+#include <algorithm>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "graph/autodiff.h"
 #include "graph/gpt_builder.h"
+#include "graph/lora.h"
 
 namespace remat::testing {
 
-inline Graph random_training_chain(uint32_t seed, int min_blocks, int max_blocks) {
+// The forward graph of a random chain; with `lora`, LoRA adapters of a random rank on a random
+// non-empty subset of its linear layers.
+inline Graph random_chain(uint32_t seed, int min_blocks, int max_blocks, bool lora = false) {
   std::mt19937 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   ChainSpec spec;
@@ -32,6 +38,27 @@ inline Graph random_training_chain(uint32_t seed, int min_blocks, int max_blocks
   shape.seq = pick(4, 32);
   shape.dropout = pick(0, 1) ? 0.1f : 0.0f;
   Graph g = build_chain(spec, shape);
+  if (!lora) return g;
+  LoraSpec l;
+  l.rank = pick(1, 9);
+  l.alpha = pick(0, 1) ? 0.0 : pick(1, 32);
+  std::vector<std::string> pool;  // targets that exist in this chain
+  for (const BlockSpec& b : spec.blocks) {
+    if (b.attention) pool.insert(pool.end(), {"attn.c_attn", "attn.c_proj"});
+    if (b.mlp) pool.insert(pool.end(), {"mlp.c_fc", "mlp.c_proj"});
+  }
+  for (const std::string& t : pool)
+    if (pick(0, 1) && std::find(l.targets.begin(), l.targets.end(), t) == l.targets.end())
+      l.targets.push_back(t);
+  if (l.targets.empty())
+    l.targets.push_back(pool[static_cast<size_t>(pick(0, int(pool.size()) - 1))]);
+  apply_lora(g, l);
+  return g;
+}
+
+inline Graph random_training_chain(uint32_t seed, int min_blocks, int max_blocks,
+                                   bool lora = false) {
+  Graph g = random_chain(seed, min_blocks, max_blocks, lora);
   autodiff(g);
   return g;
 }

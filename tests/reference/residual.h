@@ -5,12 +5,13 @@
 
 namespace remat::ref {
 
-// y = a + b. Resizes y.
+// y = a + scale·b. Resizes y.
 template <class T>
-void residual_forward(std::vector<T>& y, const std::vector<T>& a, const std::vector<T>& b);
-// da (=|+=) dy, db (=|+=) dy; da and db must be sized already.
+void residual_forward(std::vector<T>& y, const std::vector<T>& a, const std::vector<T>& b,
+                      T scale = 1);
+// da (=|+=) dy, db (=|+=) scale·dy; da and db must be sized already.
 template <class T>
 void residual_backward(std::vector<T>& da, std::vector<T>& db, const std::vector<T>& dy,
-                       bool accumulate_a, bool accumulate_b);
+                       bool accumulate_a, bool accumulate_b, T scale = 1);
 
 }  // namespace remat::ref

@@ -44,4 +44,9 @@ inline std::vector<std::byte> read_bytes(const std::filesystem::path& p) {
   return out;
 }
 
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
 }  // namespace remat::test

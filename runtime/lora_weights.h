@@ -1,0 +1,64 @@
+// LoRA adapters in PEFT's files: DIR/adapter_model.safetensors (keys
+// "base_model.model.<module path>.lora_A.weight" [R, in] and ".lora_B.weight" [out, R]) and
+// DIR/adapter_config.json, so `PeftModel.from_pretrained(base, DIR)` loads what remat trained and
+// remat continues what PEFT wrote. Also PEFT's initialisation and the merge into full weights.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "graph/lora.h"
+#include "graph/model_config.h"
+#include "runtime/safetensors.h"
+
+namespace remat {
+
+class Session;
+
+// PEFT's initialisation (init_lora_weights=True): A by kaiming_uniform_(a=sqrt(5)), which is
+// U(-1/sqrt(in), 1/sqrt(in)); B zero, so training starts from the base model exactly. Elements
+// [first, first + out.size()) of the tensor named "*.lora_A.weight" or "*.lora_B.weight";
+// deterministic for (seed, adapter index) on every machine.
+void lora_initial_values(const TensorSpec& p, uint64_t seed, std::size_t adapter_index,
+                         uint64_t first, std::span<float> out);
+
+// "h.0.attn.c_attn.lora_A.weight" -> "base_model.model.transformer.h.0.attn.c_attn.lora_A.weight"
+// for GPT-2 (GPT2LMHeadModel keeps its blocks under "transformer."); Llama names
+// ("model.layers.0...") already carry their path and only gain "base_model.model.".
+std::string peft_key(const std::string& parameter, Architecture arch);
+
+// What an adapter_config.json says, after refusing what remat does not implement (DoRA, rsLoRA,
+// trained biases, LoRA dropout, per-layer ranks or alphas, regex targets, modules_to_save,
+// layers_to_transform, non-LoRA PEFT types), each named in a std::invalid_argument.
+struct AdapterConfig {
+  int rank = 0;
+  double alpha = 0;
+  std::vector<std::string> targets;
+  bool fan_in_fan_out = false;
+  std::string base_model;  // base_model_name_or_path, or empty
+};
+AdapterConfig parse_adapter_config(std::string_view json, const std::string& origin);
+AdapterConfig read_adapter_config(const std::filesystem::path& dir);
+// The spec an adapter directory implies; `given` (rank 0: none; no targets: the architecture's
+// defaults) must agree with it.
+LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given, Architecture arch,
+                       const std::string& origin);
+// The config of `spec`, whose targets are given (lora_targets resolves the defaults).
+std::string adapter_config_json(const LoraSpec& spec, bool fan_in_fan_out,
+                                const std::string& base_model);
+
+// Writes the session's adapters to DIR (created if missing; its parent must exist), each file
+// atomically. `base_model` goes to base_model_name_or_path (may be empty).
+void save_adapter(const Session& session, const std::filesystem::path& dir,
+                  const std::string& base_model);
+// Loads DIR into the session's adapters (config and tensors must match its LoRA spec exactly) and
+// resets the optimizer state. std::invalid_argument naming the mismatch; nothing changes then.
+void load_adapter(Session& session, const std::filesystem::path& dir);
+// Writes the model's weights with each adapter folded in, W + scale·(B·A)ᵀ for GPT-2's Conv1D
+// [in, out] weights (W + scale·B·A for [out, in]), as F32 GPT-2 safetensors, atomically.
+void save_merged(const Session& session, const std::filesystem::path& path);
+
+}  // namespace remat

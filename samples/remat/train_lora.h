@@ -1,0 +1,40 @@
+// `remat train`'s LoRA flags: --lora R, --lora-alpha, --lora-targets, --lora-init DIR (continue a
+// PEFT adapter), --save-adapter DIR (PEFT's files) and --merge-out OUT.safetensors (full weights
+// with the adapters folded in).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_args.h"
+#include "graph/lora.h"
+#include "runtime/session.h"
+
+namespace remat::cli {
+
+struct TrainLora {
+  LoraSpec spec;                                      // rank 0: full fine-tuning
+  std::optional<std::filesystem::path> init;          // --lora-init DIR
+  std::optional<std::filesystem::path> save_adapter;  // --save-adapter DIR
+  std::optional<std::filesystem::path> merge_out;     // --merge-out FILE
+  std::string base_model;  // base_model_name_or_path for the adapter config (the --init file)
+};
+
+std::vector<FlagSpec> train_lora_flags();
+// `base_init`: the --init weights, if any; `arch`: the model's (its default targets). UsageError
+// for flags that need --lora and for outputs in folders that do not exist; a --lora-init whose
+// config disagrees with --lora is refused naming both.
+TrainLora parse_train_lora(const Args& args, const std::optional<std::filesystem::path>& base_init,
+                           Architecture arch);
+
+// After the base weights are in: loads --lora-init's adapter into the session.
+void load_lora_init(Session& session, const TrainLora& lora);
+// "lora     r 8, alpha 16, ..." (nothing without LoRA).
+void print_lora(const Session& session, const TrainLora& lora);
+// Writes --save-adapter and --merge-out, whichever were asked for; prints what was written when
+// `announce`.
+void save_lora_outputs(const Session& session, const TrainLora& lora, bool announce);
+
+}  // namespace remat::cli

@@ -1,0 +1,125 @@
+// LoRA through the C API: params fields, PEFT's adapter files in and out, merged weights, the
+// errors that name what is wrong, and a params struct from before the LoRA fields.
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "remat/remat.h"
+#include "tests/api/api_test_params.h"
+
+using remat::test::Handles;
+using remat::test::pattern_batch;
+using remat::test::small_params;
+
+namespace {
+
+remat_session_params lora_params() {
+  remat_session_params p = small_params();
+  p.lora_rank = 2;
+  p.lora_alpha = 3;
+  p.lora_targets = "c_attn,mlp.c_fc";
+  return p;
+}
+
+void train(remat_session* s, int steps) {
+  for (int i = 0; i < steps; ++i) {
+    const auto b = pattern_batch(16, 64, i);
+    float loss = -1;
+    REQUIRE(remat_session_step(s, b.tokens.data(), b.targets.data(), b.tokens.size(), &loss) ==
+            REMAT_OK);
+  }
+}
+
+std::string file_text(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("c api: LoRA sessions save, load and merge PEFT adapters") {
+  const auto dir = remat::test::scratch_dir("lora");
+  const remat_session_params p = lora_params();
+  remat_plan_report full_report{sizeof(remat_plan_report)}, lora_report{sizeof(remat_plan_report)};
+  remat_session_params full = small_params();
+  REQUIRE(remat_plan(&full, &full_report) == REMAT_OK);
+  REQUIRE(remat_plan(&p, &lora_report) == REMAT_OK);
+  CHECK(lora_report.persistent_bytes < full_report.persistent_bytes);
+
+  Handles a, b;
+  REQUIRE(remat_device_open(nullptr, &a.device) == REMAT_OK);
+  REQUIRE(remat_session_create(a.device, &p, &a.session) == REMAT_OK);
+  train(a.session, 3);
+  const std::string adapter = (dir / "adapter").string();
+  REQUIRE(remat_session_save_adapter(a.session, adapter.c_str()) == REMAT_OK);
+  CHECK(file_text(dir / "adapter" / "adapter_config.json").find("\"r\": 2") != std::string::npos);
+  const std::string merged = (dir / "merged.safetensors").string();
+  REQUIRE(remat_session_save_merged(a.session, merged.c_str()) == REMAT_OK);
+
+  // Another LoRA session continues the adapter and saves the same file back.
+  REQUIRE(remat_device_open(nullptr, &b.device) == REMAT_OK);
+  REQUIRE(remat_session_create(b.device, &p, &b.session) == REMAT_OK);
+  REQUIRE(remat_session_load_adapter(b.session, adapter.c_str()) == REMAT_OK);
+  const std::string again = (dir / "again").string();
+  REQUIRE(remat_session_save_adapter(b.session, again.c_str()) == REMAT_OK);
+  CHECK(file_text(dir / "again" / "adapter_model.safetensors") ==
+        file_text(dir / "adapter" / "adapter_model.safetensors"));
+
+  // The merged file is a plain checkpoint a full fine-tuning session loads.
+  Handles c;
+  REQUIRE(remat_device_open(nullptr, &c.device) == REMAT_OK);
+  REQUIRE(remat_session_create(c.device, &full, &c.session) == REMAT_OK);
+  CHECK(remat_session_load_file(c.session, merged.c_str()) == REMAT_OK);
+  CHECK(remat_session_save_adapter(c.session, adapter.c_str()) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(remat_last_error()).find("lora_rank") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("c api: bad LoRA params and adapters are invalid arguments naming the field") {
+  remat_plan_report report{sizeof(remat_plan_report)};
+  remat_session_params p = lora_params();
+  p.lora_targets = "q_proj";
+  CHECK(remat_plan(&p, &report) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(remat_last_error()).find("'q_proj'") != std::string::npos);
+  p = lora_params();
+  p.lora_rank = -1;
+  CHECK(remat_plan(&p, &report) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(remat_last_error()).find("lora_rank") != std::string::npos);
+  p = small_params();
+  p.lora_alpha = 4;
+  CHECK(remat_plan(&p, &report) == REMAT_ERROR_INVALID_ARGUMENT);
+
+  Handles h;
+  REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
+  const remat_session_params good = lora_params();
+  REQUIRE(remat_session_create(h.device, &good, &h.session) == REMAT_OK);
+  CHECK(remat_session_load_adapter(h.session, "/nonexistent") == REMAT_ERROR_IO);
+  const auto dir = remat::test::scratch_dir("lora_bad");
+  REQUIRE(remat_session_save_adapter(h.session, dir.c_str()) == REMAT_OK);
+  std::string config = file_text(dir / "adapter_config.json");
+  config.replace(config.find("\"use_dora\": false"), 17, "\"use_dora\": true");
+  std::ofstream(dir / "adapter_config.json") << config;
+  CHECK(remat_session_load_adapter(h.session, dir.c_str()) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(remat_last_error()).find("use_dora") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("c api: a params struct from before the LoRA fields still plans, as full fine-tuning") {
+  remat_session_params p = small_params();
+  remat_plan_report now{sizeof(remat_plan_report)}, old{sizeof(remat_plan_report)};
+  REQUIRE(remat_plan(&p, &now) == REMAT_OK);
+  // An older app's struct ends before lora_rank; whatever follows it in memory is not read.
+  p.struct_size = offsetof(remat_session_params, lora_rank);
+  p.lora_rank = 3;
+  p.lora_targets = "garbage that must not be read";
+  REQUIRE(remat_plan(&p, &old) == REMAT_OK);
+  CHECK(old.persistent_bytes == now.persistent_bytes);
+  p.struct_size = offsetof(remat_session_params, lora_rank) + 4;
+  CHECK(remat_plan(&p, &old) == REMAT_ERROR_INVALID_ARGUMENT);
+}
