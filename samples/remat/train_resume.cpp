@@ -74,6 +74,10 @@ std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::
   }
   if (auto f = st.run.settings.find("shuffle"); f != st.run.settings.end())
     add("--shuffle", f->second);
+  for (const auto& [key, flag] :
+       {std::pair{"lora_rank", "--lora"}, std::pair{"lora_alpha", "--lora-alpha"},
+        std::pair{"lora_targets", "--lora-targets"}})
+    if (auto f = st.run.settings.find(key); f != st.run.settings.end()) add(flag, f->second);
   if (!given.has("--arena") && !given.has("--policy")) {
     if (st.arena_budget)
       add("--arena", std::to_string(*st.arena_budget));
@@ -110,6 +114,15 @@ RunRecord training_run_record(const std::filesystem::path& data,
     run.files["init"] = resumed->state.run.files.at("init");
   run.settings["data_format"] = data_format;
   return run;
+}
+
+void record_lora(RunRecord& run, const LoraSpec& spec, Architecture arch) {
+  if (!spec.enabled()) return;
+  std::string targets;
+  for (const std::string& t : lora_targets(spec, arch)) targets += (targets.empty() ? "" : ",") + t;
+  run.settings["lora_rank"] = std::to_string(spec.rank);
+  run.settings["lora_alpha"] = number(spec.effective_alpha());
+  run.settings["lora_targets"] = targets;
 }
 
 void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const RunRecord& run) {
@@ -161,6 +174,15 @@ void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const
     return f == record.settings.end() ? std::string("none") : f->second;
   };
   if (shuffle(run) != shuffle(st.run)) differ("--shuffle", shuffle(run), shuffle(st.run));
+  for (const auto& [key, flag] :
+       {std::pair{"lora_rank", "--lora"}, std::pair{"lora_alpha", "--lora-alpha"},
+        std::pair{"lora_targets", "--lora-targets"}}) {
+    const auto setting = [&](const RunRecord& record) {
+      const auto f = record.settings.find(key);
+      return f == record.settings.end() ? std::string("none") : f->second;
+    };
+    if (setting(run) != setting(st.run)) differ(flag, setting(run), setting(st.run));
+  }
   if (steps <= static_cast<int64_t>(st.step))
     throw UsageError(where + "the state is at step " + std::to_string(st.step) +
                      " and --steps is " + std::to_string(steps) +

@@ -141,6 +141,38 @@ TEST_CASE("a run stopped with --stop-at and resumed ends byte-identical to one n
   CHECK(slurp(d / "state2" / "state.json").find("\"step\": 12") != std::string::npos);
 }
 
+TEST_CASE("a LoRA run resumed with --resume alone ends with byte-identical adapters") {
+  Folder d("resume_lora");
+  const std::string lora = "--lora 2 --lora-alpha 3 --lora-targets c_attn,mlp.c_fc ";
+  auto full = run_remat(run_flags(d) + lora + "--quiet --steps 8 --save-adapter " +
+                        quote(d / "full") + " --log-json " + quote(d / "full.json"));
+  INFO(full.err);
+  REQUIRE(full.exit_code == 0);
+  auto first = run_remat(run_flags(d) + lora + "--quiet --steps 8 --stop-at 3 --save-state " +
+                         quote(d / "state") + " --log-json " + quote(d / "first.json"));
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(slurp(d / "state" / "state.json").find("\"lora_targets\": \"c_attn,mlp.c_fc\"") !=
+        std::string::npos);
+
+  auto rest = run_remat("train --quiet --resume " + quote(d / "state") + " --save-adapter " +
+                        quote(d / "resumed") + " --log-json " + quote(d / "rest.json"));
+  INFO(rest.out << rest.err);
+  REQUIRE(rest.exit_code == 0);
+  const std::string adapter = slurp(d / "full" / "adapter_model.safetensors");
+  REQUIRE(adapter.size() > 100);
+  CHECK(slurp(d / "resumed" / "adapter_model.safetensors") == adapter);
+  std::vector<std::string> both = step_lines(d / "first.json");
+  const auto later = step_lines(d / "rest.json");
+  both.insert(both.end(), later.begin(), later.end());
+  CHECK(both == step_lines(d / "full.json"));
+
+  // Another rank is another run.
+  auto other = run_remat("train --quiet --resume " + quote(d / "state") + " --lora 4");
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("--lora 4 differs from the state's 2") != std::string::npos);
+}
+
 TEST_CASE("flags that would change a resumed run, and damaged states, are refused") {
   Folder d("resume_refusals");
   auto first =
