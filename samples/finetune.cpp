@@ -7,7 +7,10 @@
 // The model's shape comes from the weights file. With --state DIR the training state is saved in
 // DIR at the end (or after step K) and a later run with the same DIR continues from it, with
 // results bit-identical to a run never stopped. The text is read as bytes (vocabulary 256), or,
-// given TOKENIZER (a GPT-2 or Hugging Face byte-level BPE folder or file), as its tokens.
+// given TOKENIZER (a GPT-2 or Hugging Face byte-level BPE folder or file), as its tokens. A .jsonl
+// file holds fine-tuning examples (text, prompt/completion or chat messages, as `remat train --data
+// X.jsonl` reads them), one per row, trained where the loss mask says; chat messages are rendered
+// with the chat_template of TOKENIZER's tokenizer_config.json.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,14 +20,43 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "runtime/device.h"
+#include "runtime/example_rows.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
 #include "runtime/token_dataset.h"
 #include "runtime/training_state.h"
+#include "text/chat_examples.h"
 #include "text/tokenizer_files.h"
+
+namespace {
+
+using Rows = std::variant<remat::TokenDataset, remat::ExampleRows>;
+
+// The training rows of `file`: windows over its bytes, or its tokens under the tokenizer; or, for
+// a .jsonl file, one fine-tuning example per row, whose untrained targets (the prompt, padding)
+// are kIgnoreTarget, so that only the answers are learnt.
+Rows read_rows(const std::filesystem::path& file, const char* tokenizer_path, int seq) {
+  const bool examples = file.extension() == ".jsonl";
+  if (!tokenizer_path && examples)
+    throw std::invalid_argument(file.string() + ": JSONL examples need a TOKENIZER");
+  if (!tokenizer_path) return remat::TokenDataset(file, seq);
+  const auto tokenizer = remat::text::load_tokenizer(tokenizer_path);
+  if (!examples)
+    return remat::TokenDataset::from_tokens(tokenizer->encode(remat::read_data_file(file)), seq,
+                                            file.string());
+  auto chat = remat::text::chat_examples_for(*tokenizer, tokenizer_path, std::nullopt);
+  std::vector<remat::TokenExample> rows;
+  for (remat::text::MaskedTokens& m : chat.encode_file(file))
+    rows.push_back({std::move(m.ids), std::move(m.mask), m.line});
+  return remat::ExampleRows(std::move(rows), seq, /*pad=*/0, file.string());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::optional<std::filesystem::path> state;
@@ -67,15 +99,11 @@ int main(int argc, char** argv) {
     config.optimizer.grad_clip = 1.0f;
     config.schedule = {remat::LrDecay::cosine, 0, steps / 10, steps, 0.1};
 
-    // 4. The training windows: the text's bytes, or its tokens under the tokenizer. Every id must
-    //    be below the model's vocabulary, checked before the device is touched.
-    const remat::TokenDataset data =
-        argc == 7
-            ? remat::TokenDataset::from_tokens(
-                  remat::text::load_tokenizer(argv[6])->encode(remat::read_data_file(data_file)),
-                  config.shape.seq, data_file.string())
-            : remat::TokenDataset(data_file, config.shape.seq);
-    data.check_vocab(static_cast<std::size_t>(config.model.vocab));
+    // 4. The training rows (read_rows above). Every id must be below the model's vocabulary,
+    //    checked before the device is touched.
+    const Rows data = read_rows(data_file, argc == 7 ? argv[6] : nullptr, config.shape.seq);
+    std::visit([&](const auto& d) { d.check_vocab(static_cast<std::size_t>(config.model.vocab)); },
+               data);
 
     // 5. Open the GPU (REMAT_DEVICE picks one), plan, allocate exactly, load the weights, or the
     //    state (parameters, AdamW moments, step count) of a run stopped earlier.
@@ -93,13 +121,15 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(arena_bytes),
                 static_cast<unsigned long long>(session.plan().persistent_bytes));
 
-    // 6. Train: each step takes a batch of windows from the data and returns the mean loss.
-    //    The batch of step s is a function of s: a resumed run reads on where it stopped.
+    // 6. Train: each step takes a batch of rows and returns the mean loss over their trained
+    //    targets. The batch of step s is a function of s: a resumed run reads on where it stopped.
     float first = 0, last = 0;
     const int start = static_cast<int>(session.steps_done()),
               until = stop_after && stop_after < steps ? stop_after : steps;
     for (int s = start; s < until; ++s) {
-      const remat::Batch batch = data.batch(static_cast<uint64_t>(s), config.shape.batch);
+      const remat::Batch batch = std::visit(
+          [&](const auto& d) { return d.batch(static_cast<uint64_t>(s), config.shape.batch); },
+          data);
       last = session.step(batch.tokens, batch.targets);
       if (s == start) first = last;
       if (!std::isfinite(last)) throw std::runtime_error("the loss is not finite");

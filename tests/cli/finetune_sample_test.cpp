@@ -18,6 +18,7 @@
 #include "tests/support/json_number.h"
 #include "tests/support/run_command.h"
 #include "tests/text/reference_data.h"
+#include "tests/text/temp_folder.h"
 
 using remat::test::json_number;
 using remat::test::run_command;
@@ -50,6 +51,15 @@ void write_words(const std::filesystem::path& path) {
     x = x * 1664525u + 1013904223u;  // a fixed LCG: the same file on every machine
     f << words[(x >> 16) % words.size()];
   }
+}
+
+// Each "step N loss L" line of the sample's output, as "N L".
+std::vector<std::string> step_losses(const std::string& out) {
+  std::vector<std::string> steps;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with("step ")) steps.push_back(line.substr(5));
+  return steps;
 }
 
 }  // namespace
@@ -202,4 +212,71 @@ TEST_CASE("the fine-tuning sample trains on the tokens of a text given a tokeniz
   CHECK(bad.out.empty());
   CHECK_FALSE(std::filesystem::exists(refused));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the fine-tuning sample trains on chat examples and resumes them bit for bit") {
+  if (!remat::test::have_gpt2_files()) return;
+  remat::test::TempFolder d("finetune_chat");
+  // A tokenizer folder as a model ships it: GPT-2's files and a configuration with a ChatML
+  // template.
+  std::filesystem::create_directories(d.path() / "tok");
+  for (const char* file : {"encoder.json", "vocab.bpe"})
+    std::filesystem::copy_file(remat::test::gpt2_files() / file, d.path() / "tok" / file);
+  d.write("tok/tokenizer_config.json",
+          R"({"eos_token": "<|endoftext|>", "chat_template": "{% for m in messages %}{{ )"
+          R"('<|im_start|>' + m.role + '\n' + m.content + '<|im_end|>\n' }}{% endfor %}{% if )"
+          R"(add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"})");
+  std::string chat;
+  for (int i = 0; i < 6; ++i)
+    chat += R"({"messages": [{"role": "user", "content": "What is )" + std::to_string(i) +
+            R"( plus one?"}, {"role": "assistant", "content": "It is )" + std::to_string(i + 1) +
+            R"(."}]})"
+            "\n";
+  d.write("chat.jsonl", chat);
+  const std::string tok = d.quoted("tok"), data = d.quoted("chat.jsonl");
+  REQUIRE(run_remat("train --layers 1 --dim 32 --heads 2 --ctx 64 --vocab 50257 --steps 1 --quiet "
+                    "--data " +
+                    data + " --tokenizer " + tok + " --save " + d.quoted("start.safetensors"))
+              .exit_code == 0);
+
+  const std::string sample = "'" REMAT_FINETUNE_SAMPLE_PATH "' ";
+  auto args = [&](const std::string& out) {
+    return d.quoted("start.safetensors") + " " + data + " 400000000 6 " + d.quoted(out) + " " + tok;
+  };
+  auto whole = run_command(sample + args("whole.safetensors"));
+  INFO(whole.out << whole.err);
+  REQUIRE(whole.exit_code == 0);
+  const std::vector<std::string> losses = step_losses(whole.out);
+  REQUIRE(losses.size() == 6);
+
+  // Its first step reads the rows `remat train` builds from the file: the same loss, over the
+  // answers' tokens alone (a mean over every token of the row would differ).
+  auto train = run_remat(
+      "train --init " + d.quoted("start.safetensors") + " --data " + data + " --tokenizer " + tok +
+      " --batch 4 --seq 64 --steps 1 --quiet --log-json " + d.quoted("log.json"));
+  INFO(train.out << train.err);
+  REQUIRE(train.exit_code == 0);
+  char first[32];
+  std::snprintf(first, sizeof first, "1 loss %.4f", json_number(d.read("log.json"), "loss"));
+  CHECK(losses[0] == first);
+
+  const std::string state = "--state " + d.quoted("state") + " ";
+  auto stopped = run_command(sample + state + "--stop-after 2 " + args("never.safetensors"));
+  INFO(stopped.out << stopped.err);
+  REQUIRE(stopped.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(d.path() / "never.safetensors"));
+  auto resumed = run_command(sample + state + args("resumed.safetensors"));
+  INFO(resumed.out << resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  std::vector<std::string> both = step_losses(stopped.out);
+  for (const std::string& s : step_losses(resumed.out)) both.push_back(s);
+  CHECK(both == losses);
+  CHECK(d.read("resumed.safetensors") == d.read("whole.safetensors"));
+
+  // Without a tokenizer there is no template to read examples with: refused, nothing written.
+  auto bare = run_command(sample + d.quoted("start.safetensors") + " " + data + " 400000000 1 " +
+                          d.quoted("bare.safetensors"));
+  CHECK(bare.exit_code == 1);
+  CHECK(bare.err.find("JSONL examples need a TOKENIZER") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(d.path() / "bare.safetensors"));
 }
