@@ -335,6 +335,31 @@ REMAT_API remat_status remat_tokenizer_decode(const remat_tokenizer* tokenizer, 
                                               size_t count, char* out, size_t capacity,
                                               size_t* bytes);
 
+/* Fine-tuning rows built from a JSONL file of examples, one per line: {"text"}, {"prompt",
+ * "completion"} or {"messages"} (chat, rendered with the tokenizer's chat template). Each kept
+ * example fills one row of `seq` positions: cut to its first seq+1 tokens or padded with id 0;
+ * only the tokens an example trains on (completions, assistant turns) have targets, every other
+ * target is REMAT_IGNORE_TARGET. The rows are exactly those `remat finetune` trains on. */
+typedef struct remat_examples remat_examples;
+
+/* Reads and encodes `jsonl_path` with the tokenizer at `tokenizer_path` (what remat_tokenizer_load
+ * takes). The chat template, bos_token and eos_token come from tokenizer_config.json next to the
+ * tokenizer; a Jinja file `chat_template_path_or_null` replaces the template. REMAT_ERROR_IO when
+ * a path does not exist; REMAT_ERROR_INVALID_ARGUMENT naming the file and `line N` for a malformed
+ * line, and when no example keeps a trained target. Free with remat_examples_free. */
+REMAT_API remat_status remat_examples_load(const char* jsonl_path, const char* tokenizer_path,
+                                           const char* chat_template_path_or_null, int32_t seq,
+                                           remat_examples** examples);
+/* NULL is ignored. */
+REMAT_API void remat_examples_free(remat_examples* examples);
+/* The examples kept (those with a trained target after cutting) and their trained targets. */
+REMAT_API remat_status remat_examples_count(const remat_examples* examples, uint64_t* kept,
+                                            uint64_t* trained_targets);
+/* Rows index*batch .. index*batch + batch - 1 (row k is kept example k mod count, so a resumed
+ * run needs only its step count) into `tokens` and `targets`, batch*seq ids each. */
+REMAT_API remat_status remat_examples_batch(const remat_examples* examples, uint64_t index,
+                                            int32_t batch, uint32_t* tokens, uint32_t* targets);
+
 #ifdef __cplusplus
 }
 #endif

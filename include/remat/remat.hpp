@@ -259,4 +259,47 @@ class Tokenizer {
   std::unique_ptr<remat_tokenizer, Free> handle_;
 };
 
+// Fine-tuning rows from a JSONL file of examples (remat_examples): one example per row, only the
+// tokens it trains on have targets.
+class Examples {
+ public:
+  // An empty `chat_template` takes the template from the tokenizer's tokenizer_config.json.
+  static Examples load(const std::string& jsonl, const std::string& tokenizer, int32_t seq,
+                       const std::string& chat_template = {}) {
+    remat_examples* e = nullptr;
+    check(remat_examples_load(jsonl.c_str(), tokenizer.c_str(),
+                              chat_template.empty() ? nullptr : chat_template.c_str(), seq, &e));
+    return Examples(e, seq);
+  }
+
+  // Kept examples.
+  uint64_t size() const { return counts().first; }
+  uint64_t trained_targets() const { return counts().second; }
+
+  // Rows index*batch .. index*batch + batch - 1, [batch, seq] each.
+  void batch(uint64_t index, int32_t batch, std::vector<uint32_t>& tokens,
+             std::vector<uint32_t>& targets) const {
+    const std::size_t n = static_cast<std::size_t>(batch > 0 ? batch : 0) * seq_;
+    tokens.resize(n);
+    targets.resize(n);
+    check(remat_examples_batch(handle(), index, batch, tokens.data(), targets.data()));
+  }
+
+  int32_t seq() const noexcept { return seq_; }
+  remat_examples* handle() const noexcept { return handle_.get(); }
+
+ private:
+  std::pair<uint64_t, uint64_t> counts() const {
+    uint64_t kept = 0, trained = 0;
+    check(remat_examples_count(handle(), &kept, &trained));
+    return {kept, trained};
+  }
+  struct Free {
+    void operator()(remat_examples* e) const noexcept { remat_examples_free(e); }
+  };
+  Examples(remat_examples* e, int32_t seq) : handle_(e), seq_(seq) {}
+  std::unique_ptr<remat_examples, Free> handle_;
+  int32_t seq_;
+};
+
 }  // namespace remat::api

@@ -10,7 +10,10 @@
  * sample continues from there, bit for bit as if it had never stopped. Without TOKENIZER the text
  * is read as bytes (token = byte, vocabulary 256); with one (a tokenizer.json or a folder of GPT-2
  * or Hugging Face files) it is encoded into the tokenizer's ids, which the model's vocabulary must
- * cover. After training it prints the model's greedy continuation of the text's first tokens. */
+ * cover. A DATA_FILE ending in .jsonl (with a TOKENIZER) holds one example a line, {"text"},
+ * {"prompt", "completion"} or chat {"messages"} rendered with the tokenizer folder's chat
+ * template: each is one row, trained only on its completion or assistant tokens. After training
+ * it prints the model's greedy continuation of the text's (or first example's) first tokens. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,9 +80,10 @@ static void make_batch(const uint32_t* text, size_t len, int step, int batch, in
 }
 
 /* Steps from the session's step count up to `steps`: the batch of step s is a function of s, so a
- * resumed session continues exactly where it stopped. */
+ * resumed session continues exactly where it stopped. With `examples` the rows are theirs, else
+ * windows over `text`. */
 static int train(remat_session* session, const remat_session_params* params, const uint32_t* text,
-                 size_t len, int steps) {
+                 size_t len, const remat_examples* examples, int steps) {
   const size_t count = (size_t)params->batch * params->seq;
   uint32_t* tokens = malloc(count * sizeof *tokens);
   uint32_t* targets = malloc(count * sizeof *targets);
@@ -90,8 +94,12 @@ static int train(remat_session* session, const remat_session_params* params, con
   bad = bad || failed(remat_session_steps_done(session, &done), "steps done");
   for (int s = (int)done; s < steps && !bad; ++s) {
     double lr = 0;
-    make_batch(text, len, s, params->batch, params->seq, tokens, targets);
-    bad = failed(remat_session_learning_rate(session, &lr), "learning rate") ||
+    if (examples)
+      bad = failed(remat_examples_batch(examples, (uint64_t)s, params->batch, tokens, targets),
+                   "examples batch");
+    else
+      make_batch(text, len, s, params->batch, params->seq, tokens, targets);
+    bad = bad || failed(remat_session_learning_rate(session, &lr), "learning rate") ||
           failed(remat_session_step(session, tokens, targets, count, &loss), "step");
     if (!bad) printf("step %d loss %.4f lr %.3g\n", s + 1, loss, lr);
     if (s == (int)done) first = loss;
@@ -120,6 +128,52 @@ static void print_reports(const remat_session* session, uint64_t cap) {
          (unsigned long long)memory.device_peak_bytes);
 }
 
+/* Nonzero when every id of `tokenizer` is below the model's vocabulary; else prints why. */
+static int tokenizer_fits(remat_tokenizer* tokenizer, int32_t vocab) {
+  uint32_t tokenizer_vocab = 0;
+  if (failed(remat_tokenizer_vocab_size(tokenizer, &tokenizer_vocab), "tokenizer vocabulary"))
+    return 0;
+  if (tokenizer_vocab > (uint32_t)vocab) {
+    fprintf(stderr,
+            "finetune: error: the tokenizer has %u token ids, the model's vocabulary only %d: "
+            "use a checkpoint whose vocabulary covers the tokenizer\n",
+            (unsigned)tokenizer_vocab, (int)vocab);
+    return 0;
+  }
+  return 1;
+}
+
+/* The fine-tuning rows of a JSONL file of examples, and the first row's seq tokens (which the
+ * continuation after training starts from). NULL after printing why. */
+static uint32_t* read_examples(const char* path, const char* tokenizer_path,
+                               remat_tokenizer* tokenizer, const remat_session_params* params,
+                               remat_examples** examples, size_t* count) {
+  uint64_t kept = 0, trained = 0;
+  if (!tokenizer_fits(tokenizer, params->vocab) ||
+      failed(remat_examples_load(path, tokenizer_path, NULL, params->seq, examples), path) ||
+      failed(remat_examples_count(*examples, &kept, &trained), "examples count"))
+    return NULL;
+  printf("%llu examples, %llu trained targets\n", (unsigned long long)kept,
+         (unsigned long long)trained);
+  uint32_t* tokens = malloc((size_t)params->seq * sizeof *tokens);
+  uint32_t* targets = malloc((size_t)params->seq * sizeof *targets);
+  if (!tokens || !targets) fprintf(stderr, "finetune: error: out of memory\n");
+  if (!tokens || !targets ||
+      failed(remat_examples_batch(*examples, 0, 1, tokens, targets), "examples batch")) {
+    free(tokens);
+    tokens = NULL;
+  }
+  free(targets);
+  *count = (size_t)params->seq;
+  return tokens;
+}
+
+/* Nonzero when `path` ends in ".jsonl". */
+static int is_jsonl(const char* path) {
+  const size_t n = strlen(path);
+  return n >= 6 && strcmp(path + n - 6, ".jsonl") == 0;
+}
+
 /* The text's tokens: its bytes, or with a tokenizer its ids (asked for by size first, the C
  * API's idiom), each checked to be below the model's vocabulary. NULL after printing why. */
 static uint32_t* tokenize(remat_tokenizer* tokenizer, const unsigned char* text, size_t len,
@@ -131,16 +185,7 @@ static uint32_t* tokenize(remat_tokenizer* tokenizer, const unsigned char* text,
     *count = len;
     return tokens;
   }
-  uint32_t tokenizer_vocab = 0;
-  if (failed(remat_tokenizer_vocab_size(tokenizer, &tokenizer_vocab), "tokenizer vocabulary"))
-    return NULL;
-  if (tokenizer_vocab > (uint32_t)vocab) {
-    fprintf(stderr,
-            "finetune: error: the tokenizer has %u token ids, the model's vocabulary only %d: "
-            "use a checkpoint whose vocabulary covers the tokenizer\n",
-            (unsigned)tokenizer_vocab, (int)vocab);
-    return NULL;
-  }
+  if (!tokenizer_fits(tokenizer, vocab)) return NULL;
   const char* chars = (const char*)text;
   if (failed(remat_tokenizer_encode(tokenizer, chars, len, 1, NULL, 0, count), "encode"))
     return NULL;
@@ -268,17 +313,31 @@ int main(int argc, char** argv) {
 
   remat_tokenizer* tokenizer = NULL;
   if (argc == 7 && failed(remat_tokenizer_load(argv[6], &tokenizer), "load tokenizer")) return 1;
-  size_t bytes = 0, len = 0;
-  unsigned char* data = read_all(data_file, &bytes);
-  uint32_t* text = data ? tokenize(tokenizer, data, bytes, params.vocab, &len) : NULL;
-  if (data && text && len < (size_t)params.seq + 2)
-    fprintf(stderr, "finetune: error: %s: %zu tokens, training needs at least %d\n", data_file, len,
-            params.seq + 2);
-  else if (!data)
-    fprintf(stderr, "finetune: error: %s: cannot read a non-empty file\n", data_file);
-  free(data);
-  if (!text || len < (size_t)params.seq + 2) {
-    free(text);
+  remat_examples* examples = NULL;
+  size_t len = 0;
+  uint32_t* text = NULL;
+  if (is_jsonl(data_file) && !tokenizer) {
+    fprintf(stderr, "finetune: error: %s: JSONL examples need a TOKENIZER\n", data_file);
+    return 2;
+  } else if (is_jsonl(data_file)) {
+    text = read_examples(data_file, argv[6], tokenizer, &params, &examples, &len);
+  } else {
+    size_t bytes = 0;
+    unsigned char* data = read_all(data_file, &bytes);
+    text = data ? tokenize(tokenizer, data, bytes, params.vocab, &len) : NULL;
+    if (data && text && len < (size_t)params.seq + 2)
+      fprintf(stderr, "finetune: error: %s: %zu tokens, training needs at least %d\n", data_file,
+              len, params.seq + 2);
+    else if (!data)
+      fprintf(stderr, "finetune: error: %s: cannot read a non-empty file\n", data_file);
+    free(data);
+    if (text && len < (size_t)params.seq + 2) {
+      free(text);
+      text = NULL;
+    }
+  }
+  if (!text) {
+    remat_examples_free(examples);
     remat_tokenizer_free(tokenizer);
     return 1;
   }
@@ -294,7 +353,7 @@ int main(int argc, char** argv) {
   const int until = stop_after ? stop_after : steps;
   if (!bad) {
     print_reports(session, arena);
-    bad = train(session, &params, text, len, until) ||
+    bad = train(session, &params, text, len, examples, until) ||
           (state && failed(remat_session_save_state(session, state), state));
     if (!bad && state) printf("state saved in %s at step %d of %d\n", state, until, steps);
     bad = bad || (until == steps && failed(remat_session_save_file(session, out), out));
@@ -306,6 +365,7 @@ int main(int argc, char** argv) {
   }
   remat_session_free(session);
   remat_device_free(device);
+  remat_examples_free(examples);
   remat_tokenizer_free(tokenizer);
   free(text);
   return bad ? 1 : 0;

@@ -10,20 +10,13 @@
 
 #include "remat/remat.h"
 #include "tests/api/api_test_params.h"
+#include "tests/api/check_error.h"
 
 using remat::test::small_params;
 
-namespace {
+using remat::test::check_error;
 
-// The status, and a message that is one non-empty line.
-void check_error(remat_status got, remat_status want, const std::string& mentions = {}) {
-  const std::string message = remat_last_error();
-  INFO(remat_status_name(got) << ": " << message);
-  CHECK(got == want);
-  CHECK(!message.empty());
-  CHECK(message.find('\n') == std::string::npos);
-  if (!mentions.empty()) CHECK(message.find(mentions) != std::string::npos);
-}
+namespace {
 
 struct Open {
   remat_device* device = nullptr;

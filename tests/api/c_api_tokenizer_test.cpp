@@ -12,20 +12,15 @@
 #include "remat/remat.h"
 #include "remat/remat.hpp"
 #include "tests/api/api_test_params.h"
+#include "tests/api/check_error.h"
 #include "tests/api/tiny_tokenizer.h"
 #include "tests/text/reference_data.h"
 
 namespace fs = std::filesystem;
 
-namespace {
+using remat::test::check_error;
 
-void check_error(remat_status got, remat_status want, const std::string& mentions) {
-  const std::string message = remat_last_error();
-  INFO(remat_status_name(got) << ": " << message);
-  CHECK(got == want);
-  CHECK(message.find('\n') == std::string::npos);
-  CHECK(message.find(mentions) != std::string::npos);
-}
+namespace {
 
 // A loaded tokenizer, freed at the end of the test.
 struct Loaded {

@@ -1,6 +1,7 @@
 // samples/c_app/finetune.c as an app developer runs it: a checkpoint, a text, an arena cap below
 // storing everything, a few steps, a saved file, a greedy continuation; the same on a tokenizer's
-// ids; and clean failures on a missing checkpoint or a vocabulary the tokenizer outgrows.
+// ids; chat examples from JSONL, resumed bit for bit; and clean failures on a missing checkpoint
+// or a vocabulary the tokenizer outgrows.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include "remat/remat.h"
 #include "tests/api/api_test_params.h"
+#include "tests/api/chat_files.h"
 #include "tests/api/tiny_tokenizer.h"
 #include "tests/support/run_command.h"
 
@@ -23,9 +25,10 @@ namespace {
 const std::string kSample = std::string("'") + REMAT_C_FINETUNE_SAMPLE_PATH + "'";
 
 // A checkpoint of the small model (vocabulary 256 for bytes, by default), saved through the C API.
-void save_checkpoint(const std::string& path, int32_t vocab = 256) {
+void save_checkpoint(const std::string& path, int32_t vocab = 256, int32_t ctx = 16) {
   remat_session_params p = remat::test::small_params();
   p.vocab = vocab;
+  p.ctx = ctx;
   remat_device* d = nullptr;
   remat_session* s = nullptr;
   REQUIRE(remat_device_open(nullptr, &d) == REMAT_OK);
@@ -120,6 +123,67 @@ TEST_CASE("the C sample trains on a tokenizer's ids and continues the text throu
   std::filesystem::remove_all(dir);
 }
 
+namespace {
+
+// The lines "step N loss ..." of a run.
+std::string step_lines(const std::string& out) {
+  std::string lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("step ", 0) == 0) lines += line + "\n";
+  return lines;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+}  // namespace
+
+TEST_CASE("the C sample trains on chat JSONL and resumes it bit for bit") {
+  const auto dir = remat::test::scratch_dir("c_sample_chat");
+  const auto tok = dir / "tokenizer";
+  remat::test::write_tiny_tokenizer(tok);
+  remat::test::write_chat_config(tok);
+  remat::test::write_chats(dir / "chat.jsonl", 6);
+  const std::string weights = (dir / "start.safetensors").string(),
+                    state = (dir / "state").string();
+  save_checkpoint(weights, 261, 64);  // seq 64: a whole ChatML chat fits a row
+  const std::string args = "'" + weights + "' '" + (dir / "chat.jsonl").string() + "' 100000000 8 ",
+                    tokenizer = " '" + tok.string() + "'";
+  const auto whole = run_command(kSample + " " + args + "'" + (dir / "whole.safetensors").string() +
+                                 "'" + tokenizer);
+  INFO(whole.out << whole.err);
+  REQUIRE(whole.exit_code == 0);
+  CHECK(whole.out.find("6 examples, ") != std::string::npos);
+  CHECK(whole.out.find("step 8 loss") != std::string::npos);
+  // The continuation starts from the first example's ChatML text.
+  CHECK(whole.out.find("sample: [<|im_sta]") != std::string::npos);
+  const auto first = run_command(kSample + " --state '" + state + "' --stop-after 3 " + args + "'" +
+                                 (dir / "never.safetensors").string() + "'" + tokenizer);
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  const auto rest = run_command(kSample + " --state '" + state + "' " + args + "'" +
+                                (dir / "resumed.safetensors").string() + "'" + tokenizer);
+  INFO(rest.out << rest.err);
+  REQUIRE(rest.exit_code == 0);
+  CHECK(slurp(dir / "resumed.safetensors") == slurp(dir / "whole.safetensors"));
+  CHECK(step_lines(first.out) + step_lines(rest.out) == step_lines(whole.out));
+
+  // JSONL needs a tokenizer; a malformed line is named.
+  const auto bare =
+      run_command(kSample + " " + args + "'" + (dir / "bare.safetensors").string() + "'");
+  CHECK(bare.exit_code == 2);
+  CHECK(bare.err.find("JSONL examples need a TOKENIZER") != std::string::npos);
+  std::ofstream(dir / "chat.jsonl", std::ios::app) << "{\"messages\": \n";
+  const auto broken = run_command(kSample + " " + args + "'" + (dir / "bare.safetensors").string() +
+                                  "'" + tokenizer);
+  CHECK(broken.exit_code == 1);
+  CHECK(broken.err.find("line 7") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("the C sample stopped with --state and run again ends bit-identical to one run") {
   const auto dir = remat::test::scratch_dir("c_sample_state");
   const std::string weights = (dir / "start.safetensors").string(),
@@ -147,20 +211,9 @@ TEST_CASE("the C sample stopped with --state and run again ends bit-identical to
   REQUIRE(rest.exit_code == 0);
   CHECK(rest.out.find("step 3 loss") == std::string::npos);
   CHECK(rest.out.find("step 8 loss") != std::string::npos);
-  auto slurp = [](const std::filesystem::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-  };
   CHECK(slurp(dir / "resumed.safetensors") == slurp(dir / "whole.safetensors"));
   // The per-step lines (loss and the cosine schedule's rate) continue where they stopped.
-  auto steps = [](const std::string& out) {
-    std::string lines;
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("step ", 0) == 0) lines += line + "\n";
-    return lines;
-  };
-  CHECK(steps(first.out) + steps(rest.out) == steps(whole.out));
+  CHECK(step_lines(first.out) + step_lines(rest.out) == step_lines(whole.out));
   std::filesystem::remove_all(dir);
 }
 
