@@ -133,19 +133,12 @@ struct Options {
 // Checked before anything runs, so a typo fails at once instead of after training.
 void check_output_file(const std::filesystem::path& path, const std::string& flag,
                        bool folder = false) {
+  if (!folder) return check_output_path(path.string(), flag);
   std::error_code ec;
-  if (!folder && std::filesystem::is_directory(path, ec))
-    throw UsageError(path.string() + ": is a directory; " + flag + " needs a file path");
-  if (folder && std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
     throw UsageError(path.string() + ": is a file; " + flag +
                      " takes a path ending in .safetensors or a folder for a Hugging Face model");
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  if (!std::filesystem::is_directory(dir, ec))
-    throw UsageError(dir.string() + ": no such folder for " + flag +
-                     "; create it first or give a path in an existing folder");
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw UsageError(dir.string() + ": folder is not writable; give " + flag +
-                     " a path in a writable folder");
+  check_output_folder(path.string(), flag);
 }
 
 // --lr-schedule and its flags over the run's --steps, peaking at --lr; the library's messages
