@@ -1,5 +1,7 @@
 #include "runtime/safetensors.h"
 
+#include "base/half_float.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,28 +35,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& origin, const std::string& what) {
   throw std::invalid_argument(origin + ": " + what);
-}
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t(h >> 15) << 31;
-  const uint32_t exp = (h >> 10) & 0x1F;
-  const uint32_t man = h & 0x3FF;
-  float f;
-  if (exp == 0) {
-    f = std::ldexp(float(man), -24);  // zero or subnormal
-    return sign ? -f : f;
-  }
-  uint32_t bits =
-      exp == 31 ? sign | 0x7F800000u | (man << 13) : sign | ((exp + 112) << 23) | (man << 13);
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-float bf16_to_float(uint16_t b) {
-  const uint32_t bits = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 int dtype_size(const std::string& dtype) {
@@ -235,7 +215,7 @@ void decode(const std::string& origin, const SafetensorsEntry& t, uint64_t first
     } else {
       uint16_t h;
       std::memcpy(&h, raw + 2 * i, 2);
-      out[i] = f16 ? half_to_float(h) : bf16_to_float(h);
+      out[i] = f16 ? f16_to_float(h) : bf16_to_float(h);
     }
     if (!std::isfinite(out[i]))
       fail(origin, "tensor '" + t.name + "' has a non-finite value at element " +
