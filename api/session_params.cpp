@@ -146,10 +146,11 @@ void fill_default_params(remat_session_params& p) {
 }
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
-// schedule, and the one that ends before the LoRA fields.
+// schedule, the one that ends before the LoRA fields and the one before act_dtype.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
-         size == offsetof(remat_session_params, lora_rank);
+         size == offsetof(remat_session_params, lora_rank) ||
+         size == offsetof(remat_session_params, act_dtype);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -207,6 +208,9 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   p.warmup_steps = st.schedule.warmup_steps;
   p.total_steps = st.schedule.total_steps;
   p.min_lr_ratio = st.schedule.min_lr_ratio;
+  p.act_dtype = st.shape.activation_dtype == DType::f16    ? "f16"
+                : st.shape.activation_dtype == DType::bf16 ? "bf16"
+                                                           : nullptr;
 }
 
 SessionConfig session_config(const remat_session_params* params) {
@@ -218,6 +222,13 @@ SessionConfig session_config(const remat_session_params* params) {
             ", " + std::to_string(p.seq) + ", " + std::to_string(p.accum) + ")");
   c.shape.batch = p.batch;
   c.shape.seq = p.seq;
+  if (p.act_dtype) {
+    try {
+      c.shape.activation_dtype = parse_activation_dtype(p.act_dtype);
+    } catch (const std::invalid_argument& e) {
+      invalid(std::string("params->act_dtype: ") + e.what());
+    }
+  }
   c.shape.validate(c.model);
   c.accum = p.accum;
   if (p.arena_bytes != 0) c.arena_budget = p.arena_bytes;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "base/half_float.h"
 #include "base/ignore_target.h"
 #include "optimizer_params.h"
 #include "runtime/gpt2_weights.h"
@@ -82,6 +83,18 @@ LrSchedule scheduled(const SessionConfig& c) {
   return s;
 }
 
+// Logits [begin, begin + V) of mapped staging holding `dt` values, as floats (16-bit ones widened
+// into `widened`).
+const float* logits_row(const void* mapped, DType dt, std::size_t begin, std::size_t V,
+                        std::vector<float>& widened) {
+  if (dt == DType::f32) return static_cast<const float*>(mapped) + begin;
+  const uint16_t* h = static_cast<const uint16_t*>(mapped) + begin;
+  widened.resize(V);
+  for (std::size_t v = 0; v < V; ++v)
+    widened[v] = dt == DType::f16 ? f16_to_float(h[v]) : bf16_to_float(h[v]);
+  return widened.data();
+}
+
 }  // namespace
 
 uint64_t session_alignment(const Device& d) {
@@ -98,6 +111,7 @@ Session::Session(Device& device, const SessionConfig& config)
   if (const std::string why = config_.model.training_refusal(); !why.empty())
     throw std::invalid_argument(why);
   check_fits_device();
+  check_storage_16bit();
   validate(scheduled(config_));
   kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
   persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
@@ -152,6 +166,14 @@ void Session::check_fits_device() const {
                               mib(plan_.persistent_bytes) + " + arena " + mib(plan_.arena_bytes) +
                               ") but " + device_.info().name + " has " + mib(device_bytes) +
                               " of device memory" + fix);
+}
+
+void Session::check_storage_16bit() const {
+  const DType act = config_.shape.activation_dtype;
+  if (act == DType::f32 || device_.plan().enable_storage_buffer_16bit) return;
+  throw std::invalid_argument(
+      std::string(dtype_name(act)) + " activations need the device feature " +
+      "storageBuffer16BitAccess, which " + device_.info().name + " lacks; use --act-dtype f32");
 }
 
 BufferSlice Session::slice_of(TensorId id) const {
@@ -546,18 +568,21 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
   const PlannedTensor& lt = plan_.tensors.at(static_cast<std::size_t>(plan_.logits));
 
   // Row 0's logits, [T, V], copied out after the forward pass; freed when sampling ends.
-  Buffer out(device_, T * V * 4, MemoryCategory::staging, "sample staging", true);
+  const DType ldt = lt.tensor.dtype;
+  const std::size_t lbytes = T * V * static_cast<std::size_t>(dtype_bytes(ldt));
+  Buffer out(device_, lbytes, MemoryCategory::staging, "sample staging", true);
   const TensorSlices slices = [this](TensorId id) { return slice_of(id); };
   const LoweringExtras extras = lowering_extras();
   ExecutorOptions opts;
   const BufferSlice ls = arena_->slice(lt.offset, lt.bytes);
   opts.before = io_inputs();
-  opts.after = {{ls.buffer, out.handle(), ls.offset, 0, T * V * 4}};
+  opts.after = {{ls.buffer, out.handle(), ls.offset, 0, lbytes}};
   Executor forward(
       *kernels_, lower_plan(plan_, quirks_, slices, extras, {LoweringPart::Phases::forward, false}),
       opts);
 
   std::vector<uint32_t> context(prompt.begin(), prompt.end()), generated;
+  std::vector<float> widened;  // a 16-bit logits row as floats
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
   auto uniform = [&state] {
     uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -572,7 +597,7 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
     std::fill(io, io + 2 * n, 0u);
     std::copy(context.end() - static_cast<std::ptrdiff_t>(len), context.end(), io);
     forward.run();
-    const float* row = static_cast<const float*>(out.mapped()) + (len - 1) * V;
+    const float* row = logits_row(out.mapped(), ldt, (len - 1) * V, V, widened);
     std::size_t pick = 0;
     if (temperature <= 0) {
       pick = static_cast<std::size_t>(std::max_element(row, row + V) - row);

@@ -162,6 +162,8 @@ class Session {
 
  private:
   void check_fits_device() const;
+  // 16-bit activations need storageBuffer16BitAccess.
+  void check_storage_16bit() const;
   BufferSlice slice_of(TensorId id) const;  // where a plan tensor's bytes are
   LoweringExtras lowering_extras() const;   // the session's buffers the kernels also need
   const std::vector<TensorId>& model_weights() const;  // the model's (under LoRA: frozen) weights

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,33 @@ namespace remat {
 namespace {
 
 using kernels::GradWrite;
+
+// Op kinds with kernels for f16/bf16 activations (shaders/act16.glsl). Ops whose every operand
+// is fp32 (the backward of dropout, residual, rope; the optimizer) need none.
+bool has_16bit_kernel(OpKind k) {
+  switch (k) {
+    case OpKind::layernorm:
+    case OpKind::layernorm_backward:
+    case OpKind::attention:
+    case OpKind::attention_backward:
+    case OpKind::gqa_attention:
+    case OpKind::gqa_attention_backward:
+    case OpKind::gelu:
+    case OpKind::gelu_backward:
+    case OpKind::residual:
+    case OpKind::dropout:
+    case OpKind::cross_entropy:
+    case OpKind::cross_entropy_backward:
+    case OpKind::rmsnorm:
+    case OpKind::rmsnorm_backward:
+    case OpKind::rope:
+    case OpKind::swiglu:
+    case OpKind::swiglu_backward:
+      return true;
+    default:
+      return false;
+  }
+}
 
 struct Lowering {
   const Plan& plan;
@@ -59,6 +87,30 @@ struct Lowering {
   }
   void add(std::vector<Dispatch> ds, const Step& s) {
     for (auto& d : ds) add(std::move(d), s);
+  }
+  // The storage type of an op's activations, which the graph gives them all alike
+  // (graph/block_emitter.h); it chooses the kernel variant.
+  DType act(std::initializer_list<TensorId> ids) const {
+    const DType t = tensor(*ids.begin()).dtype;
+    for (TensorId id : ids)
+      if (tensor(id).dtype != t)
+        throw std::logic_error("activations '" + tensor(*ids.begin()).name + "' and '" +
+                               tensor(id).name + "' of one op are stored differently");
+    return t;
+  }
+  // Refuses a step with a 16-bit operand whose op has no 16-bit kernel, and any 16-bit
+  // gradient: activation gradients stay fp32.
+  void check_storage(const Step& s) const {
+    const auto check = [&](TensorId id) {
+      const Tensor& t = tensor(id);
+      if (t.dtype != DType::f16 && t.dtype != DType::bf16) return;
+      if (t.role == Role::activation_grad || !has_16bit_kernel(s.kind))
+        throw std::invalid_argument(std::string(dtype_name(t.dtype)) +
+                                    " activations: " + std::string(op_kind_name(s.kind)) + " ('" +
+                                    t.name + "') has no 16-bit kernel; use --act-dtype f32");
+    };
+    for (TensorId id : s.inputs) check(id);
+    for (TensorId id : s.outputs) check(id);
   }
 
   kernels::MatmulShape matmul_shape(const Step& s, TensorId x, TensorId w) const {
@@ -97,6 +149,7 @@ struct Lowering {
     const auto out = [&](std::size_t slot) { return s.outputs.at(slot); };
     const auto bin = [&](std::size_t slot) { return at(in(slot)); };
     const auto bout = [&](std::size_t slot) { return at(out(slot)); };
+    check_storage(s);
     switch (s.kind) {
       case OpKind::embedding: {
         namespace e = slot::embedding;
@@ -118,10 +171,10 @@ struct Lowering {
         namespace l = slot::layernorm;
         const TensorId x = in(l::x);
         kernels::LayernormShape shape{count(x) / dim(x, -1), dim(x, -1), s.attrs.eps};
-        return add(
-            kernels::layernorm_forward(quirks, shape, bin(l::x), bin(l::weight), bin(l::bias),
-                                       bout(l::y), bout(l::mean), bout(l::rstd)),
-            s);
+        return add(kernels::layernorm_forward(quirks, shape, bin(l::x), bin(l::weight),
+                                              bin(l::bias), bout(l::y), bout(l::mean),
+                                              bout(l::rstd), act({x, out(l::y)})),
+                   s);
       }
       case OpKind::layernorm_backward: {
         namespace l = slot::layernorm_backward;
@@ -130,10 +183,11 @@ struct Lowering {
         const TensorId x = in(l::x);
         kernels::LayernormShape shape{count(x) / dim(x, -1), dim(x, -1), s.attrs.eps};
         const bool trained = !s.attrs.frozen;
-        return add(kernels::layernorm_backward(
-                       quirks, shape, bin(l::dy), bin(l::x), bin(l::weight), bin(l::mean),
-                       bin(l::rstd), bout(l::dx), trained ? bout(l::dweight) : BufferSlice{},
-                       trained ? bout(l::dbias) : BufferSlice{}, acc(s, l::dx), acc(s, l::dweight)),
+        return add(kernels::layernorm_backward(quirks, shape, bin(l::dy), bin(l::x), bin(l::weight),
+                                               bin(l::mean), bin(l::rstd), bout(l::dx),
+                                               trained ? bout(l::dweight) : BufferSlice{},
+                                               trained ? bout(l::dbias) : BufferSlice{},
+                                               acc(s, l::dx), acc(s, l::dweight), act({x})),
                    s);
       }
       case OpKind::matmul: {
@@ -164,31 +218,34 @@ struct Lowering {
       case OpKind::attention: {
         namespace a = slot::attention;
         const auto shape = attention_shape(s, in(a::qkv), out(a::lse));
-        return add(
-            kernels::attention_forward(quirks, shape, bin(a::qkv), bout(a::out), bout(a::lse)), s);
+        return add(kernels::attention_forward(quirks, shape, bin(a::qkv), bout(a::out),
+                                              bout(a::lse), act({in(a::qkv), out(a::out)})),
+                   s);
       }
       case OpKind::attention_backward: {
         namespace a = slot::attention_backward;
         const auto shape = attention_shape(s, in(a::qkv), in(a::lse));
-        return add(
-            kernels::attention_backward(quirks, shape, bin(a::dout), bin(a::qkv), bin(a::out),
-                                        bin(a::lse), bout(a::dqkv), mode(s, a::dqkv)),
-            s);
+        return add(kernels::attention_backward(quirks, shape, bin(a::dout), bin(a::qkv),
+                                               bin(a::out), bin(a::lse), bout(a::dqkv),
+                                               mode(s, a::dqkv), act({in(a::qkv), in(a::out)})),
+                   s);
       }
       case OpKind::gelu: {
         namespace g = slot::gelu;
-        return add(kernels::gelu_forward(count(in(g::x)), bin(g::x), bout(g::y)), s);
+        return add(kernels::gelu_forward(count(in(g::x)), bin(g::x), bout(g::y),
+                                         act({in(g::x), out(g::y)})),
+                   s);
       }
       case OpKind::gelu_backward: {
         namespace g = slot::gelu_backward;
         return add(kernels::gelu_backward(count(in(g::dy)), bin(g::dy), bin(g::x), bout(g::dx),
-                                          acc(s, g::dx)),
+                                          acc(s, g::dx), act({in(g::x)})),
                    s);
       }
       case OpKind::residual: {
         namespace r = slot::residual;
         return add(kernels::residual_forward(count(in(r::a)), bin(r::a), bin(r::b), bout(r::y),
-                                             s.attrs.scale),
+                                             s.attrs.scale, act({in(r::a), in(r::b), out(r::y)})),
                    s);
       }
       case OpKind::residual_backward: {
@@ -201,7 +258,7 @@ struct Lowering {
       case OpKind::dropout: {
         namespace d = slot::dropout;
         return add(kernels::dropout_forward(count(in(d::x)), s.attrs.dropout_p, dropout_key(s),
-                                            bin(d::x), bout(d::y)),
+                                            bin(d::x), bout(d::y), act({in(d::x), out(d::y)})),
                    s);
       }
       case OpKind::dropout_backward: {
@@ -215,7 +272,7 @@ struct Lowering {
         const TensorId logits = in(c::logits);
         kernels::CrossEntropyShape shape{count(logits) / dim(logits, -1), dim(logits, -1)};
         return add(kernels::cross_entropy_forward(quirks, shape, bin(c::logits), bin(c::targets),
-                                                  bout(c::losses)),
+                                                  bout(c::losses), act({logits})),
                    s);
       }
       case OpKind::cross_entropy_backward: {
@@ -225,10 +282,10 @@ struct Lowering {
         // d(mean loss)/dlogits: the mean runs over the trained targets of every micro-batch,
         // a count only the step's data knows, so the scale is read when the kernel runs.
         constexpr uint32_t kScaleWord = offsetof(push::AdamWHyper, loss_scale) / 4;
-        return add(
-            kernels::cross_entropy_backward(quirks, shape, bin(c::logits), bin(c::targets),
-                                            bout(c::dlogits), {extras.adamw_hyper, kScaleWord}),
-            s);
+        return add(kernels::cross_entropy_backward(quirks, shape, bin(c::logits), bin(c::targets),
+                                                   bout(c::dlogits),
+                                                   {extras.adamw_hyper, kScaleWord}, act({logits})),
+                   s);
       }
       case OpKind::token_embedding: {
         namespace e = slot::token_embedding;
@@ -251,21 +308,24 @@ struct Lowering {
       }
       case OpKind::rmsnorm: {
         namespace r = slot::rmsnorm;
-        return add(kernels::rmsnorm_forward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::x),
-                                            bin(r::weight), bout(r::y), bout(r::rstd)),
-                   s);
+        return add(
+            kernels::rmsnorm_forward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::x), bin(r::weight),
+                                     bout(r::y), bout(r::rstd), act({in(r::x), out(r::y)})),
+            s);
       }
       case OpKind::rmsnorm_backward: {
         namespace r = slot::rmsnorm_backward;
         const BufferSlice dw = s.attrs.frozen ? BufferSlice{} : bout(r::dweight);
-        return add(kernels::rmsnorm_backward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::dy),
-                                             bin(r::x), bin(r::weight), bin(r::rstd), bout(r::dx),
-                                             dw, mode(s, r::dx), mode(s, r::dweight)),
-                   s);
+        return add(
+            kernels::rmsnorm_backward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::dy), bin(r::x),
+                                      bin(r::weight), bin(r::rstd), bout(r::dx), dw, mode(s, r::dx),
+                                      mode(s, r::dweight), act({in(r::x)})),
+            s);
       }
       case OpKind::rope: {
         namespace r = slot::rope;
-        return add(kernels::rope_forward(rope_shape(s, in(r::x)), bin(r::x), {}, bout(r::y), {}),
+        return add(kernels::rope_forward(rope_shape(s, in(r::x)), bin(r::x), {}, bout(r::y), {},
+                                         act({in(r::x), out(r::y)})),
                    s);
       }
       case OpKind::rope_backward: {
@@ -279,14 +339,15 @@ struct Lowering {
         return gqa_attention(s);
       case OpKind::swiglu: {
         namespace w = slot::swiglu;
-        return add(
-            kernels::swiglu_forward(count(in(w::gate)), bin(w::gate), bin(w::up), bout(w::h)), s);
+        return add(kernels::swiglu_forward(count(in(w::gate)), bin(w::gate), bin(w::up), bout(w::h),
+                                           act({in(w::gate), in(w::up), out(w::h)})),
+                   s);
       }
       case OpKind::swiglu_backward: {
         namespace w = slot::swiglu_backward;
         return add(kernels::swiglu_backward(count(in(w::dh)), bin(w::dh), bin(w::gate), bin(w::up),
                                             bout(w::dgate), bout(w::dup), mode(s, w::dgate),
-                                            mode(s, w::dup)),
+                                            mode(s, w::dup), act({in(w::gate), in(w::up)})),
                    s);
       }
       case OpKind::head_loss:
@@ -319,9 +380,11 @@ struct Lowering {
     if (s.kind == OpKind::gqa_attention) {
       namespace a = slot::gqa_attention;
       const auto shape = gqa_shape(s, s.inputs.at(a::q), s.outputs.at(a::lse));
-      return add(kernels::gqa_attention_forward(quirks, shape, at_in(a::q), at_in(a::k),
-                                                at_in(a::v), at_out(a::out), at_out(a::lse)),
-                 s);
+      return add(
+          kernels::gqa_attention_forward(
+              quirks, shape, at_in(a::q), at_in(a::k), at_in(a::v), at_out(a::out), at_out(a::lse),
+              act({s.inputs.at(a::q), s.inputs.at(a::k), s.inputs.at(a::v)})),
+          s);
     }
     namespace a = slot::gqa_attention_backward;
     if (acc(s, a::dq) != acc(s, a::dk) || acc(s, a::dq) != acc(s, a::dv))
@@ -329,7 +392,8 @@ struct Lowering {
     const auto shape = gqa_shape(s, s.inputs.at(a::q), s.inputs.at(a::lse));
     add(kernels::gqa_attention_backward(quirks, shape, at_in(a::dout), at_in(a::q), at_in(a::k),
                                         at_in(a::v), at_in(a::out), at_in(a::lse), at_out(a::dq),
-                                        at_out(a::dk), at_out(a::dv), mode(s, a::dq)),
+                                        at_out(a::dk), at_out(a::dv), mode(s, a::dq),
+                                        act({s.inputs.at(a::q), s.inputs.at(a::out)})),
         s);
   }
 

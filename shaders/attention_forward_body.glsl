@@ -17,13 +17,14 @@
 // loop of an invocation once their iterations add up to 65535 (a hang guard shared by all loops,
 // LP_MAX_TGSI_LOOP_ITERATIONS): float-at-a-time loops would silently truncate rows beyond
 // t * hs ~ 30000, while full unrolling takes minutes to compile there. hs must be a multiple of 4.
+#include "act16.glsl"  // out is an activation: ACT4_T, fp32 unless the wrapper says otherwise
 layout(local_size_x_id = 0) in;
 layout(constant_id = 3) const uint HS = 64;  // head size D; ids 0-2 are the workgroup size
 layout(constant_id = 4) const uint BC = 8;   // keys per block (one rescale of acc per block)
 layout(constant_id = 5) const uint U = 2;    // vec4s per loop iteration; divides HS / 4
 const uint H4 = HS / 4;
 
-layout(std430, binding = 3) writeonly buffer Out { vec4 outp[]; };
+layout(std430, binding = 3) writeonly buffer Out { ACT4_T outp[]; };
 layout(std430, binding = 4) writeonly buffer Lse { float lse[]; };
 layout(push_constant) uniform Push { AttentionParams p; };
 
@@ -95,7 +96,7 @@ void main() {
   const uint oo = (b * p.T + t) * p.NH * H4 + h * H4;
   const float inv = 1.0 / denom;
   for (uint d0 = 0; d0 < h4; d0 += U) {
-    [[unroll]] for (uint u = 0; u < U; ++u) outp[oo + d0 + u] = acc_s[(d0 + u) * WX + lane] * inv;
+    [[unroll]] for (uint u = 0; u < U; ++u) outp[oo + d0 + u] = STORE_ACT4(acc_s[(d0 + u) * WX + lane] * inv);
   }
   lse[bh * p.T + t] = row_max + log(denom);
 }

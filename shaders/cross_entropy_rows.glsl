@@ -1,5 +1,5 @@
 // Row statistics shared by cross_entropy_forward.comp and cross_entropy_backward.comp, so the
-// forward and the backward see the same max and sum bit for bit. Expects `logits[]`, push
+// forward and the backward see the same max and sum bit for bit. Expects `LOAD_ACT(logits[])`, push
 // constants `p` (CrossEntropyParams) and the specialization constant ROW_PER_WORKGROUP.
 //
 // ROW_PER_WORKGROUP 0: one invocation per row, serial loops. No barriers, which suits CPU
@@ -55,37 +55,37 @@ float ce_row_max(uint base, bool inrow) {
   float m = -3.402823466e38;
   if (!inrow) {
   } else if (ROW_PER_WORKGROUP != 0) {
-    for (uint v = ce_first(); v < p.V; v += ce_stride()) m = max(m, logits[base + v]);
+    for (uint v = ce_first(); v < p.V; v += ce_stride()) m = max(m, LOAD_ACT(logits[base + v]));
   } else {
     uint v = 0;
     for (; v + 8 <= p.V; v += 8) {
       uint k = base + v;
-      float a = max(max(logits[k], logits[k + 1]), max(logits[k + 2], logits[k + 3]));
-      float b = max(max(logits[k + 4], logits[k + 5]), max(logits[k + 6], logits[k + 7]));
+      float a = max(max(LOAD_ACT(logits[k]), LOAD_ACT(logits[k + 1])), max(LOAD_ACT(logits[k + 2]), LOAD_ACT(logits[k + 3])));
+      float b = max(max(LOAD_ACT(logits[k + 4]), LOAD_ACT(logits[k + 5])), max(LOAD_ACT(logits[k + 6]), LOAD_ACT(logits[k + 7])));
       m = max(m, max(a, b));
     }
-    for (; v < p.V; ++v) m = max(m, logits[base + v]);
+    for (; v < p.V; ++v) m = max(m, LOAD_ACT(logits[base + v]));
   }
   return ROW_PER_WORKGROUP != 0 ? ce_tree(m, true) : m;
 }
 
-// sum_v exp(logits[v] - m).
+// sum_v exp(LOAD_ACT(logits[v]) - m).
 float ce_row_sum(uint base, float m, bool inrow) {
   float s = 0.0;
   if (!inrow) {
   } else if (ROW_PER_WORKGROUP != 0) {
-    for (uint v = ce_first(); v < p.V; v += ce_stride()) s += exp(logits[base + v] - m);
+    for (uint v = ce_first(); v < p.V; v += ce_stride()) s += exp(LOAD_ACT(logits[base + v]) - m);
   } else {
     uint v = 0;
     for (; v + 8 <= p.V; v += 8) {
       uint k = base + v;
-      float a = (exp(logits[k] - m) + exp(logits[k + 1] - m)) +
-                (exp(logits[k + 2] - m) + exp(logits[k + 3] - m));
-      float b = (exp(logits[k + 4] - m) + exp(logits[k + 5] - m)) +
-                (exp(logits[k + 6] - m) + exp(logits[k + 7] - m));
+      float a = (exp(LOAD_ACT(logits[k]) - m) + exp(LOAD_ACT(logits[k + 1]) - m)) +
+                (exp(LOAD_ACT(logits[k + 2]) - m) + exp(LOAD_ACT(logits[k + 3]) - m));
+      float b = (exp(LOAD_ACT(logits[k + 4]) - m) + exp(LOAD_ACT(logits[k + 5]) - m)) +
+                (exp(LOAD_ACT(logits[k + 6]) - m) + exp(LOAD_ACT(logits[k + 7]) - m));
       s += a + b;
     }
-    for (; v < p.V; ++v) s += exp(logits[base + v] - m);
+    for (; v < p.V; ++v) s += exp(LOAD_ACT(logits[base + v]) - m);
   }
   return ROW_PER_WORKGROUP != 0 ? ce_tree(s, false) : s;
 }

@@ -169,6 +169,11 @@ typedef struct remat_session_params {
   const char* lora_targets; /* comma-separated module names matched against the end of each
                              * weight's path, as PEFT's target_modules; NULL = "attn.c_attn,
                              * attn.c_proj,mlp.c_fc,mlp.c_proj" */
+
+  /* Since 0.3: how activations are stored, "f32" (NULL too), "f16" or "bf16". 16-bit ones are
+   * rounded to nearest even when written and widened when read; compute, gradients, weights and
+   * moments stay f32. Needs the device feature storageBuffer16BitAccess. */
+  const char* act_dtype;
 } remat_session_params;
 
 /* Fills *params with the defaults above (model "tiny"). */

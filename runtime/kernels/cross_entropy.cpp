@@ -29,17 +29,23 @@ Dispatch make(KernelId kernel, const DeviceQuirks& q, const CrossEntropyShape& s
 }  // namespace
 
 Dispatch cross_entropy_forward(const DeviceQuirks& quirks, const CrossEntropyShape& s,
-                               BufferSlice logits, BufferSlice targets, BufferSlice losses) {
-  Dispatch d = make(KernelId::cross_entropy_forward, quirks, s, logits, targets, losses, 0);
+                               BufferSlice logits, BufferSlice targets, BufferSlice losses,
+                               DType act) {
+  Dispatch d =
+      make(act_variant(act, {KernelId::cross_entropy_forward, KernelId::cross_entropy_forward_f16,
+                             KernelId::cross_entropy_forward_bf16}),
+           quirks, s, logits, targets, losses, 0);
   d.label = "cross_entropy_forward";
   return d;
 }
 
 Dispatch cross_entropy_backward(const DeviceQuirks& quirks, const CrossEntropyShape& s,
                                 BufferSlice logits, BufferSlice targets, BufferSlice dlogits,
-                                const LossScale& scale) {
+                                const LossScale& scale, DType act) {
   Dispatch d =
-      make(KernelId::cross_entropy_backward, quirks, s, logits, targets, dlogits, scale.word);
+      make(act_variant(act, {KernelId::cross_entropy_backward, KernelId::cross_entropy_backward_f16,
+                             KernelId::cross_entropy_backward_bf16}),
+           quirks, s, logits, targets, dlogits, scale.word);
   d.bindings.push_back({scale.buffer, false});
   d.label = "cross_entropy_backward";
   return d;

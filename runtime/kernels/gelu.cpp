@@ -10,9 +10,10 @@ namespace {
 constexpr uint32_t kGroup = 256;
 }  // namespace
 
-Dispatch gelu_forward(uint32_t count, BufferSlice x, BufferSlice y) {
+Dispatch gelu_forward(uint32_t count, BufferSlice x, BufferSlice y, DType act) {
   Dispatch d;
-  d.kernel = KernelId::gelu_forward;
+  d.kernel = act_variant(
+      act, {KernelId::gelu_forward, KernelId::gelu_forward_f16, KernelId::gelu_forward_bf16});
   d.spec = {kGroup};
   d.bindings = {{x, false}, {y, true}};
   d.push = push_bytes(push::GeluParams{count, 0});
@@ -22,9 +23,10 @@ Dispatch gelu_forward(uint32_t count, BufferSlice x, BufferSlice y) {
 }
 
 Dispatch gelu_backward(uint32_t count, BufferSlice dy, BufferSlice x, BufferSlice dx,
-                       bool accumulate) {
+                       bool accumulate, DType act) {
   Dispatch d;
-  d.kernel = KernelId::gelu_backward;
+  d.kernel = act_variant(
+      act, {KernelId::gelu_backward, KernelId::gelu_backward_f16, KernelId::gelu_backward_bf16});
   d.spec = {kGroup};
   d.bindings = {{dy, false}, {x, false}, {dx, true}};
   d.push = push_bytes(push::GeluParams{count, accumulate ? 1u : 0u});

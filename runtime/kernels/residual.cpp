@@ -10,10 +10,11 @@ namespace {
 constexpr uint32_t kGroup = 256;
 }  // namespace
 
-Dispatch residual_forward(uint32_t count, BufferSlice a, BufferSlice b, BufferSlice y,
-                          float scale) {
+Dispatch residual_forward(uint32_t count, BufferSlice a, BufferSlice b, BufferSlice y, float scale,
+                          DType act) {
   Dispatch d;
-  d.kernel = KernelId::residual_forward;
+  d.kernel = act_variant(act, {KernelId::residual_forward, KernelId::residual_forward_f16,
+                               KernelId::residual_forward_bf16});
   d.spec = {kGroup};
   d.bindings = {{a, false}, {b, false}, {y, true}};
   d.push = push_bytes(push::ResidualParams{count, scale});

@@ -99,7 +99,6 @@ Options parse(std::vector<std::string> argv) {
   Args a(argv, c);
   Options o;
   o.sel = parse_model_selection(a);
-  require_f32_activations(o.sel);
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 1000000));
   o.warmup = static_cast<int>(a.get_int_or_default("--warmup", 0, 1000000));
   o.repeats = static_cast<int>(a.get_int_or_default("--repeats", 1, 1000));

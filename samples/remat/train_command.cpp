@@ -190,7 +190,6 @@ Options parse(const std::vector<std::string>& user_argv) {
   o.sel = parse_model_selection(a, base);
   if (const std::string why = o.sel.model.training_refusal(); !why.empty()) throw UsageError(why);
   if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs
-  require_f32_activations(o.sel);
   auto data = a.get("--data");
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
   o.data = *data;
