@@ -44,6 +44,12 @@ bool has_16bit_kernel(OpKind k) {
     case OpKind::gelu_backward:
     case OpKind::residual:
     case OpKind::dropout:
+    case OpKind::matmul:
+    case OpKind::matmul_backward:
+    case OpKind::embedding:
+    case OpKind::token_embedding:
+    case OpKind::head_loss:
+    case OpKind::head_loss_backward:
     case OpKind::cross_entropy:
     case OpKind::cross_entropy_backward:
     case OpKind::rmsnorm:
@@ -103,7 +109,8 @@ struct Lowering {
   void check_storage(const Step& s) const {
     const auto check = [&](TensorId id) {
       const Tensor& t = tensor(id);
-      if (t.dtype != DType::f16 && t.dtype != DType::bf16) return;
+      // Parameters may be stored in 16 bits too (a frozen base); their kernels check them.
+      if ((t.dtype != DType::f16 && t.dtype != DType::bf16) || is_persistent_role(t.role)) return;
       if (t.role == Role::activation_grad || !has_16bit_kernel(s.kind))
         throw std::invalid_argument(std::string(dtype_name(t.dtype)) +
                                     " activations: " + std::string(op_kind_name(s.kind)) + " ('" +
@@ -121,6 +128,8 @@ struct Lowering {
                                                         : kernels::WeightLayout::out_in;
     m.N = m.layout == kernels::WeightLayout::in_out ? dim(w, 1) : dim(w, 0);
     m.w_dtype = tensor(w).dtype;  // a frozen base may be stored in 16 bits
+    m.x_dtype = tensor(x).dtype;  // activations may be too (dx, given for a frozen weight's x, is
+    m.y_dtype = m.x_dtype;        // f32: dinp's kernel reads neither)
     return m;
   }
   // qkv is [B·T, 3C]; B and T come from the statistics lse[B, NH, T].
@@ -130,6 +139,10 @@ struct Lowering {
   kernels::EmbeddingShape embedding_shape(TensorId tokens, TensorId wte, TensorId wpe) const {
     return {dim(tokens, 0), dim(tokens, 1), dim(wte, 1),
             dim(wte, 0),    dim(wpe, 0),    tensor(wte).dtype};
+  }
+  kernels::EmbeddingShape embedding_out(kernels::EmbeddingShape s, TensorId x) const {
+    s.x_dtype = tensor(x).dtype;
+    return s;
   }
   // x is [B, T, heads·D] (graph/llama_builder.h).
   kernels::RopeShape rope_shape(const Step& s, TensorId x) const {
@@ -158,8 +171,8 @@ struct Lowering {
         const auto shape = embedding_shape(in(e::tokens), in(e::wte), in(e::wpe));
         if (tensor(in(e::wpe)).dtype != shape.table_dtype)  // one kernel variant reads both
           throw std::logic_error("embedding: wte and wpe are stored in different dtypes");
-        return add(kernels::embedding_forward(quirks, shape, bin(e::tokens), bin(e::wte),
-                                              bin(e::wpe), bout(e::x)),
+        return add(kernels::embedding_forward(quirks, embedding_out(shape, out(e::x)),
+                                              bin(e::tokens), bin(e::wte), bin(e::wpe), bout(e::x)),
                    s);
       }
       case OpKind::embedding_backward: {
@@ -196,7 +209,8 @@ struct Lowering {
       }
       case OpKind::matmul: {
         namespace m = slot::matmul;
-        const auto shape = matmul_shape(s, in(m::x), in(m::weight));
+        auto shape = matmul_shape(s, in(m::x), in(m::weight));
+        shape.y_dtype = act({in(m::x), out(m::y)});
         const BufferSlice bias = s.attrs.has_bias ? bin(m::bias) : BufferSlice{};
         return add(kernels::matmul_forward_pieces(quirks, shape, bin(m::x), bin(m::weight), bias,
                                                   bout(m::y)),
@@ -205,7 +219,8 @@ struct Lowering {
       case OpKind::matmul_backward: {
         namespace m = slot::matmul_backward;
         // dx has x's shape; x itself is not an input when the weight is frozen.
-        const auto shape = matmul_shape(s, out(m::dx), in(m::weight));
+        auto shape = matmul_shape(s, out(m::dx), in(m::weight));
+        if (!s.attrs.frozen) shape.x_dtype = tensor(in(m::x)).dtype;
         add(kernels::matmul_backward_input_pieces(quirks, shape, bin(m::dy), bin(m::weight),
                                                   bout(m::dx), mode(s, m::dx)),
             s);
@@ -298,9 +313,9 @@ struct Lowering {
             dim(in(e::tokens), 0), dim(in(e::tokens), 1), dim(wte, 1), dim(wte, 0), 0,
             tensor(wte).dtype};
         // No position table: an empty wpe slice (runtime/kernels/embedding.h).
-        return add(
-            kernels::embedding_forward(quirks, shape, bin(e::tokens), bin(e::wte), {}, bout(e::x)),
-            s);
+        return add(kernels::embedding_forward(quirks, embedding_out(shape, out(e::x)),
+                                              bin(e::tokens), bin(e::wte), {}, bout(e::x)),
+                   s);
       }
       case OpKind::token_embedding_backward: {
         namespace e = slot::token_embedding_backward;
@@ -404,8 +419,9 @@ struct Lowering {
 
   // x is [BT, C] and the weight [V, C]; the chunk comes from the attributes.
   kernels::HeadLossShape head_loss_shape(const Step& s, TensorId x, TensorId w) const {
-    return {count(x) / dim(x, -1), dim(x, -1), dim(w, 0), static_cast<uint32_t>(s.attrs.chunk_rows),
-            tensor(w).dtype};
+    return {
+        count(x) / dim(x, -1), dim(x, -1),     dim(w, 0), static_cast<uint32_t>(s.attrs.chunk_rows),
+        tensor(w).dtype,       tensor(x).dtype};
   }
 
   void head_loss(const Step& s) {

@@ -15,9 +15,8 @@ struct ActVariants {
 // The variant for activations stored as `act` (f32, f16 or bf16).
 KernelId act_variant(DType act, const ActVariants& v);
 
-// Bytes of one stored activation element.
-inline uint64_t act_bytes(DType act) {
-  return static_cast<uint64_t>(dtype_bytes(act));
-}
+// x[i] = widen(narrow(x[i])) for i < count: f32 values rounded to what `act` (f16 or bf16)
+// stores.
+Dispatch round_to_act(uint32_t count, BufferSlice x, DType act);
 
 }  // namespace remat::kernels

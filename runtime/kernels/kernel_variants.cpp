@@ -36,6 +36,35 @@ constexpr Variant kVariants[] = {
     {KernelId::matmul_dot_texels, {f32, bf16, f32}, KernelId::matmul_dot_texels_ybf16},
     {KernelId::embedding_forward, {f32, f16, f32}, KernelId::embedding_forward_wf16},
     {KernelId::embedding_forward, {f32, bf16, f32}, KernelId::embedding_forward_wbf16},
+    // Activations stored in 16 bits (TrainShape::activation_dtype): x read (and the result
+    // written) as f16 or bf16; the chunked head's logits (x16 -> f32); dW from a 16-bit x; the
+    // embedding's output. The weight-gradient texel kernels read a 16-bit x as Y above.
+    {KernelId::matmul_forward, {f16, f32, f16}, KernelId::matmul_forward_actf16},
+    {KernelId::matmul_forward, {f16, f32, f32}, KernelId::matmul_forward_xf16},
+    {KernelId::matmul_forward_vec4, {f16, f32, f16}, KernelId::matmul_forward_vec4_actf16},
+    {KernelId::matmul_forward_vec4, {f16, f32, f32}, KernelId::matmul_forward_vec4_xf16},
+    {KernelId::matmul_outer_texels, {f16, f32, f16}, KernelId::matmul_outer_texels_actf16},
+    {KernelId::matmul_outer_texels, {f16, f32, f32}, KernelId::matmul_outer_texels_xf16},
+    {KernelId::matmul_dot_texels, {f16, f32, f16}, KernelId::matmul_dot_texels_actf16},
+    {KernelId::matmul_dot_texels, {f16, f32, f32}, KernelId::matmul_dot_texels_xf16},
+    {KernelId::matmul_backward_weight, {f32, f16, f32}, KernelId::matmul_backward_weight_xf16},
+    {KernelId::matmul_backward_weight_vec4,
+     {f32, f16, f32},
+     KernelId::matmul_backward_weight_vec4_xf16},
+    {KernelId::embedding_forward, {f32, f32, f16}, KernelId::embedding_forward_actf16},
+    {KernelId::matmul_forward, {bf16, f32, bf16}, KernelId::matmul_forward_actbf16},
+    {KernelId::matmul_forward, {bf16, f32, f32}, KernelId::matmul_forward_xbf16},
+    {KernelId::matmul_forward_vec4, {bf16, f32, bf16}, KernelId::matmul_forward_vec4_actbf16},
+    {KernelId::matmul_forward_vec4, {bf16, f32, f32}, KernelId::matmul_forward_vec4_xbf16},
+    {KernelId::matmul_outer_texels, {bf16, f32, bf16}, KernelId::matmul_outer_texels_actbf16},
+    {KernelId::matmul_outer_texels, {bf16, f32, f32}, KernelId::matmul_outer_texels_xbf16},
+    {KernelId::matmul_dot_texels, {bf16, f32, bf16}, KernelId::matmul_dot_texels_actbf16},
+    {KernelId::matmul_dot_texels, {bf16, f32, f32}, KernelId::matmul_dot_texels_xbf16},
+    {KernelId::matmul_backward_weight, {f32, bf16, f32}, KernelId::matmul_backward_weight_xbf16},
+    {KernelId::matmul_backward_weight_vec4,
+     {f32, bf16, f32},
+     KernelId::matmul_backward_weight_vec4_xbf16},
+    {KernelId::embedding_forward, {f32, f32, bf16}, KernelId::embedding_forward_actbf16},
 };
 
 }  // namespace

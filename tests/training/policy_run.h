@@ -53,7 +53,8 @@ inline PolicyRun check_all_policies_identical(const SessionConfig& c) {
   const PolicyRun base = train_under(c, "none", std::nullopt);
   REQUIRE(base.weights.size() > 1000);
   for (float l : base.losses) REQUIRE(std::isfinite(l));
-  const uint64_t minimum = minimum_arena_bytes(c.model, c.shape, session_alignment(device()));
+  const uint64_t minimum =
+      minimum_arena_bytes(c.model, c.shape, session_alignment(device()), c.costs, c.lora);
   struct Case {
     std::string policy;
     std::optional<uint64_t> arena;
