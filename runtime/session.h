@@ -135,6 +135,8 @@ class Session {
   };
   std::vector<DispatchTime> dispatch_ms() const;
   std::size_t dispatch_count() const;
+  // Pipeline barriers the recorded command buffers put between dependent dispatches.
+  std::size_t barrier_count() const;
 
   // Generates `count` tokens after `prompt` (at least one token, each < vocab) by running the
   // plan's forward pass on row 0 and sampling the last position's softmax at `temperature`

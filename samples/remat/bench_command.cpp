@@ -582,6 +582,8 @@ int run_kernels(const Options& o) {
   std::printf("\nstep     %.1f ms wall, %.1f ms in timed dispatches, host %.1f ms (%.1f%%)\n",
               meas.median_wall_ms, meas.median_gpu_ms, meas.median_host_ms,
               100 * meas.median_host_ms / meas.median_wall_ms);
+  std::printf("recorded %zu dispatches, %zu barriers between them\n", session.dispatch_count(),
+              session.barrier_count());
   std::printf(
       "%%FMA, %%copy: rate / measured peak; %%roof: GFLOP/s / min(peak FMA, FLOP/byte x peak "
       "copy)\n");
