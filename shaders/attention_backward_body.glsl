@@ -30,21 +30,20 @@ layout(std430, binding = 7) buffer Dk { vec4 dk[]; };
 layout(std430, binding = 8) buffer Dv { vec4 dv[]; };
 layout(push_constant) uniform Push { AttentionParams p; };
 
-// Per-invocation rows in workgroup memory, vec4 d at [d * WX + lane] (see attention_forward_body.glsl):
-// z = 0 uses r0..r2 as q, dout_i, dq; z = 1 uses r0..r3 as k, v, dk, dv.
+// Per-invocation rows (see attention_rows.glsl for where they live): z = 0 uses r0..r2 as q,
+// dout_i, dq; z = 1 uses r0..r3 as k, v, dk, dv.
 const uint WX = gl_WorkGroupSize.x;
-shared vec4 r0[H4 * WX];
-shared vec4 r1[H4 * WX];
-shared vec4 r2[H4 * WX];
-shared vec4 r3[H4 * WX];
+#include "attention_rows.glsl"
+ROWS_SHARED(r0)
+ROWS_SHARED(r1)
+ROWS_SHARED(r2)
+ROWS_SHARED(r3)
 
 // Overwrites or adds onto element o of dq, dk or dv.
 #define STORE(buf, o, x) buf[o] = p.accumulate != 0 ? buf[o] + (x) : (x)
 
-// Head loops run to this push-constant bound (equal to H4) rather than to the specialization
-// constant: with a known trip count the compiler unrolls them completely, and llvmpipe then
-// spends minutes compiling one pipeline. Offsets are in vec4s; out and dout rows hold NH heads.
-uint head_vec4s() { return min(p.D4, H4); }
+// Offsets are in vec4s; out and dout rows hold NH heads.
+uint head_vec4s() { return HEAD_VEC4S; }
 
 // dq of query row i of head h in batch b.
 void dq_row(uint b, uint h, uint i, uint lane) {
@@ -55,14 +54,17 @@ void dq_row(uint b, uint h, uint i, uint lane) {
   const uint vbase = b * p.T * p.v_stride + p.v_offset + g * H4;
   const uint O4 = p.NH * H4;
   const uint obase = b * p.T * O4 + h * H4;  // position 0 of this (b, h) in out and dout
+  ROW_PRIVATE(r0)
+  ROW_PRIVATE(r1)
+  ROW_PRIVATE(r2)
   float D = 0.0;
-  for (uint d0 = 0; d0 < h4; d0 += U) {
+  HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
     [[unroll]] for (uint u = 0; u < U; ++u) {
       const uint d = d0 + u;
-      r0[(d) * WX + lane] = Q(qbase + i * p.q_stride + d) * p.scale;  // as in the forward: (q * scale) . k
-      r1[(d) * WX + lane] = DOUT(obase + i * O4 + d);
-      D += dot(r1[(d) * WX + lane], OUTP(obase + i * O4 + d));
-      r2[(d) * WX + lane] = vec4(0.0);
+      ROW(r0, d) = Q(qbase + i * p.q_stride + d) * p.scale;  // as in the forward: (q * scale) . k
+      ROW(r1, d) = DOUT(obase + i * O4 + d);
+      D += dot(ROW(r1, d), OUTP(obase + i * O4 + d));
+      ROW(r2, d) = vec4(0.0);
     }
   }
   const float L = LSE((b * p.NH + h) * p.T + i);
@@ -71,21 +73,21 @@ void dq_row(uint b, uint h, uint i, uint lane) {
     const uint vo = vbase + j * p.v_stride;
     float s = 0.0;
     float dp = 0.0;
-    for (uint d0 = 0; d0 < h4; d0 += U) {
+    HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
       [[unroll]] for (uint u = 0; u < U; ++u) {
-        s += dot(r0[(d0 + u) * WX + lane], K(ko + d0 + u));
-        dp += dot(r1[(d0 + u) * WX + lane], V(vo + d0 + u));
+        s += dot(ROW(r0, d0 + u), K(ko + d0 + u));
+        dp += dot(ROW(r1, d0 + u), V(vo + d0 + u));
       }
     }
     const float ds = exp(s - L) * (dp - D);
-    for (uint d0 = 0; d0 < h4; d0 += U) {
+    HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
       [[unroll]] for (uint u = 0; u < U; ++u)
-        r2[(d0 + u) * WX + lane] = fma(vec4(ds), K(ko + d0 + u), r2[(d0 + u) * WX + lane]);
+        ROW(r2, d0 + u) = fma(vec4(ds), K(ko + d0 + u), ROW(r2, d0 + u));
     }
   }
   const uint o = qbase + i * p.q_stride;
-  for (uint d0 = 0; d0 < h4; d0 += U) {
-    [[unroll]] for (uint u = 0; u < U; ++u) STORE(dq, o + d0 + u, r2[(d0 + u) * WX + lane] * p.scale);
+  HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+    [[unroll]] for (uint u = 0; u < U; ++u) STORE(dq, o + d0 + u, ROW(r2, d0 + u) * p.scale);
   }
 }
 
@@ -97,13 +99,17 @@ void dkv_row(uint b, uint g, uint j, uint lane) {
   const uint ko = b * p.T * p.k_stride + p.k_offset + g * H4 + j * p.k_stride;
   const uint vo = b * p.T * p.v_stride + p.v_offset + g * H4 + j * p.v_stride;
   const uint O4 = p.NH * H4;
-  for (uint d0 = 0; d0 < h4; d0 += U) {
+  ROW_PRIVATE(r0)
+  ROW_PRIVATE(r1)
+  ROW_PRIVATE(r2)
+  ROW_PRIVATE(r3)
+  HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
     [[unroll]] for (uint u = 0; u < U; ++u) {
       const uint d = d0 + u;
-      r0[(d) * WX + lane] = K(ko + d);
-      r1[(d) * WX + lane] = V(vo + d);
-      r2[(d) * WX + lane] = vec4(0.0);
-      r3[(d) * WX + lane] = vec4(0.0);
+      ROW(r0, d) = K(ko + d);
+      ROW(r1, d) = V(vo + d);
+      ROW(r2, d) = vec4(0.0);
+      ROW(r3, d) = vec4(0.0);
     }
   }
   for (uint h = g * group; h < (g + 1) * group; ++h) {
@@ -116,30 +122,30 @@ void dkv_row(uint b, uint g, uint j, uint lane) {
       float s = 0.0;
       float dp = 0.0;
       float D = 0.0;
-      for (uint d0 = 0; d0 < h4; d0 += U) {
+      HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
         [[unroll]] for (uint u = 0; u < U; ++u) {
           const uint d = d0 + u;
-          s += dot(Q(qo + d) * p.scale, r0[(d) * WX + lane]);
+          s += dot(Q(qo + d) * p.scale, ROW(r0, d));
           const vec4 gd = DOUT(go + d);
-          dp += dot(gd, r1[(d) * WX + lane]);
+          dp += dot(gd, ROW(r1, d));
           D += dot(gd, OUTP(go + d));
         }
       }
       const float P = exp(s - LSE(lbase + i));
       const float ds = P * (dp - D);
-      for (uint d0 = 0; d0 < h4; d0 += U) {
+      HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
         [[unroll]] for (uint u = 0; u < U; ++u) {
           const uint d = d0 + u;
-          r3[(d) * WX + lane] = fma(vec4(P), DOUT(go + d), r3[(d) * WX + lane]);
-          r2[(d) * WX + lane] = fma(vec4(ds), Q(qo + d) * p.scale, r2[(d) * WX + lane]);  // dk_j = scale sum_i dS_ij q_i
+          ROW(r3, d) = fma(vec4(P), DOUT(go + d), ROW(r3, d));
+          ROW(r2, d) = fma(vec4(ds), Q(qo + d) * p.scale, ROW(r2, d));  // dk_j = scale sum_i dS_ij q_i
         }
       }
     }
   }
-  for (uint d0 = 0; d0 < h4; d0 += U) {
+  HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
     [[unroll]] for (uint u = 0; u < U; ++u) {
-      STORE(dk, ko + d0 + u, r2[(d0 + u) * WX + lane]);
-      STORE(dv, vo + d0 + u, r3[(d0 + u) * WX + lane]);
+      STORE(dk, ko + d0 + u, ROW(r2, d0 + u));
+      STORE(dv, vo + d0 + u, ROW(r3, d0 + u));
     }
   }
 }

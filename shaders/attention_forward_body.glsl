@@ -27,12 +27,11 @@ layout(std430, binding = 3) writeonly buffer Out { vec4 outp[]; };
 layout(std430, binding = 4) writeonly buffer Lse { float lse[]; };
 layout(push_constant) uniform Push { AttentionParams p; };
 
-// The row's q and output accumulator, vec4 d of this invocation at [d * WX + lane]: workgroup
-// memory touched only by its owner (no barriers). With local arrays indexed by a loop counter
-// instead, llvmpipe took minutes to compile one pipeline at hs = 128 (measured, Mesa 22.3).
+// The row's q and output accumulator (q_s, acc_s): see attention_rows.glsl for where they live.
 const uint WX = gl_WorkGroupSize.x;
-shared vec4 q_s[H4 * WX];
-shared vec4 acc_s[H4 * WX];
+#include "attention_rows.glsl"
+ROWS_SHARED(q_s)
+ROWS_SHARED(acc_s)
 
 // Finite stand-in for -infinity: exp(NEG_BIG - x) is 0 without inf arithmetic.
 const float NEG_BIG = -3.0e38;
@@ -43,19 +42,19 @@ void main() {
   if (t >= p.T || bh >= p.B * p.NH) return;
   const uint b = bh / p.NH, h = bh % p.NH;
   const uint g = h / (p.NH / p.KV);  // the key/value head of query head h
-  // Head loops run to this push-constant bound (equal to H4) rather than to the specialization
-  // constant: with a known trip count the compiler unrolls them completely, and llvmpipe then
-  // spends minutes compiling one pipeline. Offsets below are in vec4s.
-  const uint h4 = min(p.D4, H4);
+  // Offsets below are in vec4s.
+  const uint h4 = HEAD_VEC4S;
   const uint qbase = b * p.T * p.q_stride + p.q_offset + h * H4;  // position 0 of this (b, h)
   const uint kbase = b * p.T * p.k_stride + p.k_offset + g * H4;
   const uint vbase = b * p.T * p.v_stride + p.v_offset + g * H4;
 
   const uint lane = gl_LocalInvocationID.x;
-  for (uint d0 = 0; d0 < h4; d0 += U) {
+  ROW_PRIVATE(q_s)
+  ROW_PRIVATE(acc_s)
+  HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
     [[unroll]] for (uint u = 0; u < U; ++u) {
-      q_s[(d0 + u) * WX + lane] = Q(qbase + t * p.q_stride + d0 + u) * p.scale;  // scores are (q * scale) . k
-      acc_s[(d0 + u) * WX + lane] = vec4(0.0);
+      ROW(q_s, d0 + u) = Q(qbase + t * p.q_stride + d0 + u) * p.scale;  // scores are (q * scale) . k
+      ROW(acc_s, d0 + u) = vec4(0.0);
     }
   }
   float row_max = NEG_BIG;  // running maximum of the scores seen
@@ -68,8 +67,8 @@ void main() {
     for (uint j = 0; j < BC; ++j) {
       const uint ko = kbase + min(s0 + j, t) * p.k_stride;
       float s = 0.0;
-      for (uint d0 = 0; d0 < h4; d0 += U) {
-        [[unroll]] for (uint u = 0; u < U; ++u) s += dot(q_s[(d0 + u) * WX + lane], K(ko + d0 + u));
+      HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+        [[unroll]] for (uint u = 0; u < U; ++u) s += dot(ROW(q_s, d0 + u), K(ko + d0 + u));
       }
       sc[j] = s0 + j <= t ? s : NEG_BIG;
       block_max = max(block_max, sc[j]);
@@ -77,16 +76,16 @@ void main() {
     // Rescale what was accumulated under the old maximum once per block.
     const float correction = exp(row_max - block_max);
     denom *= correction;
-    for (uint d0 = 0; d0 < h4; d0 += U) {
-      [[unroll]] for (uint u = 0; u < U; ++u) acc_s[(d0 + u) * WX + lane] *= correction;
+    HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+      [[unroll]] for (uint u = 0; u < U; ++u) ROW(acc_s, d0 + u) *= correction;
     }
     for (uint j = 0; j < BC; ++j) {
       const float w = exp(sc[j] - block_max);
       denom += w;
       const uint vo = vbase + min(s0 + j, t) * p.v_stride;
-      for (uint d0 = 0; d0 < h4; d0 += U) {
+      HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
         [[unroll]] for (uint u = 0; u < U; ++u)
-          acc_s[(d0 + u) * WX + lane] = fma(vec4(w), V(vo + d0 + u), acc_s[(d0 + u) * WX + lane]);
+          ROW(acc_s, d0 + u) = fma(vec4(w), V(vo + d0 + u), ROW(acc_s, d0 + u));
       }
     }
     row_max = block_max;
@@ -94,8 +93,8 @@ void main() {
 
   const uint oo = (b * p.T + t) * p.NH * H4 + h * H4;
   const float inv = 1.0 / denom;
-  for (uint d0 = 0; d0 < h4; d0 += U) {
-    [[unroll]] for (uint u = 0; u < U; ++u) outp[oo + d0 + u] = acc_s[(d0 + u) * WX + lane] * inv;
+  HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+    [[unroll]] for (uint u = 0; u < U; ++u) outp[oo + d0 + u] = ROW(acc_s, d0 + u) * inv;
   }
   lse[bh * p.T + t] = row_max + log(denom);
 }
