@@ -353,10 +353,12 @@ struct Lowering {
     namespace h = slot::head_loss_backward;
     const auto shape = head_loss_shape(s, s.inputs.at(h::x), s.inputs.at(h::weight));
     constexpr uint32_t kScaleWord = offsetof(push::AdamWHyper, loss_scale) / 4;
+    // A frozen head weight has no dweight output: the kernels then write dx only.
+    const TensorId dw = operand_or_none(s.outputs, h::dweight);
     add(kernels::head_loss_backward(quirks, shape, at_in(h::x), at_in(h::weight), at_in(h::targets),
-                                    at_out(h::dx), at_out(h::dweight), at_out(h::dlogits),
-                                    {extras.adamw_hyper, kScaleWord}, mode(s, h::dx),
-                                    mode(s, h::dweight)),
+                                    at_out(h::dx), dw == kNoTensor ? BufferSlice{} : at(dw),
+                                    at_out(h::dlogits), {extras.adamw_hyper, kScaleWord},
+                                    mode(s, h::dx), mode(s, h::dweight)),
         s);
   }
 
