@@ -146,10 +146,11 @@ void fill_default_params(remat_session_params& p) {
 }
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
-// schedule, and the one that ends before the LoRA fields.
+// schedule, the one that ends before the LoRA fields, and the one before memory_bytes.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
-         size == offsetof(remat_session_params, lora_rank);
+         size == offsetof(remat_session_params, lora_rank) ||
+         size == offsetof(remat_session_params, memory_bytes);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -221,10 +222,14 @@ SessionConfig session_config(const remat_session_params* params) {
   c.shape.validate(c.model);
   c.accum = p.accum;
   if (p.arena_bytes != 0) c.arena_budget = p.arena_bytes;
+  if (p.memory_bytes != 0) c.memory_budget = p.memory_bytes;
+  const bool budget = c.arena_budget || c.memory_budget;
   c.policy = p.policy ? Policy::parse(p.policy)
-                      : Policy{c.arena_budget ? Policy::Kind::automatic : Policy::Kind::none, 0};
-  if (c.policy.kind == Policy::Kind::automatic && !c.arena_budget)
-    invalid("policy 'auto' needs params->arena_bytes (the arena cap it plans for)");
+                      : Policy{budget ? Policy::Kind::automatic : Policy::Kind::none, 0};
+  if (c.policy.kind == Policy::Kind::automatic && !budget)
+    invalid(
+        "policy 'auto' needs params->arena_bytes or params->memory_bytes (the cap it plans "
+        "for)");
   c.optimizer = optimizer_of(p);
   c.schedule = schedule_of(p);
   c.seed = p.seed;

@@ -169,6 +169,14 @@ typedef struct remat_session_params {
   const char* lora_targets; /* comma-separated module names matched against the end of each
                              * weight's path, as PEFT's target_modules; NULL = "attn.c_attn,
                              * attn.c_proj,mlp.c_fc,mlp.c_proj" */
+
+  /* Since 0.3: a cap on the session's whole device memory (persistent weights, gradients, AdamW
+   * moments, the activation arena and the session's fixed buffers); 0 = no cap. The planner
+   * subtracts what the model and shape fix and plans activations into the rest ("auto" when
+   * policy is NULL; arena_bytes, if set, is checked as well). Too small is
+   * REMAT_ERROR_INVALID_ARGUMENT whose message names the smallest total that plans. A struct
+   * that ends before it (struct_size = offsetof(remat_session_params, memory_bytes)) has none. */
+  uint64_t memory_bytes;
 } remat_session_params;
 
 /* Fills *params with the defaults above (model "tiny"). */
