@@ -56,14 +56,16 @@ Parsed parse_config(std::vector<std::string> argv, const CommandSpec& spec, cons
   return p;
 }
 
-// Whole-session budgets from storing everything (the largest useful one) down to the smallest
-// total that plans, geometric.
-std::vector<uint64_t> config_budgets(const Parsed& p, const MemoryRequest& r, int n) {
+// Whole-session budgets from storing everything (the largest useful one), or the device's memory
+// when that is less, down to the smallest total that plans, geometric.
+std::vector<uint64_t> config_budgets(const Parsed& p, const MemoryRequest& r, int n,
+                                     uint64_t device_bytes) {
   const uint64_t lo = minimum_memory(p.sel.model, p.sel.shape, p.lora, r).total();
   const Plan none =
       plan(p.sel.model, p.sel.shape, Policy{}, std::nullopt, r.alignment, r.costs, p.lora);
-  const uint64_t hi =
-      std::max(lo, session_memory(none, p.sel.shape.loss_chunk, r.max_binding_bytes).total());
+  uint64_t hi = session_memory(none, p.sel.shape.loss_chunk, r.max_binding_bytes).total();
+  if (device_bytes) hi = std::min(hi, device_bytes);
+  hi = std::max(hi, lo);
   std::vector<uint64_t> out;
   for (int k = 0; k < n; ++k) {
     const double f = n > 1 ? double(k) / double(n - 1) : 1.0;
@@ -182,7 +184,7 @@ int run_config_sweep(const std::vector<std::string>& args, const CommandSpec& sp
     }
     MemoryRequest r =
         memory_request(p->sel, session_alignment(*device), device->plan().quirks.max_binding_bytes);
-    for (uint64_t b : config_budgets(*p, r, o.points)) {
+    for (uint64_t b : config_budgets(*p, r, o.points, device->info().device_local_bytes())) {
       pts.push_back(run_config_point(*device, *p, c, b, o));
       print_point(pts.back());
     }

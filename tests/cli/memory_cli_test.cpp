@@ -5,12 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <string>
 
 #include "base/json.h"
 #include "tests/support/json_number.h"
 #include "tests/support/run_command.h"
+#include "tests/support/temp_folder.h"
 
 using remat::test::json_number;
 using remat::test::run_remat;
@@ -93,4 +95,30 @@ TEST_CASE("remat plan --memory prints and writes the session total next to the b
                      s->find("extras")->find("step io staging")->number +
                      s->find("extras")->find("AdamW hyperparameters")->number +
                      s->find("extras")->find("grad-norm partials")->number);
+}
+
+TEST_CASE("remat bench --sweep-configs measures each configuration under --memory budgets") {
+  remat::test::TempFolder dir("memory_cli_configs");
+  const auto r = run_remat("bench " + kShape + " --sweep-configs --points 2 --steps 1 " +
+                           "--warmup 0 --no-plot --out " + dir.path().string());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const remat::JsonValue doc = remat::parse_json(remat::test::read_text(dir / "configs.json"));
+  std::map<std::string, int> measured;
+  for (const remat::JsonValue& p : doc.find("points")->array) {
+    const std::string config = p.find("config")->string;
+    if (p.find("error")) continue;  // a configuration whose flags this build lacks
+    ++measured[config];
+    // Whole-session bytes: within the budget, and what the device ledger measured.
+    CHECK(p.find("planned_total_bytes")->number <= p.find("budget_bytes")->number);
+    CHECK(p.find("device_bytes_allocated")->number == p.find("planned_total_bytes")->number);
+    CHECK(p.find("median_step_ms")->number > 0);
+  }
+  CHECK(measured["full fine-tune, f32"] == 2);
+  CHECK(measured["LoRA r8, f32 base"] == 2);
+  const std::string csv = remat::test::read_text(dir / "configs.csv");
+  CHECK(csv.rfind("config,budget_bytes,planned_total_bytes,device_bytes_allocated,", 0) == 0);
+  // The sweep sets the budgets and --lora itself.
+  CHECK(run_remat("bench " + kShape + " --sweep-configs --memory 1GiB").exit_code == 2);
+  CHECK(run_remat("bench " + kShape + " --sweep-configs --lora 4").exit_code == 2);
 }
