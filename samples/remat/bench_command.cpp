@@ -56,7 +56,7 @@ CommandSpec spec() {
       {"--sweep", "", "measure the whole memory/time frontier", ""},
       {"--kernels", "", "measure every kernel of one step against the device's peak", ""},
       {"--repeats", "R", "with --kernels: repetitions of each peak measurement", "5"},
-      {"--no-plot", "", "with --sweep: do not draw frontier.png", ""},
+      {"--no-plot", "", "with --sweep or --sweep-configs: do not draw the PNG", ""},
       {"--sweep-configs", "",
        "full fine-tuning, LoRA and 16-bit configurations under --memory budgets on one plot of "
        "whole-session memory against step time (DIR/configs.csv, .json, .png)",
@@ -431,8 +431,11 @@ int run_frontier(const Options& o) {
     std::fflush(stdout);
   };
   if (!o.sweep) {
-    add(o.sel.arena ? "auto@" + format_bytes(*o.sel.arena) : o.sel.policy.to_string(), o.sel.policy,
-        o.sel.arena);
+    const std::string label =
+        o.sel.arena    ? "auto@" + format_bytes(*o.sel.arena)
+        : o.sel.memory ? o.sel.policy.to_string() + "@memory " + format_bytes(*o.sel.memory)
+                       : o.sel.policy.to_string();
+    add(label, o.sel.policy, o.sel.arena);
     if (o.sel.policy.kind != Policy::Kind::none) add("none", Policy{}, std::nullopt);
   } else {
     for (const char* name : {"none", "every:1", "every:2", "sqrt", "selective"})
