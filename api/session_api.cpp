@@ -14,6 +14,7 @@
 #include "api/reports.h"
 #include "api/session_params.h"
 #include "base/ignore_target.h"
+#include "planner/memory_budget.h"
 #include "planner/plan.h"
 #include "runtime/hf_folder.h"
 #include "runtime/lora_weights.h"
@@ -125,8 +126,14 @@ remat_status remat_plan(const remat_session_params* params, remat_plan_report* r
   return guarded([&] {
     remat::capi::require_struct(report, "report");
     const remat::SessionConfig c = remat::capi::session_config(params);
+    // Without a device: alignment 256 and the smallest binding limit Vulkan allows.
     const remat::Plan plan =
-        remat::plan(c.model, c.shape, c.policy, c.arena_budget, 256, c.costs, c.lora);
+        c.memory_budget
+            ? remat::plan_memory(c.model, c.shape, c.lora,
+                                 {*c.memory_budget, c.policy, c.arena_budget, c.choose_loss_chunk,
+                                  256, remat::kSmallestBindingLimit, c.costs})
+                  .plan
+            : remat::plan(c.model, c.shape, c.policy, c.arena_budget, 256, c.costs, c.lora);
     remat::capi::fill_plan_report(plan, c.model, *report);
   });
 }

@@ -131,7 +131,9 @@ LoraSpec lora_of(const remat_session_params& p) {
 int loss_chunk_of(const remat_session_params& p, const SessionConfig& c) {
   if (p.loss_chunk == -1) {
     if (!c.arena_budget)
-      invalid("params->loss_chunk -1 (auto) needs params->arena_bytes (the cap it chooses for)");
+      invalid(
+          "params->loss_chunk -1 (auto) needs params->arena_bytes or params->memory_bytes (the "
+          "cap it chooses for)");
     return choose_loss_chunk(c.model, c.shape, *c.arena_budget, 256, c.costs, c.lora);
   }
   if (p.loss_chunk < 0)
@@ -169,11 +171,13 @@ void fill_default_params(remat_session_params& p) {
 }
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
-// schedule, the one that ends before the LoRA fields, and the one that ends before loss_chunk.
+// schedule, the one that ends before the LoRA fields, and the ones that end before loss_chunk
+// and before memory_bytes.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
-         size == offsetof(remat_session_params, loss_chunk);
+         size == offsetof(remat_session_params, loss_chunk) ||
+         size == offsetof(remat_session_params, memory_bytes);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -243,15 +247,23 @@ SessionConfig session_config(const remat_session_params* params) {
   c.shape.validate(c.model);
   c.accum = p.accum;
   if (p.arena_bytes != 0) c.arena_budget = p.arena_bytes;
+  if (p.memory_bytes != 0) c.memory_budget = p.memory_bytes;
+  const bool budget = c.arena_budget || c.memory_budget;
   c.policy = p.policy ? Policy::parse(p.policy)
-                      : Policy{c.arena_budget ? Policy::Kind::automatic : Policy::Kind::none, 0};
-  if (c.policy.kind == Policy::Kind::automatic && !c.arena_budget)
-    invalid("policy 'auto' needs params->arena_bytes (the arena cap it plans for)");
+                      : Policy{budget ? Policy::Kind::automatic : Policy::Kind::none, 0};
+  if (c.policy.kind == Policy::Kind::automatic && !budget)
+    invalid(
+        "policy 'auto' needs params->arena_bytes or params->memory_bytes (the cap it plans "
+        "for)");
   c.optimizer = optimizer_of(p);
   c.schedule = schedule_of(p);
   c.seed = p.seed;
   c.lora = lora_of(p);
-  c.shape.loss_chunk = loss_chunk_of(p, c);
+  // Under a whole-memory cap, auto is chosen together with the rest of the plan.
+  if (p.loss_chunk == -1 && c.memory_budget)
+    c.choose_loss_chunk = true;
+  else
+    c.shape.loss_chunk = loss_chunk_of(p, c);
   c.pipeline_cache_dir = pipeline_cache_dir_of(p);
   c.progress = progress_of(p);
   return c;

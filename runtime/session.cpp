@@ -14,6 +14,7 @@
 #include "runtime/model_weights.h"
 #include "runtime/pipeline_cache.h"
 #include "runtime/safetensors.h"
+#include "runtime/session_budget.h"
 #include "runtime/staging.h"
 #include "runtime/step_lowering.h"
 #include "runtime/weight_files.h"
@@ -93,27 +94,25 @@ Session::Session(Device& device, const SessionConfig& config)
     : device_(device),
       config_(config),
       quirks_(session_quirks(device, config)),
-      plan_(remat::plan(config.model, config.shape, config.policy, config.arena_budget,
-                        session_alignment(device), config.costs, config.lora)) {
+      plan_(session_plan(device, config_, quirks_)),
+      extras_(session_extras(plan_, quirks_.max_binding_bytes)) {
   if (const std::string why = config_.model.training_refusal(); !why.empty())
     throw std::invalid_argument(why);
   check_fits_device();
+  if (config_.memory_budget)
+    check_allocation_sizes(device_, plan_, extras_, *config_.memory_budget);
   validate(scheduled(config_));
   kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
   persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
                                         MemoryCategory::persistent, "persistent buffer");
   arena_ = std::make_unique<Arena>(device_, plan_.arena_bytes);
 
-  const uint64_t io_bytes = plan_.tensors[plan_.tokens].bytes;
-  io_losses_offset_ = 2 * io_bytes;
-  io_norm_offset_ = io_losses_offset_ + plan_.tensors[plan_.losses].bytes;
-  io_ = std::make_unique<Buffer>(device_, io_norm_offset_ + sizeof(push::GradNormResult),
-                                 MemoryCategory::staging, "step io staging", true);
-  hyper_ = std::make_unique<Buffer>(device_, sizeof(push::AdamWHyper), MemoryCategory::scratch,
+  io_ = std::make_unique<Buffer>(device_, extras_.io_staging, MemoryCategory::staging,
+                                 "step io staging", true);
+  hyper_ = std::make_unique<Buffer>(device_, extras_.adamw_hyper, MemoryCategory::scratch,
                                     "AdamW hyperparameters", true);
-  partials_ =
-      std::make_unique<Buffer>(device_, uint64_t(grad_norm_partials_floats(plan_, quirks_)) * 4,
-                               MemoryCategory::scratch, "grad-norm partials");
+  partials_ = std::make_unique<Buffer>(device_, extras_.grad_norm_partials, MemoryCategory::scratch,
+                                       "grad-norm partials");
   zero_optimizer_state();
   initialize_parameters(config_.progress);
   record();
@@ -186,14 +185,14 @@ void Session::record() {
   io.timestamps = config_.timestamps;
   const BufferSlice losses = slice_of(plan_.losses);
   io.before = io_inputs();
-  io.after = {{losses.buffer, io_->handle(), losses.offset, io_losses_offset_, losses.size}};
+  io.after = {{losses.buffer, io_->handle(), losses.offset, extras_.io_losses_offset, losses.size}};
   ExecutorOptions norm_out;
   norm_out.timestamps = config_.timestamps;
   for (const Step& s : plan_.steps)
     if (s.kind == OpKind::grad_norm) {
       const BufferSlice n = slice_of(s.outputs.at(0));
-      norm_out.after.push_back(
-          {n.buffer, io_->handle(), n.offset, io_norm_offset_, sizeof(push::GradNormResult)});
+      norm_out.after.push_back({n.buffer, io_->handle(), n.offset, extras_.io_norm_offset,
+                                sizeof(push::GradNormResult)});
     }
 
   // The dispatches of each executor; their pipelines are built first, with progress.
@@ -354,7 +353,7 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   hyper.loss_scale = 1.0f / static_cast<float>(trained);
 
   auto* io = static_cast<uint8_t*>(io_->mapped());
-  const auto* losses = reinterpret_cast<const float*>(io + io_losses_offset_);
+  const auto* losses = reinterpret_cast<const float*>(io + extras_.io_losses_offset);
   double sum = 0;  // in position order, in double: the same sum every run
   for (std::size_t m = 0; m < micro; ++m) {
     // Dropout keys its masks by hyper.step (AdamW reads only the bias corrections): every
@@ -403,7 +402,8 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
     ExecutorOptions io;
     io.before = io_inputs();
     const BufferSlice losses = slice_of(plan_.losses);
-    io.after = {{losses.buffer, io_->handle(), losses.offset, io_losses_offset_, losses.size}};
+    io.after = {
+        {losses.buffer, io_->handle(), losses.offset, extras_.io_losses_offset, losses.size}};
     evaluator_ = std::make_unique<Executor>(*kernels_,
                                             lower_plan(forward, quirks_, slices, lowering_extras(),
                                                        {LoweringPart::Phases::forward, false}),
@@ -415,7 +415,7 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
   std::memcpy(io, tokens.data(), n * 4);
   std::memcpy(io + n * 4, targets.data(), n * 4);
   evaluator_->run();
-  const auto* losses = reinterpret_cast<const float*>(io + io_losses_offset_);
+  const auto* losses = reinterpret_cast<const float*>(io + extras_.io_losses_offset);
   double sum = 0;  // in position order, in double, as step() sums
   for (std::size_t i = 0; i < n; ++i) sum += losses[i];
   return static_cast<float>(sum / double(trained));
@@ -423,7 +423,7 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
 
 float Session::last_grad_norm() const {
   push::GradNormResult r;
-  std::memcpy(&r, static_cast<const uint8_t*>(io_->mapped()) + io_norm_offset_, sizeof r);
+  std::memcpy(&r, static_cast<const uint8_t*>(io_->mapped()) + extras_.io_norm_offset, sizeof r);
   return r.norm;
 }
 
@@ -503,9 +503,7 @@ MemoryReport Session::memory() const {
   MemoryReport r;
   r.persistent_bytes = plan_.persistent_bytes;
   r.arena_bytes = plan_.arena_bytes;
-  r.extras = {{"step io staging", io_->size()},
-              {"AdamW hyperparameters", hyper_->size()},
-              {"grad-norm partials", partials_->size()}};
+  r.extras = extras_.named();
   uint64_t rounding = persistent_->allocated_bytes() - persistent_->size() +
                       arena_->allocated_bytes() - arena_->size() + io_->allocated_bytes() -
                       io_->size() + hyper_->allocated_bytes() - hyper_->size() +

@@ -19,6 +19,7 @@
 #include "graph/model_config.h"
 #include "planner/plan.h"
 #include "planner/policy.h"
+#include "planner/session_extras.h"
 #include "runtime/arena.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
@@ -40,7 +41,13 @@ struct SessionConfig {
   TrainShape shape;                      // batch, sequence, dropout
   Policy policy;                         // checkpoint policy (auto needs arena_budget)
   std::optional<uint64_t> arena_budget;  // arena bytes the plan must fit
-  OptimizerConfig optimizer;             // AdamW
+  // Device bytes the whole session must fit: persistent buffer, arena and the fixed extras
+  // (planner/memory_budget.h); the planner plans activations into what the model leaves.
+  std::optional<uint64_t> memory_budget;
+  // With memory_budget: shape.loss_chunk is chosen as --loss-chunk auto does (config().shape
+  // holds the choice), not taken as given.
+  bool choose_loss_chunk = false;
+  OptimizerConfig optimizer;  // AdamW
   // The learning rate of update s (from 0): decay, warmup, total steps and min ratio as given,
   // peaking at optimizer.lr (schedule.base_lr is not read). The default is constant.
   LrSchedule schedule;
@@ -164,6 +171,7 @@ class Session {
 
  private:
   void check_fits_device() const;
+  void check_fits_budget() const;           // the driver's allocation sizes against memory_budget
   BufferSlice slice_of(TensorId id) const;  // where a plan tensor's bytes are
   LoweringExtras lowering_extras() const;   // the session's buffers the kernels also need
   const std::vector<TensorId>& model_weights() const;  // the model's (under LoRA: frozen) weights
@@ -179,6 +187,7 @@ class Session {
   SessionConfig config_;
   DeviceQuirks quirks_;  // the device's, with config_.max_binding_bytes applied
   Plan plan_;
+  SessionExtras extras_;  // the fixed buffers beside the plan's two (planner/session_extras.h)
   std::unique_ptr<KernelCache> kernels_;
   std::unique_ptr<Arena> persistent_;
   std::unique_ptr<Arena> arena_;
@@ -190,8 +199,6 @@ class Session {
   std::unique_ptr<Executor> accumulate_;  // later micro-batches: parameter gradients +=
   std::unique_ptr<Executor> optimizer_;   // grad norm + AdamW, after the last micro-batch
   std::unique_ptr<Executor> evaluator_;   // forward and loss only, dropout off (evaluate)
-  uint64_t io_losses_offset_ = 0;
-  uint64_t io_norm_offset_ = 0;
   uint32_t steps_done_ = 0;
 };
 

@@ -175,11 +175,19 @@ typedef struct remat_session_params {
    * least batch x seq: one chunk), which saves most of the arena at large vocabularies and costs
    * one more head matmul in the backward; -1 = auto: the whole logits if the smallest plan with
    * them fits arena_bytes, else the largest multiple of 64 whose smallest plan fits (needs
-   * arena_bytes; planned at 256-byte alignment, as remat_plan). Results do not depend on it but
+   * arena_bytes or memory_bytes; with memory_bytes it is chosen together with the rest of the
+   * plan; planned at 256-byte alignment, as remat_plan). Results do not depend on it but
    * for rounding in the head's weight gradient; with LoRA (a frozen head) not even that. A
    * chunked session cannot sample (remat_session_sample needs whole logits). A struct that ends
    * before it (struct_size = offsetof(remat_session_params, loss_chunk)) is read as 0. */
   int32_t loss_chunk;
+  /* Since 0.3: a cap on the session's whole device memory (persistent weights, gradients, AdamW
+   * moments, the activation arena and the session's fixed buffers); 0 = no cap. The planner
+   * subtracts what the model and shape fix and plans activations into the rest ("auto" when
+   * policy is NULL; arena_bytes, if set, is checked as well). Too small is
+   * REMAT_ERROR_INVALID_ARGUMENT whose message names the smallest total that plans. A struct
+   * that ends before it (struct_size = offsetof(remat_session_params, memory_bytes)) has none. */
+  uint64_t memory_bytes;
 } remat_session_params;
 
 /* Fills *params with the defaults above (model "tiny"). */

@@ -90,7 +90,7 @@ std::vector<uint64_t> entry_counts(const std::vector<GradNormEntry>& entries) {
 }  // namespace
 
 uint32_t grad_norm_partials_floats(const DeviceQuirks& quirks, std::span<const uint64_t> counts) {
-  return grad_norm_layout(entry_counts(grad_norm_entries(quirks, counts))).total;
+  return grad_norm_partial_floats(counts, quirks.max_binding_bytes);
 }
 
 std::vector<Dispatch> grad_norm(const DeviceQuirks& quirks, std::span<const BufferSlice> grads,
@@ -110,13 +110,6 @@ std::vector<Dispatch> grad_norm(const DeviceQuirks& quirks, std::span<const Buff
   all.size = uint64_t(layout.total) * sizeof(float);
   ds.push_back(grad_norm_finalize(quirks, all, layout.total, max_norm, result));
   return ds;
-}
-
-uint32_t grad_norm_slots(uint64_t count) {
-  // At least 2048 squares per slot before another 64 slots are added, at most 1024 slots: the
-  // token embedding (38M floats) gets 1024 slots of ~37k squares, a bias 64 slots.
-  const uint64_t groups = std::clamp<uint64_t>((count + 64 * 2048 - 1) / (64 * 2048), 1, 16);
-  return static_cast<uint32_t>(groups * kSlotGroup);
 }
 
 GradNormLayout grad_norm_layout(std::span<const uint64_t> counts) {

@@ -17,7 +17,9 @@
 #include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "config_sweep.h"
 #include "model_args.h"
+#include "plot_script.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
@@ -40,6 +42,9 @@ CommandSpec spec() {
       "  --sweep    policies none, every:1, every:2, sqrt, selective, and auto at 8 arena budgets\n"
       "             from none's arena down to the minimum; writes DIR/frontier.csv,\n"
       "             DIR/frontier.json and, with python3 + matplotlib, DIR/frontier.png\n"
+      "  --sweep-configs  full fine-tuning, LoRA r8 and 16-bit configurations, each under\n"
+      "             --memory budgets from storing everything down to its minimum: one plot of\n"
+      "             whole-session memory against step time (DIR/configs.csv, .json, .png)\n"
       "  --kernels  per kernel of one step at GPT-2-small shapes (default gpt2 --layers 1\n"
       "             --batch 4 --seq 64): time, GFLOP/s, GB/s and fraction of the device's\n"
       "             measured peak (peak_fma, peak_copy); writes DIR/kernels.csv\n",
@@ -51,10 +56,15 @@ CommandSpec spec() {
       {"--sweep", "", "measure the whole memory/time frontier", ""},
       {"--kernels", "", "measure every kernel of one step against the device's peak", ""},
       {"--repeats", "R", "with --kernels: repetitions of each peak measurement", "5"},
-      {"--no-plot", "", "with --sweep: do not draw frontier.png", ""},
+      {"--no-plot", "", "with --sweep or --sweep-configs: do not draw the PNG", ""},
+      {"--sweep-configs", "",
+       "full fine-tuning, LoRA and 16-bit configurations under --memory budgets on one plot of "
+       "whole-session memory against step time (DIR/configs.csv, .json, .png)",
+       ""},
+      {"--points", "N", "with --sweep-configs: --memory budgets per configuration", "4"},
   };
-  c.flags.insert(c.flags.end(), bench.begin(), bench.end());
   for (FlagSpec& f : lora_flags()) c.flags.push_back(std::move(f));
+  c.flags.insert(c.flags.end(), bench.begin(), bench.end());
   return c;
 }
 
@@ -73,6 +83,8 @@ struct Options {
   bool sweep = false;
   bool kernels = false;
   bool plot = true;
+  bool configs = false;  // --sweep-configs
+  int points = 4;        // --points
   std::filesystem::path out;
 };
 
@@ -109,11 +121,19 @@ Options parse(std::vector<std::string> argv) {
   o.repeats = static_cast<int>(a.get_int_or_default("--repeats", 1, 1000));
   o.sweep = a.has("--sweep");
   o.kernels = a.has("--kernels");
+  o.configs = a.has("--sweep-configs");
   o.plot = !a.has("--no-plot");
-  if (o.sweep && o.kernels) throw UsageError("give --sweep or --kernels, not both");
-  if ((o.sweep || o.kernels) && (a.get("--arena") || a.get("--policy")))
-    throw UsageError(std::string(o.sweep ? "--sweep" : "--kernels") +
-                     " chooses the policies itself; drop --arena/--policy");
+  o.points = static_cast<int>(a.get_int_or_default("--points", 1, 64));
+  if (int(o.sweep) + int(o.kernels) + int(o.configs) > 1)
+    throw UsageError("give one of --sweep, --sweep-configs and --kernels");
+  const char* mode = o.sweep ? "--sweep" : o.configs ? "--sweep-configs" : "--kernels";
+  if ((o.sweep || o.kernels || o.configs) &&
+      (a.get("--arena") || a.get("--policy") || a.get("--memory")))
+    throw UsageError(std::string(mode) +
+                     " chooses the policies itself; drop --arena/--policy/--memory");
+  if (o.configs && o.lora.enabled())
+    throw UsageError("--sweep-configs sets --lora per configuration; drop --lora");
+  if (a.get("--points") && !o.configs) throw UsageError("--points goes with --sweep-configs");
   if (a.get("--repeats") && !o.kernels) throw UsageError("--repeats goes with --kernels");
   o.out = a.get_or_default("--out");
   std::error_code ec;
@@ -140,10 +160,12 @@ Point run_point(Device& device, const Options& o, const std::string& label, cons
   Point p{label, policy, budget, std::nullopt, {}, {}, ""};
   SessionConfig cfg;
   cfg.model = o.sel.model;
-  cfg.shape = o.sel.shape;
   cfg.lora = o.lora;
+  cfg.shape = o.sel.shape;
   cfg.policy = policy;
   cfg.arena_budget = budget;
+  cfg.memory_budget = o.sel.memory;
+  cfg.choose_loss_chunk = o.sel.choose_loss_chunk;
   cfg.costs = o.sel.costs ? &*o.sel.costs : nullptr;
   cfg.timestamps = true;
   try {
@@ -382,45 +404,6 @@ void print_table(const Options& o, const std::vector<Point>& pts, const Baseline
         none.none_ms, none.estimated_from.c_str());
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// samples/plot_frontier.py next to this source file, or above the executable (build/bin/remat).
-std::optional<std::filesystem::path> plot_script() {
-  std::error_code ec;
-  const std::filesystem::path here = std::filesystem::path(__FILE__).parent_path().parent_path();
-  if (std::filesystem::exists(here / "plot_frontier.py", ec)) return here / "plot_frontier.py";
-  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  for (auto d = exe.parent_path(); !ec && !d.empty() && d != d.root_path(); d = d.parent_path())
-    if (std::filesystem::exists(d / "samples" / "plot_frontier.py", ec))
-      return d / "samples" / "plot_frontier.py";
-  return std::nullopt;
-}
-
-void make_plot(const std::filesystem::path& json_path, const std::filesystem::path& png) {
-  const auto script = plot_script();
-  const std::string how = "/usr/bin/python3 samples/plot_frontier.py " + json_path.string() + " " +
-                          png.string() +
-                          " (needs python3-matplotlib: apt-get install python3-matplotlib)";
-  // Debian's matplotlib lives under /usr/bin/python3, which may not be the first python3 on PATH.
-  const std::string python =
-      std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  if (!script || std::system((python + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) != 0) {
-    std::printf("plot     skipped (python3 with matplotlib not found); make it with\n         %s\n",
-                how.c_str());
-    return;
-  }
-  const std::string cmd = python + " " + shell_quote(script->string()) + " " +
-                          shell_quote(json_path.string()) + " " + shell_quote(png.string());
-  if (std::system(cmd.c_str()) == 0)
-    std::printf("plot     %s\n", png.string().c_str());
-  else
-    std::printf("plot     failed; run %s\n", how.c_str());
-}
-
 // The largest budget of the sweep: none's arena, or what the device has left after the model
 // when that is less (a budget the device cannot hold only repeats none's error).
 uint64_t sweep_top(const Device& device, const Plan& none) {
@@ -455,8 +438,11 @@ int run_frontier(const Options& o) {
     std::fflush(stdout);
   };
   if (!o.sweep) {
-    add(o.sel.arena ? "auto@" + format_bytes(*o.sel.arena) : o.sel.policy.to_string(), o.sel.policy,
-        o.sel.arena);
+    const std::string label =
+        o.sel.arena    ? "auto@" + format_bytes(*o.sel.arena)
+        : o.sel.memory ? o.sel.policy.to_string() + "@memory " + format_bytes(*o.sel.memory)
+                       : o.sel.policy.to_string();
+    add(label, o.sel.policy, o.sel.arena);
     if (o.sel.policy.kind != Policy::Kind::none) add("none", Policy{}, std::nullopt);
   } else {
     for (const char* name : {"none", "every:1", "every:2", "sqrt", "selective"})
@@ -476,7 +462,7 @@ int run_frontier(const Options& o) {
   write_file_atomically(csv_path, csv(o, pts, none));
   write_file_atomically(json_path, json(o, *device, pts, none));
   std::printf("wrote    %s, %s\n", csv_path.string().c_str(), json_path.string().c_str());
-  if (o.sweep && o.plot) make_plot(json_path, o.out / "frontier.png");
+  if (o.sweep && o.plot) make_plot("plot_frontier.py", json_path, o.out / "frontier.png");
   return 0;
 }
 
@@ -620,6 +606,12 @@ int run_kernels(const Options& o) {
 int run_bench(const std::vector<std::string>& args) {
   if (print_help_if_requested(args, spec())) return 0;
   const Options o = parse(args);
+  if (o.configs) {
+    std::vector<std::string> rest;
+    for (const std::string& arg : args)
+      if (arg != "--sweep-configs") rest.push_back(arg);
+    return run_config_sweep(rest, spec(), {o.steps, o.warmup, o.points, o.plot, o.out});
+  }
   return o.kernels ? run_kernels(o) : run_frontier(o);
 }
 

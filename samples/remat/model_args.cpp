@@ -27,11 +27,17 @@ std::vector<FlagSpec> model_flags() {
       {"--dropout", "P", "GPT-2 dropout probability in [0, 1)", "0"},
       {"--loss-chunk", "ROWS",
        "rows of logits the LM head holds at a time: 0 keeps all B*T rows, else a multiple of "
-       "64; auto (with --arena) the whole logits if they fit, else the largest chunk that does",
+       "64; auto (with --arena or --memory, which chooses it unless given) the whole logits if "
+       "they fit, else the largest chunk that does",
        "0"},
       {"--dtype", "TYPE", "activation storage f32, f16 or bf16; 16-bit is remat plan only", "f32"},
       {"--arena", "SIZE",
        "cap on activation memory, e.g. 48MiB; the planner picks what to recompute", ""},
+      {"--memory", "SIZE",
+       "cap on the session's whole device memory (weights, gradients, AdamW moments, "
+       "activations, buffers); activations and the loss chunk are planned into what the model "
+       "leaves",
+       ""},
       {"--policy", "P", "none, every:K, sqrt or selective; --arena picks auto", "none"},
       {"--costs", "FILE.json", "measured kernel costs from remat profile, for the planner", ""},
   };
@@ -94,10 +100,12 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   if (a.get("--arena") && a.get("--policy"))
     throw UsageError("give either --arena (auto picks the policy) or --policy, not both");
   o.arena = a.get_size("--arena");
+  o.memory = a.get_size("--memory");
+  const bool budget = o.arena || (o.memory && !a.get("--policy"));
   o.policy =
-      o.arena ? Policy{Policy::Kind::automatic, 0} : Policy::parse(a.get_or_default("--policy"));
-  if (o.policy.kind == Policy::Kind::automatic && !o.arena)
-    throw UsageError("--policy auto needs a budget: use --arena SIZE instead");
+      budget ? Policy{Policy::Kind::automatic, 0} : Policy::parse(a.get_or_default("--policy"));
+  if (o.policy.kind == Policy::Kind::automatic && !o.arena && !o.memory)
+    throw UsageError("--policy auto needs a budget: use --arena SIZE or --memory SIZE instead");
   if (auto f = a.get("--costs")) {
     try {
       o.costs = CostModel::load(*f);
@@ -108,9 +116,11 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
                        "; give a cost table written by 'remat profile'");
     }
   }
-  if (auto_chunk && !o.arena)
-    throw UsageError("--loss-chunk auto needs a budget: give --arena SIZE");
-  o.loss_chunk_auto = auto_chunk;
+  // Under --memory the planner chooses the chunk (planner/memory_budget.h) unless one is given.
+  o.choose_loss_chunk = o.memory && (auto_chunk || !a.has("--loss-chunk"));
+  if (auto_chunk && !o.memory && !o.arena)
+    throw UsageError("--loss-chunk auto needs a budget: give --arena SIZE or --memory SIZE");
+  o.loss_chunk_auto = auto_chunk && !o.memory;
   return o;
 }
 

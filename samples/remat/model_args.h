@@ -16,7 +16,7 @@ namespace remat::cli {
 
 // --model --layers --dim --heads --vocab --ctx (and for the Llama family --kv-heads --ffn
 // --rope-theta --norm-eps --tied-head --qkv-bias) --batch --seq --dropout --dtype
-// --arena --policy
+// --arena --memory --policy
 // --costs, declared with their help and defaults.
 std::vector<FlagSpec> model_flags();
 // `flags` without the one named `name` (a command that does not take it).
@@ -28,6 +28,8 @@ struct ModelSelection {
   TrainShape shape;                // batch, seq, dropout; validated against the model
   Policy policy;                   // --policy, or auto when --arena is given
   std::optional<uint64_t> arena;   // --arena
+  std::optional<uint64_t> memory;  // --memory: the whole session's device bytes
+  bool choose_loss_chunk = false;  // --memory without --loss-chunk ROWS: the planner picks it
   std::optional<CostModel> costs;  // --costs
   // --loss-chunk auto, not chosen yet: shape.loss_chunk is 0 until choose_auto_loss_chunk.
   bool loss_chunk_auto = false;

@@ -13,8 +13,10 @@
 #include "commands.h"
 #include "graph/cost_model.h"
 #include "graph/model_builder.h"
+#include "memory_text.h"
 #include "model_args.h"
 #include "planner/layer_memory.h"
+#include "planner/memory_budget.h"
 #include "planner/plan.h"
 #include "runtime/hf_folder.h"
 
@@ -162,7 +164,7 @@ void string_list(JsonWriter& j, const std::vector<std::string>& v) {
 }
 
 void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
-                const std::optional<LoraSummary>& lora) {
+                const std::optional<LoraSummary>& lora, const SessionMemory& memory) {
   const Report& r = p.report;
   const ModelConfig& m = o.sel.model;
   JsonWriter j(2);
@@ -177,6 +179,8 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   j.field("policy", p.policy.to_string()).field("budget_bytes", o.sel.arena);
   j.field("arena_bytes", p.arena_bytes).field("arena_lower_bound_bytes", p.arena_lower_bound);
   j.field("persistent_bytes", p.persistent_bytes).field("alignment", p.alignment);
+  j.key("session");
+  session_memory_json(j, memory, o.sel.memory);
   j.key("persistent").begin_object().field("parameters", r.parameter_bytes);
   j.field("grads", r.grad_bytes).field("adam", r.adam_bytes).field("io", r.io_bytes).end_object();
   j.key("arena_at_peak").begin_object().field("saved_activations", r.saved_activation_bytes);
@@ -216,7 +220,7 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
-                 const std::optional<LoraSummary>& lora) {
+                 const std::optional<LoraSummary>& lora, const SessionMemory& memory) {
   const Report& r = p.report;
   std::printf("model %s: %s, batch %d, seq %d, activations %s\n", o.sel.model_name.c_str(),
               model_shape_text(o.sel.model).c_str(), o.sel.shape.batch, o.sel.shape.seq,
@@ -229,14 +233,14 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
         "plan only: remat train and bench run f32 activations (16-bit storage is not "
         "implemented yet)\n");
   std::printf("policy %s%s: arena %s (lower bound %s, layout/bound %.4f), persistent %s\n",
-              p.policy.to_string().c_str(),
-              o.sel.arena ? (" under " + format_bytes(*o.sel.arena)).c_str() : "",
+              p.policy.to_string().c_str(), budget_text(o.sel, o.sel.shape.loss_chunk).c_str(),
               format_bytes(p.arena_bytes).c_str(), format_bytes(p.arena_lower_bound).c_str(),
               p.arena_lower_bound ? double(p.arena_bytes) / double(p.arena_lower_bound) : 1.0,
               format_bytes(p.persistent_bytes).c_str());
   std::printf("  persistent: parameters %s, grads %s, AdamW m+v %s, tokens/targets/losses %s\n",
               format_bytes(r.parameter_bytes).c_str(), format_bytes(r.grad_bytes).c_str(),
               format_bytes(r.adam_bytes).c_str(), format_bytes(r.io_bytes).c_str());
+  std::printf("  %s\n", session_memory_line(memory, o.sel.memory).c_str());
   if (lora) print_lora(o, *lora);
   std::printf(
       "  arena at peak: saved activations %s, recomputed %s, gradients in flight %s, workspace "
@@ -277,19 +281,29 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
 
 int run_plan(const std::vector<std::string>& args) {
   if (print_help_if_requested(args, spec())) return 0;
-  const Options o = parse_options(args);
-  const Graph g = build_training_model(o.sel.model, o.sel.shape, o.lora);
+  Options o = parse_options(args);
   const auto start = std::chrono::steady_clock::now();
-  const Plan p = plan_graph(
-      g, {o.sel.policy, o.sel.arena, o.alignment, o.sel.costs ? &*o.sel.costs : nullptr});
+  // Without a device the binding limit is the smallest Vulkan allows (the most gradient-norm
+  // pieces), so the total is what the most limited device needs.
+  std::optional<MemoryPlan> budgeted;
+  if (o.sel.memory) {
+    budgeted = plan_memory(o.sel.model, o.sel.shape, o.lora,
+                           memory_request(o.sel, o.alignment, kSmallestBindingLimit));
+    o.sel.shape = budgeted->shape;
+  }
+  const Graph g = build_training_model(o.sel.model, o.sel.shape, o.lora);
+  const Plan p = budgeted ? std::move(budgeted->plan)
+                          : plan_graph(g, {o.sel.policy, o.sel.arena, o.alignment,
+                                           o.sel.costs ? &*o.sel.costs : nullptr});
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const SessionMemory memory = session_memory(p, o.sel.shape.loss_chunk, kSmallestBindingLimit);
   const std::vector<Row> rows = policy_table(g, o);
   const std::optional<LoraSummary> lora = lora_summary(g, o);
   if (o.json)
-    print_json(o, p, rows, ms, lora);
+    print_json(o, p, rows, ms, lora, memory);
   else
-    print_human(o, p, rows, ms, lora);
+    print_human(o, p, rows, ms, lora, memory);
   return 0;
 }
 

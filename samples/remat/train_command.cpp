@@ -18,6 +18,7 @@
 #include "base/lr_schedule.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "memory_text.h"
 #include "model_args.h"
 #include "runtime/device.h"
 #include "runtime/gpt2_weights.h"
@@ -385,6 +386,8 @@ int run_train(const std::vector<std::string>& argv) {
   cfg.shape = o.sel.shape;
   cfg.policy = o.sel.policy;
   cfg.arena_budget = o.sel.arena;
+  cfg.memory_budget = o.sel.memory;
+  cfg.choose_loss_chunk = o.sel.choose_loss_chunk && o.sample == 0;  // sampling: whole logits
   cfg.optimizer = o.opt;
   cfg.schedule = o.schedule;
   cfg.accum = o.accum;
@@ -427,7 +430,7 @@ int run_train(const std::vector<std::string>& argv) {
       "no recompute\n",
       plan.policy.to_string().c_str(), join(plan.report.checkpoints).c_str(),
       format_bytes(plan.arena_bytes).c_str(),
-      o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
+      budget_text(o.sel, session.config().shape.loss_chunk).c_str(),
       format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
   const char* unit = training.kind == "bytes" ? "byte" : "token";
   std::printf("data     %s: %s, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
