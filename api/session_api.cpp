@@ -291,6 +291,11 @@ remat_status remat_session_sample(remat_session* session, const uint32_t* prompt
     if (count > INT_MAX) invalid("count " + std::to_string(count) + " is too large");
     if (!std::isfinite(temperature) || temperature < 0)
       invalid("temperature must be finite and at least 0");
+    if (s.plan().logits == remat::kNoTensor)
+      invalid("the session computes the loss in chunks of " +
+              std::to_string(s.config().shape.loss_chunk) +
+              " rows (params->loss_chunk) and never holds a row's whole logits; sample from a "
+              "session created with loss_chunk 0");
     const auto lock = lock_device(session);
     const auto tokens = s.sample(in, static_cast<int>(count), seed, temperature);
     std::copy(tokens.begin(), tokens.end(), out);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/error_boundary.h"
+#include "planner/loss_chunk.h"
 #include "planner/policy.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/progress.h"
@@ -125,6 +126,28 @@ LoraSpec lora_of(const remat_session_params& p) {
   return l;
 }
 
+// 0: whole logits; positive: rows per chunk, as TrainShape::validate allows; -1: the chunk
+// planner/loss_chunk.h picks for the arena cap (with the session's LoRA, if any).
+int loss_chunk_of(const remat_session_params& p, const SessionConfig& c) {
+  if (p.loss_chunk == -1) {
+    if (!c.arena_budget)
+      invalid("params->loss_chunk -1 (auto) needs params->arena_bytes (the cap it chooses for)");
+    return choose_loss_chunk(c.model, c.shape, *c.arena_budget, 256, c.costs, c.lora);
+  }
+  if (p.loss_chunk < 0)
+    invalid("params->loss_chunk is " + std::to_string(p.loss_chunk) +
+            "; use 0 (whole logits), a positive multiple of " + std::to_string(kLossChunkAlign) +
+            " rows, or -1 (auto)");
+  TrainShape shape = c.shape;
+  shape.loss_chunk = p.loss_chunk;
+  try {
+    shape.validate(c.model);
+  } catch (const std::invalid_argument& e) {
+    invalid(std::string("params->loss_chunk: ") + e.what());
+  }
+  return p.loss_chunk;
+}
+
 }  // namespace
 
 void fill_default_params(remat_session_params& p) {
@@ -146,10 +169,11 @@ void fill_default_params(remat_session_params& p) {
 }
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
-// schedule, and the one that ends before the LoRA fields.
+// schedule, the one that ends before the LoRA fields, and the one that ends before loss_chunk.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
-         size == offsetof(remat_session_params, lora_rank);
+         size == offsetof(remat_session_params, lora_rank) ||
+         size == offsetof(remat_session_params, loss_chunk);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -175,9 +199,6 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   if (st.shape.dropout != 0)
     invalid("the state's run uses dropout " + std::to_string(st.shape.dropout) +
             ", which sessions of the C API do not have");
-  if (st.shape.loss_chunk != 0)
-    invalid("the state's run chunks the loss over " + std::to_string(st.shape.loss_chunk) +
-            " rows, which sessions of the C API do not do");
   const remat_session_params before = p;
   p.model = nullptr;
   p.layers = st.model.layers;
@@ -207,6 +228,7 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   p.warmup_steps = st.schedule.warmup_steps;
   p.total_steps = st.schedule.total_steps;
   p.min_lr_ratio = st.schedule.min_lr_ratio;
+  p.loss_chunk = st.shape.loss_chunk;
 }
 
 SessionConfig session_config(const remat_session_params* params) {
@@ -229,6 +251,7 @@ SessionConfig session_config(const remat_session_params* params) {
   c.schedule = schedule_of(p);
   c.seed = p.seed;
   c.lora = lora_of(p);
+  c.shape.loss_chunk = loss_chunk_of(p, c);
   c.pipeline_cache_dir = pipeline_cache_dir_of(p);
   c.progress = progress_of(p);
   return c;

@@ -619,4 +619,11 @@ std::size_t Session::dispatch_count() const {
   return n;
 }
 
+std::size_t Session::barrier_count() const {
+  std::size_t n = 0;
+  for (const Executor* e : {executor_.get(), accumulate_.get(), optimizer_.get()})
+    if (e) n += e->barrier_count();
+  return n;
+}
+
 }  // namespace remat

@@ -140,6 +140,8 @@ class Session {
   };
   std::vector<DispatchTime> dispatch_ms() const;
   std::size_t dispatch_count() const;
+  // Pipeline barriers the recorded command buffers put between dependent dispatches.
+  std::size_t barrier_count() const;
   // How the texel matmuls' tiles were chosen (classes measured now or read from the tile file),
   // and the tiling the step was recorded with.
   const MatmulTuningReport& matmul_tuning() const { return matmul_tuning_; }

@@ -177,25 +177,25 @@ struct Lowering {
       }
       case OpKind::gelu: {
         namespace g = slot::gelu;
-        return add(kernels::gelu_forward(count(in(g::x)), bin(g::x), bout(g::y)), s);
+        return add(kernels::gelu_forward(quirks, count(in(g::x)), bin(g::x), bout(g::y)), s);
       }
       case OpKind::gelu_backward: {
         namespace g = slot::gelu_backward;
-        return add(kernels::gelu_backward(count(in(g::dy)), bin(g::dy), bin(g::x), bout(g::dx),
-                                          acc(s, g::dx)),
+        return add(kernels::gelu_backward(quirks, count(in(g::dy)), bin(g::dy), bin(g::x),
+                                          bout(g::dx), acc(s, g::dx)),
                    s);
       }
       case OpKind::residual: {
         namespace r = slot::residual;
-        return add(kernels::residual_forward(count(in(r::a)), bin(r::a), bin(r::b), bout(r::y),
-                                             s.attrs.scale),
+        return add(kernels::residual_forward(quirks, count(in(r::a)), bin(r::a), bin(r::b),
+                                             bout(r::y), s.attrs.scale),
                    s);
       }
       case OpKind::residual_backward: {
         namespace r = slot::residual_backward;
         return add(
-            kernels::residual_backward(count(in(r::dy)), bin(r::dy), bout(r::da), bout(r::db),
-                                       acc(s, r::da), acc(s, r::db), s.attrs.scale),
+            kernels::residual_backward(quirks, count(in(r::dy)), bin(r::dy), bout(r::da),
+                                       bout(r::db), acc(s, r::da), acc(s, r::db), s.attrs.scale),
             s);
       }
       case OpKind::dropout: {
@@ -353,10 +353,12 @@ struct Lowering {
     namespace h = slot::head_loss_backward;
     const auto shape = head_loss_shape(s, s.inputs.at(h::x), s.inputs.at(h::weight));
     constexpr uint32_t kScaleWord = offsetof(push::AdamWHyper, loss_scale) / 4;
+    // A frozen head weight has no dweight output: the kernels then write dx only.
+    const TensorId dw = operand_or_none(s.outputs, h::dweight);
     add(kernels::head_loss_backward(quirks, shape, at_in(h::x), at_in(h::weight), at_in(h::targets),
-                                    at_out(h::dx), at_out(h::dweight), at_out(h::dlogits),
-                                    {extras.adamw_hyper, kScaleWord}, mode(s, h::dx),
-                                    mode(s, h::dweight)),
+                                    at_out(h::dx), dw == kNoTensor ? BufferSlice{} : at(dw),
+                                    at_out(h::dlogits), {extras.adamw_hyper, kScaleWord},
+                                    mode(s, h::dx), mode(s, h::dweight)),
         s);
   }
 

@@ -10,38 +10,11 @@
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer Logits { float logits[]; };
+#define LOGIT(k) logits[k]
 layout(std430, binding = 1) readonly buffer Targets { uint targets[]; };
 layout(std430, binding = 2) writeonly buffer DLogits { float dlogits[]; };
+#define STORE_DLOGIT(k, d) dlogits[k] = (d)
 layout(std430, binding = 3) readonly buffer Scales { float scales[]; };
 layout(push_constant) uniform Push { CrossEntropyParams p; };
 
-#include "cross_entropy_rows.glsl"
-
-void main() {
-  uint row = ce_row();
-  bool inrow = row < p.rows;
-  if (ROW_PER_WORKGROUP == 0 && !inrow) return;  // no barriers in this variant
-  uint target = inrow ? targets[row] : REMAT_IGNORE_TARGET;
-  bool trained = target != REMAT_IGNORE_TARGET;  // else skip the statistics, join the barriers
-  uint base = row * p.V;
-  float m = ce_row_max(base, trained);
-  float s = ce_row_sum(base, m, trained);
-  if (!inrow) return;
-  float scale = scales[p.scale_word];
-  float inv = 1.0 / s;
-  float bad = target < p.V || !trained ? 0.0 : uintBitsToFloat(0x7fc00000u);
-  // 8 per iteration in the serial variant: llvmpipe's loop limit (cross_entropy_rows.glsl).
-  uint step = ROW_PER_WORKGROUP != 0 ? 1 : 8;
-  for (uint v0 = ce_first() * step; v0 < p.V; v0 += ce_stride() * step) {
-    for (uint j = 0; j < step; ++j) {  // unrolled: step is a specialization constant
-      uint v = v0 + j;
-      if (v >= p.V) break;
-      float d = 0.0;
-      if (trained) {
-        float prob = exp(logits[base + v] - m) * inv;
-        d = scale * (prob - (v == target ? 1.0 : 0.0)) + bad;
-      }
-      dlogits[base + v] = d;
-    }
-  }
-}
+#include "cross_entropy_backward_body.glsl"

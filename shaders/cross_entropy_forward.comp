@@ -9,28 +9,9 @@
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer Logits { float logits[]; };
+#define LOGIT(k) logits[k]
 layout(std430, binding = 1) readonly buffer Targets { uint targets[]; };
 layout(std430, binding = 2) writeonly buffer Losses { float losses[]; };
 layout(push_constant) uniform Push { CrossEntropyParams p; };
 
-#include "cross_entropy_rows.glsl"
-
-void main() {
-  uint row = ce_row();
-  bool inrow = row < p.rows;
-  if (ROW_PER_WORKGROUP == 0 && !inrow) return;  // no barriers in this variant
-  uint target = inrow ? targets[row] : REMAT_IGNORE_TARGET;
-  bool trained = target != REMAT_IGNORE_TARGET;  // else skip the statistics, join the barriers
-  uint base = row * p.V;
-  float m = ce_row_max(base, trained);
-  float s = ce_row_sum(base, m, trained);
-  if (!inrow || (ROW_PER_WORKGROUP != 0 && gl_LocalInvocationID.x != 0)) return;
-  float loss = 0.0;
-  if (!trained) {
-  } else if (target < p.V) {
-    loss = log(s) + m - logits[base + target];
-  } else {
-    loss = uintBitsToFloat(0x7fc00000u);
-  }
-  losses[row] = loss;
-}
+#include "cross_entropy_forward_body.glsl"

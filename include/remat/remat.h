@@ -169,6 +169,17 @@ typedef struct remat_session_params {
   const char* lora_targets; /* comma-separated module names matched against the end of each
                              * weight's path, as PEFT's target_modules; NULL = "attn.c_attn,
                              * attn.c_proj,mlp.c_fc,mlp.c_proj" */
+
+  /* Rows of [rows, vocab] logits the LM head and loss hold at a time: 0 (default) = all
+   * batch x seq rows; a positive multiple of 64 = chunks of that many rows (or any value of at
+   * least batch x seq: one chunk), which saves most of the arena at large vocabularies and costs
+   * one more head matmul in the backward; -1 = auto: the whole logits if the smallest plan with
+   * them fits arena_bytes, else the largest multiple of 64 whose smallest plan fits (needs
+   * arena_bytes; planned at 256-byte alignment, as remat_plan). Results do not depend on it but
+   * for rounding in the head's weight gradient; with LoRA (a frozen head) not even that. A
+   * chunked session cannot sample (remat_session_sample needs whole logits). A struct that ends
+   * before it (struct_size = offsetof(remat_session_params, loss_chunk)) is read as 0. */
+  int32_t loss_chunk;
 } remat_session_params;
 
 /* Fills *params with the defaults above (model "tiny"). */
@@ -269,15 +280,18 @@ REMAT_API remat_status remat_session_steps_done(const remat_session* session, ui
  * difference; policy, arena, AdamW settings and schedule are the session's own). A damaged state
  * (bad JSON, a missing or truncated file, wrong shapes, a hash that does not match) is
  * REMAT_ERROR_INVALID_ARGUMENT and leaves the session as it was; progress phase "load".
- * params_from_state fills *params (model, shape, accum, seed, policy, arena, AdamW, schedule)
- * from a state, for creating the session that loads it; the other fields keep their values. */
+ * params_from_state fills *params (model, shape, loss chunk, accum, seed, policy, arena, AdamW,
+ * schedule) from a state, for creating the session that loads it; the other fields keep their
+ * values. */
 REMAT_API remat_status remat_session_save_state(remat_session* session, const char* dir);
 REMAT_API remat_status remat_session_load_state(remat_session* session, const char* dir);
 REMAT_API remat_status remat_session_params_from_state(remat_session_params* params,
                                                        const char* dir);
 
 /* Generates `count` tokens after `prompt` (prompt_count >= 1, each below vocab) at
- * `temperature` (0: the most likely token), deterministically for a seed, into out[0..count). */
+ * `temperature` (0: the most likely token), deterministically for a seed, into out[0..count).
+ * A session whose loss is chunked (params->loss_chunk not 0) never holds a row's whole logits:
+ * REMAT_ERROR_INVALID_ARGUMENT; sample from a session created with loss_chunk 0. */
 REMAT_API remat_status remat_session_sample(remat_session* session, const uint32_t* prompt,
                                             size_t prompt_count, uint32_t count, uint64_t seed,
                                             float temperature, uint32_t* out, size_t out_capacity);

@@ -49,6 +49,13 @@ uint32_t rows_per_group(const DeviceQuirks& q, uint32_t hs, uint32_t rows) {
   return wx;
 }
 
+// Rows per invocation. The texel kernels keep their rows in registers (attention_rows.glsl) and
+// share each key's (or query's) reads between two rows where the head is small enough that the
+// rows stay near the registers; the shared-memory kernels hold one row.
+uint32_t rows_per_invocation(const DeviceQuirks& q, uint32_t hs) {
+  return q.texel_fetch_beats_storage_loads && hs <= 64 ? 2 : 1;
+}
+
 constexpr uint32_t kKeyBlock = 8;  // keys per online-softmax rescale in the forward
 
 // llvmpipe (the CPU implementation these quirks describe) ends all loops of an invocation after
@@ -127,10 +134,11 @@ Dispatch forward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvL
   // CPU drivers read q, k, v through texel views (see attention_forward_texels.comp); same bits.
   const bool texels = quirks.texel_fetch_beats_storage_loads;
   d.kernel = texels ? KernelId::attention_forward_texels : KernelId::attention_forward;
-  d.spec = {wx, 1, 1, c.hs, kKeyBlock, unroll(c.hs)};
+  const uint32_t rows = rows_per_invocation(quirks, c.hs);
+  d.spec = {wx, 1, 1, c.hs, kKeyBlock, unroll(c.hs), rows};
   d.bindings = {{q, false}, {k, false}, {v, false}, {out, true}, {lse, true}};
   d.push = push_bytes(c.params);
-  d.groups = {div_up(s.T, wx), s.B * s.NH, 1};
+  d.groups = {div_up(s.T, wx * rows), s.B * s.NH, 1};
   return d;
 }
 
@@ -146,13 +154,14 @@ Dispatch backward(const DeviceQuirks& quirks, const AttentionShape& s, const Qkv
   // CPU drivers read the inputs through texel views (see attention_backward_texels.comp).
   const bool texels = quirks.texel_fetch_beats_storage_loads;
   d.kernel = texels ? KernelId::attention_backward_texels : KernelId::attention_backward;
-  d.spec = {wx, 1, 1, c.hs, unroll(c.hs)};
+  const uint32_t rows = rows_per_invocation(quirks, c.hs);
+  d.spec = {wx, 1, 1, c.hs, unroll(c.hs), rows};
   d.bindings = {{io.dout, false},    {io.q, false}, {io.k, false}, {io.v, false}, {io.out, false},
                 float_input(io.lse), {io.dq, true}, {io.dk, true}, {io.dv, true}};
   d.push = push_bytes(c.params);
   // z = 0: dq rows of the B*NH query heads; z = 1: dk/dv rows of the B*KV key/value heads (the
   // invocations past B*KV return at once).
-  d.groups = {div_up(s.T, wx), s.B * s.NH, 2};
+  d.groups = {div_up(s.T, wx * rows), s.B * s.NH, 2};
   return d;
 }
 

@@ -1,14 +1,17 @@
 // Dispatches for GELU, the tanh approximation GPT-2 uses.
 #pragma once
 
+#include "runtime/device_plan.h"
 #include "runtime/executor.h"
 
 namespace remat::kernels {
 
-// y[i] = gelu(x[i]) for i < count.
-Dispatch gelu_forward(uint32_t count, BufferSlice x, BufferSlice y);
-// dx[i] = (accumulate ? dx[i] : 0) + dy[i] * gelu'(x[i]).
-Dispatch gelu_backward(uint32_t count, BufferSlice dy, BufferSlice x, BufferSlice dx,
-                       bool accumulate);
+// y[i] = gelu(x[i]) for i < count. Where quirks.texel_fetch_beats_storage_loads holds and count
+// and the slices allow (vec4_texels.h), four floats per iteration through texel views; the same
+// bits either way.
+Dispatch gelu_forward(const DeviceQuirks& quirks, uint32_t count, BufferSlice x, BufferSlice y);
+// dx[i] = (accumulate ? dx[i] : 0) + dy[i] * gelu'(x[i]); variants as the forward's.
+Dispatch gelu_backward(const DeviceQuirks& quirks, uint32_t count, BufferSlice dy, BufferSlice x,
+                       BufferSlice dx, bool accumulate);
 
 }  // namespace remat::kernels

@@ -1,15 +1,20 @@
 // Dispatches for the residual connection y = a + b and its gradient routing.
 #pragma once
 
+#include "runtime/device_plan.h"
 #include "runtime/executor.h"
 
 namespace remat::kernels {
 
-// y[i] = a[i] + scale·b[i] for i < count.
-Dispatch residual_forward(uint32_t count, BufferSlice a, BufferSlice b, BufferSlice y,
-                          float scale = 1.0f);
+// y[i] = a[i] + scale·b[i] for i < count. Where quirks.texel_fetch_beats_storage_loads holds and
+// count and the slices allow (vec4_texels.h), four floats per iteration through texel views;
+// the same bits either way.
+Dispatch residual_forward(const DeviceQuirks& quirks, uint32_t count, BufferSlice a, BufferSlice b,
+                          BufferSlice y, float scale = 1.0f);
 // da[i] (=|+=) dy[i], db[i] (=|+=) scale·dy[i], each by its own flag. da and db must not overlap.
-Dispatch residual_backward(uint32_t count, BufferSlice dy, BufferSlice da, BufferSlice db,
-                           bool accumulate_a, bool accumulate_b, float scale = 1.0f);
+// Variants as the forward's.
+Dispatch residual_backward(const DeviceQuirks& quirks, uint32_t count, BufferSlice dy,
+                           BufferSlice da, BufferSlice db, bool accumulate_a, bool accumulate_b,
+                           float scale = 1.0f);
 
 }  // namespace remat::kernels

@@ -57,6 +57,7 @@ CommandSpec spec() {
       {"--no-plot", "", "with --sweep: do not draw frontier.png", ""},
   };
   c.flags.insert(c.flags.end(), bench.begin(), bench.end());
+  for (FlagSpec& f : lora_flags()) c.flags.push_back(std::move(f));
   return c;
 }
 
@@ -68,6 +69,7 @@ bool takes_value(const CommandSpec& c, const std::string& name) {
 
 struct Options {
   ModelSelection sel;
+  LoraSpec lora;  // --lora (rank 0: full fine-tuning)
   int steps = 3;
   int warmup = 1;
   int repeats = 5;
@@ -102,6 +104,8 @@ Options parse(std::vector<std::string> argv) {
   Args a(argv, c);
   Options o;
   o.sel = parse_model_selection(a);
+  o.lora = parse_lora_flags(a);
+  choose_auto_loss_chunk(o.sel, o.lora);
   require_f32_activations(o.sel);
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 1000000));
   o.warmup = static_cast<int>(a.get_int_or_default("--warmup", 0, 1000000));
@@ -140,6 +144,7 @@ Point run_point(Device& device, const Options& o, const std::string& label, cons
   SessionConfig cfg;
   cfg.model = o.sel.model;
   cfg.shape = o.sel.shape;
+  cfg.lora = o.lora;
   cfg.policy = policy;
   cfg.arena_budget = budget;
   cfg.costs = o.sel.costs ? &*o.sel.costs : nullptr;
@@ -303,6 +308,8 @@ std::string json(const Options& o, const Device& device, const std::vector<Point
       .end_object();
   j.field("batch", o.sel.shape.batch)
       .field("seq", o.sel.shape.seq)
+      .field("loss_chunk", o.sel.shape.loss_chunk)
+      .field("lora_rank", o.lora.rank)
       .field("steps", o.steps)
       .field("warmup", o.warmup)
       .field("tokens_per_step", tokens_per_step(o));
@@ -430,9 +437,13 @@ int run_frontier(const Options& o) {
   auto device = Device::open();
   std::printf("device   %s\n", device->summary().c_str());
   const ModelConfig& m = o.sel.model;
-  std::printf("model    %s: %s; batch %d x seq %d; %d warm-up + %d measured steps per point\n",
+  std::string extras;
+  if (o.sel.shape.loss_chunk > 0)
+    extras += "; loss in chunks of " + std::to_string(o.sel.shape.loss_chunk) + " rows";
+  if (o.lora.enabled()) extras += "; LoRA r " + std::to_string(o.lora.rank);
+  std::printf("model    %s: %s; batch %d x seq %d%s; %d warm-up + %d measured steps per point\n",
               o.sel.model_name.c_str(), model_shape_text(m).c_str(), o.sel.shape.batch,
-              o.sel.shape.seq, o.warmup, o.steps);
+              o.sel.shape.seq, extras.c_str(), o.warmup, o.steps);
   std::fflush(stdout);
 
   std::vector<Point> pts;
@@ -455,9 +466,9 @@ int run_frontier(const Options& o) {
       add(name, Policy::parse(name), std::nullopt);
     const uint64_t align = session_alignment(*device);
     const CostModel* costs = o.sel.costs ? &*o.sel.costs : nullptr;
-    const uint64_t lo = minimum_arena_bytes(m, o.sel.shape, align, costs);
-    for (uint64_t b : budgets(
-             sweep_top(*device, plan(m, o.sel.shape, Policy{}, std::nullopt, align, costs)), lo, 8))
+    const uint64_t lo = minimum_arena_bytes(m, o.sel.shape, align, costs, o.lora);
+    const Plan none = plan(m, o.sel.shape, Policy{}, std::nullopt, align, costs, o.lora);
+    for (uint64_t b : budgets(sweep_top(*device, none), lo, 8))
       add("auto@" + format_bytes(b), Policy{Policy::Kind::automatic, 0}, b);
   }
   const Baseline none = baseline(pts);
@@ -569,6 +580,7 @@ int run_kernels(const Options& o) {
   SessionConfig cfg;
   cfg.model = m;
   cfg.shape = o.sel.shape;
+  cfg.lora = o.lora;
   cfg.timestamps = true;
   Session session(*device, cfg);
   print_matmul_tiles(session);
@@ -606,6 +618,8 @@ int run_kernels(const Options& o) {
   std::printf("\nstep     %.1f ms wall, %.1f ms in timed dispatches, host %.1f ms (%.1f%%)\n",
               meas.median_wall_ms, meas.median_gpu_ms, meas.median_host_ms,
               100 * meas.median_host_ms / meas.median_wall_ms);
+  std::printf("recorded %zu dispatches, %zu barriers between them\n", session.dispatch_count(),
+              session.barrier_count());
   std::printf(
       "%%FMA, %%copy: rate / measured peak; %%roof: GFLOP/s / min(peak FMA, FLOP/byte x peak "
       "copy)\n");

@@ -108,12 +108,17 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
                        "; give a cost table written by 'remat profile'");
     }
   }
-  if (auto_chunk) {
-    if (!o.arena) throw UsageError("--loss-chunk auto needs a budget: give --arena SIZE");
-    o.shape.loss_chunk =
-        choose_loss_chunk(o.model, o.shape, *o.arena, 256, o.costs ? &*o.costs : nullptr);
-  }
+  if (auto_chunk && !o.arena)
+    throw UsageError("--loss-chunk auto needs a budget: give --arena SIZE");
+  o.loss_chunk_auto = auto_chunk;
   return o;
+}
+
+void choose_auto_loss_chunk(ModelSelection& sel, const LoraSpec& lora) {
+  if (!sel.loss_chunk_auto) return;
+  sel.shape.loss_chunk = choose_loss_chunk(sel.model, sel.shape, *sel.arena, 256,
+                                           sel.costs ? &*sel.costs : nullptr, lora);
+  sel.loss_chunk_auto = false;
 }
 
 std::vector<FlagSpec> lora_flags() {

@@ -55,6 +55,7 @@ Options parse_options(const std::vector<std::string>& argv) {
   }
   o.sel = parse_model_selection(a, base);
   o.lora = parse_lora_flags(a);
+  choose_auto_loss_chunk(o.sel, o.lora);
   o.alignment = static_cast<uint64_t>(a.get_int_or_default("--alignment", 1, 1 << 20));
   o.json = a.has("--json");
   return o;

@@ -55,6 +55,7 @@ Options parse(const std::vector<std::string>& argv) {
   Args a(argv, spec());
   Options o;
   o.sel = parse_model_selection(a);
+  choose_auto_loss_chunk(o.sel);
   require_f32_activations(o.sel);
   auto out = a.get("--out");
   if (!out) throw UsageError("--out COSTS.json is required (where to write the cost table)");

@@ -206,8 +206,6 @@ Options parse(const std::vector<std::string>& user_argv) {
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
   o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
   o.sample = static_cast<int>(a.get_int_or_default("--sample", 0, 100000));
-  if (o.sample > 0 && o.sel.shape.loss_chunk != 0)
-    throw UsageError("--sample reads a row's whole logits; it needs --loss-chunk 0");
   o.save_every = static_cast<int>(a.get_int("--save-every", 1, 100000000).value_or(0));
   // The CLI's declared defaults, not the library's (PyTorch's lr 1e-3, weight decay 0.01).
   o.opt.lr = a.get_double_or_default("--lr");
@@ -233,6 +231,9 @@ Options parse(const std::vector<std::string>& user_argv) {
     check_output_path(o.log_json->string(), "--log-json");
   }
   o.lora = parse_train_lora(a, o.init, o.sel.model.arch);
+  choose_auto_loss_chunk(o.sel, o.lora.spec);
+  if (o.sample > 0 && o.sel.shape.loss_chunk != 0)
+    throw UsageError("--sample reads a row's whole logits; it needs --loss-chunk 0");
   if (o.lora.spec.enabled() && o.save)
     throw UsageError(
         "--save writes the model's weights, which LoRA leaves frozen; use "

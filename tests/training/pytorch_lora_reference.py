@@ -6,9 +6,12 @@ LoRA adapters on the modules PEFT's target_modules ["c_attn", "c_proj"] name (at
 attn.c_proj and mlp.c_proj; mlp.c_fc stays frozen). This script writes the base weights and an
 adapter in PEFT's files (adapter_config.json, adapter_model.safetensors, B not zero so every
 adapter has a gradient from the first step), trains 3 AdamW steps with
-`remat train --init BASE --lora-init DIR --save-adapter OUT --merge-out MERGED` (once under the
-policy every:1 and once under an arena cap), repeats them in float64 PyTorch on the adapters alone,
-and compares losses, gradient norms, the saved adapters and the merged weights.
+`remat train --init BASE --lora-init DIR --save-adapter OUT --merge-out MERGED` (under the policy
+every:1, under an arena cap, and under every:1 with the LM head and loss in chunks of 64 rows,
+`--loss-chunk 64`: B*T = 69 rows, so a ragged chunk of 5 follows, and the tied head, frozen, gets
+no gradient), repeats them in float64 PyTorch on the adapters alone, and compares losses,
+gradient norms, the saved adapters and the merged weights. The three runs save the same adapter
+bits: chunking changes no bit of the head's dx.
 
 Usage: pytorch_lora_reference.py --remat PATH/TO/remat --workdir DIR
 Exit status 0 when every comparison passes, 1 on any mismatch or failure.
@@ -198,7 +201,9 @@ def main():
                  f"the store-everything arena {full}: the capped run would not force recompute")
     saved_by_run = []
     for label, flags in (("lora every:1", ["--policy", "every:1"]),
-                         (f"lora arena cap {cap}", ["--arena", str(cap)])):
+                         (f"lora arena cap {cap}", ["--arena", str(cap)]),
+                         ("lora every:1 loss chunk 64",
+                          ["--policy", "every:1", "--loss-chunk", "64"])):
         name = label.replace(" ", "_").replace(":", "_")
         losses, norms, saved, merged, config, summary = remat_train(
             args.remat, args.workdir, name, base_path, adapter_dir, data, flags)
@@ -209,8 +214,10 @@ def main():
                      f"{label}: adapter_config.json says {config}")
         check_merged(checks, label, merged, saved, base)
         saved_by_run.append(saved)
-    checks.check(all(torch.equal(saved_by_run[0][n], saved_by_run[1][n]) for n in ref_adapter),
-                 "the every:1 and the capped run saved different adapters")
+    for other, label in ((1, "capped"), (2, "chunked-loss")):
+        checks.check(all(torch.equal(saved_by_run[0][n], saved_by_run[other][n])
+                         for n in ref_adapter),
+                     f"the every:1 and the {label} run saved different adapters")
     print(f"PyTorch float64 losses: {', '.join(f'{l:.6f}' for l in ref_losses)}; adapter gradient "
           f"norms: {', '.join(f'{n:.6f}' for n in ref_norms)}")
     print(f"pytorch LoRA comparison: {checks.passed} passed, {checks.failed} failed")
