@@ -11,6 +11,7 @@
 #include "runtime/gpt2_weights.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/lora_weights.h"
+#include "runtime/matmul_tile_file.h"
 #include "runtime/model_weights.h"
 #include "runtime/pipeline_cache.h"
 #include "runtime/safetensors.h"
@@ -103,6 +104,7 @@ Session::Session(Device& device, const SessionConfig& config)
     check_allocation_sizes(device_, plan_, extras_, *config_.memory_budget);
   validate(scheduled(config_));
   kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
+  choose_matmul_tiles();  // before the model's buffers: the probes' memory is gone by then
   persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
                                         MemoryCategory::persistent, "persistent buffer");
   arena_ = std::make_unique<Arena>(device_, plan_.arena_bytes);
@@ -174,6 +176,16 @@ LoweringExtras Session::lowering_extras() const {
   extras.grad_clip = config_.optimizer.grad_clip;
   extras.dropout_seed = config_.seed;
   return extras;
+}
+
+void Session::choose_matmul_tiles() {
+  if (!config_.measure_matmul_tiles || !matmul_tuning_enabled_by_env()) return;
+  // The tile file lives next to the pipeline cache file, or nowhere when that one does.
+  std::optional<std::filesystem::path> file;
+  if (const auto& pipelines = kernels_->pipeline_cache().file())
+    file = matmul_tile_file(pipelines->parent_path(), matmul_tile_file_key(device_));
+  matmul_tuning_ = tune_matmul_tiles(*kernels_, lower_plan_stand_ins(plan_, quirks_), file,
+                                     quirks_.matmul_tiling);
 }
 
 void Session::record() {

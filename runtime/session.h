@@ -25,6 +25,7 @@
 #include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/kernels/optimizer.h"
+#include "runtime/matmul_tuning.h"
 #include "runtime/model_weights.h"
 #include "runtime/progress.h"
 #include "runtime/step_lowering.h"
@@ -65,6 +66,10 @@ struct SessionConfig {
   // default, means the default folder: $REMAT_CACHE_DIR, else $XDG_CACHE_HOME/remat, else
   // ~/.cache/remat. Any other path is the app's own folder. std::nullopt disables the file.
   std::optional<std::filesystem::path> pipeline_cache_dir = std::filesystem::path();
+  // Choose the texel matmuls' register tiles by timing them on this device at their first use,
+  // remembered next to the pipeline cache (runtime/matmul_tuning.h); false keeps the tiles from
+  // device facts, as REMAT_MATMUL_TUNING=off does for every session. Never changes results.
+  bool measure_matmul_tiles = true;
 };
 
 // Planned bytes next to the bytes the device ledger measured.
@@ -144,6 +149,10 @@ class Session {
   std::size_t dispatch_count() const;
   // Pipeline barriers the recorded command buffers put between dependent dispatches.
   std::size_t barrier_count() const;
+  // How the texel matmuls' tiles were chosen (classes measured now or read from the tile file),
+  // and the tiling the step was recorded with.
+  const MatmulTuningReport& matmul_tuning() const { return matmul_tuning_; }
+  const MatmulTiling& matmul_tiling() const { return quirks_.matmul_tiling; }
 
   // Generates `count` tokens after `prompt` (at least one token, each < vocab) by running the
   // plan's forward pass on row 0 and sampling the last position's softmax at `temperature`
@@ -180,6 +189,7 @@ class Session {
   void zero_optimizer_state();  // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
   void load_from(const WeightFiles& source);
+  void choose_matmul_tiles();
   void record();
   std::vector<CopyRegion> io_inputs() const;  // tokens, targets: io staging -> plan tensors
 
@@ -200,6 +210,7 @@ class Session {
   std::unique_ptr<Executor> optimizer_;   // grad norm + AdamW, after the last micro-batch
   std::unique_ptr<Executor> evaluator_;   // forward and loss only, dropout off (evaluate)
   uint32_t steps_done_ = 0;
+  MatmulTuningReport matmul_tuning_;
 };
 
 }  // namespace remat

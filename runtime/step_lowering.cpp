@@ -406,11 +406,7 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
   return std::move(l.out);
 }
 
-std::optional<OversizedBinding> oversized_binding(const Plan& plan, const DeviceQuirks& quirks) {
-  if (quirks.max_binding_bytes == 0) return std::nullopt;
-  // Lower the whole step with every tensor in a buffer of its own (stand-in handles, never used
-  // with Vulkan), then map each binding above the limit back to its tensor. The kernels' own
-  // piece logic decides what is split, so this cannot disagree with the real lowering.
+std::vector<Dispatch> lower_plan_stand_ins(const Plan& plan, const DeviceQuirks& quirks) {
   auto handle = [](uint64_t i) { return std::bit_cast<VkBuffer>(i + 1); };
   const TensorSlices fake = [&](TensorId id) {
     return BufferSlice{handle(uint64_t(id)), 0, plan.tensors.at(size_t(id)).bytes};
@@ -420,7 +416,14 @@ std::optional<OversizedBinding> oversized_binding(const Plan& plan, const Device
   extras.grad_norm_partials = {handle(plan.tensors.size() + 1), 0,
                                uint64_t(grad_norm_partials_floats(plan, quirks)) * 4};
   extras.grad_clip = 1;  // binds the norm too
-  for (const Dispatch& d : lower_plan(plan, quirks, fake, extras))
+  return lower_plan(plan, quirks, fake, extras);
+}
+
+std::optional<OversizedBinding> oversized_binding(const Plan& plan, const DeviceQuirks& quirks) {
+  if (quirks.max_binding_bytes == 0) return std::nullopt;
+  // Map each binding above the limit back to its tensor. The kernels' own piece logic decides
+  // what is split, so this cannot disagree with the real lowering.
+  for (const Dispatch& d : lower_plan_stand_ins(plan, quirks))
     for (const Binding& b : d.bindings) {
       const auto i = static_cast<std::size_t>(std::bit_cast<uint64_t>(b.slice.buffer) - 1);
       if (b.slice.size > quirks.max_binding_bytes && i < plan.tensors.size())

@@ -47,7 +47,10 @@ CommandSpec spec() {
       "             whole-session memory against step time (DIR/configs.csv, .json, .png)\n"
       "  --kernels  per kernel of one step at GPT-2-small shapes (default gpt2 --layers 1\n"
       "             --batch 4 --seq 64): time, GFLOP/s, GB/s and fraction of the device's\n"
-      "             measured peak (peak_fma, peak_copy); writes DIR/kernels.csv\n",
+      "             measured peak (peak_fma, peak_copy); writes DIR/kernels.csv\n"
+      "Matmul register tiles are timed on this device at their first use and remembered next\n"
+      "to the pipeline cache; REMAT_MATMUL_TUNING=off keeps the device's default tiles (the\n"
+      "same on every run). Tiles never change results.\n",
       model_flags()};
   const std::vector<FlagSpec> bench = {
       {"--steps", "N", "measured steps per point", "3"},
@@ -524,6 +527,26 @@ struct KernelRow {
   int count = 0;
 };
 
+// Where the texel matmuls' tiles came from, and each shape class's tile.
+void print_matmul_tiles(const Session& s) {
+  const MatmulTuningReport& r = s.matmul_tuning();
+  const MatmulTiling& t = s.matmul_tiling();
+  if (r.classes == 0) {
+    std::printf("tiles    matmul: device defaults, outer %ux%u/%u, dot %ux%u/%u (%s)\n",
+                t.outer.rows, t.outer.cols, t.outer.wx, t.dot.rows, t.dot.cols, t.dot.wx,
+                s.config().measure_matmul_tiles && matmul_tuning_enabled_by_env()
+                    ? "nothing to measure"
+                    : "REMAT_MATMUL_TUNING=off");
+    return;
+  }
+  std::printf(
+      "tiles    matmul: %zu shape classes, %zu from the tile file, %zu measured in %.0f ms\n",
+      r.classes, r.from_file, r.measured, r.measure_ms);
+  for (const auto& [c, tile] : t.chosen)
+    std::printf("         %-20s rows %2u, cols %2u%s, workgroup %u\n", matmul_class_key(c).c_str(),
+                tile.rows, tile.cols, c.kernel == TexelMatmul::outer ? " vec4" : "     ", tile.wx);
+}
+
 int run_kernels(const Options& o) {
   auto device = Device::open();
   std::printf("device   %s\n", device->summary().c_str());
@@ -546,6 +569,7 @@ int run_kernels(const Options& o) {
   cfg.lora = o.lora;
   cfg.timestamps = true;
   Session session(*device, cfg);
+  print_matmul_tiles(session);
   const Measurement meas = measure_session(session, o.warmup, o.steps);
 
   std::vector<KernelRow> rows;
