@@ -125,6 +125,20 @@ LoraSpec lora_of(const remat_session_params& p) {
   return l;
 }
 
+DType weights_dtype_of(const remat_session_params& p) {
+  switch (p.weights_dtype) {
+    case REMAT_DTYPE_F32:
+      return DType::f32;
+    case REMAT_DTYPE_F16:
+      return DType::f16;
+    case REMAT_DTYPE_BF16:
+      return DType::bf16;
+    default:
+      invalid("params->weights_dtype is " + std::to_string(p.weights_dtype) +
+              "; use REMAT_DTYPE_F32, REMAT_DTYPE_F16 or REMAT_DTYPE_BF16");
+  }
+}
+
 }  // namespace
 
 void fill_default_params(remat_session_params& p) {
@@ -146,10 +160,11 @@ void fill_default_params(remat_session_params& p) {
 }
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
-// schedule, and the one that ends before the LoRA fields.
+// schedule, and the ones that end before the LoRA fields and before weights_dtype.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
-         size == offsetof(remat_session_params, lora_rank);
+         size == offsetof(remat_session_params, lora_rank) ||
+         size == offsetof(remat_session_params, weights_dtype);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -229,6 +244,9 @@ SessionConfig session_config(const remat_session_params* params) {
   c.schedule = schedule_of(p);
   c.seed = p.seed;
   c.lora = lora_of(p);
+  c.shape.weight_dtype = weights_dtype_of(p);
+  if (c.shape.weight_dtype != DType::f32 && !c.lora.enabled())
+    invalid("params->weights_dtype applies to frozen weights: it needs params->lora_rank");
   c.pipeline_cache_dir = pipeline_cache_dir_of(p);
   c.progress = progress_of(p);
   return c;

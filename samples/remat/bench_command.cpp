@@ -17,6 +17,7 @@
 #include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "graph/weight_dtype.h"
 #include "model_args.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -54,6 +55,7 @@ CommandSpec spec() {
       {"--no-plot", "", "with --sweep: do not draw frontier.png", ""},
   };
   c.flags.insert(c.flags.end(), bench.begin(), bench.end());
+  for (FlagSpec& f : lora_flags()) c.flags.push_back(std::move(f));
   return c;
 }
 
@@ -65,6 +67,7 @@ bool takes_value(const CommandSpec& c, const std::string& name) {
 
 struct Options {
   ModelSelection sel;
+  LoraSpec lora;  // --lora: adapters on a frozen model (rank 0: full training)
   int steps = 3;
   int warmup = 1;
   int repeats = 5;
@@ -100,6 +103,12 @@ Options parse(std::vector<std::string> argv) {
   Options o;
   o.sel = parse_model_selection(a);
   require_f32_activations(o.sel);
+  o.lora = parse_lora_flags(a);
+  try {
+    check_weight_dtype(o.sel.shape.weight_dtype, o.lora.enabled());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 1000000));
   o.warmup = static_cast<int>(a.get_int_or_default("--warmup", 0, 1000000));
   o.repeats = static_cast<int>(a.get_int_or_default("--repeats", 1, 1000));
@@ -137,6 +146,7 @@ Point run_point(Device& device, const Options& o, const std::string& label, cons
   SessionConfig cfg;
   cfg.model = o.sel.model;
   cfg.shape = o.sel.shape;
+  cfg.lora = o.lora;
   cfg.policy = policy;
   cfg.arena_budget = budget;
   cfg.costs = o.sel.costs ? &*o.sel.costs : nullptr;
@@ -452,9 +462,10 @@ int run_frontier(const Options& o) {
       add(name, Policy::parse(name), std::nullopt);
     const uint64_t align = session_alignment(*device);
     const CostModel* costs = o.sel.costs ? &*o.sel.costs : nullptr;
-    const uint64_t lo = minimum_arena_bytes(m, o.sel.shape, align, costs);
+    const uint64_t lo = minimum_arena_bytes(m, o.sel.shape, align, costs, o.lora);
     for (uint64_t b : budgets(
-             sweep_top(*device, plan(m, o.sel.shape, Policy{}, std::nullopt, align, costs)), lo, 8))
+             sweep_top(*device, plan(m, o.sel.shape, Policy{}, std::nullopt, align, costs, o.lora)),
+             lo, 8))
       add("auto@" + format_bytes(b), Policy{Policy::Kind::automatic, 0}, b);
   }
   const Baseline none = baseline(pts);
@@ -546,6 +557,7 @@ int run_kernels(const Options& o) {
   SessionConfig cfg;
   cfg.model = m;
   cfg.shape = o.sel.shape;
+  cfg.lora = o.lora;
   cfg.timestamps = true;
   Session session(*device, cfg);
   const Measurement meas = measure_session(session, o.warmup, o.steps);
