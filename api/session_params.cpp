@@ -150,6 +150,20 @@ int loss_chunk_of(const remat_session_params& p, const SessionConfig& c) {
   return p.loss_chunk;
 }
 
+DType weights_dtype_of(const remat_session_params& p) {
+  switch (p.weights_dtype) {
+    case REMAT_DTYPE_F32:
+      return DType::f32;
+    case REMAT_DTYPE_F16:
+      return DType::f16;
+    case REMAT_DTYPE_BF16:
+      return DType::bf16;
+    default:
+      invalid("params->weights_dtype is " + std::to_string(p.weights_dtype) +
+              "; use REMAT_DTYPE_F32, REMAT_DTYPE_F16 or REMAT_DTYPE_BF16");
+  }
+}
+
 }  // namespace
 
 void fill_default_params(remat_session_params& p) {
@@ -172,12 +186,13 @@ void fill_default_params(remat_session_params& p) {
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
 // schedule, the one that ends before the LoRA fields, and the ones that end before loss_chunk
-// and before memory_bytes.
+// and before memory_bytes, and the one that ends before weights_dtype.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
          size == offsetof(remat_session_params, loss_chunk) ||
-         size == offsetof(remat_session_params, memory_bytes);
+         size == offsetof(remat_session_params, memory_bytes) ||
+         size == offsetof(remat_session_params, weights_dtype);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -259,6 +274,9 @@ SessionConfig session_config(const remat_session_params* params) {
   c.schedule = schedule_of(p);
   c.seed = p.seed;
   c.lora = lora_of(p);
+  c.shape.weight_dtype = weights_dtype_of(p);
+  if (c.shape.weight_dtype != DType::f32 && !c.lora.enabled())
+    invalid("params->weights_dtype applies to frozen weights: it needs params->lora_rank");
   // Under a whole-memory cap, auto is chosen together with the rest of the plan.
   if (p.loss_chunk == -1 && c.memory_budget)
     c.choose_loss_chunk = true;

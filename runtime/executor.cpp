@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "runtime/kernels/kernel_variants.h"
 #include "runtime/vulkan_error.h"
 
 namespace remat {
@@ -119,9 +120,10 @@ void Executor::validate(const Dispatch& d, const Pipeline& p) const {
 
 void Executor::validate_texels(const std::string& who, const Binding& b) const {
   const auto& info = device_.info();
-  const uint64_t texel = b.texel_format == VK_FORMAT_R32_SFLOAT ? 4 : 16;
-  if (b.texel_format != VK_FORMAT_R32_SFLOAT && b.texel_format != VK_FORMAT_R32G32B32A32_SFLOAT)
-    throw std::invalid_argument(who + ": texel views are R32_SFLOAT or R32G32B32A32_SFLOAT");
+  const uint64_t texel = kernels::texel_format_bytes(b.texel_format);
+  if (texel == 0)
+    throw std::invalid_argument(who + ": texel view format " + std::to_string(b.texel_format) +
+                                " is not one of kernels::texel_format's");
   if (b.writes)
     throw std::invalid_argument(who + " is a read-only texel view but is marked written");
   if (b.slice.size % texel != 0 || b.slice.size / texel > info.max_texel_buffer_elements)

@@ -23,7 +23,8 @@ namespace remat {
 struct Binding {
   BufferSlice slice;    // the bytes bound at this binding index
   bool writes = false;  // the kernel may write these bytes (decides barriers)
-  VkFormat texel_format = VK_FORMAT_R32G32B32A32_SFLOAT;  // texel bindings: RGBA32F or R32_SFLOAT
+  // texel bindings: one of kernels::texel_format's (RGBA32F, R32F, or 16-bit ones for f16/bf16)
+  VkFormat texel_format = VK_FORMAT_R32G32B32A32_SFLOAT;
 };
 
 // A read-only input of one float per texel where the kernel reads a texel view (the *_texels

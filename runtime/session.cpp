@@ -8,6 +8,7 @@
 
 #include "base/ignore_target.h"
 #include "optimizer_params.h"
+#include "runtime/float_storage.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/lora_weights.h"
@@ -30,14 +31,6 @@ void for_each_piece(uint64_t elements, uint64_t piece_bytes, F&& f) {
   const uint64_t per_piece = piece_bytes / sizeof(float);
   for (uint64_t first = 0; first < elements; first += per_piece)
     f(first, std::min(per_piece, elements - first));
-}
-
-std::span<float> as_floats(std::span<std::byte> bytes) {
-  return {reinterpret_cast<float*>(bytes.data()), bytes.size() / sizeof(float)};
-}
-
-std::span<const float> as_floats(std::span<const std::byte> bytes) {
-  return {reinterpret_cast<const float*>(bytes.data()), bytes.size() / sizeof(float)};
 }
 
 std::optional<std::filesystem::path> cache_file(const Device& device, const SessionConfig& c) {
@@ -102,6 +95,7 @@ Session::Session(Device& device, const SessionConfig& config)
   check_fits_device();
   if (config_.memory_budget)
     check_allocation_sizes(device_, plan_, extras_, *config_.memory_budget);
+  check_device_features();
   validate(scheduled(config_));
   kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
   choose_matmul_tiles();  // before the model's buffers: the probes' memory is gone by then
@@ -153,6 +147,18 @@ void Session::check_fits_device() const {
                               mib(plan_.persistent_bytes) + " + arena " + mib(plan_.arena_bytes) +
                               ") but " + device_.info().name + " has " + mib(device_bytes) +
                               " of device memory" + fix);
+}
+
+void Session::check_device_features() const {
+  // A 16-bit tensor (a frozen base under --weights-dtype) is read by kernels that declare
+  // StorageBuffer16BitAccess; without the feature enabled they would be invalid SPIR-V here.
+  if (device_.plan().enable_storage_buffer_16bit) return;
+  for (const PlannedTensor& p : plan_.tensors)
+    if (p.tensor.dtype == DType::f16 || p.tensor.dtype == DType::bf16)
+      throw std::invalid_argument(
+          device_.info().name + " was not opened with storageBuffer16BitAccess, which '" +
+          p.tensor.name + "' stored as " + std::string(dtype_name(p.tensor.dtype)) +
+          " needs; store the weights as f32 (--weights-dtype f32)");
 }
 
 BufferSlice Session::slice_of(TensorId id) const {
@@ -288,22 +294,22 @@ void Session::initialize_parameters(const ProgressFn& progress) {
   // The model's weights get the values they have without LoRA (the same seed, the same index).
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i]));
+    const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
     staging.upload(persistent_->slice(p.offset, p.bytes),
-                   [&](std::span<std::byte> piece, uint64_t at) {
-                     initial_values(specs[i], config_.model, config_.seed, i, at / sizeof(float),
-                                    as_floats(piece));
-                     report_progress(progress, "init", done += piece.size(), total);
-                   });
+                   fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
+                     initial_values(specs[i], config_.model, config_.seed, i, first, out);
+                     report_progress(progress, "init", done += out.size() * size, total);
+                   }));
   }
   for (std::size_t i = 0; i < plan_.adapters.size(); ++i) {
     const LoraAdapter& a = plan_.adapters[i];
     for (TensorId id : {a.a, a.b}) {
       const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
-      staging.upload(persistent_->slice(p.offset, p.bytes),
-                     [&](std::span<std::byte> piece, uint64_t at) {
-                       lora_initial_values({p.tensor.name, p.tensor.shape}, config_.seed, i,
-                                           at / sizeof(float), as_floats(piece));
-                     });
+      staging.upload(
+          persistent_->slice(p.offset, p.bytes),
+          fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
+            lora_initial_values({p.tensor.name, p.tensor.shape}, config_.seed, i, first, out);
+          }));
     }
   }
 }
@@ -314,9 +320,10 @@ std::vector<float> Session::values(TensorId id) const {
     throw std::logic_error("'" + p.tensor.name + "' is not in the persistent buffer");
   std::vector<float> v(static_cast<std::size_t>(p.tensor.elements()));
   Staging(device_).download(
-      persistent_->slice(p.offset, p.bytes), [&](std::span<const std::byte> piece, uint64_t at) {
-        std::memcpy(reinterpret_cast<std::byte*>(v.data()) + at, piece.data(), piece.size());
-      });
+      persistent_->slice(p.offset, p.bytes),
+      drain_floats(p.tensor.dtype, [&](uint64_t first, std::span<const float> x) {
+        std::copy(x.begin(), x.end(), v.begin() + std::ptrdiff_t(first));
+      }));
   return v;
 }
 
@@ -454,11 +461,12 @@ void Session::save(const std::filesystem::path& path) const {
   report_progress(config_.progress, "save", 0, total);
   for (TensorId id : model_weights()) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+    const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
     staging.download(persistent_->slice(p.offset, p.bytes),
-                     [&](std::span<const std::byte> piece, uint64_t) {
-                       writer.write(as_floats(piece));
-                       report_progress(config_.progress, "save", done += piece.size(), total);
-                     });
+                     drain_floats(p.tensor.dtype, [&](uint64_t, std::span<const float> x) {
+                       writer.write(x);
+                       report_progress(config_.progress, "save", done += x.size() * size, total);
+                     }));
   }
   writer.commit();
 }
@@ -478,27 +486,34 @@ void Session::load_from(const WeightFiles& source) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(source.origin() + ": " + e.what());
   }
-  // Progress counts parameter bytes as floats, once checked and once uploaded.
+  // Progress counts parameter bytes as stored, once checked and once uploaded.
   const uint64_t total = 2 * parameter_bytes();
   uint64_t done = 0;
   report_progress(config_.progress, "load", 0, total);
   // First pass: every value is finite and readable, before the device is touched.
   std::vector<float> scratch(Staging::kDefaultBytes / sizeof(float));
-  for (const SafetensorsEntry* t : matched)
-    for_each_piece(t->elements(), Staging::kDefaultBytes, [&](uint64_t first, uint64_t count) {
-      source.read(*t, first, std::span(scratch).first(count));
-      report_progress(config_.progress, "load", done += count * sizeof(float), total);
-    });
+  for (std::size_t i = 0; i < matched.size(); ++i) {
+    const Tensor& stored = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i])).tensor;
+    const uint64_t size = static_cast<uint64_t>(dtype_bytes(stored.dtype));
+    for_each_piece(matched[i]->elements(), Staging::kDefaultBytes,
+                   [&](uint64_t first, uint64_t count) {
+                     source.read(*matched[i], first, std::span(scratch).first(count));
+                     report_progress(config_.progress, "load", done += count * size, total);
+                   });
+  }
   // Second pass: straight into staging memory, piece by piece.
   try {
     Staging staging(device_);
     for (std::size_t i = 0; i < matched.size(); ++i) {
       const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i]));
+      const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
+      // F32, F16 and BF16 values are read as floats and rounded to the stored dtype: a file
+      // in the stored dtype itself round-trips exactly.
       staging.upload(persistent_->slice(p.offset, p.bytes),
-                     [&](std::span<std::byte> piece, uint64_t at) {
-                       source.read(*matched[i], at / sizeof(float), as_floats(piece));
-                       report_progress(config_.progress, "load", done += piece.size(), total);
-                     });
+                     fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
+                       source.read(*matched[i], first, out);
+                       report_progress(config_.progress, "load", done += out.size() * size, total);
+                     }));
     }
   } catch (...) {
     // Parameters are partly overwritten: fall back to what a fresh session holds.

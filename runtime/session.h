@@ -181,11 +181,12 @@ class Session {
  private:
   void check_fits_device() const;
   void check_fits_budget() const;           // the driver's allocation sizes against memory_budget
+  void check_device_features() const;       // 16-bit tensors need storageBuffer16BitAccess
   BufferSlice slice_of(TensorId id) const;  // where a plan tensor's bytes are
   LoweringExtras lowering_extras() const;   // the session's buffers the kernels also need
   const std::vector<TensorId>& model_weights() const;  // the model's (under LoRA: frozen) weights
   std::vector<TensorSpec> parameter_specs() const;     // of model_weights()
-  uint64_t parameter_bytes() const;                    // of model_weights(), as floats
+  uint64_t parameter_bytes() const;                    // of model_weights(), as stored
   void zero_optimizer_state();  // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
   void load_from(const WeightFiles& source);

@@ -68,6 +68,7 @@ struct Lowering {
     m.layout = s.attrs.w_layout == WeightLayout::in_out ? kernels::WeightLayout::in_out
                                                         : kernels::WeightLayout::out_in;
     m.N = m.layout == kernels::WeightLayout::in_out ? dim(w, 1) : dim(w, 0);
+    m.w_dtype = tensor(w).dtype;  // a frozen base may be stored in 16 bits
     return m;
   }
   // qkv is [B·T, 3C]; B and T come from the statistics lse[B, NH, T].
@@ -75,7 +76,8 @@ struct Lowering {
     return {dim(lse, 0), dim(lse, 2), dim(qkv, -1) / 3, static_cast<uint32_t>(s.attrs.heads)};
   }
   kernels::EmbeddingShape embedding_shape(TensorId tokens, TensorId wte, TensorId wpe) const {
-    return {dim(tokens, 0), dim(tokens, 1), dim(wte, 1), dim(wte, 0), dim(wpe, 0)};
+    return {dim(tokens, 0), dim(tokens, 1), dim(wte, 1),
+            dim(wte, 0),    dim(wpe, 0),    tensor(wte).dtype};
   }
   // x is [B, T, heads·D] (graph/llama_builder.h).
   kernels::RopeShape rope_shape(const Step& s, TensorId x) const {
@@ -101,6 +103,8 @@ struct Lowering {
       case OpKind::embedding: {
         namespace e = slot::embedding;
         const auto shape = embedding_shape(in(e::tokens), in(e::wte), in(e::wpe));
+        if (tensor(in(e::wpe)).dtype != shape.table_dtype)  // one kernel variant reads both
+          throw std::logic_error("embedding: wte and wpe are stored in different dtypes");
         return add(kernels::embedding_forward(quirks, shape, bin(e::tokens), bin(e::wte),
                                               bin(e::wpe), bout(e::x)),
                    s);
@@ -233,8 +237,9 @@ struct Lowering {
       case OpKind::token_embedding: {
         namespace e = slot::token_embedding;
         const TensorId wte = in(e::wte);
-        const kernels::EmbeddingShape shape{dim(in(e::tokens), 0), dim(in(e::tokens), 1),
-                                            dim(wte, 1), dim(wte, 0), 0};
+        const kernels::EmbeddingShape shape{
+            dim(in(e::tokens), 0), dim(in(e::tokens), 1), dim(wte, 1), dim(wte, 0), 0,
+            tensor(wte).dtype};
         // No position table: an empty wpe slice (runtime/kernels/embedding.h).
         return add(
             kernels::embedding_forward(quirks, shape, bin(e::tokens), bin(e::wte), {}, bout(e::x)),
@@ -335,8 +340,8 @@ struct Lowering {
 
   // x is [BT, C] and the weight [V, C]; the chunk comes from the attributes.
   kernels::HeadLossShape head_loss_shape(const Step& s, TensorId x, TensorId w) const {
-    return {count(x) / dim(x, -1), dim(x, -1), dim(w, 0),
-            static_cast<uint32_t>(s.attrs.chunk_rows)};
+    return {count(x) / dim(x, -1), dim(x, -1), dim(w, 0), static_cast<uint32_t>(s.attrs.chunk_rows),
+            tensor(w).dtype};
   }
 
   void head_loss(const Step& s) {

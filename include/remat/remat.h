@@ -118,6 +118,13 @@ typedef enum remat_lr_schedule {
   REMAT_LR_COSINE = 2
 } remat_lr_schedule;
 
+/* Storage types (remat_session_params.weights_dtype). */
+typedef enum remat_dtype {
+  REMAT_DTYPE_F32 = 0,
+  REMAT_DTYPE_F16 = 1,
+  REMAT_DTYPE_BF16 = 2
+} remat_dtype;
+
 typedef struct remat_session_params {
   size_t struct_size; /* sizeof(remat_session_params); set by remat_session_params_default */
 
@@ -188,6 +195,11 @@ typedef struct remat_session_params {
    * REMAT_ERROR_INVALID_ARGUMENT whose message names the smallest total that plans. A struct
    * that ends before it (struct_size = offsetof(remat_session_params, memory_bytes)) has none. */
   uint64_t memory_bytes;
+  /* Since 0.3: the storage of the frozen weights under LoRA, a remat_dtype value (default F32).
+   * F16 or BF16 halves their bytes (linear weights and embeddings; 1-D norm gains and biases stay
+   * F32) and needs lora_rank > 0 and a device with 16-bit storage buffer access. A struct that
+   * ends before it (struct_size = offsetof(remat_session_params, weights_dtype)) is read as F32. */
+  int32_t weights_dtype;
 } remat_session_params;
 
 /* Fills *params with the defaults above (model "tiny"). */

@@ -2,6 +2,7 @@
 
 #include "embedding_params.h"
 #include "runtime/kernels/binding_pieces.h"
+#include "runtime/kernels/kernel_variants.h"
 
 namespace remat::kernels {
 
@@ -10,13 +11,13 @@ namespace {
 constexpr uint32_t kForwardGroup = 256;
 constexpr uint32_t kBackwardGroup = 32;  // C channels only: small groups spread them over cores
 
-// wte's rows in pieces that each fit one binding (see binding_pieces.h).
-std::vector<Piece> vocab_pieces(const DeviceQuirks& q, uint32_t V, uint32_t C) {
-  return binding_pieces(q, V, uint64_t(C) * sizeof(float), "embedding");
+// wte's rows of `t` elements in pieces that each fit one binding (see binding_pieces.h).
+std::vector<Piece> vocab_pieces(const DeviceQuirks& q, uint32_t V, uint32_t C, DType t) {
+  return binding_pieces(q, V, uint64_t(C) * dtype_bytes(t), "embedding");
 }
 
-BufferSlice rows_of(BufferSlice table, const Piece& p, uint32_t C) {
-  return piece_of(table, p, uint64_t(C) * sizeof(float));
+BufferSlice rows_of(BufferSlice table, const Piece& p, uint32_t C, DType t) {
+  return piece_of(table, p, uint64_t(C) * dtype_bytes(t));
 }
 
 }  // namespace
@@ -27,11 +28,11 @@ std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const Embedd
   std::vector<Dispatch> out;
   const uint32_t rows = s.B * s.T;
   const bool positions = wpe.buffer != VK_NULL_HANDLE;
-  for (const Piece& piece : vocab_pieces(quirks, s.V, s.C)) {
+  for (const Piece& piece : vocab_pieces(quirks, s.V, s.C, s.table_dtype)) {
     Dispatch d;
-    d.kernel = KernelId::embedding_forward;
+    d.kernel = kernel_variant(KernelId::embedding_forward, {DType::f32, s.table_dtype});
     d.spec = {kForwardGroup};
-    const BufferSlice table = rows_of(wte, piece, s.C);
+    const BufferSlice table = rows_of(wte, piece, s.C, s.table_dtype);
     d.bindings = {{tokens, false}, {table, false}, {positions ? wpe : table, false}, {x, true}};
     d.push = push_bytes(
         push::EmbeddingParams{rows, s.T, s.C, s.V, piece.begin, piece.count, positions ? 1u : 0u});
@@ -49,7 +50,7 @@ std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const Embed
   std::vector<Dispatch> out;
   const uint32_t rows = s.B * s.T;
   const bool positions = dwpe.buffer != VK_NULL_HANDLE;
-  const auto pieces = vocab_pieces(quirks, s.V, s.C);
+  const auto pieces = vocab_pieces(quirks, s.V, s.C, DType::f32);  // gradients are f32
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     // Only the first piece's dispatch includes the dwpe invocations, and only with positions.
     const bool first = i == 0 && positions;
@@ -59,7 +60,7 @@ std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const Embed
     // Without positions dx stands in for dwpe: bound read-only, never touched.
     d.bindings = {{tokens, false},
                   {dx, false},
-                  {rows_of(dwte, pieces[i], s.C), true},
+                  {rows_of(dwte, pieces[i], s.C, DType::f32), true},
                   {positions ? dwpe : dx, first}};
     d.push = push_bytes(push::EmbeddingBackwardParams{rows, s.T, s.C, s.ctx, pieces[i].begin,
                                                       pieces[i].count, accumulate_wte ? 1u : 0u,

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "graph/tensor.h"
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
 
@@ -12,6 +13,8 @@ struct EmbeddingShape {
   uint32_t B = 0, T = 0, C = 0;
   uint32_t V = 0;    // rows of wte
   uint32_t ctx = 0;  // rows of wpe (>= T)
+  // The tables' storage (forward only; a frozen base may be f16 or bf16): wte and wpe alike.
+  DType table_dtype = DType::f32;
 };
 
 // x[BT,C] from tokens[BT] (u32). When wte is larger than quirks.max_binding_bytes (GPT-2's is

@@ -27,6 +27,7 @@ MatmulShape chunk_matmul(const HeadLossShape& s, uint32_t i) {
   m.N = s.V;
   m.K = s.C;
   m.layout = WeightLayout::out_in;
+  m.w_dtype = s.w_dtype;
   return m;
 }
 

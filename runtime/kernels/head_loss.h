@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "graph/tensor.h"
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
 #include "runtime/kernels/cross_entropy.h"
@@ -13,10 +14,11 @@
 namespace remat::kernels {
 
 struct HeadLossShape {
-  uint32_t rows = 0;        // BT
-  uint32_t C = 0;           // x's width
-  uint32_t V = 0;           // vocabulary (the weight is [V, C])
-  uint32_t chunk_rows = 0;  // rows per chunk; chunk starts must keep bindings aligned
+  uint32_t rows = 0;           // BT
+  uint32_t C = 0;              // x's width
+  uint32_t V = 0;              // vocabulary (the weight is [V, C])
+  uint32_t chunk_rows = 0;     // rows per chunk; chunk starts must keep bindings aligned
+  DType w_dtype = DType::f32;  // the weight's storage (a frozen head may be f16 or bf16)
   uint32_t chunks() const { return (rows + chunk_rows - 1) / chunk_rows; }
 };
 

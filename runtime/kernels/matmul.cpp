@@ -2,6 +2,7 @@
 
 #include "push_constants.h"
 #include "runtime/kernels/binding_pieces.h"
+#include "runtime/kernels/kernel_variants.h"
 #include "runtime/kernels/matmul_texels.h"
 
 namespace remat::kernels {
@@ -23,7 +24,7 @@ Dispatch matmul_forward(const DeviceQuirks& quirks, const MatmulShape& s, Buffer
     // CPU drivers: four contiguous columns per vec4 load (see matmul_forward_vec4.comp).
     // 8 rows x 8 columns per invocation measured fastest on llvmpipe at 256^3 and 1024^3.
     const uint32_t tm = 8, tn4 = 2, wx = 8;
-    d.kernel = KernelId::matmul_forward_vec4;
+    d.kernel = kernel_variant(KernelId::matmul_forward_vec4, {DType::f32, s.w_dtype});
     d.spec = {wx, 1, 1, tm, tn4};
     d.groups = {div_up(s.N / 4, wx * tn4), div_up(s.M, tm), 1};
     return d;
@@ -34,7 +35,7 @@ Dispatch matmul_forward(const DeviceQuirks& quirks, const MatmulShape& s, Buffer
   const uint32_t tm = quirks.barriers_are_expensive ? 8 : 4;
   const uint32_t tn = quirks.barriers_are_expensive ? 4 : 2;
   const uint32_t wx = quirks.barriers_are_expensive ? 8 : 64;
-  d.kernel = KernelId::matmul_forward;
+  d.kernel = kernel_variant(KernelId::matmul_forward, {DType::f32, s.w_dtype});
   d.spec = {wx, 1, 1, tm, tn};
   d.groups = {div_up(s.N, wx * tn), div_up(s.M, tm), 1};
   return d;
@@ -45,7 +46,7 @@ std::vector<Piece> weight_pieces(const DeviceQuirks& quirks, const MatmulShape& 
   // It stays whole, and a too-large one is refused where bindings are checked (Session,
   // Executor) rather than here.
   if (s.layout == WeightLayout::in_out) return {{0, s.N}};
-  return binding_pieces(quirks, s.N, uint64_t(s.K) * sizeof(float), "matmul");
+  return binding_pieces(quirks, s.N, s.w_row_bytes(), "matmul");
 }
 
 MatmulShape piece_shape(const MatmulShape& whole, const Piece& p) {
@@ -63,8 +64,8 @@ std::vector<Dispatch> matmul_forward_pieces(const DeviceQuirks& quirks, const Ma
   if (pieces.size() == 1) return {matmul_forward(quirks, s, inp, w, bias, out)};
   std::vector<Dispatch> ds;
   for (const Piece& p : pieces)
-    ds.push_back(matmul_forward(quirks, piece_shape(s, p), inp,
-                                piece_of(w, p, uint64_t(s.K) * sizeof(float)), bias, out));
+    ds.push_back(
+        matmul_forward(quirks, piece_shape(s, p), inp, piece_of(w, p, s.w_row_bytes()), bias, out));
   return ds;
 }
 

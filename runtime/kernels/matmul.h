@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "graph/tensor.h"
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
 #include "runtime/kernels/binding_pieces.h"
@@ -19,7 +20,11 @@ struct MatmulShape {
   // Set for one piece of a weight bound in pieces; W and dW are always the piece's own.
   uint32_t ld = 0;
   uint32_t n_offset = 0;
+  // W's storage (kernel_variants.h): a frozen base may be f16 or bf16; x, out and dout are f32.
+  DType w_dtype = DType::f32;
   uint32_t row_stride() const { return ld ? ld : N; }
+  // Bytes of one row of an (out, in) weight [N,K]: the unit its binding pieces are cut in.
+  uint64_t w_row_bytes() const { return uint64_t(K) * dtype_bytes(w_dtype); }
 };
 
 // out[M,N] = inp[M,K] · W + bias. `bias` may be {} (no bias); a dummy binding is then made

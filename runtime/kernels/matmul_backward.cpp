@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "matmul_backward_params.h"
+#include "runtime/kernels/kernel_variants.h"
 #include "runtime/kernels/matmul_texels.h"
 
 namespace remat::kernels {
@@ -45,7 +46,9 @@ Dispatch backward_input(const DeviceQuirks& quirks, const MatmulShape& s, Buffer
   // CPU drivers: four n per load where the rows of W are contiguous in n (same bits as below).
   const bool vec4 =
       quirks.barriers_are_expensive && s.layout == WeightLayout::in_out && dout_aligned4(s);
-  d.kernel = vec4 ? KernelId::matmul_backward_input_vec4 : KernelId::matmul_backward_input;
+  d.kernel =
+      kernel_variant(vec4 ? KernelId::matmul_backward_input_vec4 : KernelId::matmul_backward_input,
+                     {DType::f32, s.w_dtype});
   d.spec = {t.wx, 1, 1, t.rows, t.cols};
   d.bindings = {{dout, false}, {w, false}, {dinp, true}};
   d.push = push_bytes(params(s, accumulate));
@@ -69,13 +72,16 @@ std::vector<Dispatch> matmul_backward_input_pieces(const DeviceQuirks& quirks, c
   std::vector<Dispatch> ds;
   for (std::size_t i = 0; i < pieces.size(); ++i)
     ds.push_back(backward_input(quirks, piece_shape(s, pieces[i]), dout,
-                                piece_of(w, pieces[i], uint64_t(s.K) * sizeof(float)), dinp,
+                                piece_of(w, pieces[i], s.w_row_bytes()), dinp,
                                 i == 0 ? static_cast<uint32_t>(mode) : kContinue));
   return ds;
 }
 
 Dispatch matmul_backward_weight(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,
                                 BufferSlice inp, BufferSlice dw, GradWrite mode) {
+  if (s.w_dtype != DType::f32)  // only frozen weights are stored in 16 bits, and they get no dW
+    throw std::logic_error("matmul_backward_weight: a weight's gradient is f32, not " +
+                           std::string(dtype_name(s.w_dtype)));
   if (auto texels =
           matmul_backward_weight_texels(quirks, s, dout, inp, dw, static_cast<uint32_t>(mode)))
     return *texels;

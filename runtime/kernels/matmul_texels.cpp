@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "matmul_texels_params.h"
+#include "runtime/kernels/kernel_variants.h"
 
 namespace remat::kernels {
 
@@ -22,9 +23,9 @@ bool div4(uint64_t v) {
   return v % 4 == 0;
 }
 
-// A texel view of a whole operand: RGBA32F when read four floats at a time, else R32F.
-Binding texels(BufferSlice s, bool vec4) {
-  return {s, false, vec4 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT};
+// A texel view of a whole operand of dtype `t`, four elements per texel or one.
+Binding texels(BufferSlice s, bool vec4, DType t = DType::f32) {
+  return {s, false, texel_format(t, vec4)};
 }
 
 // The operand an outer-product dispatch reads as X: its element strides and offset.
@@ -56,19 +57,25 @@ MatmulTile tile_for(const MatmulTiling& tiling, TexelMatmul kernel, uint32_t mod
   return kernel == TexelMatmul::outer ? fallback.outer : fallback.dot;
 }
 
+// Y's bytes and storage type: a weight may be stored in 16 bits (kernel_variants.h).
+struct YOperand {
+  BufferSlice slice;
+  DType dtype = DType::f32;
+};
+
 // C(I,J) (+)= X(I,R) · Y[R,J] with Y and C vec4 along j (the caller checks J, Y's and C's strides).
 Dispatch outer(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, const XOperand& x,
-               BufferSlice y, uint32_t y_stride, BufferSlice bias, BufferSlice c, uint32_t c_offset,
+               YOperand y, uint32_t y_stride, BufferSlice bias, BufferSlice c, uint32_t c_offset,
                uint32_t ldc, uint32_t accumulate) {
   const XMode mode = x_mode(x, I, R);
   const auto m = static_cast<uint32_t>(mode);
   const MatmulTile t = tile_for(tiling, TexelMatmul::outer, m, I, J, R);
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   Dispatch d;
-  d.kernel = KernelId::matmul_outer_texels;
+  d.kernel = kernel_variant(KernelId::matmul_outer_texels, {DType::f32, y.dtype});
   d.spec = {t.wx, 1, 1, t.rows, t.cols, m};
   d.bindings = {texels(x.slice, mode != XMode::scalar),
-                texels(y, true),
+                texels(y.slice, true, y.dtype),
                 {has_bias ? bias : c, false},
                 {c, true}};
   d.push = push_bytes(push::MatmulTexelsParams{I, J, R, x.offset, x.si, x.sr, y_stride, c_offset,
@@ -79,14 +86,15 @@ Dispatch outer(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, c
 
 // C(I,J) (+)= X[I,R] · Y[J,R]^T, both vec4 along r (the caller checks R and the strides).
 Dispatch dot(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, BufferSlice x,
-             uint32_t x_offset, uint32_t x_si, BufferSlice y, uint32_t y_stride, BufferSlice bias,
+             uint32_t x_offset, uint32_t x_si, YOperand y, uint32_t y_stride, BufferSlice bias,
              BufferSlice c, uint32_t c_offset, uint32_t ldc, uint32_t accumulate) {
   const MatmulTile t = tile_for(tiling, TexelMatmul::dot, 0, I, J, R);
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   Dispatch d;
-  d.kernel = KernelId::matmul_dot_texels;
+  d.kernel = kernel_variant(KernelId::matmul_dot_texels, {DType::f32, y.dtype});
   d.spec = {t.wx, 1, 1, t.rows, t.cols};
-  d.bindings = {texels(x, true), texels(y, true), {has_bias ? bias : c, false}, {c, true}};
+  d.bindings = {
+      texels(x, true), texels(y.slice, true, y.dtype), {has_bias ? bias : c, false}, {c, true}};
   d.push = push_bytes(push::MatmulTexelsParams{I, J, R, x_offset, x_si, 1, y_stride, c_offset, ldc,
                                                accumulate, has_bias ? 1u : 0u});
   d.groups = {div_up(J, t.wx * t.cols), div_up(I, t.rows), 1};
@@ -114,14 +122,14 @@ std::optional<Dispatch> matmul_forward_texels(const DeviceQuirks& quirks, const 
       [&]() -> std::optional<Dispatch> {
         // out(m,n) = sum_k inp[m,k] W[k,n]: Y = W, vec4 along n.
         if (!div4(s.N) || !div4(ld) || !div4(s.n_offset)) return {};
-        return outer(quirks.matmul_tiling, s.M, s.N, s.K, {inp, 0, s.K, 1}, w, s.N, bias, out,
-                     s.n_offset, ld, 0);
+        return outer(quirks.matmul_tiling, s.M, s.N, s.K, {inp, 0, s.K, 1}, {w, s.w_dtype}, s.N,
+                     bias, out, s.n_offset, ld, 0);
       },
       [&]() -> std::optional<Dispatch> {
         // out(m,n) = sum_k inp[m,k] W[n,k]: both contiguous in k.
         if (!div4(s.K)) return {};
-        return dot(quirks.matmul_tiling, s.M, s.N, s.K, inp, 0, s.K, w, s.K, bias, out, s.n_offset,
-                   ld, 0);
+        return dot(quirks.matmul_tiling, s.M, s.N, s.K, inp, 0, s.K, {w, s.w_dtype}, s.K, bias, out,
+                   s.n_offset, ld, 0);
       });
 }
 
@@ -135,14 +143,14 @@ std::optional<Dispatch> matmul_backward_input_texels(const DeviceQuirks& quirks,
       [&]() -> std::optional<Dispatch> {
         // dinp(m,k) = sum_n dout[m,n] W[k,n]: both contiguous in n.
         if (!div4(s.N) || !div4(ld) || !div4(s.n_offset)) return {};
-        return dot(quirks.matmul_tiling, s.M, s.K, s.N, dout, s.n_offset, ld, w, s.N, {}, dinp, 0,
-                   s.K, accumulate);
+        return dot(quirks.matmul_tiling, s.M, s.K, s.N, dout, s.n_offset, ld, {w, s.w_dtype}, s.N,
+                   {}, dinp, 0, s.K, accumulate);
       },
       [&]() -> std::optional<Dispatch> {
         // dinp(m,k) = sum_n dout[m,n] W[n,k]: Y = W, vec4 along k.
         if (!div4(s.K)) return {};
-        return outer(quirks.matmul_tiling, s.M, s.K, s.N, {dout, s.n_offset, ld, 1}, w, s.K, {},
-                     dinp, 0, s.K, accumulate);
+        return outer(quirks.matmul_tiling, s.M, s.K, s.N, {dout, s.n_offset, ld, 1}, {w, s.w_dtype},
+                     s.K, {}, dinp, 0, s.K, accumulate);
       });
 }
 
@@ -156,13 +164,13 @@ std::optional<Dispatch> matmul_backward_weight_texels(const DeviceQuirks& quirks
       [&]() -> std::optional<Dispatch> {
         // dW(k,n) = sum_m inp[m,k] dout[m,n]: X = inp read along k, Y = dout, vec4 along n.
         if (!div4(s.N) || ld != s.N || s.n_offset != 0) return {};
-        return outer(quirks.matmul_tiling, s.K, s.N, s.M, {inp, 0, 1, s.K}, dout, s.N, {}, dw, 0,
+        return outer(quirks.matmul_tiling, s.K, s.N, s.M, {inp, 0, 1, s.K}, {dout}, s.N, {}, dw, 0,
                      s.N, accumulate);
       },
       [&]() -> std::optional<Dispatch> {
         // dW(n,k) = sum_m dout[m,n] inp[m,k]: X = dout read along n, Y = inp, vec4 along k.
         if (!div4(s.K)) return {};
-        return outer(quirks.matmul_tiling, s.N, s.K, s.M, {dout, s.n_offset, 1, ld}, inp, s.K, {},
+        return outer(quirks.matmul_tiling, s.N, s.K, s.M, {dout, s.n_offset, 1, ld}, {inp}, s.K, {},
                      dw, 0, s.K, accumulate);
       });
 }
@@ -205,11 +213,11 @@ Dispatch matmul_probe_dispatch(const MatmulProbe& p, const MatmulTile& t, Buffer
                                BufferSlice y, BufferSlice c) {
   const MatmulTiling only{t, t, {}};
   if (p.cls.kernel == TexelMatmul::dot)
-    return dot(only, p.I, p.J, p.R, x, 0, p.R, y, p.R, {}, c, 0, p.J, 0);
+    return dot(only, p.I, p.J, p.R, x, 0, p.R, {y}, p.R, {}, c, 0, p.J, 0);
   // X as the mode reads it: r-contiguous rows R floats apart, or i-contiguous columns.
   const bool along_r = p.cls.x_mode == 0 || p.cls.x_mode == 2 || p.cls.x_mode == 3;
   const XOperand xo = along_r ? XOperand{x, 0, p.R, 1} : XOperand{x, 0, 1, p.I};
-  Dispatch d = outer(only, p.I, p.J, p.R, xo, y, p.J, {}, c, 0, p.J, 0);
+  Dispatch d = outer(only, p.I, p.J, p.R, xo, {y}, p.J, {}, c, 0, p.J, 0);
   if (d.spec.at(5) != p.cls.x_mode)
     throw std::logic_error("matmul_probe: the probe's strides select X_MODE " +
                            std::to_string(d.spec[5]) + ", not " + std::to_string(p.cls.x_mode));

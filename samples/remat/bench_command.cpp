@@ -18,6 +18,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "config_sweep.h"
+#include "graph/weight_dtype.h"
 #include "model_args.h"
 #include "plot_script.h"
 #include "runtime/buffer.h"
@@ -119,6 +120,11 @@ Options parse(std::vector<std::string> argv) {
   o.lora = parse_lora_flags(a);
   choose_auto_loss_chunk(o.sel, o.lora);
   require_f32_activations(o.sel);
+  try {
+    check_weight_dtype(o.sel.shape.weight_dtype, o.lora.enabled());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 1000000));
   o.warmup = static_cast<int>(a.get_int_or_default("--warmup", 0, 1000000));
   o.repeats = static_cast<int>(a.get_int_or_default("--repeats", 1, 1000));

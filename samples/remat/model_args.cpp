@@ -1,5 +1,6 @@
 #include "model_args.h"
 
+#include "graph/weight_dtype.h"
 #include "planner/loss_chunk.h"
 
 namespace remat::cli {
@@ -31,6 +32,10 @@ std::vector<FlagSpec> model_flags() {
        "they fit, else the largest chunk that does",
        "0"},
       {"--dtype", "TYPE", "activation storage f32, f16 or bf16; 16-bit is remat plan only", "f32"},
+      {"--weights-dtype", "TYPE",
+       "storage of the frozen weights under --lora: f32, f16 or bf16 (1-D gains and biases stay "
+       "f32)",
+       "f32"},
       {"--arena", "SIZE",
        "cap on activation memory, e.g. 48MiB; the planner picks what to recompute", ""},
       {"--memory", "SIZE",
@@ -93,6 +98,11 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   o.shape.seq = static_cast<int>(a.get_int("--seq", 1, big).value_or(o.model.ctx));
   o.shape.dropout = static_cast<float>(a.get_double_or_default("--dropout"));
   o.shape.activation_dtype = parse_activation_dtype(a.get_or_default("--dtype"));
+  try {
+    o.shape.weight_dtype = parse_weight_dtype(a.get_or_default("--weights-dtype"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--weights-dtype: ") + e.what());
+  }
   const bool auto_chunk = a.get("--loss-chunk") == "auto";
   if (!auto_chunk)
     o.shape.loss_chunk = static_cast<int>(a.get_int_or_default("--loss-chunk", 0, big));

@@ -15,7 +15,7 @@
 namespace remat::cli {
 
 // --model --layers --dim --heads --vocab --ctx (and for the Llama family --kv-heads --ffn
-// --rope-theta --norm-eps --tied-head --qkv-bias) --batch --seq --dropout --dtype
+// --rope-theta --norm-eps --tied-head --qkv-bias) --batch --seq --dropout --dtype --weights-dtype
 // --arena --memory --policy
 // --costs, declared with their help and defaults.
 std::vector<FlagSpec> model_flags();

@@ -103,6 +103,7 @@ std::vector<Row> policy_table(const Graph& g, const Options& o) {
 struct LoraSummary {
   uint64_t trained_elements = 0;       // adapters' parameters
   uint64_t model_elements = 0;         // the frozen model's
+  uint64_t model_bytes = 0;            // ... as stored (--weights-dtype)
   uint64_t full_persistent_bytes = 0;  // full fine-tuning's persistent buffer
   LayerActivationBytes layer;          // a middle transformer block under LoRA
   LayerActivationBytes full_layer;     // the same block under full fine-tuning
@@ -112,8 +113,13 @@ std::optional<LoraSummary> lora_summary(const Graph& g, const Options& o) {
   if (!o.lora.enabled()) return std::nullopt;
   LoraSummary s;
   for (TensorId t : g.parameters) s.trained_elements += uint64_t(g.tensor(t).elements());
-  for (TensorId t : g.frozen) s.model_elements += uint64_t(g.tensor(t).elements());
-  const Graph full = build_training_model(o.sel.model, o.sel.shape);
+  for (TensorId t : g.frozen) {
+    s.model_elements += uint64_t(g.tensor(t).elements());
+    s.model_bytes += g.tensor(t).bytes();
+  }
+  TrainShape full_shape = o.sel.shape;
+  full_shape.weight_dtype = DType::f32;  // full fine-tuning trains (so stores) every weight in f32
+  const Graph full = build_training_model(o.sel.model, full_shape);
   const int mid = static_cast<int>(g.blocks.size()) / 2;
   s.layer = layer_activation_bytes(g, mid, o.alignment);
   s.full_layer = layer_activation_bytes(full, mid, o.alignment);
@@ -126,9 +132,13 @@ void print_lora(const Options& o, const LoraSummary& s) {
   std::string targets;
   for (const auto& t : lora_targets(o.lora, o.sel.model.arch))
     targets += (targets.empty() ? "" : ",") + t;
-  std::printf("lora r %d, alpha %g (scale %g), targets %s: %.3fM trained of %.2fM frozen\n",
-              o.lora.rank, o.lora.effective_alpha(), double(o.lora.scale()), targets.c_str(),
-              double(s.trained_elements) / 1e6, double(s.model_elements) / 1e6);
+  std::printf(
+      "lora r %d, alpha %g (scale %g), targets %s: %.3fM trained of %.2fM frozen (%s, 2-D "
+      "weights %s)\n",
+      o.lora.rank, o.lora.effective_alpha(), double(o.lora.scale()), targets.c_str(),
+      double(s.trained_elements) / 1e6, double(s.model_elements) / 1e6,
+      format_bytes(s.model_bytes).c_str(),
+      std::string(dtype_name(o.sel.shape.weight_dtype)).c_str());
   std::printf("  persistent %s with full fine-tuning\n",
               format_bytes(s.full_persistent_bytes).c_str());
   std::printf(
@@ -201,6 +211,8 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
     string_list(j, lora_targets(o.lora, o.sel.model.arch));
     j.field("trained_parameters", lora->trained_elements);
     j.field("frozen_parameters", lora->model_elements);
+    j.field("frozen_bytes", lora->model_bytes);
+    j.field("weights_dtype", dtype_name(o.sel.shape.weight_dtype));
     j.field("full_finetune_persistent_bytes", lora->full_persistent_bytes);
     j.field("layer_saved_bytes", lora->layer.saved);
     j.field("layer_frozen_weight_input_bytes", lora->layer.frozen_weight_inputs);

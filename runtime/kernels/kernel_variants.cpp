@@ -1,0 +1,84 @@
+#include "runtime/kernels/kernel_variants.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace remat::kernels {
+
+namespace {
+
+constexpr DType f32 = DType::f32, f16 = DType::f16, bf16 = DType::bf16;
+
+struct Variant {
+  KernelId base;
+  OperandTypes types;
+  KernelId kernel;
+};
+
+// A frozen base stored in 16 bits (TrainShape::weight_dtype): the kernels that read a weight.
+// The texel matmuls read f16 through an RGBA16F view, which widens it: no other kernel.
+constexpr Variant kVariants[] = {
+    {KernelId::matmul_forward, {f32, f16, f32}, KernelId::matmul_forward_wf16},
+    {KernelId::matmul_forward, {f32, bf16, f32}, KernelId::matmul_forward_wbf16},
+    {KernelId::matmul_forward_vec4, {f32, f16, f32}, KernelId::matmul_forward_vec4_wf16},
+    {KernelId::matmul_forward_vec4, {f32, bf16, f32}, KernelId::matmul_forward_vec4_wbf16},
+    {KernelId::matmul_backward_input, {f32, f16, f32}, KernelId::matmul_backward_input_wf16},
+    {KernelId::matmul_backward_input, {f32, bf16, f32}, KernelId::matmul_backward_input_wbf16},
+    {KernelId::matmul_backward_input_vec4,
+     {f32, f16, f32},
+     KernelId::matmul_backward_input_vec4_wf16},
+    {KernelId::matmul_backward_input_vec4,
+     {f32, bf16, f32},
+     KernelId::matmul_backward_input_vec4_wbf16},
+    {KernelId::matmul_outer_texels, {f32, f16, f32}, KernelId::matmul_outer_texels},
+    {KernelId::matmul_outer_texels, {f32, bf16, f32}, KernelId::matmul_outer_texels_ybf16},
+    {KernelId::matmul_dot_texels, {f32, f16, f32}, KernelId::matmul_dot_texels},
+    {KernelId::matmul_dot_texels, {f32, bf16, f32}, KernelId::matmul_dot_texels_ybf16},
+    {KernelId::embedding_forward, {f32, f16, f32}, KernelId::embedding_forward_wf16},
+    {KernelId::embedding_forward, {f32, bf16, f32}, KernelId::embedding_forward_wbf16},
+};
+
+}  // namespace
+
+KernelId kernel_variant(KernelId base, OperandTypes types) {
+  if (types == OperandTypes{}) return base;
+  for (const Variant& v : kVariants)
+    if (v.base == base && v.types == types) return v.kernel;
+  throw std::invalid_argument(std::string(kernel_name(base)) + " has no variant for operands " +
+                              std::string(dtype_name(types.a)) + ", " +
+                              std::string(dtype_name(types.b)) + " -> " +
+                              std::string(dtype_name(types.c)));
+}
+
+VkFormat texel_format(DType t, bool vec4) {
+  switch (t) {
+    case DType::f32:
+      return vec4 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT;
+    case DType::f16:
+      return vec4 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R16_SFLOAT;
+    case DType::bf16:
+      return vec4 ? VK_FORMAT_R16G16B16A16_UINT : VK_FORMAT_R16_UINT;
+    case DType::u32:
+      break;
+  }
+  throw std::invalid_argument("no texel view format for " + std::string(dtype_name(t)));
+}
+
+uint32_t texel_format_bytes(VkFormat f) {
+  switch (f) {
+    case VK_FORMAT_R32G32B32A32_SFLOAT:
+      return 16;
+    case VK_FORMAT_R16G16B16A16_SFLOAT:
+    case VK_FORMAT_R16G16B16A16_UINT:
+      return 8;
+    case VK_FORMAT_R32_SFLOAT:
+      return 4;
+    case VK_FORMAT_R16_SFLOAT:
+    case VK_FORMAT_R16_UINT:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace remat::kernels

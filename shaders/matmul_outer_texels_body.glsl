@@ -1,0 +1,133 @@
+// Included by matmul_outer_texels*.comp, which choose the storage of X and Y
+// (texel_operands.glsl: A_FETCH, B_FETCH) and of the result C (operand_storage.glsl's C_*).
+#include "matmul_texels_params.h"
+#include "operand_storage.glsl"
+#include "texel_operands.glsl"
+
+// C[I,J] (+)= X(I,R) * Y[R,J] as a sum of outer products, for CPU drivers (DeviceQuirks::
+// texel_fetch_beats_storage_loads). X and Y are read through texel views: on llvmpipe a texel
+// fetch is a branch-free gather while a storage-buffer load is a per-lane loop, and each
+// invocation's TI x 4*TJ4 register tile gets 4*TI*TJ4 FMAs per fetched Y texel. The reduction
+// over r is one fma chain in ascending r per output, the order of matmul_forward.comp and
+// matmul_backward_*.comp, so every variant gives the same bits.
+//
+// X_MODE 0: X is r-contiguous (x_sr = 1), a vec4 view, read four r at a time (R, x_si and
+//           x_offset multiples of 4).
+// X_MODE 1: X is i-contiguous (x_si = 1), a vec4 view, read four rows at a time (TI, I, x_sr
+//           and x_offset multiples of 4).
+// X_MODE 2: X has any strides, an R32F view, read one element at a time.
+// X_MODE 3: as 0 with any x_si, x_offset and R (a row of the tied head's dlogits, V = 50257
+//           floats apart): each row's four r are two vec4 texels shifted by (its start % 4).
+// X_MODE 4: as 1 with any x_sr and x_offset: TI/4 + 1 vec4 texels per r, shifted alike.
+// The shifted modes read whole vec4 texels of a view that may end mid-row, so their fetches
+// are clamped to the view (the clamped texel only ever fills unused lanes of the shift).
+// Y is a vec4 view with y_stride and J multiples of 4; C is stored as vec4 (ldc and c_offset
+// multiples of 4).
+layout(local_size_x_id = 0) in;
+layout(constant_id = 3) const uint TI = 8;   // rows of the tile (ids 0-2 are the workgroup size)
+layout(constant_id = 4) const uint TJ4 = 2;  // vec4 columns of the tile
+layout(constant_id = 5) const uint X_MODE = 0;
+
+layout(std430, binding = 2) readonly buffer Bias { vec4 bias4[]; };
+layout(std430, binding = 3) buffer C { C_T4 c4[]; };
+layout(push_constant) uniform Push { MatmulTexelsParams p; };
+
+const uint MAX_T = 16;
+
+// Elements s..s+3 of the eight floats lo, hi (s < 4): a vec4 that starts s floats into lo.
+vec4 shifted(vec4 lo, vec4 hi, uint s) {
+  if (s == 0) return lo;
+  if (s == 1) return vec4(lo.yzw, hi.x);
+  if (s == 2) return vec4(lo.zw, hi.xy);
+  return vec4(lo.w, hi.xyz);
+}
+
+void main() {
+  const uint J4 = p.J / 4;
+  const uint i0 = gl_WorkGroupID.y * TI;
+  const uint j0 = gl_GlobalInvocationID.x * TJ4;
+  if (i0 >= p.I || j0 >= J4) return;
+
+  // Clamped indices keep edge tiles in bounds; their extra results are never stored.
+  uint rows[MAX_T];
+  uint cols[MAX_T];
+  [[unroll]] for (uint i = 0; i < TI; ++i) rows[i] = min(i0 + i, p.I - 1);
+  [[unroll]] for (uint j = 0; j < TJ4; ++j) cols[j] = min(j0 + j, J4 - 1) * 4;
+  vec4 acc[MAX_T][MAX_T];
+  [[unroll]] for (uint i = 0; i < TI; ++i)
+    [[unroll]] for (uint j = 0; j < TJ4; ++j)
+      acc[i][j] = p.accumulate == 2 ? C_LOAD4(c4[(p.c_offset + rows[i] * p.ldc + cols[j]) / 4]) : vec4(0.0);
+
+  const int last = textureSize(X) - 1;  // the view's last texel (shifted modes)
+  if (X_MODE == 0 || X_MODE == 3) {
+    // Each row's first texel and shift (mode 3; mode 0 has shift 0).
+    uint start[MAX_T];
+    uint shift[MAX_T];
+    [[unroll]] for (uint i = 0; i < TI; ++i) {
+      start[i] = (p.x_offset + rows[i] * p.x_si) / 4;
+      shift[i] = (p.x_offset + rows[i] * p.x_si) % 4;
+    }
+    // R/4 iterations: llvmpipe stops an invocation's loops after 65535 iterations in total.
+    for (uint r = 0; r < p.R; r += 4) {
+      vec4 a[MAX_T];
+      [[unroll]] for (uint i = 0; i < TI; ++i) {
+        const int t = int(start[i] + r / 4);
+        a[i] = A_FETCH(t);
+        if (X_MODE == 3) a[i] = shifted(a[i], A_FETCH(min(t + 1, last)), shift[i]);
+      }
+      [[unroll]] for (uint u = 0; u < 4; ++u) {
+        if (X_MODE == 3 && r + u >= p.R) break;  // mode 0 has R % 4 == 0
+        vec4 b[MAX_T];
+        [[unroll]] for (uint j = 0; j < TJ4; ++j) b[j] = B_FETCH(int(((r + u) * p.y_stride + cols[j]) / 4));
+        [[unroll]] for (uint i = 0; i < TI; ++i)
+          [[unroll]] for (uint j = 0; j < TJ4; ++j) acc[i][j] = fma(vec4(a[i][u]), b[j], acc[i][j]);
+      }
+    }
+  } else {
+    // Four r per iteration for the same loop limit; the tail is guarded.
+    for (uint r0 = 0; r0 < p.R; r0 += 4) {
+      [[unroll]] for (uint u = 0; u < 4; ++u) {
+        const uint r = r0 + u;
+        if (r < p.R) {
+          float a[MAX_T];
+          if (X_MODE == 1) {
+            [[unroll]] for (uint i = 0; i < TI; i += 4) {
+              const vec4 v = A_FETCH(int((p.x_offset + r * p.x_sr + min(i0 + i, p.I - 4)) / 4));
+              a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+            }
+          } else if (X_MODE == 4) {
+            // Rows past I read whatever follows (clamped to the view); they are never stored.
+            const uint base = p.x_offset + r * p.x_sr + i0;
+            const int t = int(base / 4);
+            vec4 lo = A_FETCH(min(t, last));
+            [[unroll]] for (uint i = 0; i < TI; i += 4) {
+              const vec4 hi = A_FETCH(min(t + int(i / 4) + 1, last));
+              const vec4 v = shifted(lo, hi, base % 4);
+              a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+              lo = hi;
+            }
+          } else {
+            [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = A_FETCH(int(p.x_offset + rows[i] * p.x_si + r * p.x_sr)).x;
+          }
+          vec4 b[MAX_T];
+          [[unroll]] for (uint j = 0; j < TJ4; ++j) b[j] = B_FETCH(int((r * p.y_stride + cols[j]) / 4));
+          [[unroll]] for (uint i = 0; i < TI; ++i)
+            [[unroll]] for (uint j = 0; j < TJ4; ++j) acc[i][j] = fma(vec4(a[i]), b[j], acc[i][j]);
+        }
+      }
+    }
+  }
+
+  [[unroll]] for (uint i = 0; i < TI; ++i) {
+    const uint row = i0 + i;
+    if (row >= p.I) break;
+    [[unroll]] for (uint j = 0; j < TJ4; ++j) {
+      const uint col4 = j0 + j;
+      if (col4 >= J4) break;
+      vec4 v = acc[i][j];
+      if (p.has_bias != 0) v += bias4[p.c_offset / 4 + col4];
+      const uint o = (p.c_offset + row * p.ldc) / 4 + col4;
+      c4[o] = C_STORE4(p.accumulate == 1 ? C_LOAD4(c4[o]) + v : v);
+    }
+  }
+}
