@@ -17,14 +17,19 @@ uint64_t aligned_sum(const Plan& p, const std::vector<TensorId>& ids) {
   return sum;
 }
 
+// "f32", or "bf16" when the 2-D weights are 16-bit and the 1-D gains and biases stay f32
+// (graph/weight_dtype.h); "mixed" for any other combination.
 std::string frozen_dtype(const Plan& p) {
   std::string name;
   for (TensorId t : p.frozen) {
-    const std::string d(dtype_name(p.tensors.at(size_t(t)).tensor.dtype));
+    const Tensor& tensor = p.tensors.at(size_t(t)).tensor;
+    if (tensor.shape.size() < 2 && tensor.dtype == DType::f32) continue;
+    const std::string d(dtype_name(tensor.dtype));
     if (!name.empty() && name != d) return "mixed";
     name = d;
   }
-  return name;
+  if (name.empty() && !p.frozen.empty()) return "f32";
+  return name == "f32" ? name : name + ", 1-D f32";
 }
 
 // The smallest arena of `g` under the request's policy, and a plan with the same persistent
@@ -44,6 +49,8 @@ std::string remedies(const SessionMemory& m, const LoraSpec& lora, const TrainSh
                      bool chunk_chosen) {
   std::vector<std::string> ways;
   if (!lora.enabled()) ways.push_back("--lora R (train adapters on a frozen model)");
+  if (lora.enabled() && m.frozen_dtype == "f32")
+    ways.push_back("--weights-dtype bf16 (the frozen weights in 16 bits)");
   if (m.loss_chunk == 0 && !chunk_chosen && shape.batch * shape.seq > kLossChunkAlign)
     ways.push_back("--loss-chunk auto (no whole [B*T, vocab] logits)");
   ways.push_back("a smaller --batch or --seq (fewer activations)");

@@ -31,7 +31,7 @@ struct MemoryRequest {
 // A session's device bytes by part; the parts sum to total().
 struct SessionMemory {
   uint64_t frozen_bytes = 0;     // frozen weights (LoRA's base model), at their dtype
-  std::string frozen_dtype;      // "f32", "bf16", ... ("mixed" when they differ; "" when none)
+  std::string frozen_dtype;      // "f32", "bf16, 1-D f32" (16-bit matrices), "mixed"; "" when none
   uint64_t trainable_bytes = 0;  // trained parameters + gradients + AdamW m and v
   uint64_t io_bytes = 0;         // tokens, targets, losses
   uint64_t arena_bytes = 0;      // the activation arena

@@ -102,6 +102,21 @@ TEST_CASE("memory budget: the parts sum to the persistent buffer, arena and extr
   // io staging holds tokens and targets (u32) in, losses (f32) and the two-float norm out.
   CHECK(parts.extras.io_staging == 3 * uint64_t(s.batch * s.seq) * 4 + 8);
   CHECK(parts.extras.adamw_hyper == 44);
+
+  // A bf16 base: the matrices at 2 bytes, the 1-D gains and biases still f32, and the too-small
+  // message no longer suggests --weights-dtype while the f32 one does.
+  TrainShape half = s;
+  half.weight_dtype = DType::bf16;
+  const Plan hp = plan(m, half, Policy{}, std::nullopt, 256, nullptr, lora);
+  const SessionMemory hparts = session_memory(hp, 0, kSmallestBindingLimit);
+  CHECK(hparts.frozen_dtype == "bf16, 1-D f32");
+  CHECK(hparts.frozen_bytes < parts.frozen_bytes);
+  CHECK(hparts.frozen_bytes > parts.frozen_bytes / 2);
+  MemoryRequest tiny_budget;
+  tiny_budget.memory_budget = 1;
+  CHECK_THROWS_WITH(plan_memory(m, s, lora, tiny_budget), Catch::Contains("--weights-dtype bf16"));
+  CHECK_THROWS_WITH(plan_memory(m, half, lora, tiny_budget),
+                    !Catch::Contains("--weights-dtype") && Catch::Contains("(bf16, 1-D f32)"));
 }
 
 TEST_CASE("memory budget: a fixed policy's total is checked, and an arena cap beside it") {
