@@ -177,7 +177,7 @@ typedef struct remat_session_params {
                              * weight's path, as PEFT's target_modules; NULL = "attn.c_attn,
                              * attn.c_proj,mlp.c_fc,mlp.c_proj" */
 
-  /* Rows of [rows, vocab] logits the LM head and loss hold at a time: 0 (default) = all
+  /* Since 0.4: rows of [rows, vocab] logits the LM head and loss hold at a time: 0 (default) = all
    * batch x seq rows; a positive multiple of 64 = chunks of that many rows (or any value of at
    * least batch x seq: one chunk), which saves most of the arena at large vocabularies and costs
    * one more head matmul in the backward; -1 = auto: the whole logits if the smallest plan with
@@ -188,14 +188,14 @@ typedef struct remat_session_params {
    * chunked session cannot sample (remat_session_sample needs whole logits). A struct that ends
    * before it (struct_size = offsetof(remat_session_params, loss_chunk)) is read as 0. */
   int32_t loss_chunk;
-  /* Since 0.3: a cap on the session's whole device memory (persistent weights, gradients, AdamW
+  /* Since 0.4: a cap on the session's whole device memory (persistent weights, gradients, AdamW
    * moments, the activation arena and the session's fixed buffers); 0 = no cap. The planner
    * subtracts what the model and shape fix and plans activations into the rest ("auto" when
    * policy is NULL; arena_bytes, if set, is checked as well). Too small is
    * REMAT_ERROR_INVALID_ARGUMENT whose message names the smallest total that plans. A struct
    * that ends before it (struct_size = offsetof(remat_session_params, memory_bytes)) has none. */
   uint64_t memory_bytes;
-  /* Since 0.3: the storage of the frozen weights under LoRA, a remat_dtype value (default F32).
+  /* Since 0.4: the storage of the frozen weights under LoRA, a remat_dtype value (default F32).
    * F16 or BF16 halves their bytes (linear weights and embeddings; 1-D norm gains and biases stay
    * F32) and needs lora_rank > 0 and a device with 16-bit storage buffer access. A struct that
    * ends before it (struct_size = offsetof(remat_session_params, weights_dtype)) is read as F32. */
