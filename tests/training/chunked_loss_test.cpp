@@ -41,15 +41,7 @@ SessionConfig gpt_config(int loss_chunk) {
 SessionConfig llama_config(int loss_chunk, bool tied) {
   SessionConfig c = gpt_config(loss_chunk);
   ModelConfig& m = c.model;
-  m = ModelConfig::preset("llama-tiny");
-  m.layers = 2;
-  m.dim = 48;
-  m.heads = 6;
-  m.kv_heads = 2;
-  m.ffn = 80;
-  m.vocab = 300;
-  m.ctx = 32;
-  m.tied_head = tied;
+  m = test::odd_llama(2, tied);
   c.pipeline_cache_dir = std::nullopt;
   return c;
 }

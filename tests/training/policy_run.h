@@ -25,6 +25,21 @@ struct PolicyRun {
   uint64_t arena = 0;              // the plan's arena bytes
 };
 
+// A Llama-family model of odd sizes (no tile multiple): C48, 6 query heads of 8 sharing 2
+// key/value heads, MLP 80, vocabulary 300, ctx 32.
+inline ModelConfig odd_llama(int layers, bool tied_head) {
+  ModelConfig m = ModelConfig::preset("llama-tiny");
+  m.layers = layers;
+  m.dim = 48;
+  m.heads = 6;
+  m.kv_heads = 2;
+  m.ffn = 80;
+  m.vocab = 300;
+  m.ctx = 32;
+  m.tied_head = tied_head;
+  return m;
+}
+
 // Three AdamW steps on seeded random tokens and targets.
 inline PolicyRun train_under(SessionConfig c, const std::string& policy,
                              std::optional<uint64_t> arena) {

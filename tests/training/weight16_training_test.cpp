@@ -14,6 +14,7 @@
 #include "tests/support/random_fill.h"
 #include "tests/support/temp_folder.h"
 #include "tests/support/test_device.h"
+#include "tests/training/policy_run.h"
 
 using namespace remat;
 
@@ -41,15 +42,7 @@ SessionConfig gpt2_config(DType weights) {
 SessionConfig llama_config(DType weights) {
   SessionConfig c = gpt2_config(weights);
   ModelConfig& m = c.model;
-  m = ModelConfig::preset("llama-tiny");
-  m.layers = 3;
-  m.dim = 48;
-  m.heads = 6;
-  m.kv_heads = 2;
-  m.ffn = 80;
-  m.vocab = 300;
-  m.ctx = 32;
-  m.tied_head = false;
+  m = test::odd_llama(3, false);
   return c;
 }
 
