@@ -14,6 +14,7 @@
 #include "api/reports.h"
 #include "api/session_params.h"
 #include "base/ignore_target.h"
+#include "planner/memory_budget.h"
 #include "planner/plan.h"
 #include "runtime/hf_folder.h"
 #include "runtime/lora_weights.h"
@@ -125,8 +126,14 @@ remat_status remat_plan(const remat_session_params* params, remat_plan_report* r
   return guarded([&] {
     remat::capi::require_struct(report, "report");
     const remat::SessionConfig c = remat::capi::session_config(params);
+    // Without a device: alignment 256 and the smallest binding limit Vulkan allows.
     const remat::Plan plan =
-        remat::plan(c.model, c.shape, c.policy, c.arena_budget, 256, c.costs, c.lora);
+        c.memory_budget
+            ? remat::plan_memory(c.model, c.shape, c.lora,
+                                 {*c.memory_budget, c.policy, c.arena_budget, c.choose_loss_chunk,
+                                  256, remat::kSmallestBindingLimit, c.costs})
+                  .plan
+            : remat::plan(c.model, c.shape, c.policy, c.arena_budget, 256, c.costs, c.lora);
     remat::capi::fill_plan_report(plan, c.model, *report);
   });
 }
@@ -291,6 +298,11 @@ remat_status remat_session_sample(remat_session* session, const uint32_t* prompt
     if (count > INT_MAX) invalid("count " + std::to_string(count) + " is too large");
     if (!std::isfinite(temperature) || temperature < 0)
       invalid("temperature must be finite and at least 0");
+    if (s.plan().logits == remat::kNoTensor)
+      invalid("the session computes the loss in chunks of " +
+              std::to_string(s.config().shape.loss_chunk) +
+              " rows (params->loss_chunk) and never holds a row's whole logits; sample from a "
+              "session created with loss_chunk 0");
     const auto lock = lock_device(session);
     const auto tokens = s.sample(in, static_cast<int>(count), seed, temperature);
     std::copy(tokens.begin(), tokens.end(), out);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/error_boundary.h"
+#include "planner/loss_chunk.h"
 #include "planner/policy.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/progress.h"
@@ -125,6 +126,49 @@ LoraSpec lora_of(const remat_session_params& p) {
   return l;
 }
 
+// 0: whole logits; positive: rows per chunk, as TrainShape::validate allows; -1: the chunk
+// planner/loss_chunk.h picks for the arena cap (with the session's LoRA, if any).
+int loss_chunk_of(const remat_session_params& p, const SessionConfig& c) {
+  if (p.loss_chunk == -1) {
+    if (!c.arena_budget)
+      invalid(
+          "params->loss_chunk -1 (auto) needs params->arena_bytes or params->memory_bytes (the "
+          "cap it chooses for)");
+    return choose_loss_chunk(c.model, c.shape, *c.arena_budget, 256, c.costs, c.lora);
+  }
+  if (p.loss_chunk < 0)
+    invalid("params->loss_chunk is " + std::to_string(p.loss_chunk) +
+            "; use 0 (whole logits), a positive multiple of " + std::to_string(kLossChunkAlign) +
+            " rows, or -1 (auto)");
+  TrainShape shape = c.shape;
+  shape.loss_chunk = p.loss_chunk;
+  try {
+    shape.validate(c.model);
+  } catch (const std::invalid_argument& e) {
+    invalid(std::string("params->loss_chunk: ") + e.what());
+  }
+  return p.loss_chunk;
+}
+
+// A remat_dtype field (weights_dtype, act_dtype) as the storage type it names.
+DType dtype_of(int32_t value, const char* field) {
+  switch (value) {
+    case REMAT_DTYPE_F32:
+      return DType::f32;
+    case REMAT_DTYPE_F16:
+      return DType::f16;
+    case REMAT_DTYPE_BF16:
+      return DType::bf16;
+    default:
+      invalid(std::string("params->") + field + " is " + std::to_string(value) +
+              "; use REMAT_DTYPE_F32, REMAT_DTYPE_F16 or REMAT_DTYPE_BF16");
+  }
+}
+
+int32_t remat_dtype_of(DType t) {
+  return t == DType::f16 ? REMAT_DTYPE_F16 : t == DType::bf16 ? REMAT_DTYPE_BF16 : REMAT_DTYPE_F32;
+}
+
 }  // namespace
 
 void fill_default_params(remat_session_params& p) {
@@ -146,10 +190,14 @@ void fill_default_params(remat_session_params& p) {
 }
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
-// schedule, the one that ends before the LoRA fields and the one before act_dtype.
+// schedule, the one that ends before the LoRA fields, the ones that end before loss_chunk and
+// before memory_bytes, and the ones that end before weights_dtype and before act_dtype.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
+         size == offsetof(remat_session_params, loss_chunk) ||
+         size == offsetof(remat_session_params, memory_bytes) ||
+         size == offsetof(remat_session_params, weights_dtype) ||
          size == offsetof(remat_session_params, act_dtype);
 }
 
@@ -176,9 +224,6 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   if (st.shape.dropout != 0)
     invalid("the state's run uses dropout " + std::to_string(st.shape.dropout) +
             ", which sessions of the C API do not have");
-  if (st.shape.loss_chunk != 0)
-    invalid("the state's run chunks the loss over " + std::to_string(st.shape.loss_chunk) +
-            " rows, which sessions of the C API do not do");
   const remat_session_params before = p;
   p.model = nullptr;
   p.layers = st.model.layers;
@@ -208,9 +253,8 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   p.warmup_steps = st.schedule.warmup_steps;
   p.total_steps = st.schedule.total_steps;
   p.min_lr_ratio = st.schedule.min_lr_ratio;
-  p.act_dtype = st.shape.activation_dtype == DType::f16    ? "f16"
-                : st.shape.activation_dtype == DType::bf16 ? "bf16"
-                                                           : nullptr;
+  p.loss_chunk = st.shape.loss_chunk;
+  p.act_dtype = remat_dtype_of(st.shape.activation_dtype);
 }
 
 SessionConfig session_config(const remat_session_params* params) {
@@ -222,24 +266,30 @@ SessionConfig session_config(const remat_session_params* params) {
             ", " + std::to_string(p.seq) + ", " + std::to_string(p.accum) + ")");
   c.shape.batch = p.batch;
   c.shape.seq = p.seq;
-  if (p.act_dtype) {
-    try {
-      c.shape.activation_dtype = parse_activation_dtype(p.act_dtype);
-    } catch (const std::invalid_argument& e) {
-      invalid(std::string("params->act_dtype: ") + e.what());
-    }
-  }
+  c.shape.activation_dtype = dtype_of(p.act_dtype, "act_dtype");
   c.shape.validate(c.model);
   c.accum = p.accum;
   if (p.arena_bytes != 0) c.arena_budget = p.arena_bytes;
+  if (p.memory_bytes != 0) c.memory_budget = p.memory_bytes;
+  const bool budget = c.arena_budget || c.memory_budget;
   c.policy = p.policy ? Policy::parse(p.policy)
-                      : Policy{c.arena_budget ? Policy::Kind::automatic : Policy::Kind::none, 0};
-  if (c.policy.kind == Policy::Kind::automatic && !c.arena_budget)
-    invalid("policy 'auto' needs params->arena_bytes (the arena cap it plans for)");
+                      : Policy{budget ? Policy::Kind::automatic : Policy::Kind::none, 0};
+  if (c.policy.kind == Policy::Kind::automatic && !budget)
+    invalid(
+        "policy 'auto' needs params->arena_bytes or params->memory_bytes (the cap it plans "
+        "for)");
   c.optimizer = optimizer_of(p);
   c.schedule = schedule_of(p);
   c.seed = p.seed;
   c.lora = lora_of(p);
+  c.shape.weight_dtype = dtype_of(p.weights_dtype, "weights_dtype");
+  if (c.shape.weight_dtype != DType::f32 && !c.lora.enabled())
+    invalid("params->weights_dtype applies to frozen weights: it needs params->lora_rank");
+  // Under a whole-memory cap, auto is chosen together with the rest of the plan.
+  if (p.loss_chunk == -1 && c.memory_budget)
+    c.choose_loss_chunk = true;
+  else
+    c.shape.loss_chunk = loss_chunk_of(p, c);
   c.pipeline_cache_dir = pipeline_cache_dir_of(p);
   c.progress = progress_of(p);
   return c;

@@ -15,15 +15,17 @@ namespace remat::capi {
 
 void fill_default_params(remat_session_params& params);
 
-// `params` as this library's struct: remat 0.2's shorter struct (no schedule) and the one before
-// the LoRA fields are read up to their size and the rest defaulted; any other size is refused.
+// `params` as this library's struct: remat 0.2's shorter struct (no schedule), the one before
+// the LoRA fields and the one before loss_chunk are read up to their size and the rest defaulted;
+// any other size is refused.
 remat_session_params read_params(const remat_session_params* params);
 // The same check for calls that write the model fields only (present in both sizes).
 void require_params(const remat_session_params* params);
 
 // Fills the fields of `params` that a training state determines (model, batch, seq, accum, seed,
-// arena, AdamW, schedule; policy NULL: auto under the state's arena, else none), refusing a
-// state the struct cannot describe (dropout, a model that is no preset with overrides).
+// arena, AdamW, schedule, loss chunk; policy NULL: auto under the state's arena, else none),
+// refusing a state the struct cannot describe (dropout, a model that is no preset with
+// overrides).
 void set_from_state(remat_session_params& params, const TrainingState& state);
 
 // Checks `params` (NULL, struct_size, every field) and returns the configuration it describes.

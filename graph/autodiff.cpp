@@ -1,5 +1,6 @@
 #include "graph/autodiff.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -57,11 +58,11 @@ class Differentiator {
   using Named = std::initializer_list<std::pair<std::string_view, TensorId>>;
 
   // Appends backward op `kind` of forward op `fwd`. `grads_of` names each output by the forward
-  // tensor whose gradient it writes (kNoTensor leaves an optional output out).
-  // `frozen`: the forward's weights are frozen (its backward writes dx only). `complete` false: the
-  // outputs after `grads_of` (workspaces) are appended by the caller.
+  // tensor whose gradient it writes (kNoTensor leaves an optional output out); `workspaces` names
+  // the outputs that are scratch tensors of the op itself. `frozen`: the forward's weights are
+  // frozen (its backward writes dx only).
   void emit(OpKind kind, const Op& fwd, int fwd_index, Named inputs, Named grads_of,
-            bool frozen = false, bool complete = true) {
+            bool frozen = false, Named workspaces = {}) {
     Op o;
     o.kind = kind;
     o.inputs = named_operands(kind, false, inputs);
@@ -69,19 +70,17 @@ class Differentiator {
     o.attrs.frozen = frozen;
     o.block = fwd.block;
     o.forward_op = fwd_index;
-    std::vector<TensorId> grads;
-    if (complete) {
-      grads = named_operands(kind, true, grads_of);
-    } else {
-      for (const auto& named : grads_of) grads.push_back(named.second);
-    }
-    for (TensorId t : grads) {
-      TensorId d = grad(t, fwd.block);
+    std::vector<std::pair<std::string_view, TensorId>> named(grads_of);
+    named.insert(named.end(), workspaces.begin(), workspaces.end());
+    for (TensorId t : named_operands(kind, true, named)) {
+      const bool scratch = std::any_of(workspaces.begin(), workspaces.end(),
+                                       [&](const auto& w) { return w.second == t; });
+      const TensorId d = scratch ? t : grad(t, fwd.block);
       o.outputs.push_back(d);
       o.attrs.accumulate.push_back(written_.count(d) ? 1 : 0);
-      written_.insert(d);
+      if (!scratch) written_.insert(d);
     }
-    if (complete) estimate_op_work(g_, o);
+    estimate_op_work(g_, o);
     const int idx = g_.add_op(std::move(o));
     g_.blocks[static_cast<size_t>(g_.ops[static_cast<size_t>(idx)].block)].backward_ops.push_back(
         idx);
@@ -214,26 +213,20 @@ class Differentiator {
   }
 
   // The loss is the root: no upstream gradient. The backward recomputes each chunk's logits into
-  // a workspace of its own (the forward's is dead by then), so nothing of [B·T, V] is kept.
+  // a workspace of its own (the forward's is dead by then), so nothing of [B·T, V] is kept. A
+  // frozen head weight (LoRA freezes the tied embedding, or an untied lm_head) gets no dweight;
+  // x is still read, since dx needs the recomputed logits.
   void head_loss(const Op& f, int index) {
     namespace h = slot::head_loss;
-    // The chunked backward always writes dW; a frozen head (LoRA freezes the tied embedding)
-    // would need a dx-only variant, which does not exist yet.
-    if (weights_frozen(f.inputs.at(h::weight), kNoTensor))
-      throw std::invalid_argument(
-          "chunked loss (--loss-chunk) with a frozen head weight (LoRA) is not supported yet; use "
-          "--loss-chunk 0");
-    const Tensor& chunk = g_.tensor(f.outputs.at(h::logits));
+    const TensorId x = f.inputs.at(h::x), weight = f.inputs.at(h::weight);
+    const bool frozen = weights_frozen(weight, kNoTensor);
+    const Tensor chunk = g_.tensor(f.outputs.at(h::logits));
+    grad(x, f.block);  // dx's tensor is created before the workspace, as the ids always were
+    const TensorId dlogits = g_.add_tensor("head.dlogits_chunk", chunk.shape, chunk.dtype,
+                                           Role::workspace, f.block, false);
     emit(OpKind::head_loss_backward, f, index,
-         {{"x", f.inputs.at(h::x)},
-          {"weight", f.inputs.at(h::weight)},
-          {"targets", f.inputs.at(h::targets)}},
-         {{"dx", f.inputs.at(h::x)}, {"dweight", f.inputs.at(h::weight)}}, false, false);
-    Op& b = g_.ops.back();
-    b.outputs.push_back(g_.add_tensor("head.dlogits_chunk", chunk.shape, chunk.dtype,
-                                      Role::workspace, f.block, false));
-    b.attrs.accumulate.push_back(0);
-    estimate_op_work(g_, b);
+         {{"x", x}, {"weight", weight}, {"targets", f.inputs.at(h::targets)}},
+         {{"dx", x}, {"dweight", frozen ? kNoTensor : weight}}, frozen, {{"dlogits", dlogits}});
   }
 
   void add_optimizer() {

@@ -104,14 +104,16 @@ double op_flops(const Graph& g, const Op& op) {
       return 16 * elems(g, in(slot::swiglu_backward::dh));
     case OpKind::head_loss:
     case OpKind::head_loss_backward: {
-      // The head's matmuls over every row (1 forward, 3 backward: recompute, dx, dW) plus the
-      // softmax; chunking changes when the work happens, not how much.
+      // The head's matmuls over every row (1 forward, 3 backward: recompute, dx, dW — no dW
+      // when the weight is frozen) plus the softmax; chunking changes when the work happens,
+      // not how much.
       const Tensor& x = g.tensor(in(slot::head_loss::x));
       const Tensor& w = g.tensor(in(slot::head_loss::weight));
       const double m = static_cast<double>(x.elements()) / static_cast<double>(x.shape.back());
       const double logits = m * static_cast<double>(w.shape[0]);
       const double mm = 2 * logits * static_cast<double>(x.shape.back());
-      return op.kind == OpKind::head_loss ? mm + 5 * logits : 3 * mm + 10 * logits;
+      if (op.kind == OpKind::head_loss) return mm + 5 * logits;
+      return (op.attrs.frozen ? 2 : 3) * mm + 10 * logits;
     }
     case OpKind::grad_norm: {
       double n = 0;

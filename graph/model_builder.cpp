@@ -5,6 +5,7 @@
 #include "graph/autodiff.h"
 #include "graph/gpt_builder.h"
 #include "graph/llama_builder.h"
+#include "graph/weight_dtype.h"
 
 namespace remat {
 
@@ -26,6 +27,7 @@ Graph build_training_model(const ModelConfig& config, const TrainShape& shape,
     resolved.targets = lora_targets(lora, config.arch);
     apply_lora(g, resolved);
   }
+  store_frozen_weights(g, shape.weight_dtype);
   autodiff(g);
   return g;
 }

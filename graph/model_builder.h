@@ -10,7 +10,8 @@ namespace remat {
 // Forward graph (build_gpt or build_llama); std::invalid_argument for a bad config or shape.
 Graph build_model(const ModelConfig& config, const TrainShape& shape);
 // build_model (+ apply_lora with the spec's targets, else the family's defaults, when
-// lora.enabled()) + autodiff: the training graph the planner takes.
+// lora.enabled()) + store_frozen_weights (shape.weight_dtype, graph/weight_dtype.h) + autodiff:
+// the training graph the planner takes.
 Graph build_training_model(const ModelConfig& config, const TrainShape& shape,
                            const LoraSpec& lora = {});
 

@@ -73,6 +73,9 @@ struct TrainShape {
   // [B·T, V] logits (sampling reads them); otherwise a multiple of kLossChunkAlign, or at least
   // B·T (one chunk).
   int loss_chunk = 0;
+  // Storage of frozen weights of two or more dimensions (f16/bf16 only with LoRA;
+  // graph/weight_dtype.h). Trained parameters, gradients and moments are always f32.
+  DType weight_dtype = DType::f32;
 
   // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1; the Llama family has
   // no dropout, so dropout must be 0 there).

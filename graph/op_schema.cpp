@@ -81,8 +81,8 @@ std::string check_operand_arity(OpKind kind, const OpAttrs& attrs, std::size_t i
   return why.empty() ? why : std::string(op_kind_name(kind)) + " " + why;
 }
 
-std::vector<TensorId> named_operands(
-    OpKind kind, bool outputs, std::initializer_list<std::pair<std::string_view, TensorId>> named) {
+std::vector<TensorId> named_operands(OpKind kind, bool outputs,
+                                     std::span<const std::pair<std::string_view, TensorId>> named) {
   const OpSchema& s = op_schema(kind);
   const std::span<const OperandSpec> list = outputs ? s.outputs : s.inputs;
   const std::string where = std::string(op_kind_name(kind)) + (outputs ? " output " : " input ");

@@ -106,8 +106,9 @@ inline constexpr OperandSpec head_loss_in[] = {
     {"x", "[BT,C]"}, {"weight", "[V,C]"}, {"targets", "[BT] u32"}};
 inline constexpr OperandSpec head_loss_out[] = {{"losses", "[BT] f32"}, {"logits", "[R,V]"}};
 inline constexpr OperandSpec head_loss_backward_in[] = {{"x", ""}, {"weight", ""}, {"targets", ""}};
+// dweight last: a frozen head weight leaves it out, and the slots before it stay put.
 inline constexpr OperandSpec head_loss_backward_out[] = {
-    {"dx", "[BT,C]"}, {"dweight", "[V,C]"}, {"dlogits", "[R,V]"}};
+    {"dx", "[BT,C]"}, {"dlogits", "[R,V]"}, {"dweight", "[V,C]", P::if_trained}};
 inline constexpr OperandSpec grad_norm_in[] = {{"grads", "every parameter gradient", P::variadic}};
 inline constexpr OperandSpec grad_norm_out[] = {{"norm", "[2] f32"}};
 inline constexpr OperandSpec adamw_in[] = {
@@ -182,7 +183,7 @@ inline constexpr OpSchema kOpSchemas[] = {
                  "per chunk: recomputes the logits, turns them into dlogits in place (scale as "
                  "cross_entropy_backward), writes the chunk's dx rows and adds its dweight (the "
                  "first chunk overwrites or adds as the flag says, later chunks add); dlogits[R,V] "
-                 "is a workspace"),
+                 "is a workspace; a frozen weight (`frozen`): dx only, no dweight"),
     REMAT_SCHEMA(grad_norm,
                  "norm[0]: global L2 norm, deterministic fixed-order sum of squares; norm[1]: the "
                  "clip scale AdamW multiplies gradients by"),
@@ -358,7 +359,7 @@ REMAT_OUT(losses) REMAT_OUT(logits)
 namespace head_loss_backward {
 inline constexpr OpKind kind = OpKind::head_loss_backward;
 REMAT_IN(x) REMAT_IN(weight) REMAT_IN(targets)
-REMAT_OUT(dx) REMAT_OUT(dweight) REMAT_OUT(dlogits)
+REMAT_OUT(dx) REMAT_OUT(dlogits) REMAT_OUT(dweight)
 }  // namespace head_loss_backward
 namespace grad_norm {
 inline constexpr OpKind kind = OpKind::grad_norm;
@@ -385,8 +386,12 @@ std::string check_operand_arity(OpKind kind, const OpAttrs& attrs, std::size_t i
 
 // Operand lists built by name: each (name, tensor) pair lands in its schema slot. Unknown names,
 // a name given twice, or a required operand left out are std::logic_error (a graph-building bug).
-std::vector<TensorId> named_operands(
-    OpKind kind, bool outputs, std::initializer_list<std::pair<std::string_view, TensorId>> named);
+std::vector<TensorId> named_operands(OpKind kind, bool outputs,
+                                     std::span<const std::pair<std::string_view, TensorId>> named);
+inline std::vector<TensorId> named_operands(
+    OpKind kind, bool outputs, std::initializer_list<std::pair<std::string_view, TensorId>> named) {
+  return named_operands(kind, outputs, std::span(named.begin(), named.size()));
+}
 
 // The operand at `slot`, or kNoTensor where an optional operand is absent.
 inline TensorId operand_or_none(const std::vector<TensorId>& list, std::size_t slot) {

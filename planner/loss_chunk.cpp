@@ -8,11 +8,11 @@
 namespace remat {
 
 int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_t budget,
-                      uint64_t alignment, const CostModel* costs) {
+                      uint64_t alignment, const CostModel* costs, const LoraSpec& lora) {
   const auto fits = [&](int chunk) {
     TrainShape s = shape;
     s.loss_chunk = chunk;
-    return minimum_arena_bytes(model, s, alignment, costs) <= budget;
+    return minimum_arena_bytes(model, s, alignment, costs, lora) <= budget;
   };
   if (fits(0)) return 0;
   // Chunks are counted in units of kLossChunkAlign rows; the largest is the last below B*T.
@@ -23,7 +23,8 @@ int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_
     s.loss_chunk = hi < 1 ? 0 : kLossChunkAlign;
     throw std::invalid_argument(
         "arena budget " + std::to_string(budget) + " bytes is below the smallest plan, " +
-        std::to_string(minimum_arena_bytes(model, s, alignment, costs)) + " bytes, even with the " +
+        std::to_string(minimum_arena_bytes(model, s, alignment, costs, lora)) +
+        " bytes, even with the " +
         (hi < 1 ? "whole logits"
                 : "loss in chunks of " + std::to_string(kLossChunkAlign) + " rows"));
   }

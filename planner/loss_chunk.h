@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "graph/cost_model.h"
+#include "graph/lora.h"
 #include "graph/model_config.h"
 
 namespace remat {
@@ -14,7 +15,9 @@ namespace remat {
 // them, else the largest multiple of kLossChunkAlign rows (below B*T) that fits. The minimum
 // arena grows with the chunk, so the search halves the range. std::invalid_argument naming the
 // smallest arena when not even one chunk of kLossChunkAlign rows fits. shape.loss_chunk is ignored.
+// With `lora` enabled the plans are those of the LoRA graph (a frozen head included).
 int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_t budget,
-                      uint64_t alignment = 256, const CostModel* costs = nullptr);
+                      uint64_t alignment = 256, const CostModel* costs = nullptr,
+                      const LoraSpec& lora = {});
 
 }  // namespace remat

@@ -5,19 +5,34 @@
 
 namespace remat {
 
-Arena::Arena(Device& device, uint64_t bytes, uint64_t chunk_bytes, MemoryCategory category,
-             const std::string& name)
-    : size_(bytes), name_(name) {
-  if (bytes == 0) throw std::invalid_argument("the " + name + " must be at least 1 byte");
+namespace {
+
+uint64_t chunk_limit(const Device& device, uint64_t bytes, uint64_t chunk_bytes) {
   const uint64_t align = std::max<uint64_t>(device.info().min_storage_buffer_offset_alignment, 4);
   uint64_t limit = chunk_bytes ? chunk_bytes : device.info().max_memory_allocation_size;
   if (limit == 0) limit = bytes;
-  chunk_bytes_ = std::max<uint64_t>(limit / align * align, align);
-  chunks_.reserve((bytes + chunk_bytes_ - 1) / chunk_bytes_);
-  for (uint64_t start = 0; start < bytes; start += chunk_bytes_) {
-    const uint64_t n = std::min(chunk_bytes_, bytes - start);
+  return std::max<uint64_t>(limit / align * align, align);
+}
+
+}  // namespace
+
+std::vector<uint64_t> Arena::chunk_sizes(const Device& device, uint64_t bytes,
+                                         uint64_t chunk_bytes) {
+  const uint64_t chunk = chunk_limit(device, bytes, chunk_bytes);
+  std::vector<uint64_t> sizes;
+  for (uint64_t start = 0; start < bytes; start += chunk)
+    sizes.push_back(std::min(chunk, bytes - start));
+  return sizes;
+}
+
+Arena::Arena(Device& device, uint64_t bytes, uint64_t chunk_bytes, MemoryCategory category,
+             const std::string& name)
+    : size_(bytes), chunk_bytes_(chunk_limit(device, bytes, chunk_bytes)), name_(name) {
+  if (bytes == 0) throw std::invalid_argument("the " + name + " must be at least 1 byte");
+  const std::vector<uint64_t> sizes = chunk_sizes(device, bytes, chunk_bytes);
+  chunks_.reserve(sizes.size());
+  for (uint64_t n : sizes)
     chunks_.emplace_back(device, n, category, name + " chunk " + std::to_string(chunks_.size()));
-  }
 }
 
 BufferSlice Arena::slice(uint64_t offset, uint64_t bytes) const {
@@ -41,7 +56,8 @@ uint64_t Arena::allocated_bytes() const {
 }
 
 std::pair<const Buffer*, uint64_t> Arena::locate(uint64_t offset) const {
-  if (offset >= size_) throw std::out_of_range(name_ + " offset " + std::to_string(offset) + " is past its end");
+  if (offset >= size_)
+    throw std::out_of_range(name_ + " offset " + std::to_string(offset) + " is past its end");
   const uint64_t chunk = offset / chunk_bytes_;
   return {&chunks_[chunk], offset - chunk * chunk_bytes_};
 }

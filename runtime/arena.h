@@ -17,6 +17,10 @@ class Arena {
   Arena(Device& device, uint64_t bytes, uint64_t chunk_bytes = 0,
         MemoryCategory category = MemoryCategory::arena, const std::string& name = "arena");
 
+  // The sizes of the chunks such an arena allocates, in order.
+  static std::vector<uint64_t> chunk_sizes(const Device& device, uint64_t bytes,
+                                           uint64_t chunk_bytes = 0);
+
   uint64_t size() const { return size_; }
   uint64_t chunk_bytes() const { return chunk_bytes_; }
   std::size_t chunk_count() const { return chunks_.size(); }

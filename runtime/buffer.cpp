@@ -9,19 +9,39 @@
 
 namespace remat {
 
-Buffer::Buffer(Device& device, uint64_t bytes, MemoryCategory category, std::string name,
-               bool host_visible)
-    : device_(&device), size_(bytes), category_(category), name_(std::move(name)) {
-  if (bytes == 0) throw std::invalid_argument("buffer '" + name_ + "' has zero size");
+namespace {
+
+// Every remat buffer is created alike, so a buffer made only to ask its memory requirements
+// answers for the real one.
+VkBuffer create_buffer(Device& device, uint64_t bytes, const std::string& name) {
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = bytes;
   // Uniform-texel usage lets kernels read a slice through a texel view (see DeviceQuirks).
   bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  vk_check(device.vk().vkCreateBuffer(device.handle(), &bci, nullptr, &buffer), "vkCreateBuffer",
+           "creating " + name);
+  return buffer;
+}
+
+}  // namespace
+
+uint64_t allocation_bytes(Device& device, uint64_t bytes) {
+  const VkBuffer buffer = create_buffer(device, bytes, "a buffer to size");
+  VkMemoryRequirements req{};
+  device.vk().vkGetBufferMemoryRequirements(device.handle(), buffer, &req);
+  device.vk().vkDestroyBuffer(device.handle(), buffer, nullptr);
+  return req.size;
+}
+
+Buffer::Buffer(Device& device, uint64_t bytes, MemoryCategory category, std::string name,
+               bool host_visible)
+    : device_(&device), size_(bytes), category_(category), name_(std::move(name)) {
+  if (bytes == 0) throw std::invalid_argument("buffer '" + name_ + "' has zero size");
   VkDevice dev = device.handle();
-  vk_check(device.vk().vkCreateBuffer(dev, &bci, nullptr, &buffer_), "vkCreateBuffer",
-           "creating " + name_);
+  buffer_ = create_buffer(device, bytes, name_);
   VkMemoryRequirements req{};
   device.vk().vkGetBufferMemoryRequirements(dev, buffer_, &req);
   const VkMemoryPropertyFlags required =
@@ -44,8 +64,14 @@ Buffer::Buffer(Device& device, uint64_t bytes, MemoryCategory category, std::str
 }
 
 Buffer::Buffer(Buffer&& o) noexcept
-    : device_(o.device_), buffer_(o.buffer_), memory_(o.memory_), size_(o.size_),
-      allocated_(o.allocated_), category_(o.category_), name_(std::move(o.name_)), mapped_(o.mapped_) {
+    : device_(o.device_),
+      buffer_(o.buffer_),
+      memory_(o.memory_),
+      size_(o.size_),
+      allocated_(o.allocated_),
+      category_(o.category_),
+      name_(std::move(o.name_)),
+      mapped_(o.mapped_) {
   o.buffer_ = VK_NULL_HANDLE;
   o.memory_ = VK_NULL_HANDLE;
   o.mapped_ = nullptr;

@@ -49,6 +49,10 @@ class Buffer {
   void* mapped_ = nullptr;
 };
 
+// The bytes the driver would allocate for a Buffer of `bytes` (vkGetBufferMemoryRequirements of
+// a buffer created and destroyed for the question), without allocating any.
+uint64_t allocation_bytes(Device& device, uint64_t bytes);
+
 // Copies host bytes into `dst` at `offset` through a staging buffer of at most
 // Staging::kDefaultBytes (runtime/staging.h), piece by piece, and waits. The copy is visible to
 // every later submission's compute shaders.

@@ -68,6 +68,9 @@ DevicePlan plan_device(const PhysicalDeviceSnapshot& d) {
                                                 d.min_texel_buffer_offset_alignment <= 16;
   if (d.driver_name == "llvmpipe" || d.name.rfind("llvmpipe", 0) == 0)
     plan.quirks.max_loop_iterations = 65535;
+  // Measured tiles replace these per shape class where the session can time them
+  // (runtime/matmul_tuning.h).
+  plan.quirks.matmul_tiling = default_matmul_tiling(d.subgroup_size);
   return plan;
 }
 

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/matmul_tiles.h"
+
 namespace remat {
 
 enum class DeviceKind { discrete, integrated, virtual_gpu, cpu, other };
@@ -89,6 +91,9 @@ struct DeviceQuirks {
   // gather: measured 4.7x cheaper per vec4 load on Mesa 22.3. The matmuls read their operands
   // through RGBA32F texel views there (matmul_*_texels.comp).
   bool texel_fetch_beats_storage_loads = false;
+  // The texel matmuls' register tiles per shape class: from device facts (plan_device), replaced
+  // per class by measured ones where a session can time them (runtime/matmul_tuning.h).
+  MatmulTiling matmul_tiling = default_matmul_tiling(0);
 };
 
 // What to enable when creating the logical device.

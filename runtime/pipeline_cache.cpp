@@ -121,9 +121,13 @@ std::optional<std::filesystem::path> default_pipeline_cache_dir() {
   return std::nullopt;
 }
 
+std::string device_uuid_hex(const PipelineCacheKey& key) {
+  return hex(key.device_uuid);
+}
+
 std::filesystem::path pipeline_cache_file(const std::filesystem::path& dir,
                                           const PipelineCacheKey& key) {
-  return dir / ("pipelines-" + hex(key.device_uuid) + ".bin");
+  return dir / ("pipelines-" + device_uuid_hex(key) + ".bin");
 }
 
 std::vector<std::byte> encode_pipeline_cache(const PipelineCacheKey& key,

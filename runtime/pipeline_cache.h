@@ -36,6 +36,9 @@ PipelineCacheKey pipeline_cache_key(const Device& device);
 // (variables that are unset or empty are skipped); nullopt when none of them is set.
 std::optional<std::filesystem::path> default_pipeline_cache_dir();
 
+// The device UUID as 32 lowercase hex digits (names the device's files in the cache folder).
+std::string device_uuid_hex(const PipelineCacheKey& key);
+
 // The device's file in `dir`: "pipelines-<device UUID in hex>.bin".
 std::filesystem::path pipeline_cache_file(const std::filesystem::path& dir,
                                           const PipelineCacheKey& key);

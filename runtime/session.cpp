@@ -9,12 +9,15 @@
 #include "base/half_float.h"
 #include "base/ignore_target.h"
 #include "optimizer_params.h"
+#include "runtime/float_storage.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/lora_weights.h"
+#include "runtime/matmul_tile_file.h"
 #include "runtime/model_weights.h"
 #include "runtime/pipeline_cache.h"
 #include "runtime/safetensors.h"
+#include "runtime/session_budget.h"
 #include "runtime/staging.h"
 #include "runtime/step_lowering.h"
 #include "runtime/weight_files.h"
@@ -29,14 +32,6 @@ void for_each_piece(uint64_t elements, uint64_t piece_bytes, F&& f) {
   const uint64_t per_piece = piece_bytes / sizeof(float);
   for (uint64_t first = 0; first < elements; first += per_piece)
     f(first, std::min(per_piece, elements - first));
-}
-
-std::span<float> as_floats(std::span<std::byte> bytes) {
-  return {reinterpret_cast<float*>(bytes.data()), bytes.size() / sizeof(float)};
-}
-
-std::span<const float> as_floats(std::span<const std::byte> bytes) {
-  return {reinterpret_cast<const float*>(bytes.data()), bytes.size() / sizeof(float)};
 }
 
 std::optional<std::filesystem::path> cache_file(const Device& device, const SessionConfig& c) {
@@ -106,28 +101,27 @@ Session::Session(Device& device, const SessionConfig& config)
     : device_(device),
       config_(config),
       quirks_(session_quirks(device, config)),
-      plan_(remat::plan(config.model, config.shape, config.policy, config.arena_budget,
-                        session_alignment(device), config.costs, config.lora)) {
+      plan_(session_plan(device, config_, quirks_)),
+      extras_(session_extras(plan_, quirks_.max_binding_bytes)) {
   if (const std::string why = config_.model.training_refusal(); !why.empty())
     throw std::invalid_argument(why);
   check_fits_device();
-  check_storage_16bit();
+  if (config_.memory_budget)
+    check_allocation_sizes(device_, plan_, extras_, *config_.memory_budget);
+  check_device_features();
   validate(scheduled(config_));
   kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
+  choose_matmul_tiles();  // before the model's buffers: the probes' memory is gone by then
   persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
                                         MemoryCategory::persistent, "persistent buffer");
   arena_ = std::make_unique<Arena>(device_, plan_.arena_bytes);
 
-  const uint64_t io_bytes = plan_.tensors[plan_.tokens].bytes;
-  io_losses_offset_ = 2 * io_bytes;
-  io_norm_offset_ = io_losses_offset_ + plan_.tensors[plan_.losses].bytes;
-  io_ = std::make_unique<Buffer>(device_, io_norm_offset_ + sizeof(push::GradNormResult),
-                                 MemoryCategory::staging, "step io staging", true);
-  hyper_ = std::make_unique<Buffer>(device_, sizeof(push::AdamWHyper), MemoryCategory::scratch,
+  io_ = std::make_unique<Buffer>(device_, extras_.io_staging, MemoryCategory::staging,
+                                 "step io staging", true);
+  hyper_ = std::make_unique<Buffer>(device_, extras_.adamw_hyper, MemoryCategory::scratch,
                                     "AdamW hyperparameters", true);
-  partials_ =
-      std::make_unique<Buffer>(device_, uint64_t(grad_norm_partials_floats(plan_, quirks_)) * 4,
-                               MemoryCategory::scratch, "grad-norm partials");
+  partials_ = std::make_unique<Buffer>(device_, extras_.grad_norm_partials, MemoryCategory::scratch,
+                                       "grad-norm partials");
   zero_optimizer_state();
   initialize_parameters(config_.progress);
   record();
@@ -168,12 +162,18 @@ void Session::check_fits_device() const {
                               " of device memory" + fix);
 }
 
-void Session::check_storage_16bit() const {
-  const DType act = config_.shape.activation_dtype;
-  if (act == DType::f32 || device_.plan().enable_storage_buffer_16bit) return;
-  throw std::invalid_argument(
-      std::string(dtype_name(act)) + " activations need the device feature " +
-      "storageBuffer16BitAccess, which " + device_.info().name + " lacks; use --act-dtype f32");
+void Session::check_device_features() const {
+  // A 16-bit tensor (a frozen base under --weights-dtype, activations under --act-dtype) is read
+  // by kernels that declare StorageBuffer16BitAccess; without the feature enabled they would be
+  // invalid SPIR-V here.
+  if (device_.plan().enable_storage_buffer_16bit) return;
+  for (const PlannedTensor& p : plan_.tensors)
+    if (p.tensor.dtype == DType::f16 || p.tensor.dtype == DType::bf16)
+      throw std::invalid_argument(
+          device_.info().name + " was not opened with storageBuffer16BitAccess, which '" +
+          p.tensor.name + "' stored as " + std::string(dtype_name(p.tensor.dtype)) + " needs; " +
+          (p.tensor.persistent ? "store the weights as f32 (--weights-dtype f32)"
+                               : "store the activations as f32 (--act-dtype f32)"));
 }
 
 BufferSlice Session::slice_of(TensorId id) const {
@@ -199,6 +199,16 @@ LoweringExtras Session::lowering_extras() const {
   return extras;
 }
 
+void Session::choose_matmul_tiles() {
+  if (!config_.measure_matmul_tiles || !matmul_tuning_enabled_by_env()) return;
+  // The tile file lives next to the pipeline cache file, or nowhere when that one does.
+  std::optional<std::filesystem::path> file;
+  if (const auto& pipelines = kernels_->pipeline_cache().file())
+    file = matmul_tile_file(pipelines->parent_path(), matmul_tile_file_key(device_));
+  matmul_tuning_ = tune_matmul_tiles(*kernels_, lower_plan_stand_ins(plan_, quirks_), file,
+                                     quirks_.matmul_tiling);
+}
+
 void Session::record() {
   const TensorSlices slices = [this](TensorId id) { return slice_of(id); };
   const LoweringExtras extras = lowering_extras();
@@ -208,14 +218,14 @@ void Session::record() {
   io.timestamps = config_.timestamps;
   const BufferSlice losses = slice_of(plan_.losses);
   io.before = io_inputs();
-  io.after = {{losses.buffer, io_->handle(), losses.offset, io_losses_offset_, losses.size}};
+  io.after = {{losses.buffer, io_->handle(), losses.offset, extras_.io_losses_offset, losses.size}};
   ExecutorOptions norm_out;
   norm_out.timestamps = config_.timestamps;
   for (const Step& s : plan_.steps)
     if (s.kind == OpKind::grad_norm) {
       const BufferSlice n = slice_of(s.outputs.at(0));
-      norm_out.after.push_back(
-          {n.buffer, io_->handle(), n.offset, io_norm_offset_, sizeof(push::GradNormResult)});
+      norm_out.after.push_back({n.buffer, io_->handle(), n.offset, extras_.io_norm_offset,
+                                sizeof(push::GradNormResult)});
     }
 
   // The dispatches of each executor; their pipelines are built first, with progress.
@@ -299,22 +309,22 @@ void Session::initialize_parameters(const ProgressFn& progress) {
   // The model's weights get the values they have without LoRA (the same seed, the same index).
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i]));
+    const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
     staging.upload(persistent_->slice(p.offset, p.bytes),
-                   [&](std::span<std::byte> piece, uint64_t at) {
-                     initial_values(specs[i], config_.model, config_.seed, i, at / sizeof(float),
-                                    as_floats(piece));
-                     report_progress(progress, "init", done += piece.size(), total);
-                   });
+                   fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
+                     initial_values(specs[i], config_.model, config_.seed, i, first, out);
+                     report_progress(progress, "init", done += out.size() * size, total);
+                   }));
   }
   for (std::size_t i = 0; i < plan_.adapters.size(); ++i) {
     const LoraAdapter& a = plan_.adapters[i];
     for (TensorId id : {a.a, a.b}) {
       const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
-      staging.upload(persistent_->slice(p.offset, p.bytes),
-                     [&](std::span<std::byte> piece, uint64_t at) {
-                       lora_initial_values({p.tensor.name, p.tensor.shape}, config_.seed, i,
-                                           at / sizeof(float), as_floats(piece));
-                     });
+      staging.upload(
+          persistent_->slice(p.offset, p.bytes),
+          fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
+            lora_initial_values({p.tensor.name, p.tensor.shape}, config_.seed, i, first, out);
+          }));
     }
   }
 }
@@ -325,9 +335,10 @@ std::vector<float> Session::values(TensorId id) const {
     throw std::logic_error("'" + p.tensor.name + "' is not in the persistent buffer");
   std::vector<float> v(static_cast<std::size_t>(p.tensor.elements()));
   Staging(device_).download(
-      persistent_->slice(p.offset, p.bytes), [&](std::span<const std::byte> piece, uint64_t at) {
-        std::memcpy(reinterpret_cast<std::byte*>(v.data()) + at, piece.data(), piece.size());
-      });
+      persistent_->slice(p.offset, p.bytes),
+      drain_floats(p.tensor.dtype, [&](uint64_t first, std::span<const float> x) {
+        std::copy(x.begin(), x.end(), v.begin() + std::ptrdiff_t(first));
+      }));
   return v;
 }
 
@@ -376,7 +387,7 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   hyper.loss_scale = 1.0f / static_cast<float>(trained);
 
   auto* io = static_cast<uint8_t*>(io_->mapped());
-  const auto* losses = reinterpret_cast<const float*>(io + io_losses_offset_);
+  const auto* losses = reinterpret_cast<const float*>(io + extras_.io_losses_offset);
   double sum = 0;  // in position order, in double: the same sum every run
   for (std::size_t m = 0; m < micro; ++m) {
     // Dropout keys its masks by hyper.step (AdamW reads only the bias corrections): every
@@ -425,7 +436,8 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
     ExecutorOptions io;
     io.before = io_inputs();
     const BufferSlice losses = slice_of(plan_.losses);
-    io.after = {{losses.buffer, io_->handle(), losses.offset, io_losses_offset_, losses.size}};
+    io.after = {
+        {losses.buffer, io_->handle(), losses.offset, extras_.io_losses_offset, losses.size}};
     evaluator_ = std::make_unique<Executor>(*kernels_,
                                             lower_plan(forward, quirks_, slices, lowering_extras(),
                                                        {LoweringPart::Phases::forward, false}),
@@ -437,7 +449,7 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
   std::memcpy(io, tokens.data(), n * 4);
   std::memcpy(io + n * 4, targets.data(), n * 4);
   evaluator_->run();
-  const auto* losses = reinterpret_cast<const float*>(io + io_losses_offset_);
+  const auto* losses = reinterpret_cast<const float*>(io + extras_.io_losses_offset);
   double sum = 0;  // in position order, in double, as step() sums
   for (std::size_t i = 0; i < n; ++i) sum += losses[i];
   return static_cast<float>(sum / double(trained));
@@ -445,7 +457,7 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
 
 float Session::last_grad_norm() const {
   push::GradNormResult r;
-  std::memcpy(&r, static_cast<const uint8_t*>(io_->mapped()) + io_norm_offset_, sizeof r);
+  std::memcpy(&r, static_cast<const uint8_t*>(io_->mapped()) + extras_.io_norm_offset, sizeof r);
   return r.norm;
 }
 
@@ -464,11 +476,12 @@ void Session::save(const std::filesystem::path& path) const {
   report_progress(config_.progress, "save", 0, total);
   for (TensorId id : model_weights()) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+    const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
     staging.download(persistent_->slice(p.offset, p.bytes),
-                     [&](std::span<const std::byte> piece, uint64_t) {
-                       writer.write(as_floats(piece));
-                       report_progress(config_.progress, "save", done += piece.size(), total);
-                     });
+                     drain_floats(p.tensor.dtype, [&](uint64_t, std::span<const float> x) {
+                       writer.write(x);
+                       report_progress(config_.progress, "save", done += x.size() * size, total);
+                     }));
   }
   writer.commit();
 }
@@ -488,27 +501,34 @@ void Session::load_from(const WeightFiles& source) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(source.origin() + ": " + e.what());
   }
-  // Progress counts parameter bytes as floats, once checked and once uploaded.
+  // Progress counts parameter bytes as stored, once checked and once uploaded.
   const uint64_t total = 2 * parameter_bytes();
   uint64_t done = 0;
   report_progress(config_.progress, "load", 0, total);
   // First pass: every value is finite and readable, before the device is touched.
   std::vector<float> scratch(Staging::kDefaultBytes / sizeof(float));
-  for (const SafetensorsEntry* t : matched)
-    for_each_piece(t->elements(), Staging::kDefaultBytes, [&](uint64_t first, uint64_t count) {
-      source.read(*t, first, std::span(scratch).first(count));
-      report_progress(config_.progress, "load", done += count * sizeof(float), total);
-    });
+  for (std::size_t i = 0; i < matched.size(); ++i) {
+    const Tensor& stored = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i])).tensor;
+    const uint64_t size = static_cast<uint64_t>(dtype_bytes(stored.dtype));
+    for_each_piece(matched[i]->elements(), Staging::kDefaultBytes,
+                   [&](uint64_t first, uint64_t count) {
+                     source.read(*matched[i], first, std::span(scratch).first(count));
+                     report_progress(config_.progress, "load", done += count * size, total);
+                   });
+  }
   // Second pass: straight into staging memory, piece by piece.
   try {
     Staging staging(device_);
     for (std::size_t i = 0; i < matched.size(); ++i) {
       const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i]));
+      const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
+      // F32, F16 and BF16 values are read as floats and rounded to the stored dtype: a file
+      // in the stored dtype itself round-trips exactly.
       staging.upload(persistent_->slice(p.offset, p.bytes),
-                     [&](std::span<std::byte> piece, uint64_t at) {
-                       source.read(*matched[i], at / sizeof(float), as_floats(piece));
-                       report_progress(config_.progress, "load", done += piece.size(), total);
-                     });
+                     fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
+                       source.read(*matched[i], first, out);
+                       report_progress(config_.progress, "load", done += out.size() * size, total);
+                     }));
     }
   } catch (...) {
     // Parameters are partly overwritten: fall back to what a fresh session holds.
@@ -525,9 +545,7 @@ MemoryReport Session::memory() const {
   MemoryReport r;
   r.persistent_bytes = plan_.persistent_bytes;
   r.arena_bytes = plan_.arena_bytes;
-  r.extras = {{"step io staging", io_->size()},
-              {"AdamW hyperparameters", hyper_->size()},
-              {"grad-norm partials", partials_->size()}};
+  r.extras = extras_.named();
   uint64_t rounding = persistent_->allocated_bytes() - persistent_->size() +
                       arena_->allocated_bytes() - arena_->size() + io_->allocated_bytes() -
                       io_->size() + hyper_->allocated_bytes() - hyper_->size() +
@@ -629,6 +647,13 @@ std::size_t Session::dispatch_count() const {
   std::size_t n = 0;
   for (const Executor* e : {executor_.get(), accumulate_.get(), optimizer_.get()})
     if (e) n += e->dispatch_count();
+  return n;
+}
+
+std::size_t Session::barrier_count() const {
+  std::size_t n = 0;
+  for (const Executor* e : {executor_.get(), accumulate_.get(), optimizer_.get()})
+    if (e) n += e->barrier_count();
   return n;
 }
 

@@ -19,11 +19,13 @@
 #include "graph/model_config.h"
 #include "planner/plan.h"
 #include "planner/policy.h"
+#include "planner/session_extras.h"
 #include "runtime/arena.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/kernels/optimizer.h"
+#include "runtime/matmul_tuning.h"
 #include "runtime/model_weights.h"
 #include "runtime/progress.h"
 #include "runtime/step_lowering.h"
@@ -40,7 +42,13 @@ struct SessionConfig {
   TrainShape shape;                      // batch, sequence, dropout
   Policy policy;                         // checkpoint policy (auto needs arena_budget)
   std::optional<uint64_t> arena_budget;  // arena bytes the plan must fit
-  OptimizerConfig optimizer;             // AdamW
+  // Device bytes the whole session must fit: persistent buffer, arena and the fixed extras
+  // (planner/memory_budget.h); the planner plans activations into what the model leaves.
+  std::optional<uint64_t> memory_budget;
+  // With memory_budget: shape.loss_chunk is chosen as --loss-chunk auto does (config().shape
+  // holds the choice), not taken as given.
+  bool choose_loss_chunk = false;
+  OptimizerConfig optimizer;  // AdamW
   // The learning rate of update s (from 0): decay, warmup, total steps and min ratio as given,
   // peaking at optimizer.lr (schedule.base_lr is not read). The default is constant.
   LrSchedule schedule;
@@ -58,6 +66,10 @@ struct SessionConfig {
   // default, means the default folder: $REMAT_CACHE_DIR, else $XDG_CACHE_HOME/remat, else
   // ~/.cache/remat. Any other path is the app's own folder. std::nullopt disables the file.
   std::optional<std::filesystem::path> pipeline_cache_dir = std::filesystem::path();
+  // Choose the texel matmuls' register tiles by timing them on this device at their first use,
+  // remembered next to the pipeline cache (runtime/matmul_tuning.h); false keeps the tiles from
+  // device facts, as REMAT_MATMUL_TUNING=off does for every session. Never changes results.
+  bool measure_matmul_tiles = true;
 };
 
 // Planned bytes next to the bytes the device ledger measured.
@@ -135,6 +147,12 @@ class Session {
   };
   std::vector<DispatchTime> dispatch_ms() const;
   std::size_t dispatch_count() const;
+  // Pipeline barriers the recorded command buffers put between dependent dispatches.
+  std::size_t barrier_count() const;
+  // How the texel matmuls' tiles were chosen (classes measured now or read from the tile file),
+  // and the tiling the step was recorded with.
+  const MatmulTuningReport& matmul_tuning() const { return matmul_tuning_; }
+  const MatmulTiling& matmul_tiling() const { return quirks_.matmul_tiling; }
 
   // Generates `count` tokens after `prompt` (at least one token, each < vocab) by running the
   // plan's forward pass on row 0 and sampling the last position's softmax at `temperature`
@@ -162,16 +180,17 @@ class Session {
 
  private:
   void check_fits_device() const;
-  // 16-bit activations need storageBuffer16BitAccess.
-  void check_storage_16bit() const;
+  void check_fits_budget() const;           // the driver's allocation sizes against memory_budget
+  void check_device_features() const;       // 16-bit tensors need storageBuffer16BitAccess
   BufferSlice slice_of(TensorId id) const;  // where a plan tensor's bytes are
   LoweringExtras lowering_extras() const;   // the session's buffers the kernels also need
   const std::vector<TensorId>& model_weights() const;  // the model's (under LoRA: frozen) weights
   std::vector<TensorSpec> parameter_specs() const;     // of model_weights()
-  uint64_t parameter_bytes() const;                    // of model_weights(), as floats
+  uint64_t parameter_bytes() const;                    // of model_weights(), as stored
   void zero_optimizer_state();  // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
   void load_from(const WeightFiles& source);
+  void choose_matmul_tiles();
   void record();
   std::vector<CopyRegion> io_inputs() const;  // tokens, targets: io staging -> plan tensors
 
@@ -179,6 +198,7 @@ class Session {
   SessionConfig config_;
   DeviceQuirks quirks_;  // the device's, with config_.max_binding_bytes applied
   Plan plan_;
+  SessionExtras extras_;  // the fixed buffers beside the plan's two (planner/session_extras.h)
   std::unique_ptr<KernelCache> kernels_;
   std::unique_ptr<Arena> persistent_;
   std::unique_ptr<Arena> arena_;
@@ -190,9 +210,8 @@ class Session {
   std::unique_ptr<Executor> accumulate_;  // later micro-batches: parameter gradients +=
   std::unique_ptr<Executor> optimizer_;   // grad norm + AdamW, after the last micro-batch
   std::unique_ptr<Executor> evaluator_;   // forward and loss only, dropout off (evaluate)
-  uint64_t io_losses_offset_ = 0;
-  uint64_t io_norm_offset_ = 0;
   uint32_t steps_done_ = 0;
+  MatmulTuningReport matmul_tuning_;
 };
 
 }  // namespace remat

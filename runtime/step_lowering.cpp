@@ -251,27 +251,28 @@ struct Lowering {
       }
       case OpKind::gelu: {
         namespace g = slot::gelu;
-        return add(kernels::gelu_forward(count(in(g::x)), bin(g::x), bout(g::y),
+        return add(kernels::gelu_forward(quirks, count(in(g::x)), bin(g::x), bout(g::y),
                                          act({in(g::x), out(g::y)})),
                    s);
       }
       case OpKind::gelu_backward: {
         namespace g = slot::gelu_backward;
-        return add(kernels::gelu_backward(count(in(g::dy)), bin(g::dy), bin(g::x), bout(g::dx),
-                                          acc(s, g::dx), act({in(g::x)})),
+        return add(kernels::gelu_backward(quirks, count(in(g::dy)), bin(g::dy), bin(g::x),
+                                          bout(g::dx), acc(s, g::dx), act({in(g::x)})),
                    s);
       }
       case OpKind::residual: {
         namespace r = slot::residual;
-        return add(kernels::residual_forward(count(in(r::a)), bin(r::a), bin(r::b), bout(r::y),
-                                             s.attrs.scale, act({in(r::a), in(r::b), out(r::y)})),
-                   s);
+        return add(
+            kernels::residual_forward(quirks, count(in(r::a)), bin(r::a), bin(r::b), bout(r::y),
+                                      s.attrs.scale, act({in(r::a), in(r::b), out(r::y)})),
+            s);
       }
       case OpKind::residual_backward: {
         namespace r = slot::residual_backward;
         return add(
-            kernels::residual_backward(count(in(r::dy)), bin(r::dy), bout(r::da), bout(r::db),
-                                       acc(s, r::da), acc(s, r::db), s.attrs.scale),
+            kernels::residual_backward(quirks, count(in(r::dy)), bin(r::dy), bout(r::da),
+                                       bout(r::db), acc(s, r::da), acc(s, r::db), s.attrs.scale),
             s);
       }
       case OpKind::dropout: {
@@ -438,10 +439,12 @@ struct Lowering {
     namespace h = slot::head_loss_backward;
     const auto shape = head_loss_shape(s, s.inputs.at(h::x), s.inputs.at(h::weight));
     constexpr uint32_t kScaleWord = offsetof(push::AdamWHyper, loss_scale) / 4;
+    // A frozen head weight has no dweight output: the kernels then write dx only.
+    const TensorId dw = operand_or_none(s.outputs, h::dweight);
     add(kernels::head_loss_backward(quirks, shape, at_in(h::x), at_in(h::weight), at_in(h::targets),
-                                    at_out(h::dx), at_out(h::dweight), at_out(h::dlogits),
-                                    {extras.adamw_hyper, kScaleWord}, mode(s, h::dx),
-                                    mode(s, h::dweight)),
+                                    at_out(h::dx), dw == kNoTensor ? BufferSlice{} : at(dw),
+                                    at_out(h::dlogits), {extras.adamw_hyper, kScaleWord},
+                                    mode(s, h::dx), mode(s, h::dweight)),
         s);
   }
 
@@ -489,11 +492,7 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
   return std::move(l.out);
 }
 
-std::optional<OversizedBinding> oversized_binding(const Plan& plan, const DeviceQuirks& quirks) {
-  if (quirks.max_binding_bytes == 0) return std::nullopt;
-  // Lower the whole step with every tensor in a buffer of its own (stand-in handles, never used
-  // with Vulkan), then map each binding above the limit back to its tensor. The kernels' own
-  // piece logic decides what is split, so this cannot disagree with the real lowering.
+std::vector<Dispatch> lower_plan_stand_ins(const Plan& plan, const DeviceQuirks& quirks) {
   auto handle = [](uint64_t i) { return std::bit_cast<VkBuffer>(i + 1); };
   const TensorSlices fake = [&](TensorId id) {
     return BufferSlice{handle(uint64_t(id)), 0, plan.tensors.at(size_t(id)).bytes};
@@ -503,7 +502,14 @@ std::optional<OversizedBinding> oversized_binding(const Plan& plan, const Device
   extras.grad_norm_partials = {handle(plan.tensors.size() + 1), 0,
                                uint64_t(grad_norm_partials_floats(plan, quirks)) * 4};
   extras.grad_clip = 1;  // binds the norm too
-  for (const Dispatch& d : lower_plan(plan, quirks, fake, extras))
+  return lower_plan(plan, quirks, fake, extras);
+}
+
+std::optional<OversizedBinding> oversized_binding(const Plan& plan, const DeviceQuirks& quirks) {
+  if (quirks.max_binding_bytes == 0) return std::nullopt;
+  // Map each binding above the limit back to its tensor. The kernels' own piece logic decides
+  // what is split, so this cannot disagree with the real lowering.
+  for (const Dispatch& d : lower_plan_stand_ins(plan, quirks))
     for (const Binding& b : d.bindings) {
       const auto i = static_cast<std::size_t>(std::bit_cast<uint64_t>(b.slice.buffer) - 1);
       if (b.slice.size > quirks.max_binding_bytes && i < plan.tensors.size())

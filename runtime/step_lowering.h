@@ -44,6 +44,12 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
                                  const TensorSlices& slice_of, const LoweringExtras& extras,
                                  const LoweringPart& part = {});
 
+// lower_plan of the whole step with every tensor in a buffer of its own: stand-in handles
+// (buffer i + 1 for tensor i, then the AdamW block and the gradient-norm partials), never to be
+// used with Vulkan, and each binding the tensor's planned size. The shapes and kernel variants
+// are the real lowering's, for checks made before anything is allocated.
+std::vector<Dispatch> lower_plan_stand_ins(const Plan& plan, const DeviceQuirks& quirks);
+
 // A tensor that some dispatch of the plan binds in one piece although it is larger than
 // quirks.max_binding_bytes (the device's maxStorageBufferRange): the kernels bind the token
 // embedding, its gradient and moments in pieces, but activations such as the logits [B·T, V]

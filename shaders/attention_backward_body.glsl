@@ -13,16 +13,18 @@
 // FlashAttention-2 accumulates dq across key blocks with atomic adds; here instead one dispatch
 // has two halves that never write the same element, each a fixed-order loop, so the result is
 // deterministic without atomics:
-//   z = 0: one invocation per (b, query head h, query row i) loops over keys j <= i of h's
+//   z = 0: one invocation per (b, query head h, R query rows i) loops over keys j <= i of h's
 //          key/value head and writes dq_i;
-//   z = 1: one invocation per (b, key/value head g, key row j) loops over the group's query heads
-//          in ascending order and, for each, over queries i >= j, and writes dk_j, dv_j
-//          (recomputing D_i on the way: one extra dot product per pair instead of a workspace).
-// No barriers; each invocation's rows are private (in workgroup memory), head rows as vec4s, U
-// per loop iteration, for llvmpipe (see attention_forward_body.glsl). hs must be a multiple of 4.
+//   z = 1: one invocation per (b, key/value head g, R key rows j) loops over the group's query
+//          heads in ascending order and, for each, over queries i >= j, and writes dk_j, dv_j
+//          (recomputing D_i on the way, once for the R rows, instead of a workspace).
+// No barriers; each invocation's rows are private (in workgroup memory or registers,
+// attention_rows.glsl), head rows as vec4s, U per loop iteration where the head loops are loops,
+// for llvmpipe (see attention_forward_body.glsl). hs must be a multiple of 4.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 3) const uint HS = 64;  // head size D; ids 0-2 are the workgroup size
 layout(constant_id = 4) const uint U = 2;    // vec4s per loop iteration; divides HS / 4
+layout(constant_id = 5) const uint R = 1;    // rows per invocation; 1 with rows in workgroup memory
 const uint H4 = HS / 4;
 
 layout(std430, binding = 6) buffer Dq { vec4 dq[]; };
@@ -30,24 +32,28 @@ layout(std430, binding = 7) buffer Dk { vec4 dk[]; };
 layout(std430, binding = 8) buffer Dv { vec4 dv[]; };
 layout(push_constant) uniform Push { AttentionParams p; };
 
-// Per-invocation rows in workgroup memory, vec4 d at [d * WX + lane] (see attention_forward_body.glsl):
-// z = 0 uses r0..r2 as q, dout_i, dq; z = 1 uses r0..r3 as k, v, dk, dv.
+// Per-invocation rows (see attention_rows.glsl for where they live): z = 0 uses r0..r2 as q,
+// dout_i, dq; z = 1 uses r0..r3 as k, v, dk, dv.
 const uint WX = gl_WorkGroupSize.x;
-shared vec4 r0[H4 * WX];
-shared vec4 r1[H4 * WX];
-shared vec4 r2[H4 * WX];
-shared vec4 r3[H4 * WX];
+#include "attention_rows.glsl"
+ROWS_SHARED(r0)
+ROWS_SHARED(r1)
+ROWS_SHARED(r2)
+ROWS_SHARED(r3)
 
 // Overwrites or adds onto element o of dq, dk or dv.
 #define STORE(buf, o, x) buf[o] = p.accumulate != 0 ? buf[o] + (x) : (x)
 
-// Head loops run to this push-constant bound (equal to H4) rather than to the specialization
-// constant: with a known trip count the compiler unrolls them completely, and llvmpipe then
-// spends minutes compiling one pipeline. Offsets are in vec4s; out and dout rows hold NH heads.
-uint head_vec4s() { return min(p.D4, H4); }
+// Offsets are in vec4s; out and dout rows hold NH heads.
+uint head_vec4s() { return HEAD_VEC4S; }
 
-// dq of query row i of head h in batch b.
-void dq_row(uint b, uint h, uint i, uint lane) {
+// Rows past T (the last invocation's spare rows) repeat row T - 1 and are not stored.
+uint clamp_row(uint i) { return min(i, p.T - 1); }
+
+// dq of query rows i0 .. i0 + R - 1 of head h in batch b. The rows share each key's reads; each
+// row's sums run in the order of the one-row kernel, and a key past a row (j > i) adds exactly 0
+// there, so the bits do not depend on R.
+void dq_rows(uint b, uint h, uint i0, uint lane) {
   const uint h4 = head_vec4s();
   const uint g = h / (p.NH / p.KV);  // the key/value head of query head h
   const uint qbase = b * p.T * p.q_stride + p.q_offset + h * H4;  // position 0 of this (b, h)
@@ -55,103 +61,145 @@ void dq_row(uint b, uint h, uint i, uint lane) {
   const uint vbase = b * p.T * p.v_stride + p.v_offset + g * H4;
   const uint O4 = p.NH * H4;
   const uint obase = b * p.T * O4 + h * H4;  // position 0 of this (b, h) in out and dout
-  float D = 0.0;
-  for (uint d0 = 0; d0 < h4; d0 += U) {
-    [[unroll]] for (uint u = 0; u < U; ++u) {
-      const uint d = d0 + u;
-      r0[(d) * WX + lane] = Q(qbase + i * p.q_stride + d) * p.scale;  // as in the forward: (q * scale) . k
-      r1[(d) * WX + lane] = DOUT(obase + i * O4 + d);
-      D += dot(r1[(d) * WX + lane], OUTP(obase + i * O4 + d));
-      r2[(d) * WX + lane] = vec4(0.0);
-    }
-  }
-  const float L = LSE((b * p.NH + h) * p.T + i);
-  for (uint j = 0; j <= i; ++j) {
-    const uint ko = kbase + j * p.k_stride;
-    const uint vo = vbase + j * p.v_stride;
-    float s = 0.0;
-    float dp = 0.0;
-    for (uint d0 = 0; d0 < h4; d0 += U) {
+  ROW_PRIVATE(r0)
+  ROW_PRIVATE(r1)
+  ROW_PRIVATE(r2)
+  float D[R], L[R];
+  [[unroll]] for (uint r = 0; r < R; ++r) {
+    const uint i = clamp_row(i0 + r);
+    D[r] = 0.0;
+    HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
       [[unroll]] for (uint u = 0; u < U; ++u) {
-        s += dot(r0[(d0 + u) * WX + lane], K(ko + d0 + u));
-        dp += dot(r1[(d0 + u) * WX + lane], V(vo + d0 + u));
+        const uint d = d0 + u, x = r * H4 + d;
+        ROW(r0, x) = Q(qbase + i * p.q_stride + d) * p.scale;  // as in the forward: (q * scale) . k
+        ROW(r1, x) = DOUT(obase + i * O4 + d);
+        D[r] += dot(ROW(r1, x), OUTP(obase + i * O4 + d));
+        ROW(r2, x) = vec4(0.0);
       }
     }
-    const float ds = exp(s - L) * (dp - D);
-    for (uint d0 = 0; d0 < h4; d0 += U) {
-      [[unroll]] for (uint u = 0; u < U; ++u)
-        r2[(d0 + u) * WX + lane] = fma(vec4(ds), K(ko + d0 + u), r2[(d0 + u) * WX + lane]);
+    L[r] = LSE((b * p.NH + h) * p.T + i);
+  }
+  const uint last = clamp_row(i0 + R - 1);
+  for (uint j = 0; j <= last; ++j) {
+    const uint ko = kbase + j * p.k_stride;
+    const uint vo = vbase + j * p.v_stride;
+    SHARED_READ(kj, K, ko)
+    SHARED_READ(vj, V, vo)
+    [[unroll]] for (uint r = 0; r < R; ++r) {
+      float s = 0.0;
+      float dp = 0.0;
+      HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+        [[unroll]] for (uint u = 0; u < U; ++u) {
+          s += dot(ROW(r0, r * H4 + d0 + u), READ_AT(kj, K, ko, d0 + u));
+          dp += dot(ROW(r1, r * H4 + d0 + u), READ_AT(vj, V, vo, d0 + u));
+        }
+      }
+      // A select, not a product: exp(s - L) may overflow for keys past the row.
+      const float ds = j <= i0 + r ? exp(s - L[r]) * (dp - D[r]) : 0.0;
+      HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+        [[unroll]] for (uint u = 0; u < U; ++u) {
+          const uint x = r * H4 + d0 + u;
+          ROW(r2, x) = fma(vec4(ds), READ_AT(kj, K, ko, d0 + u), ROW(r2, x));
+        }
+      }
     }
   }
-  const uint o = qbase + i * p.q_stride;
-  for (uint d0 = 0; d0 < h4; d0 += U) {
-    [[unroll]] for (uint u = 0; u < U; ++u) STORE(dq, o + d0 + u, r2[(d0 + u) * WX + lane] * p.scale);
+  [[unroll]] for (uint r = 0; r < R; ++r) {
+    if (i0 + r >= p.T) break;
+    const uint o = qbase + (i0 + r) * p.q_stride;
+    HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+      [[unroll]] for (uint u = 0; u < U; ++u)
+        STORE(dq, o + d0 + u, ROW(r2, r * H4 + d0 + u) * p.scale);
+    }
   }
 }
 
-// dk and dv of key row j of key/value head g in batch b: the group's query heads in ascending
-// order, each over its queries i >= j, all into the same accumulators (a fixed order).
-void dkv_row(uint b, uint g, uint j, uint lane) {
+// dk and dv of key rows j0 .. j0 + R - 1 of key/value head g in batch b: the group's query heads
+// in ascending order, each over its queries i >= j, all into the same accumulators (a fixed
+// order). The rows share each query's reads and D_i; as in dq_rows, the bits do not depend on R.
+void dkv_rows(uint b, uint g, uint j0, uint lane) {
   const uint h4 = head_vec4s();
   const uint group = p.NH / p.KV;
-  const uint ko = b * p.T * p.k_stride + p.k_offset + g * H4 + j * p.k_stride;
-  const uint vo = b * p.T * p.v_stride + p.v_offset + g * H4 + j * p.v_stride;
+  const uint kbase = b * p.T * p.k_stride + p.k_offset + g * H4;
+  const uint vbase = b * p.T * p.v_stride + p.v_offset + g * H4;
   const uint O4 = p.NH * H4;
-  for (uint d0 = 0; d0 < h4; d0 += U) {
-    [[unroll]] for (uint u = 0; u < U; ++u) {
-      const uint d = d0 + u;
-      r0[(d) * WX + lane] = K(ko + d);
-      r1[(d) * WX + lane] = V(vo + d);
-      r2[(d) * WX + lane] = vec4(0.0);
-      r3[(d) * WX + lane] = vec4(0.0);
+  ROW_PRIVATE(r0)
+  ROW_PRIVATE(r1)
+  ROW_PRIVATE(r2)
+  ROW_PRIVATE(r3)
+  [[unroll]] for (uint r = 0; r < R; ++r) {
+    const uint j = clamp_row(j0 + r);
+    HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+      [[unroll]] for (uint u = 0; u < U; ++u) {
+        const uint d = d0 + u, x = r * H4 + d;
+        ROW(r0, x) = K(kbase + j * p.k_stride + d);
+        ROW(r1, x) = V(vbase + j * p.v_stride + d);
+        ROW(r2, x) = vec4(0.0);
+        ROW(r3, x) = vec4(0.0);
+      }
     }
   }
   for (uint h = g * group; h < (g + 1) * group; ++h) {
     const uint qbase = b * p.T * p.q_stride + p.q_offset + h * H4;
     const uint obase = b * p.T * O4 + h * H4;
     const uint lbase = (b * p.NH + h) * p.T;
-    for (uint i = j; i < p.T; ++i) {
+    for (uint i = j0; i < p.T; ++i) {
       const uint qo = qbase + i * p.q_stride;
       const uint go = obase + i * O4;
-      float s = 0.0;
-      float dp = 0.0;
+      SHARED_READ(qi, Q, qo)
+      SHARED_READ(gi, DOUT, go)
       float D = 0.0;
-      for (uint d0 = 0; d0 < h4; d0 += U) {
-        [[unroll]] for (uint u = 0; u < U; ++u) {
-          const uint d = d0 + u;
-          s += dot(Q(qo + d) * p.scale, r0[(d) * WX + lane]);
-          const vec4 gd = DOUT(go + d);
-          dp += dot(gd, r1[(d) * WX + lane]);
-          D += dot(gd, OUTP(go + d));
-        }
+      HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+        [[unroll]] for (uint u = 0; u < U; ++u)
+          D += dot(READ_AT(gi, DOUT, go, d0 + u), OUTP(go + d0 + u));
       }
-      const float P = exp(s - LSE(lbase + i));
-      const float ds = P * (dp - D);
-      for (uint d0 = 0; d0 < h4; d0 += U) {
-        [[unroll]] for (uint u = 0; u < U; ++u) {
-          const uint d = d0 + u;
-          r3[(d) * WX + lane] = fma(vec4(P), DOUT(go + d), r3[(d) * WX + lane]);
-          r2[(d) * WX + lane] = fma(vec4(ds), Q(qo + d) * p.scale, r2[(d) * WX + lane]);  // dk_j = scale sum_i dS_ij q_i
+      const float L = LSE(lbase + i);
+      [[unroll]] for (uint r = 0; r < R; ++r) {
+        float s = 0.0;
+        float dp = 0.0;
+        HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+          [[unroll]] for (uint u = 0; u < U; ++u) {
+            const uint d = d0 + u;
+            s += dot(READ_AT(qi, Q, qo, d) * p.scale, ROW(r0, r * H4 + d));
+            dp += dot(READ_AT(gi, DOUT, go, d), ROW(r1, r * H4 + d));
+          }
+        }
+        // Selects, not products: exp(s - L) may overflow for queries before the row.
+        const bool causal = i >= j0 + r;
+        const float P = causal ? exp(s - L) : 0.0;
+        const float ds = causal ? P * (dp - D) : 0.0;
+        HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+          [[unroll]] for (uint u = 0; u < U; ++u) {
+            const uint d = d0 + u, x = r * H4 + d;
+            ROW(r3, x) = fma(vec4(P), READ_AT(gi, DOUT, go, d), ROW(r3, x));
+            // dk_j = scale sum_i dS_ij q_i
+            ROW(r2, x) = fma(vec4(ds), READ_AT(qi, Q, qo, d) * p.scale, ROW(r2, x));
+          }
         }
       }
     }
   }
-  for (uint d0 = 0; d0 < h4; d0 += U) {
-    [[unroll]] for (uint u = 0; u < U; ++u) {
-      STORE(dk, ko + d0 + u, r2[(d0 + u) * WX + lane]);
-      STORE(dv, vo + d0 + u, r3[(d0 + u) * WX + lane]);
+  [[unroll]] for (uint r = 0; r < R; ++r) {
+    if (j0 + r >= p.T) break;
+    const uint ko = kbase + (j0 + r) * p.k_stride;
+    const uint vo = vbase + (j0 + r) * p.v_stride;
+    HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+      [[unroll]] for (uint u = 0; u < U; ++u) {
+        STORE(dk, ko + d0 + u, ROW(r2, r * H4 + d0 + u));
+        STORE(dv, vo + d0 + u, ROW(r3, r * H4 + d0 + u));
+      }
     }
   }
 }
 
 void main() {
-  const uint r = gl_GlobalInvocationID.x;   // query row (z = 0) or key row (z = 1)
-  const uint y = gl_GlobalInvocationID.y;   // b * NH + h (z = 0) or b * KV + g (z = 1)
+  const uint first = gl_GlobalInvocationID.x * R;  // first query row (z = 0) or key row (z = 1)
+  const uint y = gl_GlobalInvocationID.y;          // b * NH + h (z = 0) or b * KV + g (z = 1)
   const uint lane = gl_LocalInvocationID.x;
-  if (r >= p.T) return;
+  if (first >= p.T) return;
   if (gl_WorkGroupID.z == 0) {
-    if (y < p.B * p.NH) dq_row(y / p.NH, y % p.NH, r, lane);
+    if (y < p.B * p.NH) dq_rows(y / p.NH, y % p.NH, first, lane);
   } else {
-    if (y < p.B * p.KV) dkv_row(y / p.KV, y % p.KV, r, lane);
+    if (y < p.B * p.KV) dkv_rows(y / p.KV, y % p.KV, first, lane);
   }
 }

@@ -3,6 +3,10 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "attention_params.h"
 
+// Rows in registers, head loops unrolled (see attention_rows.glsl): these kernels run on CPU
+// drivers, where workgroup memory costs a loop over the SIMD lanes per access.
+#define ROWS_IN_REGISTERS
+
 // attention_backward_body.glsl, reading its inputs through texel views.
 // On llvmpipe a texel fetch is a branch-free gather while a storage-buffer load loops over the
 // SIMD lanes (DeviceQuirks::texel_fetch_beats_storage_loads).

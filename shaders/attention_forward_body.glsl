@@ -4,99 +4,125 @@
 // (attention_params.h).
 //
 // Causal grouped-query attention forward, flash-style (FlashAttention-2, Dao 2023): one
-// invocation per (batch, query head, query row) streams the keys 0..t of its key/value head in
+// invocation per (batch, query head, R query rows) streams the keys 0..t of its key/value head in
 // blocks of BC with an online softmax, so the T x T score matrix is never stored. Writes the
-// output row and the row's log-sum-exp of the scaled scores, from which the backward recomputes
-// the probabilities.
+// output rows and each row's log-sum-exp of the scaled scores, from which the backward recomputes
+// the probabilities. The R rows share each key's reads; each row's arithmetic is that of R = 1.
 //
 // No barriers (on CPU implementations a barrier is a context switch, and lavapipe's 32 KiB would
-// not hold K/V tiles for hs = 128 anyway): the row's q and accumulator are private to the
-// invocation (kept in workgroup memory, below). Keys are visited in a fixed order: deterministic.
+// not hold K/V tiles for hs = 128 anyway): the rows' q and accumulators are private to the
+// invocation (in workgroup memory or registers, attention_rows.glsl). Keys are visited in a fixed
+// order: deterministic.
 //
-// Head rows are handled as vec4s, U per loop iteration (U steps unrolled). llvmpipe ends every
-// loop of an invocation once their iterations add up to 65535 (a hang guard shared by all loops,
-// LP_MAX_TGSI_LOOP_ITERATIONS): float-at-a-time loops would silently truncate rows beyond
-// t * hs ~ 30000, while full unrolling takes minutes to compile there. hs must be a multiple of 4.
+// Head rows are handled as vec4s, U per loop iteration (U steps unrolled) where the head loops
+// are loops. llvmpipe ends every loop of an invocation once their iterations add up to 65535 (a
+// hang guard shared by all loops, LP_MAX_TGSI_LOOP_ITERATIONS): float-at-a-time loops would
+// silently truncate rows beyond t * hs ~ 30000. hs must be a multiple of 4.
 #include "act16.glsl"  // out is an activation: ACT4_T, fp32 unless the wrapper says otherwise
 layout(local_size_x_id = 0) in;
 layout(constant_id = 3) const uint HS = 64;  // head size D; ids 0-2 are the workgroup size
 layout(constant_id = 4) const uint BC = 8;   // keys per block (one rescale of acc per block)
 layout(constant_id = 5) const uint U = 2;    // vec4s per loop iteration; divides HS / 4
+layout(constant_id = 6) const uint R = 1;    // rows per invocation; 1 with rows in workgroup memory
 const uint H4 = HS / 4;
 
 layout(std430, binding = 3) writeonly buffer Out { ACT4_T outp[]; };
 layout(std430, binding = 4) writeonly buffer Lse { float lse[]; };
 layout(push_constant) uniform Push { AttentionParams p; };
 
-// The row's q and output accumulator, vec4 d of this invocation at [d * WX + lane]: workgroup
-// memory touched only by its owner (no barriers). With local arrays indexed by a loop counter
-// instead, llvmpipe took minutes to compile one pipeline at hs = 128 (measured, Mesa 22.3).
+// The row's q and output accumulator (q_s, acc_s): see attention_rows.glsl for where they live.
 const uint WX = gl_WorkGroupSize.x;
-shared vec4 q_s[H4 * WX];
-shared vec4 acc_s[H4 * WX];
+#include "attention_rows.glsl"
+ROWS_SHARED(q_s)
+ROWS_SHARED(acc_s)
 
 // Finite stand-in for -infinity: exp(NEG_BIG - x) is 0 without inf arithmetic.
 const float NEG_BIG = -3.0e38;
 
 void main() {
-  const uint t = gl_GlobalInvocationID.x;
-  const uint bh = gl_GlobalInvocationID.y;  // b * NH + h
-  if (t >= p.T || bh >= p.B * p.NH) return;
+  const uint t0 = gl_GlobalInvocationID.x * R;  // rows t0 .. t0 + R - 1 (those below T)
+  const uint bh = gl_GlobalInvocationID.y;      // b * NH + h
+  if (t0 >= p.T || bh >= p.B * p.NH) return;
   const uint b = bh / p.NH, h = bh % p.NH;
   const uint g = h / (p.NH / p.KV);  // the key/value head of query head h
-  // Head loops run to this push-constant bound (equal to H4) rather than to the specialization
-  // constant: with a known trip count the compiler unrolls them completely, and llvmpipe then
-  // spends minutes compiling one pipeline. Offsets below are in vec4s.
-  const uint h4 = min(p.D4, H4);
+  // Offsets below are in vec4s.
+  const uint h4 = HEAD_VEC4S;
   const uint qbase = b * p.T * p.q_stride + p.q_offset + h * H4;  // position 0 of this (b, h)
   const uint kbase = b * p.T * p.k_stride + p.k_offset + g * H4;
   const uint vbase = b * p.T * p.v_stride + p.v_offset + g * H4;
+  const uint last = min(t0 + R, p.T) - 1;  // rows past T repeat row T - 1 and are not stored
 
   const uint lane = gl_LocalInvocationID.x;
-  for (uint d0 = 0; d0 < h4; d0 += U) {
-    [[unroll]] for (uint u = 0; u < U; ++u) {
-      q_s[(d0 + u) * WX + lane] = Q(qbase + t * p.q_stride + d0 + u) * p.scale;  // scores are (q * scale) . k
-      acc_s[(d0 + u) * WX + lane] = vec4(0.0);
-    }
-  }
-  float row_max = NEG_BIG;  // running maximum of the scores seen
-  float denom = 0.0;        // running sum of exp(score - row_max)
-
-  for (uint s0 = 0; s0 <= t; s0 += BC) {
-    // Scores of this block; keys past t (the causal mask) get NEG_BIG and weigh exactly 0.
-    float sc[BC];
-    float block_max = row_max;
-    for (uint j = 0; j < BC; ++j) {
-      const uint ko = kbase + min(s0 + j, t) * p.k_stride;
-      float s = 0.0;
-      for (uint d0 = 0; d0 < h4; d0 += U) {
-        [[unroll]] for (uint u = 0; u < U; ++u) s += dot(q_s[(d0 + u) * WX + lane], K(ko + d0 + u));
-      }
-      sc[j] = s0 + j <= t ? s : NEG_BIG;
-      block_max = max(block_max, sc[j]);
-    }
-    // Rescale what was accumulated under the old maximum once per block.
-    const float correction = exp(row_max - block_max);
-    denom *= correction;
-    for (uint d0 = 0; d0 < h4; d0 += U) {
-      [[unroll]] for (uint u = 0; u < U; ++u) acc_s[(d0 + u) * WX + lane] *= correction;
-    }
-    for (uint j = 0; j < BC; ++j) {
-      const float w = exp(sc[j] - block_max);
-      denom += w;
-      const uint vo = vbase + min(s0 + j, t) * p.v_stride;
-      for (uint d0 = 0; d0 < h4; d0 += U) {
-        [[unroll]] for (uint u = 0; u < U; ++u)
-          acc_s[(d0 + u) * WX + lane] = fma(vec4(w), V(vo + d0 + u), acc_s[(d0 + u) * WX + lane]);
+  ROW_PRIVATE(q_s)
+  ROW_PRIVATE(acc_s)
+  float row_max[R];  // running maximum of the scores seen
+  float denom[R];    // running sum of exp(score - row_max)
+  [[unroll]] for (uint r = 0; r < R; ++r) {
+    const uint t = min(t0 + r, last);
+    HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+      [[unroll]] for (uint u = 0; u < U; ++u) {
+        const uint x = r * H4 + d0 + u;
+        ROW(q_s, x) = Q(qbase + t * p.q_stride + d0 + u) * p.scale;  // scores are (q * scale) . k
+        ROW(acc_s, x) = vec4(0.0);
       }
     }
-    row_max = block_max;
+    row_max[r] = NEG_BIG;
+    denom[r] = 0.0;
   }
 
-  const uint oo = (b * p.T + t) * p.NH * H4 + h * H4;
-  const float inv = 1.0 / denom;
-  for (uint d0 = 0; d0 < h4; d0 += U) {
-    [[unroll]] for (uint u = 0; u < U; ++u) outp[oo + d0 + u] = STORE_ACT4(acc_s[(d0 + u) * WX + lane] * inv);
+  for (uint s0 = 0; s0 <= last; s0 += BC) {
+    // Scores of this block; keys past a row (the causal mask) get NEG_BIG and weigh exactly 0.
+    float sc[R * BC];
+    float block_max[R];
+    [[unroll]] for (uint r = 0; r < R; ++r) block_max[r] = row_max[r];
+    KEY_LOOP for (uint j = 0; j < BC; ++j) {
+      const uint ko = kbase + min(s0 + j, last) * p.k_stride;
+      SHARED_READ(kj, K, ko)
+      [[unroll]] for (uint r = 0; r < R; ++r) {
+        float s = 0.0;
+        HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+          [[unroll]] for (uint u = 0; u < U; ++u)
+            s += dot(ROW(q_s, r * H4 + d0 + u), READ_AT(kj, K, ko, d0 + u));
+        }
+        sc[r * BC + j] = s0 + j <= t0 + r ? s : NEG_BIG;
+        block_max[r] = max(block_max[r], sc[r * BC + j]);
+      }
+    }
+    // Rescale what was accumulated under the old maximum once per block. A block wholly past a
+    // row (its last key block, for the invocation's later rows) leaves it exactly as it was: the
+    // selects make that exact even where exp(0) would not round to 1.
+    [[unroll]] for (uint r = 0; r < R; ++r) {
+      const float correction = s0 <= t0 + r ? exp(row_max[r] - block_max[r]) : 1.0;
+      denom[r] *= correction;
+      HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+        [[unroll]] for (uint u = 0; u < U; ++u) ROW(acc_s, r * H4 + d0 + u) *= correction;
+      }
+    }
+    KEY_LOOP for (uint j = 0; j < BC; ++j) {
+      const uint vo = vbase + min(s0 + j, last) * p.v_stride;
+      SHARED_READ(vj, V, vo)
+      [[unroll]] for (uint r = 0; r < R; ++r) {
+        const float w = s0 + j <= t0 + r ? exp(sc[r * BC + j] - block_max[r]) : 0.0;
+        denom[r] += w;
+        HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+          [[unroll]] for (uint u = 0; u < U; ++u) {
+            const uint x = r * H4 + d0 + u;
+            ROW(acc_s, x) = fma(vec4(w), READ_AT(vj, V, vo, d0 + u), ROW(acc_s, x));
+          }
+        }
+      }
+    }
+    [[unroll]] for (uint r = 0; r < R; ++r) row_max[r] = block_max[r];
   }
-  lse[bh * p.T + t] = row_max + log(denom);
+
+  [[unroll]] for (uint r = 0; r < R; ++r) {
+    const uint t = t0 + r;
+    if (t >= p.T) break;
+    const uint oo = (b * p.T + t) * p.NH * H4 + h * H4;
+    const float inv = 1.0 / denom[r];
+    HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
+      [[unroll]] for (uint u = 0; u < U; ++u) outp[oo + d0 + u] = STORE_ACT4(ROW(acc_s, r * H4 + d0 + u) * inv);
+    }
+    lse[bh * p.T + t] = row_max[r] + log(denom[r]);
+  }
 }

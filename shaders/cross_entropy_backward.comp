@@ -1,4 +1,4 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// cross_entropy_backward_body.glsl with fp32 logits.
-#include "cross_entropy_backward_body.glsl"
+// cross_entropy_backward_storage.glsl with fp32 logits.
+#include "cross_entropy_backward_storage.glsl"

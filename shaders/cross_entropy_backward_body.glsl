@@ -1,22 +1,17 @@
-// Included by cross_entropy_backward.comp and its f16/bf16 wrappers (act16.glsl: the logits are an
-// activation; losses and dlogits fp32).
-#include "act16.glsl"
-#include "cross_entropy_params.h"
-
-// dlogits = scale * (softmax(logits) - onehot(target)), always overwritten: the head's logits
-// gradient has no other contribution. Recomputes the row max and sum exactly as the forward
-// does (cross_entropy_rows.glsl). An ignored target's row (REMAT_IGNORE_TARGET) is all zeros;
-// any other target outside the vocabulary gives a NaN row. The scale is read when the kernel
-// runs (cross_entropy_params.h says why).
-layout(local_size_x_id = 0) in;
-
-layout(std430, binding = 0) readonly buffer Logits { ACT_T logits[]; };
-layout(std430, binding = 1) readonly buffer Targets { uint targets[]; };
-layout(std430, binding = 2) writeonly buffer DLogits { float dlogits[]; };
-layout(std430, binding = 3) readonly buffer Scales { float scales[]; };
-layout(push_constant) uniform Push { CrossEntropyParams p; };
-
+// The cross-entropy backward's main, included by cross_entropy_backward.comp (storage buffers)
+// and cross_entropy_backward_texels.comp (an R32F texel view), which define LOGIT(k),
+// STORE_DLOGIT(k, d) and the bindings. Where STORE_DLOGIT4(q, d) is defined too (floats 4q..4q+3
+// of dlogits at once), the serial variant stores the whole vec4s of each row with it: on
+// llvmpipe every store is a per-lane loop, so one vec4 store costs about what one float does.
 #include "cross_entropy_rows.glsl"
+
+// The gradient of logit v of a row: the same operations for every store width.
+float ce_dlogit(uint base, uint v, uint target, float m, float inv, float scale, float bad,
+                bool trained) {
+  if (!trained) return 0.0;
+  float prob = exp(LOGIT(base + v) - m) * inv;
+  return scale * (prob - (v == target ? 1.0 : 0.0)) + bad;
+}
 
 void main() {
   uint row = ce_row();
@@ -31,18 +26,32 @@ void main() {
   float scale = scales[p.scale_word];
   float inv = 1.0 / s;
   float bad = target < p.V || !trained ? 0.0 : uintBitsToFloat(0x7fc00000u);
+#define CE_DLOGIT(v) ce_dlogit(base, v, target, m, inv, scale, bad, trained)
+#ifdef STORE_DLOGIT4
+  if (ROW_PER_WORKGROUP == 0) {
+    // Floats up to the row's first vec4 boundary, then two vec4s per iteration (llvmpipe's loop
+    // limit, cross_entropy_rows.glsl), then the rest.
+    uint v = 0;
+    for (uint head = min((4 - base % 4) % 4, p.V); v < head; ++v)
+      STORE_DLOGIT(base + v, CE_DLOGIT(v));
+    for (; v + 8 <= p.V; v += 8) {
+      uint q = (base + v) / 4;
+      STORE_DLOGIT4(q, vec4(CE_DLOGIT(v), CE_DLOGIT(v + 1), CE_DLOGIT(v + 2), CE_DLOGIT(v + 3)));
+      STORE_DLOGIT4(q + 1, vec4(CE_DLOGIT(v + 4), CE_DLOGIT(v + 5), CE_DLOGIT(v + 6),
+                                CE_DLOGIT(v + 7)));
+    }
+    for (; v < p.V; ++v) STORE_DLOGIT(base + v, CE_DLOGIT(v));
+    return;
+  }
+#endif
   // 8 per iteration in the serial variant: llvmpipe's loop limit (cross_entropy_rows.glsl).
   uint step = ROW_PER_WORKGROUP != 0 ? 1 : 8;
   for (uint v0 = ce_first() * step; v0 < p.V; v0 += ce_stride() * step) {
     for (uint j = 0; j < step; ++j) {  // unrolled: step is a specialization constant
       uint v = v0 + j;
       if (v >= p.V) break;
-      float d = 0.0;
-      if (trained) {
-        float prob = exp(LOAD_ACT(logits[base + v]) - m) * inv;
-        d = scale * (prob - (v == target ? 1.0 : 0.0)) + bad;
-      }
-      dlogits[base + v] = d;
+      STORE_DLOGIT(base + v, CE_DLOGIT(v));
     }
   }
+#undef CE_DLOGIT
 }

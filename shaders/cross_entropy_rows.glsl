@@ -1,6 +1,7 @@
-// Row statistics shared by cross_entropy_forward.comp and cross_entropy_backward.comp, so the
-// forward and the backward see the same max and sum bit for bit. Expects `LOAD_ACT(logits[])`, push
-// constants `p` (CrossEntropyParams) and the specialization constant ROW_PER_WORKGROUP.
+// Row statistics shared by the cross-entropy forward and backward bodies, so the forward and the
+// backward see the same max and sum bit for bit. Expects LOGIT(k) (the k-th float of the logits,
+// from a storage buffer or a texel view), push constants `p` (CrossEntropyParams) and the
+// specialization constant ROW_PER_WORKGROUP.
 //
 // ROW_PER_WORKGROUP 0: one invocation per row, serial loops. No barriers, which suits CPU
 //   implementations (lavapipe runs a workgroup's invocations as coroutines, so each barrier is a
@@ -55,37 +56,37 @@ float ce_row_max(uint base, bool inrow) {
   float m = -3.402823466e38;
   if (!inrow) {
   } else if (ROW_PER_WORKGROUP != 0) {
-    for (uint v = ce_first(); v < p.V; v += ce_stride()) m = max(m, LOAD_ACT(logits[base + v]));
+    for (uint v = ce_first(); v < p.V; v += ce_stride()) m = max(m, LOGIT(base + v));
   } else {
     uint v = 0;
     for (; v + 8 <= p.V; v += 8) {
       uint k = base + v;
-      float a = max(max(LOAD_ACT(logits[k]), LOAD_ACT(logits[k + 1])), max(LOAD_ACT(logits[k + 2]), LOAD_ACT(logits[k + 3])));
-      float b = max(max(LOAD_ACT(logits[k + 4]), LOAD_ACT(logits[k + 5])), max(LOAD_ACT(logits[k + 6]), LOAD_ACT(logits[k + 7])));
+      float a = max(max(LOGIT(k), LOGIT(k + 1)), max(LOGIT(k + 2), LOGIT(k + 3)));
+      float b = max(max(LOGIT(k + 4), LOGIT(k + 5)), max(LOGIT(k + 6), LOGIT(k + 7)));
       m = max(m, max(a, b));
     }
-    for (; v < p.V; ++v) m = max(m, LOAD_ACT(logits[base + v]));
+    for (; v < p.V; ++v) m = max(m, LOGIT(base + v));
   }
   return ROW_PER_WORKGROUP != 0 ? ce_tree(m, true) : m;
 }
 
-// sum_v exp(LOAD_ACT(logits[v]) - m).
+// sum_v exp(logit v - m).
 float ce_row_sum(uint base, float m, bool inrow) {
   float s = 0.0;
   if (!inrow) {
   } else if (ROW_PER_WORKGROUP != 0) {
-    for (uint v = ce_first(); v < p.V; v += ce_stride()) s += exp(LOAD_ACT(logits[base + v]) - m);
+    for (uint v = ce_first(); v < p.V; v += ce_stride()) s += exp(LOGIT(base + v) - m);
   } else {
     uint v = 0;
     for (; v + 8 <= p.V; v += 8) {
       uint k = base + v;
-      float a = (exp(LOAD_ACT(logits[k]) - m) + exp(LOAD_ACT(logits[k + 1]) - m)) +
-                (exp(LOAD_ACT(logits[k + 2]) - m) + exp(LOAD_ACT(logits[k + 3]) - m));
-      float b = (exp(LOAD_ACT(logits[k + 4]) - m) + exp(LOAD_ACT(logits[k + 5]) - m)) +
-                (exp(LOAD_ACT(logits[k + 6]) - m) + exp(LOAD_ACT(logits[k + 7]) - m));
+      float a = (exp(LOGIT(k) - m) + exp(LOGIT(k + 1) - m)) +
+                (exp(LOGIT(k + 2) - m) + exp(LOGIT(k + 3) - m));
+      float b = (exp(LOGIT(k + 4) - m) + exp(LOGIT(k + 5) - m)) +
+                (exp(LOGIT(k + 6) - m) + exp(LOGIT(k + 7) - m));
       s += a + b;
     }
-    for (; v < p.V; ++v) s += exp(LOAD_ACT(logits[base + v]) - m);
+    for (; v < p.V; ++v) s += exp(LOGIT(base + v) - m);
   }
   return ROW_PER_WORKGROUP != 0 ? ce_tree(s, false) : s;
 }

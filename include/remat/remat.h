@@ -118,6 +118,13 @@ typedef enum remat_lr_schedule {
   REMAT_LR_COSINE = 2
 } remat_lr_schedule;
 
+/* Storage types (remat_session_params.weights_dtype). */
+typedef enum remat_dtype {
+  REMAT_DTYPE_F32 = 0,
+  REMAT_DTYPE_F16 = 1,
+  REMAT_DTYPE_BF16 = 2
+} remat_dtype;
+
 typedef struct remat_session_params {
   size_t struct_size; /* sizeof(remat_session_params); set by remat_session_params_default */
 
@@ -170,10 +177,35 @@ typedef struct remat_session_params {
                              * weight's path, as PEFT's target_modules; NULL = "attn.c_attn,
                              * attn.c_proj,mlp.c_fc,mlp.c_proj" */
 
-  /* Since 0.3: how activations are stored, "f32" (NULL too), "f16" or "bf16". 16-bit ones are
-   * rounded to nearest even when written and widened when read; compute, gradients, weights and
-   * moments stay f32. Needs the device feature storageBuffer16BitAccess. */
-  const char* act_dtype;
+  /* Since 0.4: rows of [rows, vocab] logits the LM head and loss hold at a time: 0 (default) = all
+   * batch x seq rows; a positive multiple of 64 = chunks of that many rows (or any value of at
+   * least batch x seq: one chunk), which saves most of the arena at large vocabularies and costs
+   * one more head matmul in the backward; -1 = auto: the whole logits if the smallest plan with
+   * them fits arena_bytes, else the largest multiple of 64 whose smallest plan fits (needs
+   * arena_bytes or memory_bytes; with memory_bytes it is chosen together with the rest of the
+   * plan; planned at 256-byte alignment, as remat_plan). Results do not depend on it but
+   * for rounding in the head's weight gradient; with LoRA (a frozen head) not even that. A
+   * chunked session cannot sample (remat_session_sample needs whole logits). A struct that ends
+   * before it (struct_size = offsetof(remat_session_params, loss_chunk)) is read as 0. */
+  int32_t loss_chunk;
+  /* Since 0.4: a cap on the session's whole device memory (persistent weights, gradients, AdamW
+   * moments, the activation arena and the session's fixed buffers); 0 = no cap. The planner
+   * subtracts what the model and shape fix and plans activations into the rest ("auto" when
+   * policy is NULL; arena_bytes, if set, is checked as well). Too small is
+   * REMAT_ERROR_INVALID_ARGUMENT whose message names the smallest total that plans. A struct
+   * that ends before it (struct_size = offsetof(remat_session_params, memory_bytes)) has none. */
+  uint64_t memory_bytes;
+  /* Since 0.4: the storage of the frozen weights under LoRA, a remat_dtype value (default F32).
+   * F16 or BF16 halves their bytes (linear weights and embeddings; 1-D norm gains and biases stay
+   * F32) and needs lora_rank > 0 and a device with 16-bit storage buffer access. A struct that
+   * ends before it (struct_size = offsetof(remat_session_params, weights_dtype)) is read as F32. */
+  int32_t weights_dtype;
+  /* Since 0.4: how activations are stored, a remat_dtype value (default F32). F16 or BF16 stores
+   * every saved or recomputed activation in 16 bits, rounded to nearest even when written and
+   * widened when read; compute, gradients, norm statistics, losses, trainable weights and AdamW
+   * moments stay F32. Needs a device with 16-bit storage buffer access. A struct that ends before
+   * it (struct_size = offsetof(remat_session_params, act_dtype)) is read as F32. */
+  int32_t act_dtype;
 } remat_session_params;
 
 /* Fills *params with the defaults above (model "tiny"). */
@@ -274,15 +306,18 @@ REMAT_API remat_status remat_session_steps_done(const remat_session* session, ui
  * difference; policy, arena, AdamW settings and schedule are the session's own). A damaged state
  * (bad JSON, a missing or truncated file, wrong shapes, a hash that does not match) is
  * REMAT_ERROR_INVALID_ARGUMENT and leaves the session as it was; progress phase "load".
- * params_from_state fills *params (model, shape, accum, seed, policy, arena, AdamW, schedule)
- * from a state, for creating the session that loads it; the other fields keep their values. */
+ * params_from_state fills *params (model, shape, loss chunk, accum, seed, policy, arena, AdamW,
+ * schedule) from a state, for creating the session that loads it; the other fields keep their
+ * values. */
 REMAT_API remat_status remat_session_save_state(remat_session* session, const char* dir);
 REMAT_API remat_status remat_session_load_state(remat_session* session, const char* dir);
 REMAT_API remat_status remat_session_params_from_state(remat_session_params* params,
                                                        const char* dir);
 
 /* Generates `count` tokens after `prompt` (prompt_count >= 1, each below vocab) at
- * `temperature` (0: the most likely token), deterministically for a seed, into out[0..count). */
+ * `temperature` (0: the most likely token), deterministically for a seed, into out[0..count).
+ * A session whose loss is chunked (params->loss_chunk not 0) never holds a row's whole logits:
+ * REMAT_ERROR_INVALID_ARGUMENT; sample from a session created with loss_chunk 0. */
 REMAT_API remat_status remat_session_sample(remat_session* session, const uint32_t* prompt,
                                             size_t prompt_count, uint32_t count, uint64_t seed,
                                             float temperature, uint32_t* out, size_t out_capacity);

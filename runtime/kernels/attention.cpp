@@ -49,6 +49,14 @@ uint32_t rows_per_group(const DeviceQuirks& q, uint32_t hs, uint32_t rows) {
   return wx;
 }
 
+// Rows per invocation. The texel kernels keep their rows in registers (attention_rows.glsl) and
+// share each key's (or query's) reads between two rows where the head is small enough that the
+// rows stay near the registers; the shared-memory kernels (and the 16-bit ones, which read
+// storage buffers) hold one row.
+uint32_t rows_per_invocation(bool texels, uint32_t hs) {
+  return texels && hs <= 64 ? 2 : 1;
+}
+
 constexpr uint32_t kKeyBlock = 8;  // keys per online-softmax rescale in the forward
 
 // llvmpipe (the CPU implementation these quirks describe) ends all loops of an invocation after
@@ -126,15 +134,16 @@ Dispatch forward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvL
   const uint32_t wx = rows_per_group(quirks, c.hs, 2);  // q, acc
   Dispatch d;
   // CPU drivers read q, k, v through texel views (see attention_forward_texels.comp); same bits.
-  const bool t = quirks.texel_fetch_beats_storage_loads;
-  d.kernel = act == DType::f32 && t
+  const bool texels = act == DType::f32 && quirks.texel_fetch_beats_storage_loads;
+  d.kernel = texels
                  ? KernelId::attention_forward_texels
                  : act_variant(act, {KernelId::attention_forward, KernelId::attention_forward_f16,
                                      KernelId::attention_forward_bf16});
-  d.spec = {wx, 1, 1, c.hs, kKeyBlock, unroll(c.hs)};
+  const uint32_t rows = rows_per_invocation(texels, c.hs);
+  d.spec = {wx, 1, 1, c.hs, kKeyBlock, unroll(c.hs), rows};
   d.bindings = {{q, false}, {k, false}, {v, false}, {out, true}, {lse, true}};
   d.push = push_bytes(c.params);
-  d.groups = {div_up(s.T, wx), s.B * s.NH, 1};
+  d.groups = {div_up(s.T, wx * rows), s.B * s.NH, 1};
   return d;
 }
 
@@ -148,18 +157,19 @@ Dispatch backward(const DeviceQuirks& quirks, const AttentionShape& s, const Qkv
   const uint32_t wx = rows_per_group(quirks, c.hs, 4);  // k, v, dk, dv (q, dout, dq for dq rows)
   Dispatch d;
   // CPU drivers read the inputs through texel views (see attention_backward_texels.comp).
-  const bool t = quirks.texel_fetch_beats_storage_loads;
-  d.kernel = act == DType::f32 && t
+  const bool texels = act == DType::f32 && quirks.texel_fetch_beats_storage_loads;
+  d.kernel = texels
                  ? KernelId::attention_backward_texels
                  : act_variant(act, {KernelId::attention_backward, KernelId::attention_backward_f16,
                                      KernelId::attention_backward_bf16});
-  d.spec = {wx, 1, 1, c.hs, unroll(c.hs)};
+  const uint32_t rows = rows_per_invocation(texels, c.hs);
+  d.spec = {wx, 1, 1, c.hs, unroll(c.hs), rows};
   d.bindings = {{io.dout, false},    {io.q, false}, {io.k, false}, {io.v, false}, {io.out, false},
                 float_input(io.lse), {io.dq, true}, {io.dk, true}, {io.dv, true}};
   d.push = push_bytes(c.params);
   // z = 0: dq rows of the B*NH query heads; z = 1: dk/dv rows of the B*KV key/value heads (the
   // invocations past B*KV return at once).
-  d.groups = {div_up(s.T, wx), s.B * s.NH, 2};
+  d.groups = {div_up(s.T, wx * rows), s.B * s.NH, 2};
   return d;
 }
 

@@ -1,27 +1,24 @@
-// Pieces of a tensor that each fit one storage-buffer binding. GPT-2's token embedding (154 MB)
-// is larger than maxStorageBufferRange on lavapipe and many phone GPUs (128 MiB), so every kernel
-// that binds it (embedding, the tied LM head, AdamW, the gradient norm) binds it in row pieces,
-// one dispatch each. A tensor that fits is one piece: the dispatches are the unsplit ones.
+// Pieces of a tensor that each fit one of this device's storage-buffer bindings: the pure
+// arithmetic of planner/binding_pieces.h at DeviceQuirks::max_binding_bytes.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "planner/binding_pieces.h"
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
 
 namespace remat::kernels {
 
-struct Piece {
-  uint32_t begin, count;  // rows [begin, begin + count)
-};
+using remat::Piece;
 
 // `rows` rows of `row_bytes` each, in as few pieces as fit quirks.max_binding_bytes (0: no
-// limit), every piece starting on a 256-byte boundary (the largest minStorageBufferOffsetAlignment
-// Vulkan permits) from the tensor's start. std::invalid_argument naming `what` when even the
-// smallest aligned piece does not fit.
-std::vector<Piece> binding_pieces(const DeviceQuirks& quirks, uint64_t rows, uint64_t row_bytes,
-                                  const char* what);
+// limit); see remat::binding_pieces.
+inline std::vector<Piece> binding_pieces(const DeviceQuirks& quirks, uint64_t rows,
+                                         uint64_t row_bytes, const char* what) {
+  return remat::binding_pieces(quirks.max_binding_bytes, rows, row_bytes, what);
+}
 
 // Element ranges of a tensor of `count` floats (rows of one float).
 inline std::vector<Piece> element_pieces(const DeviceQuirks& quirks, uint64_t count,

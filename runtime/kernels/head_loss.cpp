@@ -86,6 +86,7 @@ std::vector<Dispatch> head_loss_backward(const DeviceQuirks& quirks, const HeadL
         cross_entropy_backward(quirks, {m.M, s.V}, ws, rows_of(targets, s, i, 4), ws, scale));
     append(out, matmul_backward_input_pieces(quirks, m, ws, w, rows_of(dx, s, i, uint64_t{s.C} * 4),
                                              dx_mode));
+    if (dw.buffer == VK_NULL_HANDLE) continue;
     append(out, matmul_backward_weight_pieces(quirks, m, ws, xs, dw,
                                               i == 0 ? dw_mode : GradWrite::accumulate));
   }

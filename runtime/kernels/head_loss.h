@@ -35,7 +35,8 @@ std::vector<Dispatch> head_loss_forward(const DeviceQuirks& quirks, const HeadLo
 // reads each element before writing it), dx rows (+)= dlogits · W as `dx_mode` says, and
 // dW (+)= dlogitsᵀ · x_chunk: the first chunk as `dw_mode` says, later chunks add. dx rows are
 // the unchunked bits; dW sums chunk by chunk, which differs from the unchunked sum over all rows
-// only by rounding.
+// only by rounding. A `dw` without a buffer is a frozen weight: no dW dispatch at all, and
+// `dw_mode` is not read.
 std::vector<Dispatch> head_loss_backward(const DeviceQuirks& quirks, const HeadLossShape& s,
                                          BufferSlice x, BufferSlice w, BufferSlice targets,
                                          BufferSlice dx, BufferSlice dw, BufferSlice dlogits,

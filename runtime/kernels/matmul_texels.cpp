@@ -1,5 +1,8 @@
 #include "runtime/kernels/matmul_texels.h"
 
+#include <cstring>
+#include <stdexcept>
+
 #include "matmul_texels_params.h"
 #include "runtime/kernels/kernel_variants.h"
 
@@ -15,12 +18,6 @@ enum class XMode : uint32_t {
   shifted_vec4_along_r = 3,
   shifted_vec4_along_i = 4
 };
-
-// Tiles measured on llvmpipe (Mesa 22.3, 2 cores) at GPT-2-small shapes: 8 rows x 8 columns per
-// invocation keeps the accumulators near the register file while amortising each fetch over 32
-// or more FMAs; larger tiles spill.
-constexpr uint32_t kOuterRows = 16, kOuterCols4 = 2, kOuterWx = 8;
-constexpr uint32_t kDotRows = 16, kDotCols = 8, kDotWx = 32;
 
 bool div4(uint64_t v) {
   return v % 4 == 0;
@@ -51,6 +48,16 @@ XMode x_mode(const XOperand& x, uint32_t I, uint32_t R) {
   return XMode::scalar;
 }
 
+// The tile for this shape on this device: the class's measured tile, or the device's default
+// where that one cannot run the fetch mode.
+MatmulTile tile_for(const MatmulTiling& tiling, TexelMatmul kernel, uint32_t mode, uint32_t I,
+                    uint32_t J, uint32_t R) {
+  const MatmulTile t = tiling.tile(matmul_class(kernel, mode, I, J, R));
+  if (matmul_tile_fits(kernel, mode, t)) return t;
+  const MatmulTiling fallback = default_matmul_tiling(0);
+  return kernel == TexelMatmul::outer ? fallback.outer : fallback.dot;
+}
+
 // Y's bytes and storage type: a weight may be stored in 16 bits (kernel_variants.h).
 struct YOperand {
   BufferSlice slice;
@@ -58,39 +65,43 @@ struct YOperand {
 };
 
 // C(I,J) (+)= X(I,R) · Y[R,J] with Y and C vec4 along j (the caller checks J, Y's and C's strides).
-Dispatch outer(uint32_t I, uint32_t J, uint32_t R, const XOperand& x, YOperand y, uint32_t y_stride,
-               BufferSlice bias, BufferSlice c, uint32_t c_offset, uint32_t ldc,
-               uint32_t accumulate, DType c_dtype = DType::f32) {
+Dispatch outer(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, const XOperand& x,
+               YOperand y, uint32_t y_stride, BufferSlice bias, BufferSlice c, uint32_t c_offset,
+               uint32_t ldc, uint32_t accumulate, DType c_dtype = DType::f32) {
   const XMode mode = x_mode(x, I, R);
+  const auto m = static_cast<uint32_t>(mode);
+  const MatmulTile t = tile_for(tiling, TexelMatmul::outer, m, I, J, R);
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   Dispatch d;
   d.kernel = kernel_variant(KernelId::matmul_outer_texels, {x.dtype, y.dtype, c_dtype});
-  d.spec = {kOuterWx, 1, 1, kOuterRows, kOuterCols4, static_cast<uint32_t>(mode)};
+  d.spec = {t.wx, 1, 1, t.rows, t.cols, m};
   d.bindings = {texels(x.slice, mode != XMode::scalar, x.dtype),
                 texels(y.slice, true, y.dtype),
                 {has_bias ? bias : c, false},
                 {c, true}};
   d.push = push_bytes(push::MatmulTexelsParams{I, J, R, x.offset, x.si, x.sr, y_stride, c_offset,
                                                ldc, accumulate, has_bias ? 1u : 0u});
-  d.groups = {div_up(J / 4, kOuterWx * kOuterCols4), div_up(I, kOuterRows), 1};
+  d.groups = {div_up(J / 4, t.wx * t.cols), div_up(I, t.rows), 1};
   return d;
 }
 
 // C(I,J) (+)= X[I,R] · Y[J,R]^T, both vec4 along r (the caller checks R and the strides).
-Dispatch dot(uint32_t I, uint32_t J, uint32_t R, YOperand x, uint32_t x_offset, uint32_t x_si,
-             YOperand y, uint32_t y_stride, BufferSlice bias, BufferSlice c, uint32_t c_offset,
-             uint32_t ldc, uint32_t accumulate, DType c_dtype = DType::f32) {
+Dispatch dot(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, YOperand x,
+             uint32_t x_offset, uint32_t x_si, YOperand y, uint32_t y_stride, BufferSlice bias,
+             BufferSlice c, uint32_t c_offset, uint32_t ldc, uint32_t accumulate,
+             DType c_dtype = DType::f32) {
+  const MatmulTile t = tile_for(tiling, TexelMatmul::dot, 0, I, J, R);
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   Dispatch d;
   d.kernel = kernel_variant(KernelId::matmul_dot_texels, {x.dtype, y.dtype, c_dtype});
-  d.spec = {kDotWx, 1, 1, kDotRows, kDotCols};
+  d.spec = {t.wx, 1, 1, t.rows, t.cols};
   d.bindings = {texels(x.slice, true, x.dtype),
                 texels(y.slice, true, y.dtype),
                 {has_bias ? bias : c, false},
                 {c, true}};
   d.push = push_bytes(push::MatmulTexelsParams{I, J, R, x_offset, x_si, 1, y_stride, c_offset, ldc,
                                                accumulate, has_bias ? 1u : 0u});
-  d.groups = {div_up(J, kDotWx * kDotCols), div_up(I, kDotRows), 1};
+  d.groups = {div_up(J, t.wx * t.cols), div_up(I, t.rows), 1};
   return d;
 }
 
@@ -115,14 +126,14 @@ std::optional<Dispatch> matmul_forward_texels(const DeviceQuirks& quirks, const 
       [&]() -> std::optional<Dispatch> {
         // out(m,n) = sum_k inp[m,k] W[k,n]: Y = W, vec4 along n.
         if (!div4(s.N) || !div4(ld) || !div4(s.n_offset)) return {};
-        return outer(s.M, s.N, s.K, {inp, 0, s.K, 1, s.x_dtype}, {w, s.w_dtype}, s.N, bias, out,
-                     s.n_offset, ld, 0, s.y_dtype);
+        return outer(quirks.matmul_tiling, s.M, s.N, s.K, {inp, 0, s.K, 1, s.x_dtype},
+                     {w, s.w_dtype}, s.N, bias, out, s.n_offset, ld, 0, s.y_dtype);
       },
       [&]() -> std::optional<Dispatch> {
         // out(m,n) = sum_k inp[m,k] W[n,k]: both contiguous in k.
         if (!div4(s.K)) return {};
-        return dot(s.M, s.N, s.K, {inp, s.x_dtype}, 0, s.K, {w, s.w_dtype}, s.K, bias, out,
-                   s.n_offset, ld, 0, s.y_dtype);
+        return dot(quirks.matmul_tiling, s.M, s.N, s.K, {inp, s.x_dtype}, 0, s.K, {w, s.w_dtype},
+                   s.K, bias, out, s.n_offset, ld, 0, s.y_dtype);
       });
 }
 
@@ -136,14 +147,14 @@ std::optional<Dispatch> matmul_backward_input_texels(const DeviceQuirks& quirks,
       [&]() -> std::optional<Dispatch> {
         // dinp(m,k) = sum_n dout[m,n] W[k,n]: both contiguous in n.
         if (!div4(s.N) || !div4(ld) || !div4(s.n_offset)) return {};
-        return dot(s.M, s.K, s.N, {dout}, s.n_offset, ld, {w, s.w_dtype}, s.N, {}, dinp, 0, s.K,
-                   accumulate);
+        return dot(quirks.matmul_tiling, s.M, s.K, s.N, {dout}, s.n_offset, ld, {w, s.w_dtype}, s.N,
+                   {}, dinp, 0, s.K, accumulate);
       },
       [&]() -> std::optional<Dispatch> {
         // dinp(m,k) = sum_n dout[m,n] W[n,k]: Y = W, vec4 along k.
         if (!div4(s.K)) return {};
-        return outer(s.M, s.K, s.N, {dout, s.n_offset, ld, 1}, {w, s.w_dtype}, s.K, {}, dinp, 0,
-                     s.K, accumulate);
+        return outer(quirks.matmul_tiling, s.M, s.K, s.N, {dout, s.n_offset, ld, 1}, {w, s.w_dtype},
+                     s.K, {}, dinp, 0, s.K, accumulate);
       });
 }
 
@@ -157,15 +168,64 @@ std::optional<Dispatch> matmul_backward_weight_texels(const DeviceQuirks& quirks
       [&]() -> std::optional<Dispatch> {
         // dW(k,n) = sum_m inp[m,k] dout[m,n]: X = inp read along k, Y = dout, vec4 along n.
         if (!div4(s.N) || ld != s.N || s.n_offset != 0) return {};
-        return outer(s.K, s.N, s.M, {inp, 0, 1, s.K, s.x_dtype}, {dout}, s.N, {}, dw, 0, s.N,
-                     accumulate);
+        return outer(quirks.matmul_tiling, s.K, s.N, s.M, {inp, 0, 1, s.K, s.x_dtype}, {dout}, s.N,
+                     {}, dw, 0, s.N, accumulate);
       },
       [&]() -> std::optional<Dispatch> {
         // dW(n,k) = sum_m dout[m,n] inp[m,k]: X = dout read along n, Y = inp, vec4 along k.
         if (!div4(s.K)) return {};
-        return outer(s.N, s.K, s.M, {dout, s.n_offset, 1, ld}, {inp, s.x_dtype}, s.K, {}, dw, 0,
-                     s.K, accumulate);
+        return outer(quirks.matmul_tiling, s.N, s.K, s.M, {dout, s.n_offset, 1, ld},
+                     {inp, s.x_dtype}, s.K, {}, dw, 0, s.K, accumulate);
       });
+}
+
+std::optional<TexelMatmulUse> texel_matmul_use(const Dispatch& d) {
+  const bool outer_kernel = d.kernel == KernelId::matmul_outer_texels;
+  if (!outer_kernel && d.kernel != KernelId::matmul_dot_texels) return std::nullopt;
+  push::MatmulTexelsParams p{};
+  if (d.push.size() != sizeof p || (outer_kernel && d.spec.size() < 6))
+    throw std::logic_error(d.label + ": not a dispatch built by matmul_texels");
+  std::memcpy(&p, d.push.data(), sizeof p);
+  const TexelMatmul kernel = outer_kernel ? TexelMatmul::outer : TexelMatmul::dot;
+  return TexelMatmulUse{matmul_class(kernel, outer_kernel ? d.spec[5] : 0, p.I, p.J, p.R), p.I, p.J,
+                        p.R};
+}
+
+MatmulProbe matmul_probe(const MatmulClass& cls, uint32_t I, uint32_t J, uint32_t R) {
+  auto up4 = [](uint32_t v) { return std::max<uint32_t>(4, (v + 3) / 4 * 4); };
+  auto odd = [](uint32_t v) { return std::max<uint32_t>(5, v | 1); };
+  MatmulProbe p{cls, I, up4(J), R};
+  const auto mode = static_cast<XMode>(cls.kernel == TexelMatmul::outer ? cls.x_mode : 0);
+  if (cls.kernel == TexelMatmul::dot || mode == XMode::vec4_along_r) {
+    p.R = up4(R);
+  } else if (mode == XMode::vec4_along_i) {
+    p.I = up4(I);
+  } else if (mode == XMode::scalar) {  // a binding of no whole number of texels
+    p.I = odd(I), p.R = odd(R);
+  } else if (mode == XMode::shifted_vec4_along_r) {  // rows an odd number of floats apart
+    p.I = up4(I), p.R = odd(R);
+  } else {  // shifted along i: columns an odd number of floats apart
+    p.I = odd(I), p.R = up4(R);
+  }
+  p.x_floats = uint64_t(p.I) * p.R;
+  p.y_floats = uint64_t(p.J) * p.R;
+  p.c_floats = uint64_t(p.I) * p.J;
+  return p;
+}
+
+Dispatch matmul_probe_dispatch(const MatmulProbe& p, const MatmulTile& t, BufferSlice x,
+                               BufferSlice y, BufferSlice c) {
+  const MatmulTiling only{t, t, {}};
+  if (p.cls.kernel == TexelMatmul::dot)
+    return dot(only, p.I, p.J, p.R, {x}, 0, p.R, {y}, p.R, {}, c, 0, p.J, 0);
+  // X as the mode reads it: r-contiguous rows R floats apart, or i-contiguous columns.
+  const bool along_r = p.cls.x_mode == 0 || p.cls.x_mode == 2 || p.cls.x_mode == 3;
+  const XOperand xo = along_r ? XOperand{x, 0, p.R, 1} : XOperand{x, 0, 1, p.I};
+  Dispatch d = outer(only, p.I, p.J, p.R, xo, {y}, p.J, {}, c, 0, p.J, 0);
+  if (d.spec.at(5) != p.cls.x_mode)
+    throw std::logic_error("matmul_probe: the probe's strides select X_MODE " +
+                           std::to_string(d.spec[5]) + ", not " + std::to_string(p.cls.x_mode));
+  return d;
 }
 
 }  // namespace remat::kernels

@@ -3,6 +3,7 @@
 // matmul_forward / matmul_backward_input / matmul_backward_weight compute, with the same fma
 // order, so they give the same bits; each returns nullopt where the shape, the strides of a
 // piece, or the quirk rule it out, and the caller falls back to the storage-buffer kernels.
+// Register tiles come from quirks.matmul_tiling by shape class (runtime/matmul_tiles.h).
 #pragma once
 
 #include <optional>
@@ -10,6 +11,7 @@
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
 #include "runtime/kernels/matmul.h"
+#include "runtime/matmul_tiles.h"
 
 namespace remat::kernels {
 
@@ -30,5 +32,25 @@ std::optional<Dispatch> matmul_backward_weight_texels(const DeviceQuirks& quirks
                                                       const MatmulShape& s, BufferSlice dout,
                                                       BufferSlice inp, BufferSlice dw,
                                                       uint32_t accumulate);
+
+// A texel matmul dispatch's shape class and extents, read back from what the functions above
+// built; nullopt for any other kernel. What runtime/matmul_tuning times tiles for.
+struct TexelMatmulUse {
+  MatmulClass cls;
+  uint32_t I = 0, J = 0, R = 0;  // output rows and columns, reduction length
+};
+std::optional<TexelMatmulUse> texel_matmul_use(const Dispatch& d);
+
+// A dense problem of cls's kernel and fetch mode at about I x J x R (rounded to what the mode
+// needs: multiples of 4, or odd strides for the scalar and shifted modes), to time tiles on.
+struct MatmulProbe {
+  MatmulClass cls;
+  uint32_t I = 0, J = 0, R = 0;
+  uint64_t x_floats = 0, y_floats = 0, c_floats = 0;  // the three buffers' sizes
+};
+MatmulProbe matmul_probe(const MatmulClass& cls, uint32_t I, uint32_t J, uint32_t R);
+// The probe computed with tile `t` (which must fit the mode) on buffers of the probe's sizes.
+Dispatch matmul_probe_dispatch(const MatmulProbe& p, const MatmulTile& t, BufferSlice x,
+                               BufferSlice y, BufferSlice c);
 
 }  // namespace remat::kernels

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "runtime/kernels/vec4_texels.h"
+
 namespace remat::kernels {
 
 namespace {
@@ -15,25 +17,6 @@ constexpr uint32_t kGroup = 256;
 constexpr uint32_t kMaxGroups = 4096;
 constexpr uint32_t kSlotGroup = 64;
 
-// Texel views start on 16-byte boundaries wherever the quirk is set (device_plan.cpp requires
-// minTexelBufferOffsetAlignment <= 16); tensors are placed on 16-byte boundaries, so this only
-// rules out slices a caller cut at an odd element.
-constexpr uint64_t kTexelAlignment = 16;
-
-// A read-only RGBA32F texel view of the first `count` floats of `s` (count a multiple of 4).
-Binding texels(BufferSlice s, uint64_t count) {
-  return {{s.buffer, s.offset, count * sizeof(float)}, false, VK_FORMAT_R32G32B32A32_SFLOAT};
-}
-
-// adamw_texels.comp applies: the quirk, whole vec4s, and every operand on a texel boundary
-// (it reads all four through texel views).
-bool adamw_texels_apply(const DeviceQuirks& quirks, std::initializer_list<BufferSlice> operands,
-                        uint32_t count) {
-  if (!quirks.texel_fetch_beats_storage_loads || count == 0 || count % 4 != 0) return false;
-  for (const BufferSlice& s : operands)
-    if (s.offset % kTexelAlignment != 0) return false;
-  return true;
-}
 }  // namespace
 
 push::AdamWHyper adamw_hyper(const AdamWConfig& c, uint32_t step) {
@@ -56,17 +39,18 @@ Dispatch adamw(const DeviceQuirks& quirks, BufferSlice param, BufferSlice grad, 
                BufferSlice v, BufferSlice hyper, BufferSlice clip, uint32_t count,
                bool weight_decay) {
   const bool clipped = clip.buffer != VK_NULL_HANDLE;
-  const bool texel = adamw_texels_apply(quirks, {param, grad, m, v}, count);
+  const bool texel = vec4_texels_apply(quirks, {param, grad, m, v}, count);
   Dispatch d;
   d.kernel = texel ? KernelId::adamw_texels : KernelId::adamw;
   d.spec = {kGroup};
   // Without clipping the kernel never reads binding 5; bind the hyper buffer there.
-  d.bindings = {{param, true},  texel ? texels(grad, count) : Binding{grad, false},
+  d.bindings = {{param, true},  texel ? vec4_texels(grad, count) : Binding{grad, false},
                 {m, true},      {v, true},
                 {hyper, false}, {clipped ? clip : hyper, false}};
   // The texel variant reads the old param, m and v through views of the slices it writes.
   if (texel)
-    d.bindings.insert(d.bindings.end(), {texels(param, count), texels(m, count), texels(v, count)});
+    d.bindings.insert(d.bindings.end(),
+                      {vec4_texels(param, count), vec4_texels(m, count), vec4_texels(v, count)});
   d.push = push_bytes(push::AdamWParams{count, weight_decay ? 1u : 0u, clipped ? 1u : 0u});
   // One invocation per float, or per vec4 for the texel variant.
   d.groups = {std::clamp(div_up(texel ? count / 4 : count, kGroup), 1u, kMaxGroups), 1, 1};
@@ -106,7 +90,7 @@ std::vector<uint64_t> entry_counts(const std::vector<GradNormEntry>& entries) {
 }  // namespace
 
 uint32_t grad_norm_partials_floats(const DeviceQuirks& quirks, std::span<const uint64_t> counts) {
-  return grad_norm_layout(entry_counts(grad_norm_entries(quirks, counts))).total;
+  return grad_norm_partial_floats(counts, quirks.max_binding_bytes);
 }
 
 std::vector<Dispatch> grad_norm(const DeviceQuirks& quirks, std::span<const BufferSlice> grads,
@@ -126,13 +110,6 @@ std::vector<Dispatch> grad_norm(const DeviceQuirks& quirks, std::span<const Buff
   all.size = uint64_t(layout.total) * sizeof(float);
   ds.push_back(grad_norm_finalize(quirks, all, layout.total, max_norm, result));
   return ds;
-}
-
-uint32_t grad_norm_slots(uint64_t count) {
-  // At least 2048 squares per slot before another 64 slots are added, at most 1024 slots: the
-  // token embedding (38M floats) gets 1024 slots of ~37k squares, a bias 64 slots.
-  const uint64_t groups = std::clamp<uint64_t>((count + 64 * 2048 - 1) / (64 * 2048), 1, 16);
-  return static_cast<uint32_t>(groups * kSlotGroup);
 }
 
 GradNormLayout grad_norm_layout(std::span<const uint64_t> counts) {
@@ -158,11 +135,10 @@ Dispatch grad_norm_partial(const DeviceQuirks& quirks, BufferSlice grad, uint32_
                                 std::to_string(partials.size / sizeof(float)));
   Dispatch d;
   // The texel variant reads four floats per fetch, one for each of four slots.
-  const bool texel = quirks.texel_fetch_beats_storage_loads && count > 0 && count % 4 == 0 &&
-                     grad.offset % kTexelAlignment == 0;
+  const bool texel = vec4_texels_apply(quirks, {grad}, count);
   d.kernel = texel ? KernelId::grad_norm_partial_texels : KernelId::grad_norm_partial;
   d.spec = {kSlotGroup};
-  d.bindings = {texel ? texels(grad, count) : Binding{grad, false}, {partials, true}};
+  d.bindings = {texel ? vec4_texels(grad, count) : Binding{grad, false}, {partials, true}};
   d.push = push_bytes(push::GradNormPartialParams{count, slots});
   d.groups = {texel ? div_up(slots / 4, kSlotGroup) : slots / kSlotGroup, 1, 1};
   d.label = "grad_norm_partial";

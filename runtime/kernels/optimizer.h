@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "optimizer_params.h"
+#include "planner/session_extras.h"
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
 #include "runtime/kernels/binding_pieces.h"
@@ -53,10 +54,8 @@ std::vector<Dispatch> adamw_pieces(const DeviceQuirks& quirks, BufferSlice param
                                    BufferSlice m, BufferSlice v, BufferSlice hyper,
                                    BufferSlice clip, uint32_t count, bool weight_decay);
 
-// Number of partial sums (floats) grad_norm_partial writes for a tensor of `count` elements:
-// a multiple of 64, so consecutive ranges start 256-byte aligned (any device's
-// minStorageBufferOffsetAlignment).
-uint32_t grad_norm_slots(uint64_t count);
+// Partial sums per tensor (planner/session_extras.h: the planner sizes the partials buffer).
+using remat::grad_norm_slots;
 
 // Where each tensor's partial sums go in the partials buffer.
 struct GradNormLayout {

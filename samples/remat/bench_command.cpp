@@ -17,7 +17,10 @@
 #include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "config_sweep.h"
+#include "graph/weight_dtype.h"
 #include "model_args.h"
+#include "plot_script.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
@@ -40,9 +43,15 @@ CommandSpec spec() {
       "  --sweep    policies none, every:1, every:2, sqrt, selective, and auto at 8 arena budgets\n"
       "             from none's arena down to the minimum; writes DIR/frontier.csv,\n"
       "             DIR/frontier.json and, with python3 + matplotlib, DIR/frontier.png\n"
+      "  --sweep-configs  full fine-tuning, LoRA r8 and 16-bit configurations, each under\n"
+      "             --memory budgets from storing everything down to its minimum: one plot of\n"
+      "             whole-session memory against step time (DIR/configs.csv, .json, .png)\n"
       "  --kernels  per kernel of one step at GPT-2-small shapes (default gpt2 --layers 1\n"
       "             --batch 4 --seq 64): time, GFLOP/s, GB/s and fraction of the device's\n"
-      "             measured peak (peak_fma, peak_copy); writes DIR/kernels.csv\n",
+      "             measured peak (peak_fma, peak_copy); writes DIR/kernels.csv\n"
+      "Matmul register tiles are timed on this device at their first use and remembered next\n"
+      "to the pipeline cache; REMAT_MATMUL_TUNING=off keeps the device's default tiles (the\n"
+      "same on every run). Tiles never change results.\n",
       model_flags()};
   const std::vector<FlagSpec> bench = {
       {"--steps", "N", "measured steps per point", "3"},
@@ -51,8 +60,14 @@ CommandSpec spec() {
       {"--sweep", "", "measure the whole memory/time frontier", ""},
       {"--kernels", "", "measure every kernel of one step against the device's peak", ""},
       {"--repeats", "R", "with --kernels: repetitions of each peak measurement", "5"},
-      {"--no-plot", "", "with --sweep: do not draw frontier.png", ""},
+      {"--no-plot", "", "with --sweep or --sweep-configs: do not draw the PNG", ""},
+      {"--sweep-configs", "",
+       "full fine-tuning, LoRA and 16-bit configurations under --memory budgets on one plot of "
+       "whole-session memory against step time (DIR/configs.csv, .json, .png)",
+       ""},
+      {"--points", "N", "with --sweep-configs: --memory budgets per configuration", "4"},
   };
+  for (FlagSpec& f : lora_flags()) c.flags.push_back(std::move(f));
   c.flags.insert(c.flags.end(), bench.begin(), bench.end());
   return c;
 }
@@ -65,12 +80,15 @@ bool takes_value(const CommandSpec& c, const std::string& name) {
 
 struct Options {
   ModelSelection sel;
+  LoraSpec lora;  // --lora (rank 0: full fine-tuning)
   int steps = 3;
   int warmup = 1;
   int repeats = 5;
   bool sweep = false;
   bool kernels = false;
   bool plot = true;
+  bool configs = false;  // --sweep-configs
+  int points = 4;        // --points
   std::filesystem::path out;
 };
 
@@ -99,16 +117,31 @@ Options parse(std::vector<std::string> argv) {
   Args a(argv, c);
   Options o;
   o.sel = parse_model_selection(a);
+  o.lora = parse_lora_flags(a);
+  choose_auto_loss_chunk(o.sel, o.lora);
+  try {
+    check_weight_dtype(o.sel.shape.weight_dtype, o.lora.enabled());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 1000000));
   o.warmup = static_cast<int>(a.get_int_or_default("--warmup", 0, 1000000));
   o.repeats = static_cast<int>(a.get_int_or_default("--repeats", 1, 1000));
   o.sweep = a.has("--sweep");
   o.kernels = a.has("--kernels");
+  o.configs = a.has("--sweep-configs");
   o.plot = !a.has("--no-plot");
-  if (o.sweep && o.kernels) throw UsageError("give --sweep or --kernels, not both");
-  if ((o.sweep || o.kernels) && (a.get("--arena") || a.get("--policy")))
-    throw UsageError(std::string(o.sweep ? "--sweep" : "--kernels") +
-                     " chooses the policies itself; drop --arena/--policy");
+  o.points = static_cast<int>(a.get_int_or_default("--points", 1, 64));
+  if (int(o.sweep) + int(o.kernels) + int(o.configs) > 1)
+    throw UsageError("give one of --sweep, --sweep-configs and --kernels");
+  const char* mode = o.sweep ? "--sweep" : o.configs ? "--sweep-configs" : "--kernels";
+  if ((o.sweep || o.kernels || o.configs) &&
+      (a.get("--arena") || a.get("--policy") || a.get("--memory")))
+    throw UsageError(std::string(mode) +
+                     " chooses the policies itself; drop --arena/--policy/--memory");
+  if (o.configs && o.lora.enabled())
+    throw UsageError("--sweep-configs sets --lora per configuration; drop --lora");
+  if (a.get("--points") && !o.configs) throw UsageError("--points goes with --sweep-configs");
   if (a.get("--repeats") && !o.kernels) throw UsageError("--repeats goes with --kernels");
   o.out = a.get_or_default("--out");
   std::error_code ec;
@@ -135,9 +168,12 @@ Point run_point(Device& device, const Options& o, const std::string& label, cons
   Point p{label, policy, budget, std::nullopt, {}, {}, ""};
   SessionConfig cfg;
   cfg.model = o.sel.model;
+  cfg.lora = o.lora;
   cfg.shape = o.sel.shape;
   cfg.policy = policy;
   cfg.arena_budget = budget;
+  cfg.memory_budget = o.sel.memory;
+  cfg.choose_loss_chunk = o.sel.choose_loss_chunk;
   cfg.costs = o.sel.costs ? &*o.sel.costs : nullptr;
   cfg.timestamps = true;
   try {
@@ -299,6 +335,8 @@ std::string json(const Options& o, const Device& device, const std::vector<Point
       .end_object();
   j.field("batch", o.sel.shape.batch)
       .field("seq", o.sel.shape.seq)
+      .field("loss_chunk", o.sel.shape.loss_chunk)
+      .field("lora_rank", o.lora.rank)
       .field("steps", o.steps)
       .field("warmup", o.warmup)
       .field("tokens_per_step", tokens_per_step(o));
@@ -374,45 +412,6 @@ void print_table(const Options& o, const std::vector<Point>& pts, const Baseline
         none.none_ms, none.estimated_from.c_str());
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// samples/plot_frontier.py next to this source file, or above the executable (build/bin/remat).
-std::optional<std::filesystem::path> plot_script() {
-  std::error_code ec;
-  const std::filesystem::path here = std::filesystem::path(__FILE__).parent_path().parent_path();
-  if (std::filesystem::exists(here / "plot_frontier.py", ec)) return here / "plot_frontier.py";
-  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  for (auto d = exe.parent_path(); !ec && !d.empty() && d != d.root_path(); d = d.parent_path())
-    if (std::filesystem::exists(d / "samples" / "plot_frontier.py", ec))
-      return d / "samples" / "plot_frontier.py";
-  return std::nullopt;
-}
-
-void make_plot(const std::filesystem::path& json_path, const std::filesystem::path& png) {
-  const auto script = plot_script();
-  const std::string how = "/usr/bin/python3 samples/plot_frontier.py " + json_path.string() + " " +
-                          png.string() +
-                          " (needs python3-matplotlib: apt-get install python3-matplotlib)";
-  // Debian's matplotlib lives under /usr/bin/python3, which may not be the first python3 on PATH.
-  const std::string python =
-      std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  if (!script || std::system((python + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) != 0) {
-    std::printf("plot     skipped (python3 with matplotlib not found); make it with\n         %s\n",
-                how.c_str());
-    return;
-  }
-  const std::string cmd = python + " " + shell_quote(script->string()) + " " +
-                          shell_quote(json_path.string()) + " " + shell_quote(png.string());
-  if (std::system(cmd.c_str()) == 0)
-    std::printf("plot     %s\n", png.string().c_str());
-  else
-    std::printf("plot     failed; run %s\n", how.c_str());
-}
-
 // The largest budget of the sweep: none's arena, or what the device has left after the model
 // when that is less (a budget the device cannot hold only repeats none's error).
 uint64_t sweep_top(const Device& device, const Plan& none) {
@@ -426,9 +425,13 @@ int run_frontier(const Options& o) {
   auto device = Device::open();
   std::printf("device   %s\n", device->summary().c_str());
   const ModelConfig& m = o.sel.model;
-  std::printf("model    %s: %s; batch %d x seq %d; %d warm-up + %d measured steps per point\n",
+  std::string extras;
+  if (o.sel.shape.loss_chunk > 0)
+    extras += "; loss in chunks of " + std::to_string(o.sel.shape.loss_chunk) + " rows";
+  if (o.lora.enabled()) extras += "; LoRA r " + std::to_string(o.lora.rank);
+  std::printf("model    %s: %s; batch %d x seq %d%s; %d warm-up + %d measured steps per point\n",
               o.sel.model_name.c_str(), model_shape_text(m).c_str(), o.sel.shape.batch,
-              o.sel.shape.seq, o.warmup, o.steps);
+              o.sel.shape.seq, extras.c_str(), o.warmup, o.steps);
   std::fflush(stdout);
 
   std::vector<Point> pts;
@@ -443,17 +446,20 @@ int run_frontier(const Options& o) {
     std::fflush(stdout);
   };
   if (!o.sweep) {
-    add(o.sel.arena ? "auto@" + format_bytes(*o.sel.arena) : o.sel.policy.to_string(), o.sel.policy,
-        o.sel.arena);
+    const std::string label =
+        o.sel.arena    ? "auto@" + format_bytes(*o.sel.arena)
+        : o.sel.memory ? o.sel.policy.to_string() + "@memory " + format_bytes(*o.sel.memory)
+                       : o.sel.policy.to_string();
+    add(label, o.sel.policy, o.sel.arena);
     if (o.sel.policy.kind != Policy::Kind::none) add("none", Policy{}, std::nullopt);
   } else {
     for (const char* name : {"none", "every:1", "every:2", "sqrt", "selective"})
       add(name, Policy::parse(name), std::nullopt);
     const uint64_t align = session_alignment(*device);
     const CostModel* costs = o.sel.costs ? &*o.sel.costs : nullptr;
-    const uint64_t lo = minimum_arena_bytes(m, o.sel.shape, align, costs);
-    for (uint64_t b : budgets(
-             sweep_top(*device, plan(m, o.sel.shape, Policy{}, std::nullopt, align, costs)), lo, 8))
+    const uint64_t lo = minimum_arena_bytes(m, o.sel.shape, align, costs, o.lora);
+    const Plan none = plan(m, o.sel.shape, Policy{}, std::nullopt, align, costs, o.lora);
+    for (uint64_t b : budgets(sweep_top(*device, none), lo, 8))
       add("auto@" + format_bytes(b), Policy{Policy::Kind::automatic, 0}, b);
   }
   const Baseline none = baseline(pts);
@@ -464,7 +470,7 @@ int run_frontier(const Options& o) {
   write_file_atomically(csv_path, csv(o, pts, none));
   write_file_atomically(json_path, json(o, *device, pts, none));
   std::printf("wrote    %s, %s\n", csv_path.string().c_str(), json_path.string().c_str());
-  if (o.sweep && o.plot) make_plot(json_path, o.out / "frontier.png");
+  if (o.sweep && o.plot) make_plot("plot_frontier.py", json_path, o.out / "frontier.png");
   return 0;
 }
 
@@ -526,6 +532,26 @@ struct KernelRow {
   int count = 0;
 };
 
+// Where the texel matmuls' tiles came from, and each shape class's tile.
+void print_matmul_tiles(const Session& s) {
+  const MatmulTuningReport& r = s.matmul_tuning();
+  const MatmulTiling& t = s.matmul_tiling();
+  if (r.classes == 0) {
+    std::printf("tiles    matmul: device defaults, outer %ux%u/%u, dot %ux%u/%u (%s)\n",
+                t.outer.rows, t.outer.cols, t.outer.wx, t.dot.rows, t.dot.cols, t.dot.wx,
+                s.config().measure_matmul_tiles && matmul_tuning_enabled_by_env()
+                    ? "nothing to measure"
+                    : "REMAT_MATMUL_TUNING=off");
+    return;
+  }
+  std::printf(
+      "tiles    matmul: %zu shape classes, %zu from the tile file, %zu measured in %.0f ms\n",
+      r.classes, r.from_file, r.measured, r.measure_ms);
+  for (const auto& [c, tile] : t.chosen)
+    std::printf("         %-20s rows %2u, cols %2u%s, workgroup %u\n", matmul_class_key(c).c_str(),
+                tile.rows, tile.cols, c.kernel == TexelMatmul::outer ? " vec4" : "     ", tile.wx);
+}
+
 int run_kernels(const Options& o) {
   auto device = Device::open();
   std::printf("device   %s\n", device->summary().c_str());
@@ -545,8 +571,10 @@ int run_kernels(const Options& o) {
   SessionConfig cfg;
   cfg.model = m;
   cfg.shape = o.sel.shape;
+  cfg.lora = o.lora;
   cfg.timestamps = true;
   Session session(*device, cfg);
+  print_matmul_tiles(session);
   const Measurement meas = measure_session(session, o.warmup, o.steps);
 
   std::vector<KernelRow> rows;
@@ -581,6 +609,8 @@ int run_kernels(const Options& o) {
   std::printf("\nstep     %.1f ms wall, %.1f ms in timed dispatches, host %.1f ms (%.1f%%)\n",
               meas.median_wall_ms, meas.median_gpu_ms, meas.median_host_ms,
               100 * meas.median_host_ms / meas.median_wall_ms);
+  std::printf("recorded %zu dispatches, %zu barriers between them\n", session.dispatch_count(),
+              session.barrier_count());
   std::printf(
       "%%FMA, %%copy: rate / measured peak; %%roof: GFLOP/s / min(peak FMA, FLOP/byte x peak "
       "copy)\n");
@@ -605,6 +635,12 @@ int run_kernels(const Options& o) {
 int run_bench(const std::vector<std::string>& args) {
   if (print_help_if_requested(args, spec())) return 0;
   const Options o = parse(args);
+  if (o.configs) {
+    std::vector<std::string> rest;
+    for (const std::string& arg : args)
+      if (arg != "--sweep-configs") rest.push_back(arg);
+    return run_config_sweep(rest, spec(), {o.steps, o.warmup, o.points, o.plot, o.out});
+  }
   return o.kernels ? run_kernels(o) : run_frontier(o);
 }
 

@@ -1,5 +1,6 @@
 #include "model_args.h"
 
+#include "graph/weight_dtype.h"
 #include "planner/loss_chunk.h"
 
 namespace remat::cli {
@@ -27,15 +28,25 @@ std::vector<FlagSpec> model_flags() {
       {"--dropout", "P", "GPT-2 dropout probability in [0, 1)", "0"},
       {"--loss-chunk", "ROWS",
        "rows of logits the LM head holds at a time: 0 keeps all B*T rows, else a multiple of "
-       "64; auto (with --arena) the whole logits if they fit, else the largest chunk that does",
+       "64; auto (with --arena or --memory, which chooses it unless given) the whole logits if "
+       "they fit, else the largest chunk that does",
        "0"},
       {"--act-dtype", "TYPE",
        "activation storage f32, f16 or bf16 (rounded when written; compute, gradients and "
        "weights stay f32)",
        "f32"},
       {"--dtype", "TYPE", "the same as --act-dtype", "f32"},
+      {"--weights-dtype", "TYPE",
+       "storage of the frozen weights under --lora: f32, f16 or bf16 (1-D gains and biases stay "
+       "f32)",
+       "f32"},
       {"--arena", "SIZE",
        "cap on activation memory, e.g. 48MiB; the planner picks what to recompute", ""},
+      {"--memory", "SIZE",
+       "cap on the session's whole device memory (weights, gradients, AdamW moments, "
+       "activations, buffers); activations and the loss chunk are planned into what the model "
+       "leaves",
+       ""},
       {"--policy", "P", "none, every:K, sqrt or selective; --arena picks auto", "none"},
       {"--costs", "FILE.json", "measured kernel costs from remat profile, for the planner", ""},
   };
@@ -94,6 +105,11 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
     throw UsageError("give --act-dtype once (--dtype is the same flag)");
   o.shape.activation_dtype = parse_activation_dtype(
       a.get("--dtype") ? *a.get("--dtype") : a.get_or_default("--act-dtype"));
+  try {
+    o.shape.weight_dtype = parse_weight_dtype(a.get_or_default("--weights-dtype"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--weights-dtype: ") + e.what());
+  }
   const bool auto_chunk = a.get("--loss-chunk") == "auto";
   if (!auto_chunk)
     o.shape.loss_chunk = static_cast<int>(a.get_int_or_default("--loss-chunk", 0, big));
@@ -101,10 +117,12 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   if (a.get("--arena") && a.get("--policy"))
     throw UsageError("give either --arena (auto picks the policy) or --policy, not both");
   o.arena = a.get_size("--arena");
+  o.memory = a.get_size("--memory");
+  const bool budget = o.arena || (o.memory && !a.get("--policy"));
   o.policy =
-      o.arena ? Policy{Policy::Kind::automatic, 0} : Policy::parse(a.get_or_default("--policy"));
-  if (o.policy.kind == Policy::Kind::automatic && !o.arena)
-    throw UsageError("--policy auto needs a budget: use --arena SIZE instead");
+      budget ? Policy{Policy::Kind::automatic, 0} : Policy::parse(a.get_or_default("--policy"));
+  if (o.policy.kind == Policy::Kind::automatic && !o.arena && !o.memory)
+    throw UsageError("--policy auto needs a budget: use --arena SIZE or --memory SIZE instead");
   if (auto f = a.get("--costs")) {
     try {
       o.costs = CostModel::load(*f);
@@ -115,12 +133,19 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
                        "; give a cost table written by 'remat profile'");
     }
   }
-  if (auto_chunk) {
-    if (!o.arena) throw UsageError("--loss-chunk auto needs a budget: give --arena SIZE");
-    o.shape.loss_chunk =
-        choose_loss_chunk(o.model, o.shape, *o.arena, 256, o.costs ? &*o.costs : nullptr);
-  }
+  // Under --memory the planner chooses the chunk (planner/memory_budget.h) unless one is given.
+  o.choose_loss_chunk = o.memory && (auto_chunk || !a.has("--loss-chunk"));
+  if (auto_chunk && !o.memory && !o.arena)
+    throw UsageError("--loss-chunk auto needs a budget: give --arena SIZE or --memory SIZE");
+  o.loss_chunk_auto = auto_chunk && !o.memory;
   return o;
+}
+
+void choose_auto_loss_chunk(ModelSelection& sel, const LoraSpec& lora) {
+  if (!sel.loss_chunk_auto) return;
+  sel.shape.loss_chunk = choose_loss_chunk(sel.model, sel.shape, *sel.arena, 256,
+                                           sel.costs ? &*sel.costs : nullptr, lora);
+  sel.loss_chunk_auto = false;
 }
 
 std::vector<FlagSpec> lora_flags() {

@@ -15,8 +15,8 @@
 namespace remat::cli {
 
 // --model --layers --dim --heads --vocab --ctx (and for the Llama family --kv-heads --ffn
-// --rope-theta --norm-eps --tied-head --qkv-bias) --batch --seq --dropout --dtype
-// --arena --policy
+// --rope-theta --norm-eps --tied-head --qkv-bias) --batch --seq --dropout --dtype --weights-dtype
+// --arena --memory --policy
 // --costs, declared with their help and defaults.
 std::vector<FlagSpec> model_flags();
 // `flags` without the one named `name` (a command that does not take it).
@@ -28,13 +28,21 @@ struct ModelSelection {
   TrainShape shape;                // batch, seq, dropout; validated against the model
   Policy policy;                   // --policy, or auto when --arena is given
   std::optional<uint64_t> arena;   // --arena
+  std::optional<uint64_t> memory;  // --memory: the whole session's device bytes
+  bool choose_loss_chunk = false;  // --memory without --loss-chunk ROWS: the planner picks it
   std::optional<CostModel> costs;  // --costs
+  // --loss-chunk auto, not chosen yet: shape.loss_chunk is 0 until choose_auto_loss_chunk.
+  bool loss_chunk_auto = false;
 };
 
 // `base` (a model read from a checkpoint) replaces the preset; overrides still apply.
-// Bad values are UsageError or std::invalid_argument (both exit 2).
+// Bad values are UsageError or std::invalid_argument (both exit 2). --loss-chunk auto is left
+// for choose_auto_loss_chunk, since the plans it compares depend on LoRA.
 ModelSelection parse_model_selection(const Args& args,
                                      std::optional<ModelConfig> base = std::nullopt);
+// With --loss-chunk auto: shape.loss_chunk becomes the chunk planner/loss_chunk.h picks for
+// --arena, planning the LoRA graph when `lora` is enabled. Otherwise nothing changes.
+void choose_auto_loss_chunk(ModelSelection& sel, const LoraSpec& lora = {});
 
 // --lora R, --lora-alpha A, --lora-targets LIST (remat plan and remat train).
 std::vector<FlagSpec> lora_flags();

@@ -13,8 +13,10 @@
 #include "commands.h"
 #include "graph/cost_model.h"
 #include "graph/model_builder.h"
+#include "memory_text.h"
 #include "model_args.h"
 #include "planner/layer_memory.h"
+#include "planner/memory_budget.h"
 #include "planner/plan.h"
 #include "runtime/hf_folder.h"
 
@@ -55,6 +57,7 @@ Options parse_options(const std::vector<std::string>& argv) {
   }
   o.sel = parse_model_selection(a, base);
   o.lora = parse_lora_flags(a);
+  choose_auto_loss_chunk(o.sel, o.lora);
   o.alignment = static_cast<uint64_t>(a.get_int_or_default("--alignment", 1, 1 << 20));
   o.json = a.has("--json");
   return o;
@@ -100,6 +103,7 @@ std::vector<Row> policy_table(const Graph& g, const Options& o) {
 struct LoraSummary {
   uint64_t trained_elements = 0;       // adapters' parameters
   uint64_t model_elements = 0;         // the frozen model's
+  uint64_t model_bytes = 0;            // ... as stored (--weights-dtype)
   uint64_t full_persistent_bytes = 0;  // full fine-tuning's persistent buffer
   LayerActivationBytes layer;          // a middle transformer block under LoRA
   LayerActivationBytes full_layer;     // the same block under full fine-tuning
@@ -109,8 +113,13 @@ std::optional<LoraSummary> lora_summary(const Graph& g, const Options& o) {
   if (!o.lora.enabled()) return std::nullopt;
   LoraSummary s;
   for (TensorId t : g.parameters) s.trained_elements += uint64_t(g.tensor(t).elements());
-  for (TensorId t : g.frozen) s.model_elements += uint64_t(g.tensor(t).elements());
-  const Graph full = build_training_model(o.sel.model, o.sel.shape);
+  for (TensorId t : g.frozen) {
+    s.model_elements += uint64_t(g.tensor(t).elements());
+    s.model_bytes += g.tensor(t).bytes();
+  }
+  TrainShape full_shape = o.sel.shape;
+  full_shape.weight_dtype = DType::f32;  // full fine-tuning trains (so stores) every weight in f32
+  const Graph full = build_training_model(o.sel.model, full_shape);
   const int mid = static_cast<int>(g.blocks.size()) / 2;
   s.layer = layer_activation_bytes(g, mid, o.alignment);
   s.full_layer = layer_activation_bytes(full, mid, o.alignment);
@@ -123,9 +132,13 @@ void print_lora(const Options& o, const LoraSummary& s) {
   std::string targets;
   for (const auto& t : lora_targets(o.lora, o.sel.model.arch))
     targets += (targets.empty() ? "" : ",") + t;
-  std::printf("lora r %d, alpha %g (scale %g), targets %s: %.3fM trained of %.2fM frozen\n",
-              o.lora.rank, o.lora.effective_alpha(), double(o.lora.scale()), targets.c_str(),
-              double(s.trained_elements) / 1e6, double(s.model_elements) / 1e6);
+  std::printf(
+      "lora r %d, alpha %g (scale %g), targets %s: %.3fM trained of %.2fM frozen (%s, 2-D "
+      "weights %s)\n",
+      o.lora.rank, o.lora.effective_alpha(), double(o.lora.scale()), targets.c_str(),
+      double(s.trained_elements) / 1e6, double(s.model_elements) / 1e6,
+      format_bytes(s.model_bytes).c_str(),
+      std::string(dtype_name(o.sel.shape.weight_dtype)).c_str());
   std::printf("  persistent %s with full fine-tuning\n",
               format_bytes(s.full_persistent_bytes).c_str());
   std::printf(
@@ -161,7 +174,7 @@ void string_list(JsonWriter& j, const std::vector<std::string>& v) {
 }
 
 void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
-                const std::optional<LoraSummary>& lora) {
+                const std::optional<LoraSummary>& lora, const SessionMemory& memory) {
   const Report& r = p.report;
   const ModelConfig& m = o.sel.model;
   JsonWriter j(2);
@@ -175,6 +188,8 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   j.field("policy", p.policy.to_string()).field("budget_bytes", o.sel.arena);
   j.field("arena_bytes", p.arena_bytes).field("arena_lower_bound_bytes", p.arena_lower_bound);
   j.field("persistent_bytes", p.persistent_bytes).field("alignment", p.alignment);
+  j.key("session");
+  session_memory_json(j, memory, o.sel.memory);
   j.key("persistent").begin_object().field("parameters", r.parameter_bytes);
   j.field("grads", r.grad_bytes).field("adam", r.adam_bytes).field("io", r.io_bytes).end_object();
   j.key("arena_at_peak").begin_object().field("saved_activations", r.saved_activation_bytes);
@@ -195,6 +210,8 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
     string_list(j, lora_targets(o.lora, o.sel.model.arch));
     j.field("trained_parameters", lora->trained_elements);
     j.field("frozen_parameters", lora->model_elements);
+    j.field("frozen_bytes", lora->model_bytes);
+    j.field("weights_dtype", dtype_name(o.sel.shape.weight_dtype));
     j.field("full_finetune_persistent_bytes", lora->full_persistent_bytes);
     j.field("layer_saved_bytes", lora->layer.saved);
     j.field("layer_frozen_weight_input_bytes", lora->layer.frozen_weight_inputs);
@@ -214,7 +231,7 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
-                 const std::optional<LoraSummary>& lora) {
+                 const std::optional<LoraSummary>& lora, const SessionMemory& memory) {
   const Report& r = p.report;
   std::printf("model %s: %s, batch %d, seq %d, activations %s\n", o.sel.model_name.c_str(),
               model_shape_text(o.sel.model).c_str(), o.sel.shape.batch, o.sel.shape.seq,
@@ -223,14 +240,14 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
     std::printf("loss in chunks of %d rows: logits of one chunk at a time\n",
                 std::min(o.sel.shape.loss_chunk, o.sel.shape.batch * o.sel.shape.seq));
   std::printf("policy %s%s: arena %s (lower bound %s, layout/bound %.4f), persistent %s\n",
-              p.policy.to_string().c_str(),
-              o.sel.arena ? (" under " + format_bytes(*o.sel.arena)).c_str() : "",
+              p.policy.to_string().c_str(), budget_text(o.sel, o.sel.shape.loss_chunk).c_str(),
               format_bytes(p.arena_bytes).c_str(), format_bytes(p.arena_lower_bound).c_str(),
               p.arena_lower_bound ? double(p.arena_bytes) / double(p.arena_lower_bound) : 1.0,
               format_bytes(p.persistent_bytes).c_str());
   std::printf("  persistent: parameters %s, grads %s, AdamW m+v %s, tokens/targets/losses %s\n",
               format_bytes(r.parameter_bytes).c_str(), format_bytes(r.grad_bytes).c_str(),
               format_bytes(r.adam_bytes).c_str(), format_bytes(r.io_bytes).c_str());
+  std::printf("  %s\n", session_memory_line(memory, o.sel.memory).c_str());
   if (lora) print_lora(o, *lora);
   std::printf(
       "  arena at peak: saved activations %s, recomputed %s, gradients in flight %s, workspace "
@@ -271,19 +288,29 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
 
 int run_plan(const std::vector<std::string>& args) {
   if (print_help_if_requested(args, spec())) return 0;
-  const Options o = parse_options(args);
-  const Graph g = build_training_model(o.sel.model, o.sel.shape, o.lora);
+  Options o = parse_options(args);
   const auto start = std::chrono::steady_clock::now();
-  const Plan p = plan_graph(
-      g, {o.sel.policy, o.sel.arena, o.alignment, o.sel.costs ? &*o.sel.costs : nullptr});
+  // Without a device the binding limit is the smallest Vulkan allows (the most gradient-norm
+  // pieces), so the total is what the most limited device needs.
+  std::optional<MemoryPlan> budgeted;
+  if (o.sel.memory) {
+    budgeted = plan_memory(o.sel.model, o.sel.shape, o.lora,
+                           memory_request(o.sel, o.alignment, kSmallestBindingLimit));
+    o.sel.shape = budgeted->shape;
+  }
+  const Graph g = build_training_model(o.sel.model, o.sel.shape, o.lora);
+  const Plan p = budgeted ? std::move(budgeted->plan)
+                          : plan_graph(g, {o.sel.policy, o.sel.arena, o.alignment,
+                                           o.sel.costs ? &*o.sel.costs : nullptr});
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const SessionMemory memory = session_memory(p, o.sel.shape.loss_chunk, kSmallestBindingLimit);
   const std::vector<Row> rows = policy_table(g, o);
   const std::optional<LoraSummary> lora = lora_summary(g, o);
   if (o.json)
-    print_json(o, p, rows, ms, lora);
+    print_json(o, p, rows, ms, lora, memory);
   else
-    print_human(o, p, rows, ms, lora);
+    print_human(o, p, rows, ms, lora, memory);
   return 0;
 }
 

@@ -36,7 +36,7 @@ CommandSpec spec() {
       "that `remat plan --costs COSTS.json` and `remat train --costs COSTS.json` read. Profile "
       "the\n"
       "model and shape you will plan: rates depend on shapes.\n",
-      without(model_flags(), "--costs")};
+      without(without(model_flags(), "--costs"), "--memory")};
   c.flags.insert(c.flags.begin(),
                  {"--out", "COSTS.json", "where to write the cost table (required)", ""});
   c.flags.push_back({"--steps", "N", "measured steps", "3"});
@@ -55,6 +55,7 @@ Options parse(const std::vector<std::string>& argv) {
   Args a(argv, spec());
   Options o;
   o.sel = parse_model_selection(a);
+  choose_auto_loss_chunk(o.sel);
   auto out = a.get("--out");
   if (!out) throw UsageError("--out COSTS.json is required (where to write the cost table)");
   o.out = *out;

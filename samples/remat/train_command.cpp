@@ -18,6 +18,7 @@
 #include "base/lr_schedule.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "memory_text.h"
 #include "model_args.h"
 #include "runtime/device.h"
 #include "runtime/gpt2_weights.h"
@@ -205,8 +206,6 @@ Options parse(const std::vector<std::string>& user_argv) {
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
   o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
   o.sample = static_cast<int>(a.get_int_or_default("--sample", 0, 100000));
-  if (o.sample > 0 && o.sel.shape.loss_chunk != 0)
-    throw UsageError("--sample reads a row's whole logits; it needs --loss-chunk 0");
   o.save_every = static_cast<int>(a.get_int("--save-every", 1, 100000000).value_or(0));
   // The CLI's declared defaults, not the library's (PyTorch's lr 1e-3, weight decay 0.01).
   o.opt.lr = a.get_double_or_default("--lr");
@@ -232,6 +231,9 @@ Options parse(const std::vector<std::string>& user_argv) {
     check_output_path(o.log_json->string(), "--log-json");
   }
   o.lora = parse_train_lora(a, o.init, o.sel.model.arch);
+  choose_auto_loss_chunk(o.sel, o.lora.spec);
+  if (o.sample > 0 && o.sel.shape.loss_chunk != 0)
+    throw UsageError("--sample reads a row's whole logits; it needs --loss-chunk 0");
   if (o.lora.spec.enabled() && o.save)
     throw UsageError(
         "--save writes the model's weights, which LoRA leaves frozen; use "
@@ -383,6 +385,8 @@ int run_train(const std::vector<std::string>& argv) {
   cfg.shape = o.sel.shape;
   cfg.policy = o.sel.policy;
   cfg.arena_budget = o.sel.arena;
+  cfg.memory_budget = o.sel.memory;
+  cfg.choose_loss_chunk = o.sel.choose_loss_chunk && o.sample == 0;  // sampling: whole logits
   cfg.optimizer = o.opt;
   cfg.schedule = o.schedule;
   cfg.accum = o.accum;
@@ -393,7 +397,8 @@ int run_train(const std::vector<std::string>& argv) {
   if (o.save_state || o.resumed)
     run = training_run_record(o.data, o.tokenizer, o.init, o.data_format, o.jsonl,
                               o.resumed ? &*o.resumed : nullptr);
-  if (o.save_state || o.resumed) record_lora(run, o.lora.spec, o.sel.model.arch);
+  if (o.save_state || o.resumed)
+    record_lora(run, o.lora.spec, o.sel.model.arch, o.sel.shape.weight_dtype);
   if (o.resumed) require_same_run(*o.resumed, cfg, o.steps, run);
   Session session(*device, cfg);
   if (o.init) session.load(*o.init);
@@ -426,7 +431,7 @@ int run_train(const std::vector<std::string>& argv) {
       "no recompute\n",
       plan.policy.to_string().c_str(), join(plan.report.checkpoints).c_str(),
       format_bytes(plan.arena_bytes).c_str(),
-      o.sel.arena ? (" (cap " + format_bytes(*o.sel.arena) + ")").c_str() : "",
+      budget_text(o.sel, session.config().shape.loss_chunk).c_str(),
       format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
   const char* unit = training.kind == "bytes" ? "byte" : "token";
   std::printf("data     %s: %s, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),

@@ -77,7 +77,7 @@ std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::
     add("--shuffle", f->second);
   for (const auto& [key, flag] :
        {std::pair{"lora_rank", "--lora"}, std::pair{"lora_alpha", "--lora-alpha"},
-        std::pair{"lora_targets", "--lora-targets"}})
+        std::pair{"lora_targets", "--lora-targets"}, std::pair{"weights_dtype", "--weights-dtype"}})
     if (auto f = st.run.settings.find(key); f != st.run.settings.end()) add(flag, f->second);
   if (!given.has("--arena") && !given.has("--policy")) {
     if (st.arena_budget)
@@ -117,8 +117,10 @@ RunRecord training_run_record(const std::filesystem::path& data,
   return run;
 }
 
-void record_lora(RunRecord& run, const LoraSpec& spec, Architecture arch) {
+void record_lora(RunRecord& run, const LoraSpec& spec, Architecture arch, DType weights) {
   if (!spec.enabled()) return;
+  // Recorded when not f32 only: a state without it (and every older state) stored f32.
+  if (weights != DType::f32) run.settings["weights_dtype"] = std::string(dtype_name(weights));
   std::string targets;
   for (const std::string& t : lora_targets(spec, arch)) targets += (targets.empty() ? "" : ",") + t;
   run.settings["lora_rank"] = std::to_string(spec.rank);
@@ -178,6 +180,11 @@ void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const
     return f == record.settings.end() ? std::string("none") : f->second;
   };
   if (shuffle(run) != shuffle(st.run)) differ("--shuffle", shuffle(run), shuffle(st.run));
+  const auto weights = [](const RunRecord& record) {
+    const auto f = record.settings.find("weights_dtype");
+    return f == record.settings.end() ? std::string("f32") : f->second;
+  };
+  if (weights(run) != weights(st.run)) differ("--weights-dtype", weights(run), weights(st.run));
   for (const auto& [key, flag] :
        {std::pair{"lora_rank", "--lora"}, std::pair{"lora_alpha", "--lora-alpha"},
         std::pair{"lora_targets", "--lora-targets"}}) {

@@ -42,9 +42,10 @@ RunRecord training_run_record(const std::filesystem::path& data,
 // UsageError naming the first flag whose value differs from the state's (or the data or
 // tokenizer file whose contents do), and a --steps not beyond the state's step. The arena and
 // policy may differ: they change memory and time, never results.
-// Records the LoRA settings (rank, alpha, targets) in `run`, so a resumed run rebuilds the same
-// adapters; nothing when LoRA is off.
-void record_lora(RunRecord& run, const LoraSpec& spec, Architecture arch);
+// Records the LoRA settings (rank, alpha, targets, and the frozen weights' dtype when not f32)
+// in `run`, so a resumed run rebuilds the same adapters on the same base; nothing when LoRA is
+// off.
+void record_lora(RunRecord& run, const LoraSpec& spec, Architecture arch, DType weights);
 
 void require_same_run(const Resumed& resumed, const SessionConfig& config, int steps,
                       const RunRecord& run);

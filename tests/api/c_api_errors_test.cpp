@@ -101,6 +101,8 @@ TEST_CASE("session parameters are checked field by field") {
       {"auto without a cap", [](remat_session_params& q) { q.policy = "auto"; }, "arena"},
       {"budget below the minimum", [](remat_session_params& q) { q.arena_bytes = 1000; },
        "minimum"},
+      {"memory below the minimum", [](remat_session_params& q) { q.memory_bytes = 1000; },
+       "smallest plan's total"},
       {"negative lr", [](remat_session_params& q) { q.learning_rate = -1; }, "learning_rate"},
       {"beta1 of 1", [](remat_session_params& q) { q.beta1 = 1; }, "beta1"},
       {"eps of 0", [](remat_session_params& q) { q.eps = 0; }, "eps"},

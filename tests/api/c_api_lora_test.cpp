@@ -123,3 +123,29 @@ TEST_CASE("c api: a params struct from before the LoRA fields still plans, as fu
   p.struct_size = offsetof(remat_session_params, lora_rank) + 4;
   CHECK(remat_plan(&p, &old) == REMAT_ERROR_INVALID_ARGUMENT);
 }
+
+TEST_CASE("c api: weights_dtype stores the frozen base in 16 bits, and is refused without LoRA") {
+  remat_plan_report f32{sizeof(remat_plan_report)}, bf16{sizeof(remat_plan_report)};
+  remat_session_params p = lora_params();
+  REQUIRE(remat_plan(&p, &f32) == REMAT_OK);
+  p.weights_dtype = REMAT_DTYPE_BF16;
+  REQUIRE(remat_plan(&p, &bf16) == REMAT_OK);
+  CHECK(bf16.persistent_bytes < f32.persistent_bytes);
+  Handles h;
+  REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
+  REQUIRE(remat_session_create(h.device, &p, &h.session) == REMAT_OK);
+  train(h.session, 1);
+  p.weights_dtype = 7;
+  CHECK(remat_plan(&p, &bf16) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(remat_last_error()).find("weights_dtype") != std::string::npos);
+  p = small_params();
+  p.weights_dtype = REMAT_DTYPE_F16;
+  CHECK(remat_plan(&p, &bf16) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(remat_last_error()).find("lora_rank") != std::string::npos);
+  // A struct from before weights_dtype is read as F32.
+  p = lora_params();
+  p.weights_dtype = REMAT_DTYPE_BF16;  // beyond the size the struct claims: never read
+  p.struct_size = offsetof(remat_session_params, weights_dtype);
+  REQUIRE(remat_plan(&p, &bf16) == REMAT_OK);
+  CHECK(bf16.persistent_bytes == f32.persistent_bytes);
+}

@@ -98,6 +98,22 @@ TEST_CASE("remat bench writes frontier.csv and frontier.json for one point") {
   CHECK(r.out.find("ms/step") != std::string::npos);
 }
 
+TEST_CASE("remat bench measures LoRA with the loss in chunks, as planned") {
+  TempDir dir("bench_lora_chunk");
+  // 2 x 48 = 96 rows: a chunk of 64 and one of 32.
+  auto r = run_remat(
+      "bench tiny --layers 2 --dim 32 --heads 2 --batch 2 --seq 48 --lora 2 --loss-chunk 64 "
+      "--policy every:1 --steps 1 --warmup 0 --out " +
+      dir.quoted());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("loss in chunks of 64 rows; LoRA r 2") != std::string::npos);
+  const std::string json = slurp(dir.path() / "frontier.json");
+  CHECK(json.find("\"loss_chunk\":64") != std::string::npos);
+  CHECK(json.find("\"lora_rank\":2") != std::string::npos);
+  CHECK(json.find("\"error\"") == std::string::npos);
+}
+
 TEST_CASE("remat bench --sweep covers the named policies and auto budgets down to the minimum") {
   TempDir dir("bench_sweep");
   auto r = run_remat("bench " + kSmall + " --sweep --no-plot --steps 1 --warmup 0 --out " +

@@ -101,4 +101,9 @@ TEST_CASE("bad LoRA flags exit 2 with one line naming the flag") {
   require_usage_error("train " + kShape + " " + kData + " --lora 2 --save-adapter /nonexistent/a",
                       "no such folder");
   require_usage_error("train " + kShape + " " + kData + " --lora-init /nonexistent", "--lora-init");
+  require_usage_error("plan " + kShape + " --weights-dtype bf16",
+                      "--weights-dtype bf16 applies to frozen weights: use it with --lora");
+  require_usage_error("bench " + kShape + " --weights-dtype f16",
+                      "--weights-dtype f16 applies to frozen weights: use it with --lora");
+  require_usage_error("plan " + kShape + " --lora 2 --weights-dtype q4", "--weights-dtype");
 }

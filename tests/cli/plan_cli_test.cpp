@@ -117,6 +117,36 @@ TEST_CASE("remat plan --loss-chunk holds one chunk of logits, auto the largest t
   CHECK(text.out.find("loss in chunks of 128 rows") != std::string::npos);
 }
 
+TEST_CASE("remat plan --lora --loss-chunk: a frozen head, auto chosen for the LoRA graph") {
+  const std::string shape = "plan gpt2 --layers 2 --batch 4 --seq 64 --lora 8";
+  auto whole = run_remat(shape + " --policy every:1 --json");
+  auto chunked = run_remat(shape + " --policy every:1 --loss-chunk 64 --json");
+  INFO(whole.err << chunked.err);
+  REQUIRE(whole.exit_code == 0);
+  REQUIRE(chunked.exit_code == 0);
+  CHECK(json_number(chunked.out, "persistent_bytes") == json_number(whole.out, "persistent_bytes"));
+  CHECK(json_number(chunked.out, "arena_bytes") + 256.0 * 50257 * 4 <
+        json_number(whole.out, "arena_bytes"));
+  // With c_attn alone adapted, the smallest LoRA plan with 64-row chunks is below full
+  // fine-tuning's: auto must plan the LoRA graph to find that it fits.
+  const std::string attn = shape + " --lora-targets c_attn";
+  auto lora_min = run_remat(attn + " --loss-chunk 64 --arena 1");
+  auto full_min = run_remat("plan gpt2 --layers 2 --batch 4 --seq 64 --loss-chunk 64 --arena 1");
+  const auto minimum = [](const std::string& err) {
+    const auto at = err.find("minimum is ");
+    REQUIRE(at != std::string::npos);
+    return std::stoull(err.substr(at + 11));
+  };
+  const unsigned long long budget = minimum(lora_min.err);
+  REQUIRE(budget < minimum(full_min.err));
+  auto picked =
+      run_remat(attn + " --loss-chunk auto --arena " + std::to_string(budget) + " --json");
+  INFO(picked.err);
+  REQUIRE(picked.exit_code == 0);
+  CHECK(json_number(picked.out, "loss_chunk") == 64);
+  CHECK(json_number(picked.out, "arena_bytes") <= double(budget));
+}
+
 TEST_CASE("remat plan prints the chosen plan and the policy table") {
   auto r = run_remat("plan tiny --policy every:2");
   REQUIRE(r.exit_code == 0);

@@ -173,6 +173,33 @@ TEST_CASE("a LoRA run resumed with --resume alone ends with byte-identical adapt
   CHECK(other.err.find("--lora 4 differs from the state's 2") != std::string::npos);
 }
 
+TEST_CASE("a LoRA run on a bf16 base resumes on it and refuses another --weights-dtype") {
+  Folder d("resume_weights16");
+  const std::string lora = "--lora 2 --weights-dtype bf16 ";
+  auto full = run_remat(run_flags(d) + lora + "--quiet --steps 5 --save-adapter " +
+                        quote(d / "full"));
+  INFO(full.err);
+  REQUIRE(full.exit_code == 0);
+  auto first = run_remat(run_flags(d) + lora + "--quiet --steps 5 --stop-at 2 --save-state " +
+                         quote(d / "state"));
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(slurp(d / "state" / "state.json").find("\"weights_dtype\": \"bf16\"") !=
+        std::string::npos);
+  auto rest = run_remat("train --quiet --resume " + quote(d / "state") + " --save-adapter " +
+                        quote(d / "resumed"));
+  INFO(rest.err);
+  REQUIRE(rest.exit_code == 0);
+  CHECK(slurp(d / "resumed" / "adapter_model.safetensors") ==
+        slurp(d / "full" / "adapter_model.safetensors"));
+  for (const char* other : {"f32", "f16"}) {
+    auto r = run_remat("train --quiet --resume " + quote(d / "state") + " --weights-dtype " + other);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(std::string("--weights-dtype ") + other + " differs from the state's bf16") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("flags that would change a resumed run, and damaged states, are refused") {
   Folder d("resume_refusals");
   auto first =

@@ -1,8 +1,10 @@
 // The LM head as one chunked op (graph/lm_head.h): both families emit head_loss with a
 // [chunk, V] workspace instead of whole logits, autodiff gives it one backward with its own
-// workspace, and the chunk size is checked where the shape is.
+// workspace (dx only when LoRA freezes the head's weight), and the chunk size is checked where
+// the shape is.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "graph/lm_head.h"
@@ -57,7 +59,48 @@ void check_chunked_head(const ModelConfig& m) {
     if (!t.persistent) CHECK(t.shape != std::vector<int64_t>{4 * 64, m.vocab});
 }
 
+// LoRA freezes the head's weight (GPT-2's tied wte, Llama's tied embedding or untied lm_head):
+// the chunked backward then writes dx only, and nothing of the weight's gradient exists.
+void check_frozen_head(const ModelConfig& m) {
+  const TrainShape s{3, 23, 0.0f, DType::f32, 64};
+  LoraSpec lora;
+  lora.rank = 4;
+  const Graph g = build_training_model(m, s, lora);
+  const Graph trained = build_training_model(m, s);
+  INFO(m.name() << (m.tied_head ? " tied" : " untied"));
+  const Op& f = only(g, OpKind::head_loss);
+  const Op& b = only(g, OpKind::head_loss_backward);
+  const TensorId w = f.inputs[slot::head_loss::weight];
+  CHECK(std::count(g.frozen.begin(), g.frozen.end(), w) == 1);
+  CHECK(b.attrs.frozen);
+  CHECK(b.outputs.size() == 2);
+  CHECK(check_operand_arity(b.kind, b.attrs, b.inputs.size(), b.outputs.size()).empty());
+  // The same operands with a dweight are refused for a frozen op, and vice versa.
+  CHECK_FALSE(check_operand_arity(b.kind, b.attrs, 3, 3).empty());
+  OpAttrs trained_attrs = b.attrs;
+  trained_attrs.frozen = false;
+  CHECK_FALSE(check_operand_arity(b.kind, trained_attrs, 3, 2).empty());
+  CHECK(b.outputs[slot::head_loss_backward::dx] ==
+        g.grad_of.at(size_t(f.inputs[slot::head_loss::x])));
+  CHECK(g.tensor(b.outputs[slot::head_loss_backward::dlogits]).role == Role::workspace);
+  CHECK(b.attrs.accumulate == std::vector<uint8_t>{0, 0});
+  CHECK(g.grad_of.at(size_t(w)) == kNoTensor);
+  for (const Tensor& t : g.tensors) CHECK(t.name != "grad." + g.tensor(w).name);
+  // x is still read: the recomputed logits are what dx needs.
+  CHECK(b.inputs == only(trained, OpKind::head_loss_backward).inputs);
+  // One head matmul fewer than the trained head's backward (no dW).
+  CHECK(b.flops < only(trained, OpKind::head_loss_backward).flops);
+}
+
 }  // namespace
+
+TEST_CASE("a frozen head (LoRA) gets a dx-only chunked backward with no weight gradient") {
+  check_frozen_head(ModelConfig::preset("tiny"));
+  ModelConfig llama = ModelConfig::preset("llama-tiny");
+  check_frozen_head(llama);
+  llama.tied_head = false;
+  check_frozen_head(llama);
+}
 
 TEST_CASE("a chunked head is one head_loss op and its backward, with chunk-sized workspaces") {
   check_chunked_head(ModelConfig::preset("tiny"));

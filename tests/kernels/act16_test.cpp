@@ -148,22 +148,24 @@ TEST_CASE("16-bit gelu, residual, dropout and swiglu match fp32 kernels and the 
         auto y = rounded(test::random_floats(n, 52, -4, 4), t);
         const auto dy = test::random_floats(n, 53);
         const Io xa{x}, ya{y}, grad{dy, false}, fresh{{}, true, n}, fresh32{{}, false, n};
+        // The device's own quirks: on CPU drivers the fp32 kernels run through texel views.
+        const DeviceQuirks& q = test::device().plan().quirks;
 
         auto g = run_checked(t, {xa}, {fresh}, [&](DType a, auto& i, auto& o) {
-          return std::vector{kernels::gelu_forward(c, i[0], o[0], a)};
+          return std::vector{kernels::gelu_forward(q, c, i[0], o[0], a)};
         });
         std::vector<double> ry, rdx(n);
         ref::gelu_forward(ry, dbl(x));
         require_rounded_close(g[0], ry, t, 1e-7, "gelu y");
         auto gb = run_checked(t, {grad, xa}, {fresh32}, [&](DType a, auto& i, auto& o) {
-          return std::vector{kernels::gelu_backward(c, i[0], i[1], o[0], false, a)};
+          return std::vector{kernels::gelu_backward(q, c, i[0], i[1], o[0], false, a)};
         });
         ref::gelu_backward(rdx, dbl(dy), dbl(x), false);
         test::require_close(gb[0], rdx, 1e-5, 1e-6, "gelu dx");
 
         // The residual sum and dropout's scaling are the reference's float operations: exact.
         auto r = run_checked(t, {xa, ya}, {fresh}, [&](DType a, auto& i, auto& o) {
-          return std::vector{kernels::residual_forward(c, i[0], i[1], o[0], 0.75f, a)};
+          return std::vector{kernels::residual_forward(q, c, i[0], i[1], o[0], 0.75f, a)};
         });
         std::vector<float> rr;
         ref::residual_forward(rr, x, y, 0.75f);
@@ -435,6 +437,18 @@ TEST_CASE("activation kernels pick their variant by dtype, and u32 is refused") 
         KernelId::layernorm_forward_texels);
   CHECK(kernels::layernorm_forward(texels, ls, {}, {}, {}, {}, {}, {}, DType::bf16).kernel ==
         KernelId::layernorm_forward_bf16);
+  // The texel-view forms of GELU, the residual and cross-entropy read fp32 alone.
+  const BufferSlice s{VK_NULL_HANDLE, 0, 64 * sizeof(float)};
+  CHECK(kernels::gelu_forward(texels, 64, s, s).kernel == KernelId::gelu_forward_texels);
+  CHECK(kernels::gelu_forward(texels, 64, s, s, DType::bf16).kernel == KernelId::gelu_forward_bf16);
+  CHECK(kernels::residual_forward(texels, 64, s, s, s).kernel == KernelId::residual_forward_texels);
+  CHECK(kernels::residual_forward(texels, 64, s, s, s, 1.0f, DType::f16).kernel ==
+        KernelId::residual_forward_f16);
+  const kernels::CrossEntropyShape ce{2, 32};
+  CHECK(kernels::cross_entropy_forward(texels, ce, s, s, s).kernel ==
+        KernelId::cross_entropy_forward_texels);
+  CHECK(kernels::cross_entropy_forward(texels, ce, s, s, s, DType::f16).kernel ==
+        KernelId::cross_entropy_forward_f16);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 // bit-identity across runs.
 #include <catch2/catch.hpp>
 
+#include <optional>
+
 #include <cmath>
 #include <limits>
 
@@ -81,9 +83,11 @@ std::vector<float> make_logits(std::size_t rows, std::size_t V, const std::vecto
   return l;
 }
 
-DeviceQuirks variant(bool serial) {
+// The device's own choice of storage buffers or texel views (CPU drivers) unless told.
+DeviceQuirks variant(bool serial, std::optional<bool> texels = std::nullopt) {
   DeviceQuirks q = test::device().plan().quirks;
   q.barriers_are_expensive = serial;
+  if (texels) q.texel_fetch_beats_storage_loads = *texels;
   return q;
 }
 
@@ -157,6 +161,24 @@ TEST_CASE("cross_entropy gives NaN for targets outside the vocabulary but kIgnor
     }
     REQUIRE(g.losses[5] == 0.0f);
     REQUIRE(g.dlogits[5 * V] == 0.0f);
+  }
+}
+
+TEST_CASE("cross_entropy storage-buffer and texel-view kernels give the same bits") {
+  for (bool serial : {true, false}) {
+    for (std::size_t V : {std::size_t(101), std::size_t(50257)}) {
+      DYNAMIC_SECTION((serial ? "row per invocation" : "row per workgroup") << ", V " << V) {
+        const std::size_t rows = 5;
+        auto targets = test::random_indices(rows, 76, uint32_t(V));
+        auto logits = make_logits(rows, V, targets);
+        targets[3] = kIgnoreTarget;
+        const float scale = mean_scale(targets);
+        auto s = run_gpu(variant(serial, false), rows, V, logits, targets, scale);
+        auto t = run_gpu(variant(serial, true), rows, V, logits, targets, scale);
+        REQUIRE(test::bit_identical(s.losses, t.losses));
+        REQUIRE(test::bit_identical(s.dlogits, t.dlogits));
+      }
+    }
   }
 }
 

@@ -40,15 +40,23 @@ struct GeluRun {
   std::vector<float> y, dx;
 };
 
+// The device's own variant unless told: storage buffers, or texel views on CPU drivers.
+DeviceQuirks with_texels(bool on) {
+  DeviceQuirks q = test::device().plan().quirks;
+  q.texel_fetch_beats_storage_loads = on;
+  return q;
+}
+
 GeluRun run_gpu(const std::vector<float>& x, const std::vector<float>& dy,
-                const std::vector<float>& dx0) {
+                const std::vector<float>& dx0,
+                const DeviceQuirks& q = test::device().plan().quirks) {
   const auto n = uint32_t(x.size());
   const bool acc = !dx0.empty();
   Buffer bx = test::upload_buffer(x, "x"), bdy = test::upload_buffer(dy, "dy");
   Buffer by = test::garbage_buffer<float>(n, "y");
   Buffer bdx = acc ? test::upload_buffer(dx0, "dx") : test::garbage_buffer<float>(n, "dx");
-  test::run_once({kernels::gelu_forward(n, bx.whole(), by.whole()),
-                  kernels::gelu_backward(n, bdy.whole(), bx.whole(), bdx.whole(), acc)});
+  test::run_once({kernels::gelu_forward(q, n, bx.whole(), by.whole()),
+                  kernels::gelu_backward(q, n, bdy.whole(), bx.whole(), bdx.whole(), acc)});
   return {test::read<float>(by, n), test::read<float>(bdx, n)};
 }
 
@@ -85,6 +93,22 @@ TEST_CASE("gelu backward accumulates onto existing gradients exactly") {
   for (std::size_t i = 0; i < n; ++i) {
     INFO("element " << i);
     REQUIRE(acc.dx[i] == dx0[i] + fresh.dx[i]);
+  }
+}
+
+TEST_CASE("gelu storage-buffer and texel-view kernels give the same bits") {
+  // 4C = 3072 at B=2, T=3, and 192 more: whole vec4s, so the texel kernels run on CPU drivers.
+  const std::size_t n = 2 * 3 * 3072 + 192;
+  auto x = gelu_inputs(n);
+  auto dy = test::random_floats(n, 38);
+  auto dx0 = test::random_floats(n, 39);
+  for (bool acc : {false, true}) {
+    DYNAMIC_SECTION((acc ? "accumulate" : "overwrite")) {
+      auto s = run_gpu(x, dy, acc ? dx0 : std::vector<float>{}, with_texels(false));
+      auto t = run_gpu(x, dy, acc ? dx0 : std::vector<float>{}, with_texels(true));
+      REQUIRE(test::bit_identical(s.y, t.y));
+      REQUIRE(test::bit_identical(s.dx, t.dx));
+    }
   }
 }
 

@@ -2,10 +2,12 @@
 // composed of, run over whole logits in their own buffers: per-row losses and dx are the same
 // bits whatever the chunk, in every kernel variant and with the weight bound in pieces; dW sums
 // its rows chunk by chunk, so it agrees within rounding (|a - b| <= 1e-5 · max |dW|), and is
-// the same bits when the chunk covers every row.
+// the same bits when the chunk covers every row. A frozen weight (no dW buffer) changes no bit of
+// the losses or dx.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -52,15 +54,18 @@ struct Buffers {
   }
 };
 
-Result run_chunked(const DeviceQuirks& q, const Problem& p, uint32_t chunk, GradWrite mode) {
+// `frozen`: the backward gets no dW buffer (a LoRA-frozen head) and must leave dw as it was.
+Result run_chunked(const DeviceQuirks& q, const Problem& p, uint32_t chunk, GradWrite mode,
+                   bool frozen = false) {
   Buffers b(p, mode);
   Buffer ws = test::garbage_buffer<float>(size_t(chunk) * kV, "logits chunk");
   const kernels::HeadLossShape s{kRows, kC, kV, chunk};
   std::vector<Dispatch> d = kernels::head_loss_forward(
       q, s, b.x.whole(), b.w.whole(), b.targets.whole(), b.losses.whole(), ws.whole());
-  for (Dispatch& k : kernels::head_loss_backward(q, s, b.x.whole(), b.w.whole(), b.targets.whole(),
-                                                 b.dx.whole(), b.dw.whole(), ws.whole(),
-                                                 {b.scale.whole(), 1}, GradWrite::overwrite, mode))
+  for (Dispatch& k :
+       kernels::head_loss_backward(q, s, b.x.whole(), b.w.whole(), b.targets.whole(), b.dx.whole(),
+                                   frozen ? BufferSlice{} : b.dw.whole(), ws.whole(),
+                                   {b.scale.whole(), 1}, GradWrite::overwrite, mode))
     d.push_back(std::move(k));
   test::run_once(std::move(d));
   return b.read();
@@ -144,6 +149,33 @@ TEST_CASE("head_loss: ignored targets give zero loss and no gradient, a whole ch
     if (p.targets[i] != kIgnoreTarget) continue;
     CHECK(r.losses[i] == 0.0f);
     for (uint32_t c = 0; c < kC; ++c) CHECK(r.dx[size_t(i) * kC + c] == 0.0f);
+  }
+}
+
+TEST_CASE("head_loss: a frozen weight gets dx only, the same bits, and no dW dispatch") {
+  const Problem p;
+  int variant = 0;
+  for (const DeviceQuirks& q : variants()) {
+    INFO("variant " << variant++);
+    // dw starts as dw_init (accumulate mode uploads it): a frozen backward must not touch it.
+    const Result trained = run_chunked(q, p, 64, GradWrite::accumulate);
+    const Result frozen = run_chunked(q, p, 64, GradWrite::accumulate, true);
+    CHECK(frozen.losses == trained.losses);
+    CHECK(frozen.dx == trained.dx);
+    CHECK(frozen.dw == p.dw_init);
+    CHECK(frozen.dw != trained.dw);
+    // Stand-in handles: the dispatches are only counted, never recorded.
+    const auto slice = [](uint64_t handle, uint64_t floats) {
+      return BufferSlice{std::bit_cast<VkBuffer>(handle), 0, floats * 4};
+    };
+    const BufferSlice x = slice(1, kRows * kC), w = slice(2, kV * kC), rows = slice(3, kRows),
+                      dx = slice(4, kRows * kC), ws = slice(5, 64 * kV), scale = slice(6, 2);
+    const auto count = [&](BufferSlice dw) {
+      return kernels::head_loss_backward(q, {kRows, kC, kV, 64}, x, w, rows, dx, dw, ws, {scale, 1},
+                                         GradWrite::overwrite, GradWrite::overwrite)
+          .size();
+    };
+    CHECK(count({}) < count(slice(7, kV * kC)));
   }
 }
 

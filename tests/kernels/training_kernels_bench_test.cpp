@@ -67,21 +67,27 @@ TEST_CASE("training kernel throughput at GPT-2 small", "[.bench]") {
                                               dx.whole(), dw.whole(), db.whole(), false, false)}),
          3 * n * f);
 
-  const uint32_t n4 = BT * 4 * C;
+  const uint32_t n4 = BT * 4 * C, nc = BT * C;
   Buffer h = floats(n4, "h", 11), g = floats(n4, "g", 12), dh = floats(n4, "dh", 13),
          dg = floats(n4, "dg", 14);
-  report("gelu_forward (BT x 4C)", time_ms({kernels::gelu_forward(n4, h.whole(), g.whole())}),
-         2.0 * n4 * f);
-  report("gelu_backward (BT x 4C)",
-         time_ms({kernels::gelu_backward(n4, dg.whole(), h.whole(), dh.whole(), false)}),
-         3.0 * n4 * f);
-
-  const uint32_t nc = BT * C;
-  report("residual_forward",
-         time_ms({kernels::residual_forward(nc, x.whole(), y.whole(), dx.whole())}), 3 * n * f);
-  report("residual_backward",
-         time_ms({kernels::residual_backward(nc, dy.whole(), dx.whole(), y.whole(), false, true)}),
-         4 * n * f);  // accumulating y: read dy and y, write dx and y
+  // Storage buffers, then texel views (CPU drivers' variant), one after the other.
+  for (bool texels : {false, true}) {
+    DeviceQuirks v = q;
+    v.texel_fetch_beats_storage_loads = texels;
+    const std::string tag = texels ? " (texel views)" : " (storage buffers)";
+    report("gelu_forward (BT x 4C)" + tag,
+           time_ms({kernels::gelu_forward(v, n4, h.whole(), g.whole())}), 2.0 * n4 * f);
+    report("gelu_backward (BT x 4C)" + tag,
+           time_ms({kernels::gelu_backward(v, n4, dg.whole(), h.whole(), dh.whole(), false)}),
+           3.0 * n4 * f);
+    report("residual_forward" + tag,
+           time_ms({kernels::residual_forward(v, nc, x.whole(), y.whole(), dx.whole())}),
+           3 * n * f);
+    report("residual_backward" + tag,
+           time_ms(
+               {kernels::residual_backward(v, nc, dy.whole(), dx.whole(), y.whole(), false, true)}),
+           4 * n * f);  // accumulating y: read dy and y, write dx and y
+  }
 
   kernels::DropoutKey key{42, 1, 2};
   report("dropout_forward p=0.1",
@@ -111,10 +117,13 @@ TEST_CASE("training kernel throughput at GPT-2 small", "[.bench]") {
   Buffer losses = floats(BT, "losses", 22), dlogits = floats(std::size_t(BT) * V, "dlogits", 23);
   Buffer scale = test::upload_buffer(std::vector<float>{1.0f / float(BT)}, "loss scale");
   const double nl = double(BT) * V;
-  for (bool serial : {true, false}) {
+  for (int variant = 0; variant < 3; ++variant) {
     DeviceQuirks v = q;
-    v.barriers_are_expensive = serial;
-    const std::string tag = serial ? " (row per invocation)" : " (row per workgroup)";
+    v.barriers_are_expensive = variant < 2;
+    v.texel_fetch_beats_storage_loads = variant == 1;
+    const std::string tag = variant == 0   ? " (row per invocation)"
+                            : variant == 1 ? " (row per invocation, texel views)"
+                                           : " (row per workgroup)";
     kernels::CrossEntropyShape cs{BT, V};
     report("cross_entropy_forward" + tag,
            time_ms({kernels::cross_entropy_forward(v, cs, logits.whole(), targets.whole(),

@@ -1,4 +1,5 @@
-// choose_loss_chunk: the whole logits when they fit, else the largest chunk that fits.
+// choose_loss_chunk: the whole logits when they fit, else the largest chunk that fits, for full
+// fine-tuning or LoRA.
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
@@ -10,9 +11,9 @@ using namespace remat;
 
 namespace {
 
-uint64_t minimum(const ModelConfig& m, TrainShape s, int chunk) {
+uint64_t minimum(const ModelConfig& m, TrainShape s, int chunk, const LoraSpec& lora = {}) {
   s.loss_chunk = chunk;
-  return minimum_arena_bytes(m, s);
+  return minimum_arena_bytes(m, s, 256, nullptr, lora);
 }
 
 }  // namespace
@@ -33,4 +34,20 @@ TEST_CASE("choose_loss_chunk picks the largest chunk whose smallest plan fits") 
   CHECK(choose_loss_chunk(m, s, minimum(m, s, 0) - 1) >= 192);
   CHECK(choose_loss_chunk(m, s, minimum(m, s, 64)) == 64);
   CHECK_THROWS_AS(choose_loss_chunk(m, s, minimum(m, s, 64) - 1), std::invalid_argument);
+}
+
+TEST_CASE("choose_loss_chunk plans the LoRA graph when given LoRA") {
+  const ModelConfig m = ModelConfig::preset("gpt2");
+  const TrainShape s{4, 64, 0.0f, DType::f32, 0};
+  LoraSpec lora;
+  lora.rank = 8;
+  lora.targets = {"c_attn"};
+  // Frozen projections drop their inputs: LoRA's chunks fit budgets where full fine-tuning's do
+  // not.
+  const uint64_t lora64 = minimum(m, s, 64, lora);
+  REQUIRE(lora64 < minimum(m, s, 64));
+  CHECK(choose_loss_chunk(m, s, lora64, 256, nullptr, lora) == 64);
+  CHECK_THROWS_AS(choose_loss_chunk(m, s, lora64), std::invalid_argument);
+  CHECK_THROWS_AS(choose_loss_chunk(m, s, lora64 - 1, 256, nullptr, lora), std::invalid_argument);
+  CHECK(choose_loss_chunk(m, s, minimum(m, s, 0, lora), 256, nullptr, lora) == 0);
 }

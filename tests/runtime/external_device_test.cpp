@@ -143,3 +143,27 @@ TEST_CASE("wrapping bad handles is an invalid_argument naming the field") {
   app.destroy();
   CHECK(app.messages().empty());
 }
+
+TEST_CASE("a device without storageBuffer16BitAccess refuses a plan with 16-bit weights") {
+  // remat enables nothing on a device it did not create, so a wrapped device has no 16-bit
+  // storage as far as remat knows: the session is refused before anything is allocated.
+  test::AppVulkan app;
+  {
+    auto device = Device::wrap(app.external());
+    REQUIRE_FALSE(device->plan().enable_storage_buffer_16bit);
+    SessionConfig c;
+    c.model = ModelConfig::preset("tiny");
+    c.model.layers = 1;
+    c.shape.batch = 1;
+    c.shape.seq = 8;
+    c.lora.rank = 2;
+    c.shape.weight_dtype = DType::bf16;
+    c.pipeline_cache_dir = std::nullopt;
+    REQUIRE_THROWS_WITH(Session(*device, c),
+                        Catch::Contains("storageBuffer16BitAccess") && Catch::Contains("bf16"));
+    c.shape.weight_dtype = DType::f32;
+    REQUIRE_NOTHROW(Session(*device, c));
+  }
+  app.destroy();
+  CHECK(app.messages().empty());
+}

@@ -29,15 +29,7 @@ using Params = std::vector<std::pair<std::string, std::vector<float>>>;
 SessionConfig odd_config(bool tied, bool qkv_bias) {
   SessionConfig c;
   ModelConfig& m = c.model;
-  m = ModelConfig::preset("llama-tiny");
-  m.layers = 3;
-  m.dim = 48;
-  m.heads = 6;
-  m.kv_heads = 2;
-  m.ffn = 80;
-  m.vocab = 300;
-  m.ctx = 32;
-  m.tied_head = tied;
+  m = test::odd_llama(3, tied);
   m.qkv_bias = qkv_bias;
   c.shape.batch = 3;
   c.shape.seq = 23;

@@ -1,6 +1,6 @@
 // Training a few steps under one checkpoint policy and arena, for the bit-identity tests: the
-// saved weights byte for byte, the losses, and the arena the plan took. Every run also checks
-// that the device holds exactly the bytes the plan says.
+// saved weights (under LoRA, the saved adapters) byte for byte, the losses, and the arena the plan
+// took. Every run also checks that the device holds exactly the bytes the plan says.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/lora_weights.h"
 #include "runtime/session.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/temp_folder.h"
@@ -19,10 +20,25 @@
 namespace remat::test {
 
 struct PolicyRun {
-  std::vector<std::byte> weights;  // the saved safetensors file, byte for byte
+  std::vector<std::byte> weights;  // the saved safetensors file (LoRA: adapter_model), as bytes
   std::vector<float> losses;       // one per step
   uint64_t arena = 0;              // the plan's arena bytes
 };
+
+// A Llama-family model of odd sizes (no tile multiple): C48, 6 query heads of 8 sharing 2
+// key/value heads, MLP 80, vocabulary 300, ctx 32.
+inline ModelConfig odd_llama(int layers, bool tied_head) {
+  ModelConfig m = ModelConfig::preset("llama-tiny");
+  m.layers = layers;
+  m.dim = 48;
+  m.heads = 6;
+  m.kv_heads = 2;
+  m.ffn = 80;
+  m.vocab = 300;
+  m.ctx = 32;
+  m.tied_head = tied_head;
+  return m;
+}
 
 // Three AdamW steps on seeded random tokens and targets.
 inline PolicyRun train_under(SessionConfig c, const std::string& policy,
@@ -41,8 +57,13 @@ inline PolicyRun train_under(SessionConfig c, const std::string& policy,
   const MemoryReport m = s.memory();
   CHECK(m.device_bytes_allocated == m.planned_total_bytes);
   TempFolder d("policy_run");
-  s.save(d / "w.safetensors");
-  r.weights = read_bytes(d / "w.safetensors");
+  if (c.lora.enabled()) {
+    save_adapter(s, d.path(), "");
+    r.weights = read_bytes(d / "adapter_model.safetensors");
+  } else {
+    s.save(d / "w.safetensors");
+    r.weights = read_bytes(d / "w.safetensors");
+  }
   return r;
 }
 
@@ -54,7 +75,7 @@ inline PolicyRun check_all_policies_identical(const SessionConfig& c) {
   REQUIRE(base.weights.size() > 1000);
   for (float l : base.losses) REQUIRE(std::isfinite(l));
   const uint64_t minimum =
-      minimum_arena_bytes(c.model, c.shape, session_alignment(device()), c.costs, c.lora);
+      minimum_arena_bytes(c.model, c.shape, session_alignment(device()), nullptr, c.lora);
   struct Case {
     std::string policy;
     std::optional<uint64_t> arena;

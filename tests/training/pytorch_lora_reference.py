@@ -6,11 +6,23 @@ LoRA adapters on the modules PEFT's target_modules ["c_attn", "c_proj"] name (at
 attn.c_proj and mlp.c_proj; mlp.c_fc stays frozen). This script writes the base weights and an
 adapter in PEFT's files (adapter_config.json, adapter_model.safetensors, B not zero so every
 adapter has a gradient from the first step), trains 3 AdamW steps with
-`remat train --init BASE --lora-init DIR --save-adapter OUT --merge-out MERGED` (once under the
-policy every:1 and once under an arena cap), repeats them in float64 PyTorch on the adapters alone,
-and compares losses, gradient norms, the saved adapters and the merged weights.
+`remat train --init BASE --lora-init DIR --save-adapter OUT --merge-out MERGED` (under the policy
+every:1, under an arena cap, and under every:1 with the LM head and loss in chunks of 64 rows,
+`--loss-chunk 64`: B*T = 69 rows, so a ragged chunk of 5 follows, and the tied head, frozen, gets
+no gradient), repeats them in float64 PyTorch on the adapters alone, and compares losses,
+gradient norms, the saved adapters and the merged weights. The three runs save the same adapter
+bits: chunking changes no bit of the head's dx.
 
-Usage: pytorch_lora_reference.py --remat PATH/TO/remat --workdir DIR
+With --weights-dtype f16 or bf16 remat stores the frozen base's 2-D weights (wte, wpe and the
+linear weights; LayerNorm gains and biases stay float32) in 16 bits, rounded to nearest even, and
+computes in float32 on the widened values; the reference rounds the same weights the same way
+(torch's float32 -> float16/bfloat16 conversion rounds to nearest even too) and then runs in
+float64 on them, so the tolerances stay those of the float32 comparison. --perturb unrounded
+keeps the reference's base unrounded: the losses must then differ beyond the tolerance (a base
+that remat did not really round would pass the unperturbed run with an unrounded reference only).
+
+Usage: pytorch_lora_reference.py --remat PATH/TO/remat --workdir DIR [--weights-dtype f32|f16|bf16]
+       [--perturb unrounded]
 Exit status 0 when every comparison passes, 1 on any mismatch or failure.
 """
 
@@ -80,6 +92,14 @@ def write_adapter(directory, adapter):
                           sorted(adapter.items()), {"format": "pt"})
 
 
+def stored_base(base, dtype):
+    """The base as remat stores it under --weights-dtype: 2-D tensors rounded, 1-D ones kept."""
+    if dtype == "f32":
+        return dict(base)
+    to = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    return {n: (w.to(to).to(torch.float32) if w.dim() >= 2 else w) for n, w in base.items()}
+
+
 def lora_loss(P, L, tokens, targets):
     """GPT-2 with y = x·W + b + scale·(x·Aᵀ)·Bᵀ on the adapted modules (PEFT's LoRA layer)."""
     def linear(x, m):
@@ -120,6 +140,7 @@ def reference_run(base, adapter, data):
     return losses, norms, {n: p.detach() for n, p in L.items()}, grads
 
 
+WEIGHTS_DTYPE = "f32"  # set from --weights-dtype in main()
 SHAPE = ["--layers", str(ref.LAYERS), "--dim", str(ref.DIM), "--heads", str(ref.HEADS),
          "--vocab", str(ref.VOCAB), "--ctx", str(ref.CTX), "--batch", str(ref.BATCH), "--seq",
          str(ref.SEQ), "--lora", str(RANK), "--lora-alpha", str(ALPHA), "--lora-targets",
@@ -143,7 +164,8 @@ def remat_train(remat, workdir, name, base, adapter_dir, data, memory_flags):
     ref.run([remat, "train", "--init", base, "--lora-init", adapter_dir, "--data", data,
              "--batch", str(ref.BATCH), "--seq", str(ref.SEQ), "--steps", str(STEPS), "--lr",
              str(LR), "--wd", str(WD), "--beta1", str(BETAS[0]), "--beta2", str(BETAS[1]),
-             "--eps", str(EPS), *memory_flags, "--save-adapter", out, "--merge-out", merged,
+             "--eps", str(EPS), "--weights-dtype", WEIGHTS_DTYPE, *memory_flags,
+             "--save-adapter", out, "--merge-out", merged,
              "--log-json", log, "--quiet"])
     with open(log) as f:
         lines = [json.loads(line) for line in f if line.strip()]
@@ -176,8 +198,14 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--remat", required=True, help="path of the remat binary")
     ap.add_argument("--workdir", required=True, help="directory for the weights, data and logs")
+    ap.add_argument("--weights-dtype", choices=["f32", "f16", "bf16"], default="f32",
+                    help="storage of the frozen base in remat (and its rounding in the reference)")
+    ap.add_argument("--perturb", choices=["unrounded"],
+                    help="a planted mistake the comparison must catch")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
+    global WEIGHTS_DTYPE
+    WEIGHTS_DTYPE = args.weights_dtype
 
     base = ref.initial_weights()
     base_path = os.path.join(args.workdir, "base.safetensors")
@@ -191,14 +219,21 @@ def main():
     with open(data, "wb") as f:
         f.write(data_bytes)
 
-    ref_losses, ref_norms, ref_adapter, ref_grads = reference_run(base, adapter, data_bytes)
+    stored = stored_base(base, "f32" if args.perturb == "unrounded" else args.weights_dtype)
+    ref_losses, ref_norms, ref_adapter, ref_grads = reference_run(stored, adapter, data_bytes)
     cap, minimum, full = arena_cap(args.remat)
     checks = ref.Checks()
+    if args.weights_dtype != "f32":  # the rounding changes the base, so it is really tested
+        changed = sum(int((stored_base(base, args.weights_dtype)[n] != w).sum())
+                      for n, w in base.items())
+        checks.check(changed > 0, f"rounding to {args.weights_dtype} changed no weight")
     checks.check(minimum < cap < full, f"arena cap {cap} is not between the minimum {minimum} and "
                  f"the store-everything arena {full}: the capped run would not force recompute")
     saved_by_run = []
     for label, flags in (("lora every:1", ["--policy", "every:1"]),
-                         (f"lora arena cap {cap}", ["--arena", str(cap)])):
+                         (f"lora arena cap {cap}", ["--arena", str(cap)]),
+                         ("lora every:1 loss chunk 64",
+                          ["--policy", "every:1", "--loss-chunk", "64"])):
         name = label.replace(" ", "_").replace(":", "_")
         losses, norms, saved, merged, config, summary = remat_train(
             args.remat, args.workdir, name, base_path, adapter_dir, data, flags)
@@ -207,13 +242,16 @@ def main():
         checks.check(config.get("r") == RANK and config.get("lora_alpha") == ALPHA and
                      config.get("target_modules") == TARGETS and config.get("fan_in_fan_out") is True,
                      f"{label}: adapter_config.json says {config}")
-        check_merged(checks, label, merged, saved, base)
+        check_merged(checks, label, merged, saved, stored)
         saved_by_run.append(saved)
-    checks.check(all(torch.equal(saved_by_run[0][n], saved_by_run[1][n]) for n in ref_adapter),
-                 "the every:1 and the capped run saved different adapters")
+    for other, label in ((1, "capped"), (2, "chunked-loss")):
+        checks.check(all(torch.equal(saved_by_run[0][n], saved_by_run[other][n])
+                         for n in ref_adapter),
+                     f"the every:1 and the {label} run saved different adapters")
     print(f"PyTorch float64 losses: {', '.join(f'{l:.6f}' for l in ref_losses)}; adapter gradient "
           f"norms: {', '.join(f'{n:.6f}' for n in ref_norms)}")
-    print(f"pytorch LoRA comparison: {checks.passed} passed, {checks.failed} failed")
+    print(f"pytorch LoRA comparison (weights {args.weights_dtype}): {checks.passed} passed, "
+          f"{checks.failed} failed")
     return 0 if checks.failed == 0 else 1
 
 

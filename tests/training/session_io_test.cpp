@@ -124,6 +124,9 @@ TEST_CASE("construction, load and save report progress up to their totals") {
   CHECK(last["compile"].second > 5);
   // Distinct pipelines: both layers dispatch the same kernels.
   CHECK(last["compile"].second < s.dispatch_count());
+  // A barrier only ever precedes a dispatch that depends on an earlier one of its buffer.
+  CHECK(s.barrier_count() > 0);
+  CHECK(s.barrier_count() < s.dispatch_count());
 }
 
 TEST_CASE("a cancelled construction throws Cancelled and frees every allocation") {

@@ -1,15 +1,14 @@
-#include "runtime/kernels/binding_pieces.h"
+#include "planner/binding_pieces.h"
 
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 
-namespace remat::kernels {
+namespace remat {
 
-std::vector<Piece> binding_pieces(const DeviceQuirks& quirks, uint64_t rows, uint64_t row_bytes,
+std::vector<Piece> binding_pieces(uint64_t limit, uint64_t rows, uint64_t row_bytes,
                                   const char* what) {
-  const uint64_t limit = quirks.max_binding_bytes;
   if (limit == 0 || rows * row_bytes <= limit) return {{0, static_cast<uint32_t>(rows)}};
   const uint64_t align_rows = 256 / std::gcd<uint64_t>(256, row_bytes);
   const uint64_t per_piece = limit / row_bytes / align_rows * align_rows;
@@ -26,4 +25,4 @@ std::vector<Piece> binding_pieces(const DeviceQuirks& quirks, uint64_t rows, uin
   return pieces;
 }
 
-}  // namespace remat::kernels
+}  // namespace remat

@@ -1,0 +1,28 @@
+// The storage type of a frozen base (TrainShape::weight_dtype, `--weights-dtype`): LoRA trains
+// adapters on weights that never change, so the frozen linear weights and embedding tables (the
+// tensors of two or more dimensions) may be stored in f16 or bf16, halving their bytes; the
+// kernels widen them to fp32 in registers. Frozen 1-D tensors (norm gains, biases: ~0.1% of the
+// bytes) stay f32, as trained parameters, their gradients and AdamW's moments do. Setting the
+// dtype on the graph's tensors is what makes the planner count them at their real size.
+#pragma once
+
+#include <string_view>
+
+#include "graph/graph.h"
+#include "graph/tensor.h"
+
+namespace remat {
+
+// "f32" | "f16" | "bf16"; anything else is std::invalid_argument naming the choices.
+DType parse_weight_dtype(std::string_view text);
+
+// std::invalid_argument unless `t` may store the weights of a graph that has frozen ones or not:
+// f32 always, f16 and bf16 only with frozen weights (LoRA).
+void check_weight_dtype(DType t, bool has_frozen);
+
+// Stores every frozen tensor of two or more dimensions of `g` (after apply_lora) as `t`.
+// std::invalid_argument when `t` is not f32 and nothing is frozen (no LoRA), or `t` is not a
+// floating-point storage type.
+void store_frozen_weights(Graph& g, DType t);
+
+}  // namespace remat

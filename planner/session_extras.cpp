@@ -1,0 +1,46 @@
+#include "planner/session_extras.h"
+
+#include <algorithm>
+
+#include "planner/binding_pieces.h"
+#include "shaders/optimizer_params.h"
+
+namespace remat {
+
+std::vector<std::pair<std::string, uint64_t>> SessionExtras::named() const {
+  return {{"step io staging", io_staging},
+          {"AdamW hyperparameters", adamw_hyper},
+          {"grad-norm partials", grad_norm_partials}};
+}
+
+SessionExtras session_extras(const Plan& plan, uint64_t max_binding_bytes) {
+  SessionExtras x;
+  const uint64_t io_bytes = plan.tensors.at(size_t(plan.tokens)).bytes;
+  x.io_losses_offset = 2 * io_bytes;
+  x.io_norm_offset = x.io_losses_offset + plan.tensors.at(size_t(plan.losses)).bytes;
+  x.io_staging = x.io_norm_offset + sizeof(push::GradNormResult);
+  x.adamw_hyper = sizeof(push::AdamWHyper);
+  std::vector<uint64_t> counts;
+  for (TensorId g : plan.parameter_grads)
+    counts.push_back(plan.tensors.at(size_t(g)).tensor.elements());
+  x.grad_norm_partials = uint64_t(grad_norm_partial_floats(counts, max_binding_bytes)) * 4;
+  return x;
+}
+
+uint32_t grad_norm_slots(uint64_t count) {
+  // At least 2048 squares per slot before another 64 slots are added, at most 1024 slots: the
+  // token embedding (38M floats) gets 1024 slots of ~37k squares, a bias 64 slots.
+  constexpr uint64_t kSlotGroup = 64;
+  const uint64_t groups = std::clamp<uint64_t>((count + 64 * 2048 - 1) / (64 * 2048), 1, 16);
+  return static_cast<uint32_t>(groups * kSlotGroup);
+}
+
+uint32_t grad_norm_partial_floats(std::span<const uint64_t> counts, uint64_t max_binding_bytes) {
+  uint64_t total = 0;
+  for (uint64_t c : counts)
+    for (const Piece& p : binding_pieces(max_binding_bytes, c, sizeof(float), "grad_norm"))
+      total += grad_norm_slots(p.count);
+  return static_cast<uint32_t>(total);
+}
+
+}  // namespace remat

@@ -1,0 +1,86 @@
+#include "runtime/float_storage.h"
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "base/half_float.h"
+
+namespace remat {
+
+namespace {
+
+void check_sizes(std::size_t floats, std::size_t bytes, DType t) {
+  if (t == DType::u32)
+    throw std::logic_error("float storage: u32 tensors hold integers, not floats");
+  if (uint64_t(floats) * dtype_bytes(t) != bytes)
+    throw std::logic_error("float storage: " + std::to_string(floats) + " values of " +
+                           std::string(dtype_name(t)) + " are not " + std::to_string(bytes) +
+                           " bytes");
+}
+
+}  // namespace
+
+void narrow_floats(std::span<const float> values, DType t, std::span<std::byte> out) {
+  check_sizes(values.size(), out.size(), t);
+  if (t == DType::f32) {
+    std::memcpy(out.data(), values.data(), out.size());
+    return;
+  }
+  const auto narrow = t == DType::f16 ? float_to_f16 : float_to_bf16;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const uint16_t h = narrow(values[i]);
+    std::memcpy(out.data() + 2 * i, &h, 2);
+  }
+}
+
+void widen_floats(std::span<const std::byte> in, DType t, std::span<float> out) {
+  check_sizes(out.size(), in.size(), t);
+  if (t == DType::f32) {
+    std::memcpy(out.data(), in.data(), in.size());
+    return;
+  }
+  const auto widen = t == DType::f16 ? f16_to_float : bf16_to_float;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    uint16_t h;
+    std::memcpy(&h, in.data() + 2 * i, 2);
+    out[i] = widen(h);
+  }
+}
+
+Staging::Fill fill_floats(DType t, ProduceFloats produce) {
+  const uint64_t size = static_cast<uint64_t>(dtype_bytes(t));
+  // f32 pieces are produced in place; narrower ones through a scratch that lives with the Fill.
+  auto scratch = std::make_shared<std::vector<float>>();
+  return
+      [t, size, scratch, produce = std::move(produce)](std::span<std::byte> piece, uint64_t done) {
+        const std::size_t n = piece.size() / size;
+        if (t == DType::f32) {
+          produce(done / size, {reinterpret_cast<float*>(piece.data()), n});
+          return;
+        }
+        scratch->resize(n);
+        produce(done / size, *scratch);
+        narrow_floats(*scratch, t, piece);
+      };
+}
+
+Staging::Drain drain_floats(DType t, ConsumeFloats consume) {
+  const uint64_t size = static_cast<uint64_t>(dtype_bytes(t));
+  auto scratch = std::make_shared<std::vector<float>>();
+  return [t, size, scratch, consume = std::move(consume)](std::span<const std::byte> piece,
+                                                          uint64_t done) {
+    const std::size_t n = piece.size() / size;
+    if (t == DType::f32) {
+      consume(done / size, {reinterpret_cast<const float*>(piece.data()), n});
+      return;
+    }
+    scratch->resize(n);
+    widen_floats(piece, t, *scratch);
+    consume(done / size, *scratch);
+  };
+}
+
+}  // namespace remat

@@ -1,0 +1,41 @@
+#include "runtime/session_budget.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "planner/memory_budget.h"
+#include "runtime/arena.h"
+#include "runtime/buffer.h"
+
+namespace remat {
+
+Plan session_plan(const Device& d, SessionConfig& c, const DeviceQuirks& quirks) {
+  if (!c.memory_budget)
+    return plan(c.model, c.shape, c.policy, c.arena_budget, session_alignment(d), c.costs, c.lora);
+  MemoryPlan m = plan_memory(c.model, c.shape, c.lora,
+                             {*c.memory_budget, c.policy, c.arena_budget, c.choose_loss_chunk,
+                              session_alignment(d), quirks.max_binding_bytes, c.costs});
+  c.shape = m.shape;
+  return std::move(m.plan);
+}
+
+void check_allocation_sizes(Device& device, const Plan& plan, const SessionExtras& extras,
+                            uint64_t budget) {
+  uint64_t planned = 0, allocated = 0;
+  const auto add = [&](uint64_t bytes) {
+    planned += bytes;
+    allocated += allocation_bytes(device, bytes);
+  };
+  for (uint64_t buffer : {plan.persistent_bytes, plan.arena_bytes})
+    for (uint64_t chunk : Arena::chunk_sizes(device, buffer)) add(chunk);
+  for (const auto& [name, bytes] : extras.named()) add(bytes);
+  if (allocated <= budget) return;
+  throw std::invalid_argument(
+      device.info().name + " rounds the session's allocations up by " +
+      std::to_string(allocated - planned) + " bytes (vkGetBufferMemoryRequirements): the plan's " +
+      std::to_string(planned) + " bytes take " + std::to_string(allocated) +
+      " bytes of device memory, more than the memory budget of " + std::to_string(budget) +
+      " bytes; raise the budget by at least " + std::to_string(allocated - budget) + " bytes");
+}
+
+}  // namespace remat
