@@ -1,5 +1,6 @@
 // `remat plan --act-dtype` and `remat train --act-dtype` as a user runs them: train allocates the
-// arena plan reports for 16-bit activations, a state records the dtype, and a resumed run keeps it.
+// arena plan reports for 16-bit activations, a state records the dtype, a resumed run keeps it,
+// and 16-bit activations combine with a 16-bit frozen base.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -60,4 +61,24 @@ TEST_CASE("a training state records --act-dtype, a resumed run keeps it and refu
   const auto other = run_remat("train --resume " + state + " --steps 2 --act-dtype bf16");
   CHECK(other.exit_code == 2);
   CHECK(other.err.find("--act-dtype bf16 differs from the state's f16") != std::string::npos);
+}
+
+TEST_CASE("bf16 activations on a bf16 LoRA base: a smaller planned total, and train runs it") {
+  const std::string gpt2 =
+      "plan gpt2 --batch 4 --seq 64 --lora 8 --weights-dtype bf16 --loss-chunk 64 --json";
+  const auto both = run_remat(gpt2 + " --act-dtype bf16");
+  const auto weights_only = run_remat(gpt2);
+  INFO(both.err);
+  REQUIRE(both.exit_code == 0);
+  REQUIRE(weights_only.exit_code == 0);
+  CHECK(json_number(both.out, "total_bytes") < json_number(weights_only.out, "total_bytes"));
+
+  const auto train = run_remat("train " + kShape +
+                               " --lora 4 --weights-dtype bf16 --act-dtype bf16 --loss-chunk 64 "
+                               "--steps 2 --quiet " +
+                               kData);
+  INFO(train.err);
+  REQUIRE(train.exit_code == 0);
+  CHECK(train.out.find("activations bf16") != std::string::npos);
+  CHECK(train.out.find("(exactly as plan)") != std::string::npos);
 }

@@ -32,6 +32,7 @@
 #include "runtime/kernels/swiglu.h"
 #include "tests/kernels/attention_checks.h"
 #include "tests/kernels/kernel_checks.h"
+#include "tests/kernels/storage16_values.h"
 #include "tests/reference/attention.h"
 #include "tests/reference/cross_entropy.h"
 #include "tests/reference/dropout.h"
@@ -51,17 +52,9 @@ using namespace remat;
 
 namespace {
 
-uint16_t narrow(float v, DType t) {
-  return t == DType::f16 ? float_to_f16(v) : float_to_bf16(v);
-}
-float widen(uint16_t h, DType t) {
-  return t == DType::f16 ? f16_to_float(h) : bf16_to_float(h);
-}
-// v rounded to what `t` stores.
-std::vector<float> rounded(std::vector<float> v, DType t) {
-  for (float& x : v) x = t == DType::f32 ? x : widen(narrow(x, t), t);
-  return v;
-}
+using test::narrow;
+using test::rounded;
+using test::widen;
 
 // One operand of a kernel run: an activation (stored as the run's type) or fp32; an output's
 // `values` are its initial contents, or empty for a NaN-filled buffer of `count` elements.
