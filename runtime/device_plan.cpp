@@ -71,6 +71,11 @@ DevicePlan plan_device(const PhysicalDeviceSnapshot& d) {
   // Measured tiles replace these per shape class where the session can time them
   // (runtime/matmul_tuning.h).
   plan.quirks.matmul_tiling = default_matmul_tiling(d.subgroup_size);
+  // llvmpipe's compute subgroups are its SIMD width (min = max = subgroupSize), so a shader that
+  // shuffles across exactly subgroupSize lanes sees them all.
+  if (plan.quirks.texel_fetch_beats_storage_loads && d.subgroup_shuffle && d.subgroup_size >= 4 &&
+      d.subgroup_size <= 64 && (d.subgroup_size & (d.subgroup_size - 1)) == 0)
+    plan.quirks.matmul_tiling.shared_x_lanes = d.subgroup_size;
   return plan;
 }
 

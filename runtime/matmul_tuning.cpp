@@ -56,7 +56,7 @@ bool matmul_tuning_enabled_by_env() {
 }
 
 MatmulTile measure_matmul_tile(KernelCache& kernels, const kernels::TexelMatmulUse& use,
-                               const MatmulTile& preferred) {
+                               const MatmulTile& preferred, uint32_t shared_x_lanes) {
   const std::vector<MatmulTile> tiles = tiles_to_try(use.cls, preferred);
   if (tiles.empty()) throw std::logic_error("no matmul tile fits " + matmul_class_key(use.cls));
   const kernels::MatmulProbe p =
@@ -71,7 +71,8 @@ MatmulTile measure_matmul_tile(KernelCache& kernels, const kernels::TexelMatmulU
                               kernels::fill(y.whole(), floats32(p.y_floats), 1.0f)};
   const std::size_t first = ds.size();
   for (const MatmulTile& t : tiles)
-    ds.push_back(kernels::matmul_probe_dispatch(p, t, x.whole(), y.whole(), c.whole()));
+    ds.push_back(
+        kernels::matmul_probe_dispatch(p, t, shared_x_lanes, x.whole(), y.whole(), c.whole()));
   ExecutorOptions timed;
   timed.timestamps = true;
   Executor ex(kernels, std::move(ds), timed);
@@ -114,7 +115,7 @@ MatmulTuningReport tune_matmul_tiles(KernelCache& kernels, std::span<const Dispa
       ++r.from_file;
       continue;
     }
-    const MatmulTile t = measure_matmul_tile(kernels, u, tiling.tile(u.cls));
+    const MatmulTile t = measure_matmul_tile(kernels, u, tiling.tile(u.cls), tiling.shared_x_lanes);
     tiling.chosen[u.cls] = table[u.cls] = t;
     ++r.measured;
   }

@@ -37,8 +37,9 @@ MatmulTuningReport tune_matmul_tiles(KernelCache& kernels, std::span<const Dispa
 
 // The fastest tile for `use`'s class, timed on its probe (the fastest of five interleaved runs
 // per candidate): `preferred` (the device's default) unless another candidate is at least 5%
-// faster, so that noise does not flip the choice.
+// faster, so that noise does not flip the choice. Candidates share X's fetches across
+// `shared_x_lanes` lanes where they allow it, as the step's dispatches will.
 MatmulTile measure_matmul_tile(KernelCache& kernels, const kernels::TexelMatmulUse& use,
-                               const MatmulTile& preferred);
+                               const MatmulTile& preferred, uint32_t shared_x_lanes);
 
 }  // namespace remat

@@ -2,7 +2,7 @@
 """remat side by side with PyTorch CPU on the same GPT config and batch (run on demand, not in CI).
 
 usage: /usr/bin/python3 samples/compare_pytorch.py --remat build/bin/remat
-           [--configs tiny,gpt2] [--steps 3] [--warmup 1] [--threads 1,2] [--out DIR]
+           [--configs tiny,gpt2] [--steps 3] [--warmup 1] [--threads 1,2] [--out DIR] [--matmuls]
 
 For each config (tiny: B=8 T=64; gpt2 = GPT-2 124M: B=4 T=64) it measures one AdamW training
 step of the same GPT-2 architecture (learned positions, pre-LayerNorm, GELU MLP, tied head):
@@ -13,8 +13,15 @@ step of the same GPT-2 architecture (learned positions, pre-LayerNorm, GELU MLP,
 and prints the ratios remat / PyTorch of step time, tok/s and activation memory.
 Activation memory: PyTorch's is the bytes of tensors saved for backward during one forward
 (torch.autograd.graph.saved_tensors_hooks, storage-deduplicated); remat's is the planned arena.
+
+--matmuls adds, per config, where the step's time goes: the GFLOP/s of PyTorch's GEMMs at the
+step's matmul shapes (forward, dX and dW of every linear layer and the tied head) against remat's
+matmul kernels (`remat bench --kernels`, one block and the head), both as a share of the FMA peak
+remat measures on its device, and the share of remat's step the matmuls and each other kernel
+family take.
 """
 import argparse
+import csv
 import json
 import os
 import resource
@@ -145,6 +152,63 @@ def remat_point(remat, name, cfg, policy, steps, warmup, out):
             "device": doc["device"]}
 
 
+def torch_matmul_rate(cfg, threads, repeats=5):
+    """GFLOP/s of torch.mm over one step's matmuls: forward, dX and dW of each linear and the head."""
+    layers, c, nh, vocab, ctx, b, t = cfg
+    torch.set_num_threads(threads)
+    m = b * t
+    flops, secs = 0.0, 0.0
+    for k, n in ((c, 3 * c), (c, c), (c, 4 * c), (4 * c, c), (c, vocab)):
+        x, w, dy = torch.randn(m, k), torch.randn(k, n), torch.randn(m, n)
+        for f in (lambda: x @ w, lambda: dy @ w.t(), lambda: x.t() @ dy):
+            f()  # warm-up
+            best = min(timed(f) for _ in range(repeats))
+            flops += 2.0 * m * k * n
+            secs += best
+    return flops / secs / 1e9
+
+
+def timed(f):
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
+
+
+def remat_kernel_families(remat, cfg, out):
+    """`remat bench --kernels` on one block and the head: per-family ms, GFLOP and the peaks."""
+    layers, c, nh, vocab, ctx, b, t = cfg
+    cmd = [remat, "bench", "--layers", "1", "--dim", str(c), "--heads", str(nh), "--vocab",
+           str(vocab), "--ctx", str(ctx), "--batch", str(b), "--seq", str(t), "--kernels",
+           "--warmup", "1", "--steps", "3", "--out", out]
+    print("  $ " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    fam, peak = {}, 0.0
+    with open(os.path.join(out, "kernels.csv")) as f:
+        for row in csv.DictReader(f):
+            kind = "matmul" if row["kind"].startswith("matmul") else row["kind"]
+            ms, gf = fam.get(kind, (0.0, 0.0))
+            fam[kind] = (ms + float(row["ms"]), gf + float(row["flops"]) / 1e9)
+            peak = float(row["peak_gflop_per_s"])
+    return fam, peak
+
+
+def print_matmuls(remat, name, cfg, threads, out):
+    fam, peak = remat_kernel_families(remat, cfg, os.path.join(out, name + "-kernels"))
+    total = sum(ms for ms, _ in fam.values())
+    ms, gf = fam["matmul"]
+    print("  matmuls (FMA peak measured by remat: %.1f GFLOP/s)" % peak)
+    print("    remat kernels            %7.1f GFLOP/s  %5.1f%% of peak" % (gf / ms * 1e3,
+                                                                         100 * gf / ms * 1e3 / peak))
+    for th in threads:
+        r = torch_matmul_rate(cfg, th)
+        print("    torch.mm %d thread%-3s     %7.1f GFLOP/s  %5.1f%% of peak" % (
+            th, "" if th == 1 else "s", r, 100 * r / peak))
+    print("  share of remat's step (one block and the head, no checkpointing)")
+    for kind, (kms, _) in sorted(fam.items(), key=lambda kv: -kv[1][0]):
+        print("    %-24s %5.1f%%" % (kind, 100 * kms / total))
+    return {"peak_gflop_per_s": peak, "families_ms": {k: v[0] for k, v in fam.items()}}
+
+
 def mib(x):
     return "%.1f MiB" % (x / 2**20)
 
@@ -160,6 +224,8 @@ def main():
     ap.add_argument("--torch-only", default="", help="configs to run in PyTorch only (e.g. gpt2 "
                     "where a remat step on a slow device takes minutes)")
     ap.add_argument("--json", default=None, help="also write all figures to this JSON file")
+    ap.add_argument("--matmuls", action="store_true", help="also compare matmul rates against the "
+                    "device's FMA peak and show each kernel family's share of remat's step")
     a = ap.parse_args()
     out = a.out or tempfile.mkdtemp(prefix="remat_compare_")
     results = {}
@@ -188,6 +254,9 @@ def main():
                 pol, r["remat"][pol]["ms"], r["remat"][pol]["tok_s"],
                 mib(r["remat"][pol]["activation_bytes"])), flush=True)
         results[name] = r
+        if a.matmuls:
+            r["matmuls"] = print_matmuls(a.remat, name, cfg, [int(x) for x in a.threads.split(",")],
+                                         out)
         print("\n  ratios remat / torch (>1: remat slower or larger)")
         print("  %-10s %-26s %10s %10s %12s" % ("remat", "torch", "step time", "tok/s", "activations"))
         for pol, tkey in (("none", None), ("every:1", "checkpoint")):

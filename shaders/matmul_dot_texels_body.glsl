@@ -11,21 +11,27 @@
 // 4; x_offset too), four r per fetch; each output is one fma chain in ascending r, the order of the scalar
 // kernels, so every variant gives the same bits. An invocation owns TI rows x TJ columns, its
 // columns interleaved with stride WX so neighbouring invocations store neighbouring elements.
+// X_LANES (shared_x.glsl): X's texels, the same for every lane, are fetched once per subgroup.
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 3) const uint TI = 4;  // ids 0-2 are the workgroup size
 layout(constant_id = 4) const uint TJ = 4;
+layout(constant_id = 5) const uint X_LANES = 1;
 
 layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 3) buffer C { C_T c[]; };
 layout(push_constant) uniform Push { MatmulTexelsParams p; };
 
 const uint MAX_T = 16;
+#include "shared_x.glsl"
 
 void main() {
   const uint WX = gl_WorkGroupSize.x;
   const uint i0 = gl_WorkGroupID.y * TI;
   const uint j0 = gl_WorkGroupID.x * WX * TJ + gl_LocalInvocationID.x;
-  if (i0 >= p.I || j0 >= p.J) return;
+  // Lanes past J stay to fetch X for their subgroup; their columns are clamped, never stored.
+  if (i0 >= p.I || (!SHARED_X && j0 >= p.J)) return;
 
   // Clamped indices keep edge tiles in bounds; their extra results are never stored.
   uint rows[MAX_T];
@@ -36,6 +42,9 @@ void main() {
   uint yrow[MAX_T];
   [[unroll]] for (uint i = 0; i < TI; ++i) xrow[i] = (p.x_offset + rows[i] * p.x_si) / 4;
   [[unroll]] for (uint j = 0; j < TJ; ++j) yrow[j] = cols[j] * p.y_stride / 4;
+  uint own[MAX_SHARED];  // this lane's rows to fetch for the subgroup (SHARED_X)
+  [[unroll]] for (uint k = 0; k < TI / X_LANES; ++k)
+    own[k] = (p.x_offset + min(i0 + k * X_LANES + gl_SubgroupInvocationID, p.I - 1) * p.x_si) / 4;
   float acc[MAX_T][MAX_T];
   [[unroll]] for (uint i = 0; i < TI; ++i)
     [[unroll]] for (uint j = 0; j < TJ; ++j)
@@ -45,7 +54,13 @@ void main() {
   for (uint r4 = 0; r4 < p.R / 4; ++r4) {
     vec4 a[MAX_T];
     vec4 b[MAX_T];
-    [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = A_FETCH(int(xrow[i] + r4));
+    if (SHARED_X) {
+      vec4 fetched[MAX_SHARED];
+      [[unroll]] for (uint k = 0; k < TI / X_LANES; ++k) fetched[k] = A_FETCH(int(own[k] + r4));
+      [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = SHARED_TEXEL(fetched, i);
+    } else {
+      [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = A_FETCH(int(xrow[i] + r4));
+    }
     [[unroll]] for (uint j = 0; j < TJ; ++j) b[j] = B_FETCH(int(yrow[j] + r4));
     [[unroll]] for (uint i = 0; i < TI; ++i)
       [[unroll]] for (uint j = 0; j < TJ; ++j) {

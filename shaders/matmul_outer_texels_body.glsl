@@ -23,16 +23,23 @@
 // are clamped to the view (the clamped texel only ever fills unused lanes of the shift).
 // Y is a vec4 view with y_stride and J multiples of 4; C is stored as vec4 (ldc and c_offset
 // multiples of 4).
+//
+// X_LANES (shared_x.glsl): in modes 0 and 1 the X texels of a tile, the same for every lane of
+// a subgroup, are fetched once across the lanes and passed round by subgroupShuffle.
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 layout(local_size_x_id = 0) in;
 layout(constant_id = 3) const uint TI = 8;   // rows of the tile (ids 0-2 are the workgroup size)
 layout(constant_id = 4) const uint TJ4 = 2;  // vec4 columns of the tile
 layout(constant_id = 5) const uint X_MODE = 0;
+layout(constant_id = 6) const uint X_LANES = 1;
 
 layout(std430, binding = 2) readonly buffer Bias { vec4 bias4[]; };
 layout(std430, binding = 3) buffer C { C_T4 c4[]; };
 layout(push_constant) uniform Push { MatmulTexelsParams p; };
 
 const uint MAX_T = 16;
+#include "shared_x.glsl"
 
 // Elements s..s+3 of the eight floats lo, hi (s < 4): a vec4 that starts s floats into lo.
 vec4 shifted(vec4 lo, vec4 hi, uint s) {
@@ -46,7 +53,8 @@ void main() {
   const uint J4 = p.J / 4;
   const uint i0 = gl_WorkGroupID.y * TI;
   const uint j0 = gl_GlobalInvocationID.x * TJ4;
-  if (i0 >= p.I || j0 >= J4) return;
+  // Lanes past J stay to fetch X for their subgroup; their columns are clamped, never stored.
+  if (i0 >= p.I || (!SHARED_X && j0 >= J4)) return;
 
   // Clamped indices keep edge tiles in bounds; their extra results are never stored.
   uint rows[MAX_T];
@@ -67,13 +75,23 @@ void main() {
       start[i] = (p.x_offset + rows[i] * p.x_si) / 4;
       shift[i] = (p.x_offset + rows[i] * p.x_si) % 4;
     }
+    // This lane's rows to fetch for the subgroup (SHARED_X in mode 0).
+    uint own[MAX_SHARED];
+    [[unroll]] for (uint k = 0; k < TI / X_LANES; ++k)
+      own[k] = (p.x_offset + min(i0 + k * X_LANES + gl_SubgroupInvocationID, p.I - 1) * p.x_si) / 4;
     // R/4 iterations: llvmpipe stops an invocation's loops after 65535 iterations in total.
     for (uint r = 0; r < p.R; r += 4) {
       vec4 a[MAX_T];
-      [[unroll]] for (uint i = 0; i < TI; ++i) {
-        const int t = int(start[i] + r / 4);
-        a[i] = A_FETCH(t);
-        if (X_MODE == 3) a[i] = shifted(a[i], A_FETCH(min(t + 1, last)), shift[i]);
+      if (SHARED_X && X_MODE == 0) {
+        vec4 fetched[MAX_SHARED];
+        [[unroll]] for (uint k = 0; k < TI / X_LANES; ++k) fetched[k] = A_FETCH(int(own[k] + r / 4));
+        [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = SHARED_TEXEL(fetched, i);
+      } else {
+        [[unroll]] for (uint i = 0; i < TI; ++i) {
+          const int t = int(start[i] + r / 4);
+          a[i] = A_FETCH(t);
+          if (X_MODE == 3) a[i] = shifted(a[i], A_FETCH(min(t + 1, last)), shift[i]);
+        }
       }
       [[unroll]] for (uint u = 0; u < 4; ++u) {
         if (X_MODE == 3 && r + u >= p.R) break;  // mode 0 has R % 4 == 0
@@ -86,11 +104,26 @@ void main() {
   } else {
     // Four r per iteration for the same loop limit; the tail is guarded.
     for (uint r0 = 0; r0 < p.R; r0 += 4) {
+      // SHARED_X in mode 1: the TI/4 texels of each of the four r, TI in all, spread over the
+      // lanes in (r, row block) order; r past R reads row R-1, never used.
+      vec4 fetched[MAX_SHARED];
+      if (SHARED_X && X_MODE == 1) {
+        [[unroll]] for (uint k = 0; k < TI / X_LANES; ++k) {
+          const uint t = k * X_LANES + gl_SubgroupInvocationID;
+          const uint r = min(r0 + t / (TI / 4), p.R - 1);
+          fetched[k] = A_FETCH(int((p.x_offset + r * p.x_sr + i0 + t % (TI / 4) * 4) / 4));
+        }
+      }
       [[unroll]] for (uint u = 0; u < 4; ++u) {
         const uint r = r0 + u;
         if (r < p.R) {
           float a[MAX_T];
-          if (X_MODE == 1) {
+          if (SHARED_X && X_MODE == 1) {
+            [[unroll]] for (uint i = 0; i < TI; i += 4) {
+              const vec4 v = SHARED_TEXEL(fetched, u * (TI / 4) + i / 4);
+              a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+            }
+          } else if (X_MODE == 1) {
             [[unroll]] for (uint i = 0; i < TI; i += 4) {
               const vec4 v = A_FETCH(int((p.x_offset + r * p.x_sr + min(i0 + i, p.I - 4)) / 4));
               a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;

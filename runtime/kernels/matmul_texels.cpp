@@ -58,6 +58,14 @@ MatmulTile tile_for(const MatmulTiling& tiling, TexelMatmul kernel, uint32_t mod
   return kernel == TexelMatmul::outer ? fallback.outer : fallback.dot;
 }
 
+// The X_LANES constant of a dispatch with tile `t` in mode `mode` (shaders/shared_x.glsl): the
+// lanes sharing X's fetches, 1 for none.
+uint32_t x_lanes(uint32_t lanes, const MatmulTile& t, TexelMatmul kernel, uint32_t mode) {
+  const bool mode_shares = kernel == TexelMatmul::dot || mode == 0 || mode == 1;
+  if (lanes < 2 || !mode_shares || t.rows % lanes != 0 || t.wx % lanes != 0) return 1;
+  return lanes;
+}
+
 // Y's bytes and storage type: a weight may be stored in 16 bits (kernel_variants.h).
 struct YOperand {
   BufferSlice slice;
@@ -74,7 +82,8 @@ Dispatch outer(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, c
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   Dispatch d;
   d.kernel = kernel_variant(KernelId::matmul_outer_texels, {x.dtype, y.dtype, c_dtype});
-  d.spec = {t.wx, 1, 1, t.rows, t.cols, m};
+  d.spec = {
+      t.wx, 1, 1, t.rows, t.cols, m, x_lanes(tiling.shared_x_lanes, t, TexelMatmul::outer, m)};
   d.bindings = {texels(x.slice, mode != XMode::scalar, x.dtype),
                 texels(y.slice, true, y.dtype),
                 {has_bias ? bias : c, false},
@@ -94,7 +103,7 @@ Dispatch dot(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, YOp
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   Dispatch d;
   d.kernel = kernel_variant(KernelId::matmul_dot_texels, {x.dtype, y.dtype, c_dtype});
-  d.spec = {t.wx, 1, 1, t.rows, t.cols};
+  d.spec = {t.wx, 1, 1, t.rows, t.cols, x_lanes(tiling.shared_x_lanes, t, TexelMatmul::dot, 0)};
   d.bindings = {texels(x.slice, true, x.dtype),
                 texels(y.slice, true, y.dtype),
                 {has_bias ? bias : c, false},
@@ -213,9 +222,9 @@ MatmulProbe matmul_probe(const MatmulClass& cls, uint32_t I, uint32_t J, uint32_
   return p;
 }
 
-Dispatch matmul_probe_dispatch(const MatmulProbe& p, const MatmulTile& t, BufferSlice x,
-                               BufferSlice y, BufferSlice c) {
-  const MatmulTiling only{t, t, {}};
+Dispatch matmul_probe_dispatch(const MatmulProbe& p, const MatmulTile& t, uint32_t shared_x_lanes,
+                               BufferSlice x, BufferSlice y, BufferSlice c) {
+  const MatmulTiling only{t, t, {}, shared_x_lanes};
   if (p.cls.kernel == TexelMatmul::dot)
     return dot(only, p.I, p.J, p.R, {x}, 0, p.R, {y}, p.R, {}, c, 0, p.J, 0);
   // X as the mode reads it: r-contiguous rows R floats apart, or i-contiguous columns.

@@ -49,8 +49,9 @@ struct MatmulProbe {
   uint64_t x_floats = 0, y_floats = 0, c_floats = 0;  // the three buffers' sizes
 };
 MatmulProbe matmul_probe(const MatmulClass& cls, uint32_t I, uint32_t J, uint32_t R);
-// The probe computed with tile `t` (which must fit the mode) on buffers of the probe's sizes.
-Dispatch matmul_probe_dispatch(const MatmulProbe& p, const MatmulTile& t, BufferSlice x,
-                               BufferSlice y, BufferSlice c);
+// The probe computed with tile `t` (which must fit the mode) on buffers of the probe's sizes,
+// X shared across `shared_x_lanes` lanes where the tile allows (MatmulTiling::shared_x_lanes).
+Dispatch matmul_probe_dispatch(const MatmulProbe& p, const MatmulTile& t, uint32_t shared_x_lanes,
+                               BufferSlice x, BufferSlice y, BufferSlice c);
 
 }  // namespace remat::kernels

@@ -161,6 +161,7 @@ struct Point {
   MemoryReport memory;
   Measurement m;
   std::string error;
+  int loss_chunk = 0;  // the rows of logits the session held at a time (0: all)
 };
 
 Point run_point(Device& device, const Options& o, const std::string& label, const Policy& policy,
@@ -180,6 +181,7 @@ Point run_point(Device& device, const Options& o, const std::string& label, cons
     Session session(device, cfg);
     p.plan = session.plan();
     p.memory = session.memory();
+    p.loss_chunk = session.config().shape.loss_chunk;
     p.m = measure_session(session, o.warmup, o.steps);
   } catch (const std::invalid_argument& e) {
     p.plan.reset();
@@ -359,6 +361,7 @@ std::string json(const Options& o, const Device& device, const std::vector<Point
         .field("persistent_bytes", p.plan->persistent_bytes)
         .field("planned_total_bytes", p.memory.planned_total_bytes)
         .field("device_bytes_allocated", p.memory.device_bytes_allocated)
+        .field("loss_chunk", p.loss_chunk)
         .field("median_step_ms", p.m.median_wall_ms)
         .field("tokens_per_s", if_finite(tokens_per_step(o) / (p.m.median_wall_ms / 1000)))
         .field("gpu_ms", p.m.median_gpu_ms)

@@ -79,8 +79,12 @@ std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::
        {std::pair{"lora_rank", "--lora"}, std::pair{"lora_alpha", "--lora-alpha"},
         std::pair{"lora_targets", "--lora-targets"}, std::pair{"weights_dtype", "--weights-dtype"}})
     if (auto f = st.run.settings.find(key); f != st.run.settings.end()) add(flag, f->second);
-  if (!given.has("--arena") && !given.has("--policy")) {
-    if (st.arena_budget)
+  // The run's memory cap, unless given anew: a policy the budget chose needs a budget again.
+  const auto memory = st.run.settings.find("memory");
+  if (!given.has("--arena") && !given.has("--policy") && !given.has("--memory")) {
+    if (memory != st.run.settings.end())
+      add("--memory", memory->second);
+    else if (st.arena_budget)
       add("--arena", std::to_string(*st.arena_budget));
     else
       add("--policy", st.policy.to_string());
@@ -115,6 +119,10 @@ RunRecord training_run_record(const std::filesystem::path& data,
     run.files["init"] = resumed->state.run.files.at("init");
   run.settings["data_format"] = data_format;
   return run;
+}
+
+void record_memory(RunRecord& run, std::optional<uint64_t> memory_bytes) {
+  if (memory_bytes) run.settings["memory"] = std::to_string(*memory_bytes);
 }
 
 void record_lora(RunRecord& run, const LoraSpec& spec, Architecture arch, DType weights) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ RunRecord training_run_record(const std::filesystem::path& data,
 // in `run`, so a resumed run rebuilds the same adapters on the same base; nothing when LoRA is
 // off.
 void record_lora(RunRecord& run, const LoraSpec& spec, Architecture arch, DType weights);
+
+// Records --memory's cap in bytes (nothing without it), so that a resumed run that gives neither
+// --arena, --policy nor --memory plans under the same cap.
+void record_memory(RunRecord& run, std::optional<uint64_t> memory_bytes);
 
 void require_same_run(const Resumed& resumed, const SessionConfig& config, int steps,
                       const RunRecord& run);

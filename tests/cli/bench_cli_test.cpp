@@ -114,6 +114,21 @@ TEST_CASE("remat bench measures LoRA with the loss in chunks, as planned") {
   CHECK(json.find("\"error\"") == std::string::npos);
 }
 
+TEST_CASE("remat bench reports the loss chunk each --memory point chose") {
+  TempDir dir("bench_memory_chunk");
+  // Whole logits need 9.2 MiB in all; 4 MiB plans only with the loss in chunks of 64 rows.
+  auto r = run_remat(
+      "bench tiny --layers 2 --dim 32 --heads 2 --vocab 8192 --batch 2 --seq 64 --lora 2 "
+      "--memory 4MiB --steps 1 --warmup 0 --out " +
+      dir.quoted());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string json = slurp(dir.path() / "frontier.json");
+  INFO(json);
+  CHECK(json.find("\"device_bytes_allocated\"") != std::string::npos);
+  CHECK(json.find("\"loss_chunk\":64,\"median_step_ms\"") != std::string::npos);
+}
+
 TEST_CASE("remat bench --sweep covers the named policies and auto budgets down to the minimum") {
   TempDir dir("bench_sweep");
   auto r = run_remat("bench " + kSmall + " --sweep --no-plot --steps 1 --warmup 0 --out " +

@@ -173,27 +173,41 @@ TEST_CASE("a LoRA run resumed with --resume alone ends with byte-identical adapt
   CHECK(other.err.find("--lora 4 differs from the state's 2") != std::string::npos);
 }
 
-TEST_CASE("a LoRA run on a bf16 base resumes on it and refuses another --weights-dtype") {
-  Folder d("resume_weights16");
-  const std::string lora = "--lora 2 --weights-dtype bf16 ";
-  auto full = run_remat(run_flags(d) + lora + "--quiet --steps 5 --save-adapter " +
-                        quote(d / "full"));
+// Runs `flags` for 5 steps unstopped, and stopped after 2 into a state that must contain
+// `state_text`; resumes it with --resume alone and checks the adapters are the unstopped run's.
+// Returns the resumed run's output.
+static std::string resumed_lora_run(const Folder& d, const std::string& flags,
+                                    const std::string& state_text) {
+  auto full =
+      run_remat(run_flags(d) + flags + "--quiet --steps 5 --save-adapter " + quote(d / "full"));
   INFO(full.err);
   REQUIRE(full.exit_code == 0);
-  auto first = run_remat(run_flags(d) + lora + "--quiet --steps 5 --stop-at 2 --save-state " +
+  auto first = run_remat(run_flags(d) + flags + "--quiet --steps 5 --stop-at 2 --save-state " +
                          quote(d / "state"));
   INFO(first.err);
   REQUIRE(first.exit_code == 0);
-  CHECK(slurp(d / "state" / "state.json").find("\"weights_dtype\": \"bf16\"") !=
-        std::string::npos);
-  auto rest = run_remat("train --quiet --resume " + quote(d / "state") + " --save-adapter " +
-                        quote(d / "resumed"));
-  INFO(rest.err);
+  CHECK(slurp(d / "state" / "state.json").find(state_text) != std::string::npos);
+  auto rest =
+      run_remat("train --resume " + quote(d / "state") + " --save-adapter " + quote(d / "resumed"));
+  INFO(rest.out << rest.err);
   REQUIRE(rest.exit_code == 0);
   CHECK(slurp(d / "resumed" / "adapter_model.safetensors") ==
         slurp(d / "full" / "adapter_model.safetensors"));
+  return rest.out;
+}
+
+TEST_CASE("a run under --memory resumes under the same cap with --resume alone") {
+  Folder d("resume_memory");
+  const std::string out = resumed_lora_run(d, "--lora 2 --memory 3MiB ", "\"memory\": \"3145728\"");
+  CHECK(out.find("memory cap 3.00 MiB") != std::string::npos);
+}
+
+TEST_CASE("a LoRA run on a bf16 base resumes on it and refuses another --weights-dtype") {
+  Folder d("resume_weights16");
+  resumed_lora_run(d, "--lora 2 --weights-dtype bf16 ", "\"weights_dtype\": \"bf16\"");
   for (const char* other : {"f32", "f16"}) {
-    auto r = run_remat("train --quiet --resume " + quote(d / "state") + " --weights-dtype " + other);
+    auto r =
+        run_remat("train --quiet --resume " + quote(d / "state") + " --weights-dtype " + other);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(std::string("--weights-dtype ") + other + " differs from the state's bf16") !=
           std::string::npos);

@@ -28,16 +28,27 @@ DeviceQuirks quirks(bool texels, const MatmulTiling& tiling) {
   return q;
 }
 
-// Tilings to check: each kernel's candidates side by side, then tiles of odd sizes no candidate
-// list has (a tile a fetch mode cannot run falls back to the default, checked by the first).
-// Each tile is a pipeline per kernel and mode, compiled at its first dispatch: few on purpose.
+// The device's lanes for shared X fetches (0 where it has no shuffles to offer).
+uint32_t device_lanes() {
+  return test::device().plan().quirks.matmul_tiling.shared_x_lanes;
+}
+
+// Tilings to check: each kernel's candidates side by side with X shared across the device's
+// lanes, as sessions run them, then the default without sharing, then tiles of odd sizes no
+// candidate list has (a tile a fetch mode cannot run falls back to the default, checked by the
+// first; rows that are no multiple of the lanes fetch X per invocation). Each tile is a
+// pipeline per kernel and mode, compiled at its first dispatch: few on purpose.
 std::vector<MatmulTiling> tilings() {
   const auto outer = matmul_tile_candidates(TexelMatmul::outer);
   const auto dot = matmul_tile_candidates(TexelMatmul::dot);
   std::vector<MatmulTiling> out;
   for (std::size_t i = 0; i < std::max(outer.size(), dot.size()); ++i)
-    out.push_back({outer[std::min(i, outer.size() - 1)], dot[std::min(i, dot.size() - 1)], {}});
-  out.push_back({{12, 3, 8}, {5, 7, 16}, {}});
+    out.push_back({outer[std::min(i, outer.size() - 1)],
+                   dot[std::min(i, dot.size() - 1)],
+                   {},
+                   device_lanes()});
+  out.push_back({outer[0], dot[0], {}, 0});
+  out.push_back({{12, 3, 8}, {5, 7, 16}, {}, device_lanes()});
   return out;
 }
 
@@ -85,7 +96,8 @@ TEST_CASE("every matmul tile gives the storage kernels' bits") {
         for (const MatmulTiling& t : tilings()) {
           INFO(c.M << "x" << c.N << "x" << c.K << " layout " << int(layout) << " kind " << int(kind)
                    << " outer " << t.outer.rows << "," << t.outer.cols << "," << t.outer.wx
-                   << " dot " << t.dot.rows << "," << t.dot.cols << "," << t.dot.wx);
+                   << " dot " << t.dot.rows << "," << t.dot.cols << "," << t.dot.wx
+                   << " shared x lanes " << t.shared_x_lanes);
           CHECK(test::bit_identical(run(kind, s, quirks(true, t), acc), want));
         }
       }
@@ -99,7 +111,7 @@ TEST_CASE("a measured tile replaces the default for its class only") {
   const DeviceQuirks q = quirks(true, tiling);
   const auto d = kernels::matmul_forward_texels(q, s, {}, {}, {}, {});
   REQUIRE(d);
-  CHECK(d->spec == std::vector<uint32_t>{16, 1, 1, 8, 2, 0});
+  CHECK(d->spec == std::vector<uint32_t>{16, 1, 1, 8, 2, 0, 1});
   CHECK(d->groups == std::array<uint32_t, 3>{div_up(768, 32), 32, 1});
   const auto use = kernels::texel_matmul_use(*d);
   REQUIRE(use);
@@ -108,12 +120,26 @@ TEST_CASE("a measured tile replaces the default for its class only") {
   // dinp of the same layer is another class (the dot kernel): the default.
   const auto in = kernels::matmul_backward_input_texels(q, s, {}, {}, {}, 0);
   REQUIRE(in);
-  CHECK(in->spec == std::vector<uint32_t>{32, 1, 1, 16, 8});
+  CHECK(in->spec == std::vector<uint32_t>{32, 1, 1, 16, 8, 1});
   // A tile the fetch mode cannot run falls back to the default (X_MODE 1 needs rows % 4 == 0).
   tiling.chosen[matmul_class(TexelMatmul::outer, 1, 768, 3072, 256)] = {6, 2, 8};
   const auto dw = kernels::matmul_backward_weight_texels(quirks(true, tiling), s, {}, {}, {}, 0);
   REQUIRE(dw);
-  CHECK(dw->spec == std::vector<uint32_t>{8, 1, 1, 16, 2, 1});
+  CHECK(dw->spec == std::vector<uint32_t>{8, 1, 1, 16, 2, 1, 1});
+  // Shared X fetches: where the lanes divide the tile's rows and workgroup, in modes 0 and 1 and
+  // the dot kernel; not in the shifted modes (3 and 4: the tied head's dlogits).
+  tiling.shared_x_lanes = 8;
+  const DeviceQuirks shared = quirks(true, tiling);
+  CHECK(kernels::matmul_forward_texels(shared, s, {}, {}, {}, {})->spec.back() == 8);
+  CHECK(kernels::matmul_backward_input_texels(shared, s, {}, {}, {}, 0)->spec.back() == 8);
+  CHECK(kernels::matmul_backward_weight_texels(shared, s, {}, {}, {}, 0)->spec.back() == 8);
+  tiling.chosen[fwd] = {12, 2, 8};
+  CHECK(kernels::matmul_forward_texels(quirks(true, tiling), s, {}, {}, {}, {})->spec.back() == 1);
+  const kernels::MatmulShape head{256, 50257, 768, WeightLayout::out_in};
+  const auto head_dw = kernels::matmul_backward_weight_texels(shared, head, {}, {}, {}, 0);
+  REQUIRE(head_dw);
+  CHECK(head_dw->spec.at(5) == 4);
+  CHECK(head_dw->spec.back() == 1);
   CHECK_FALSE(
       kernels::texel_matmul_use(kernels::matmul_forward(quirks(false, {}), s, {}, {}, {}, {})));
 }
@@ -131,7 +157,8 @@ TEST_CASE("tile probes run their class's kernel and fetch mode and sum R ones") 
         Buffer y = test::upload_buffer(std::vector<float>(p.y_floats, 1.0f), "y");
         Buffer c = test::garbage_buffer<float>(p.c_floats, "c");
         for (const MatmulTile& t : matmul_tile_candidates(k)) {
-          const Dispatch d = kernels::matmul_probe_dispatch(p, t, x.whole(), y.whole(), c.whole());
+          const Dispatch d =
+              kernels::matmul_probe_dispatch(p, t, device_lanes(), x.whole(), y.whole(), c.whole());
           CHECK(d.spec.at(3) == t.rows);
           if (k == TexelMatmul::outer) CHECK(d.spec.at(5) == mode);
           test::run_once({d});
