@@ -64,7 +64,7 @@ struct MatmulTiling {
   std::map<MatmulClass, MatmulTile> chosen;  // measured on this device
   // Subgroup lanes that share X's fetches (shaders/shared_x.glsl): the device's subgroup size
   // where it runs compute subgroups of exactly that size with shuffles, else 0. Used by tiles
-  // whose rows and workgroup it divides, in the outer kernel's modes 0 and 1 and the dot kernel.
+  // whose rows and workgroup it divides, in the dot kernel and every outer X_MODE but 2.
   uint32_t shared_x_lanes = 0;
   MatmulTile tile(const MatmulClass& c) const;
 };

@@ -24,8 +24,8 @@
 // Y is a vec4 view with y_stride and J multiples of 4; C is stored as vec4 (ldc and c_offset
 // multiples of 4).
 //
-// X_LANES (shared_x.glsl): in modes 0 and 1 the X texels of a tile, the same for every lane of
-// a subgroup, are fetched once across the lanes and passed round by subgroupShuffle.
+// X_LANES (shared_x.glsl): in every mode but 2 the X texels of a tile, the same for every lane
+// of a subgroup, are fetched once across the lanes and passed round by subgroupShuffle.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 layout(local_size_x_id = 0) in;
@@ -75,16 +75,24 @@ void main() {
       start[i] = (p.x_offset + rows[i] * p.x_si) / 4;
       shift[i] = (p.x_offset + rows[i] * p.x_si) % 4;
     }
-    // This lane's rows to fetch for the subgroup (SHARED_X in mode 0).
+    // This lane's rows to fetch for the subgroup (SHARED_X): first texel and shift.
     uint own[MAX_SHARED];
-    [[unroll]] for (uint k = 0; k < TI / X_LANES; ++k)
-      own[k] = (p.x_offset + min(i0 + k * X_LANES + gl_SubgroupInvocationID, p.I - 1) * p.x_si) / 4;
+    uint own_shift[MAX_SHARED];
+    [[unroll]] for (uint k = 0; k < TI / X_LANES; ++k) {
+      const uint first = p.x_offset + min(i0 + k * X_LANES + gl_SubgroupInvocationID, p.I - 1) * p.x_si;
+      own[k] = first / 4;
+      own_shift[k] = first % 4;
+    }
     // R/4 iterations: llvmpipe stops an invocation's loops after 65535 iterations in total.
     for (uint r = 0; r < p.R; r += 4) {
       vec4 a[MAX_T];
-      if (SHARED_X && X_MODE == 0) {
+      if (SHARED_X) {
         vec4 fetched[MAX_SHARED];
-        [[unroll]] for (uint k = 0; k < TI / X_LANES; ++k) fetched[k] = A_FETCH(int(own[k] + r / 4));
+        [[unroll]] for (uint k = 0; k < TI / X_LANES; ++k) {
+          const int t = int(own[k] + r / 4);
+          fetched[k] = A_FETCH(t);
+          if (X_MODE == 3) fetched[k] = shifted(fetched[k], A_FETCH(min(t + 1, last)), own_shift[k]);
+        }
         [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = SHARED_TEXEL(fetched, i);
       } else {
         [[unroll]] for (uint i = 0; i < TI; ++i) {
@@ -104,14 +112,22 @@ void main() {
   } else {
     // Four r per iteration for the same loop limit; the tail is guarded.
     for (uint r0 = 0; r0 < p.R; r0 += 4) {
-      // SHARED_X in mode 1: the TI/4 texels of each of the four r, TI in all, spread over the
-      // lanes in (r, row block) order; r past R reads row R-1, never used.
+      // SHARED_X: the texels of the four r (mode 1: TI/4 each; mode 4: TI/4 + 1, shifted
+      // after the shuffle), spread over the lanes in (r, texel) order; r past R reads row R-1,
+      // never used.
       vec4 fetched[MAX_SHARED];
       if (SHARED_X && X_MODE == 1) {
         [[unroll]] for (uint k = 0; k < TI / X_LANES; ++k) {
           const uint t = k * X_LANES + gl_SubgroupInvocationID;
           const uint r = min(r0 + t / (TI / 4), p.R - 1);
-          fetched[k] = A_FETCH(int((p.x_offset + r * p.x_sr + i0 + t % (TI / 4) * 4) / 4));
+          fetched[k] = A_FETCH(int((p.x_offset + r * p.x_sr + min(i0 + t % (TI / 4) * 4, p.I - 4)) / 4));
+        }
+      } else if (SHARED_X && X_MODE == 4) {
+        [[unroll]] for (uint k = 0; k < (TI + 4 + X_LANES - 1) / X_LANES; ++k) {
+          const uint t = k * X_LANES + gl_SubgroupInvocationID;
+          const uint r = min(r0 + t / (TI / 4 + 1), p.R - 1);
+          const int first = int((p.x_offset + r * p.x_sr + i0) / 4);
+          fetched[k] = A_FETCH(min(first + int(t % (TI / 4 + 1)), last));
         }
       }
       [[unroll]] for (uint u = 0; u < 4; ++u) {
@@ -127,6 +143,15 @@ void main() {
             [[unroll]] for (uint i = 0; i < TI; i += 4) {
               const vec4 v = A_FETCH(int((p.x_offset + r * p.x_sr + min(i0 + i, p.I - 4)) / 4));
               a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+            }
+          } else if (SHARED_X && X_MODE == 4) {
+            const uint base = p.x_offset + r * p.x_sr + i0;
+            vec4 lo = SHARED_TEXEL(fetched, u * (TI / 4 + 1));
+            [[unroll]] for (uint i = 0; i < TI; i += 4) {
+              const vec4 hi = SHARED_TEXEL(fetched, u * (TI / 4 + 1) + i / 4 + 1);
+              const vec4 v = shifted(lo, hi, base % 4);
+              a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+              lo = hi;
             }
           } else if (X_MODE == 4) {
             // Rows past I read whatever follows (clamped to the view); they are never stored.

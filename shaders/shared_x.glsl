@@ -12,7 +12,7 @@
 #define REMAT_SHARED_X_GLSL
 
 const bool SHARED_X = X_LANES > 1;
-const uint MAX_SHARED = MAX_T;  // TI / X_LANES texels per lane at most
+const uint MAX_SHARED = MAX_T;  // texels per lane: TI / X_LANES, or (TI + 4) / X_LANES rounded up
 
 // Texel t of those the subgroup fetched, t = k * X_LANES + lane: lane t % X_LANES's fetched[k].
 #define SHARED_TEXEL(fetched, t) subgroupShuffle(fetched[(t) / X_LANES], (t) % X_LANES)

@@ -61,7 +61,7 @@ MatmulTile tile_for(const MatmulTiling& tiling, TexelMatmul kernel, uint32_t mod
 // The X_LANES constant of a dispatch with tile `t` in mode `mode` (shaders/shared_x.glsl): the
 // lanes sharing X's fetches, 1 for none.
 uint32_t x_lanes(uint32_t lanes, const MatmulTile& t, TexelMatmul kernel, uint32_t mode) {
-  const bool mode_shares = kernel == TexelMatmul::dot || mode == 0 || mode == 1;
+  const bool mode_shares = kernel == TexelMatmul::dot || mode != 2;
   if (lanes < 2 || !mode_shares || t.rows % lanes != 0 || t.wx % lanes != 0) return 1;
   return lanes;
 }

@@ -126,8 +126,8 @@ TEST_CASE("a measured tile replaces the default for its class only") {
   const auto dw = kernels::matmul_backward_weight_texels(quirks(true, tiling), s, {}, {}, {}, 0);
   REQUIRE(dw);
   CHECK(dw->spec == std::vector<uint32_t>{8, 1, 1, 16, 2, 1, 1});
-  // Shared X fetches: where the lanes divide the tile's rows and workgroup, in modes 0 and 1 and
-  // the dot kernel; not in the shifted modes (3 and 4: the tied head's dlogits).
+  // Shared X fetches: where the lanes divide the tile's rows and workgroup, in every fetch mode
+  // but one float at a time (2), the shifted ones (3 and 4: the tied head's dlogits) included.
   tiling.shared_x_lanes = 8;
   const DeviceQuirks shared = quirks(true, tiling);
   CHECK(kernels::matmul_forward_texels(shared, s, {}, {}, {}, {})->spec.back() == 8);
@@ -139,7 +139,7 @@ TEST_CASE("a measured tile replaces the default for its class only") {
   const auto head_dw = kernels::matmul_backward_weight_texels(shared, head, {}, {}, {}, 0);
   REQUIRE(head_dw);
   CHECK(head_dw->spec.at(5) == 4);
-  CHECK(head_dw->spec.back() == 1);
+  CHECK(head_dw->spec.back() == 8);
   CHECK_FALSE(
       kernels::texel_matmul_use(kernels::matmul_forward(quirks(false, {}), s, {}, {}, {}, {})));
 }
