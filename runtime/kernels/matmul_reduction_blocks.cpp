@@ -61,7 +61,8 @@ std::vector<Dispatch> split_reduction(const DeviceQuirks& quirks, const Dispatch
                                 " rows is not a positive multiple of 4");
   if (!splittable(quirks, d)) return {d};
   const push::MatmulTexelsParams p = params_of(d);
-  if (p.R <= 2 * block) return {d};
+  // Blocks pay off where several row bands re-read each one; a single band streams Y once.
+  if (p.R <= 2 * block || d.groups[1] < 2) return {d};
   const uint64_t row_bytes = y_row_bytes(d);
 
   // The block's tile: the one this device chose for a reduction of the block's length.

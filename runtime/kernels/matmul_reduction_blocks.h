@@ -25,9 +25,10 @@ uint32_t reduction_block_rows(const Dispatch& d, uint64_t cache_bytes);
 
 // `d` as consecutive dispatches over blocks of `block` reduction rows (a multiple of 4; the last
 // block may be shorter) where it is an f32 matmul_outer_texels dispatch reading X along r
-// (X_MODE 0 or 3) with accumulate 0 or 2 and a reduction longer than two blocks, on a device
-// whose texel matmuls are the CPU ones (texel_fetch_beats_storage_loads); else {d}. Each block
-// gets the tile quirks.matmul_tiling chose for its own shape class.
+// (X_MODE 0 or 3) with accumulate 0 or 2, two or more row bands (workgroups along I) and a
+// reduction longer than two blocks, on a device whose texel matmuls are the CPU ones
+// (texel_fetch_beats_storage_loads); else {d}. Each block gets the tile quirks.matmul_tiling
+// chose for its own shape class.
 std::vector<Dispatch> split_reduction(const DeviceQuirks& quirks, const Dispatch& d,
                                       uint32_t block);
 

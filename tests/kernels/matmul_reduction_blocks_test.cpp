@@ -122,6 +122,10 @@ TEST_CASE("only the CPU outer kernel along r with a splittable sum is split") {
   CHECK(kernels::split_reduction(quirks(false), d, 8).size() == 1);
   CHECK(kernels::split_reduction(quirks(true), d, 52).size() == 1);  // 101 <= 2 blocks
   CHECK(kernels::split_reduction(quirks(true), d, 48).size() == 3);
+  // One band of rows (16, the default tile's) reads each block once anyway: kept whole.
+  const kernels::MatmulShape one_band{16, 101, 40, WeightLayout::out_in};
+  CHECK(kernels::split_reduction(quirks(true), whole(quirks(true), one_band, none, 0), 8).size() ==
+        1);
   CHECK_THROWS_AS(kernels::split_reduction(quirks(true), d, 6), std::invalid_argument);
   // dW reads dout along i (X_MODE 4): its reduction is over tokens, not split.
   const auto dw =
