@@ -49,6 +49,29 @@ vec4 shifted(vec4 lo, vec4 hi, uint s) {
   return vec4(lo.w, hi.xyz);
 }
 
+// X(i0 + i, r) for the tile's rows in modes 1, 2 and 4.
+void x_column(uint r, uint i0, uint rows[MAX_T], int last, out float a[MAX_T]) {
+  if (X_MODE == 1) {
+    [[unroll]] for (uint i = 0; i < TI; i += 4) {
+      const vec4 v = A_FETCH(int((p.x_offset + r * p.x_sr + min(i0 + i, p.I - 4)) / 4));
+      a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+    }
+  } else if (X_MODE == 4) {
+    // Rows past I read whatever follows (clamped to the view); they are never stored.
+    const uint base = p.x_offset + r * p.x_sr + i0;
+    const int t = int(base / 4);
+    vec4 lo = A_FETCH(min(t, last));
+    [[unroll]] for (uint i = 0; i < TI; i += 4) {
+      const vec4 hi = A_FETCH(min(t + int(i / 4) + 1, last));
+      const vec4 v = shifted(lo, hi, base % 4);
+      a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+      lo = hi;
+    }
+  } else {
+    [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = A_FETCH(int(p.x_offset + rows[i] * p.x_si + r * p.x_sr)).x;
+  }
+}
+
 void main() {
   const uint J4 = p.J / 4;
   const uint i0 = gl_WorkGroupID.y * TI;
@@ -84,7 +107,11 @@ void main() {
       own_shift[k] = first % 4;
     }
     // R/4 iterations: llvmpipe stops an invocation's loops after 65535 iterations in total.
-    for (uint r = 0; r < p.R; r += 4) {
+    // Whole groups of four r first, each accumulator taking its four fmas in a row: llvmpipe
+    // stores a value carried by a loop through the loop's mask, once per group instead of once
+    // per fma (the order of the fmas into each accumulator is unchanged).
+    const uint R4 = p.R / 4 * 4;
+    for (uint r = 0; r < R4; r += 4) {
       vec4 a[MAX_T];
       if (SHARED_X) {
         vec4 fetched[MAX_SHARED];
@@ -101,78 +128,86 @@ void main() {
           if (X_MODE == 3) a[i] = shifted(a[i], A_FETCH(min(t + 1, last)), shift[i]);
         }
       }
-      [[unroll]] for (uint u = 0; u < 4; ++u) {
-        if (X_MODE == 3 && r + u >= p.R) break;  // mode 0 has R % 4 == 0
-        vec4 b[MAX_T];
-        [[unroll]] for (uint j = 0; j < TJ4; ++j) b[j] = B_FETCH(int(((r + u) * p.y_stride + cols[j]) / 4));
-        [[unroll]] for (uint i = 0; i < TI; ++i)
-          [[unroll]] for (uint j = 0; j < TJ4; ++j) acc[i][j] = fma(vec4(a[i][u]), b[j], acc[i][j]);
+      vec4 b[4][MAX_T];
+      [[unroll]] for (uint u = 0; u < 4; ++u)
+        [[unroll]] for (uint j = 0; j < TJ4; ++j) b[u][j] = B_FETCH(int(((r + u) * p.y_stride + cols[j]) / 4));
+      [[unroll]] for (uint i = 0; i < TI; ++i)
+        [[unroll]] for (uint j = 0; j < TJ4; ++j) {
+          vec4 s = fma(vec4(a[i].x), b[0][j], acc[i][j]);
+          s = fma(vec4(a[i].y), b[1][j], s);
+          s = fma(vec4(a[i].z), b[2][j], s);
+          acc[i][j] = fma(vec4(a[i].w), b[3][j], s);
+        }
+    }
+    // Mode 3's last R % 4 r.
+    for (uint r = R4; r < p.R; ++r) {
+      [[unroll]] for (uint i = 0; i < TI; ++i) {
+        const int t = int(start[i] + R4 / 4);
+        const vec4 v = shifted(A_FETCH(t), A_FETCH(min(t + 1, last)), shift[i]);
+        const float x = r - R4 == 0 ? v.x : r - R4 == 1 ? v.y : v.z;
+        [[unroll]] for (uint j = 0; j < TJ4; ++j)
+          acc[i][j] = fma(vec4(x), B_FETCH(int((r * p.y_stride + cols[j]) / 4)), acc[i][j]);
       }
     }
   } else {
-    // Four r per iteration for the same loop limit; the tail is guarded.
-    for (uint r0 = 0; r0 < p.R; r0 += 4) {
-      // SHARED_X: the texels of the four r (mode 1: TI/4 each; mode 4: TI/4 + 1, shifted
-      // after the shuffle), spread over the lanes in (r, texel) order; r past R reads row R-1,
-      // never used.
+    // Whole groups of four r (the loop limit, and the loop-carried stores, as above), then the
+    // last R % 4 one at a time.
+    const uint R4 = p.R / 4 * 4;
+    for (uint r = 0; r < R4; r += 4) {
+      float a[4][MAX_T];
+      vec4 b[4][MAX_T];
+      // SHARED_X: the texels of the four r (mode 1: TI/4 each; mode 4: TI/4 + 1, shifted after
+      // the shuffle), spread over the lanes in (r, texel) order.
       vec4 fetched[MAX_SHARED];
       if (SHARED_X && X_MODE == 1) {
         [[unroll]] for (uint k = 0; k < TI / X_LANES; ++k) {
           const uint t = k * X_LANES + gl_SubgroupInvocationID;
-          const uint r = min(r0 + t / (TI / 4), p.R - 1);
-          fetched[k] = A_FETCH(int((p.x_offset + r * p.x_sr + min(i0 + t % (TI / 4) * 4, p.I - 4)) / 4));
+          const uint row0 = min(i0 + t % (TI / 4) * 4, p.I - 4);
+          fetched[k] = A_FETCH(int((p.x_offset + (r + t / (TI / 4)) * p.x_sr + row0) / 4));
         }
       } else if (SHARED_X && X_MODE == 4) {
         [[unroll]] for (uint k = 0; k < (TI + 4 + X_LANES - 1) / X_LANES; ++k) {
           const uint t = k * X_LANES + gl_SubgroupInvocationID;
-          const uint r = min(r0 + t / (TI / 4 + 1), p.R - 1);
-          const int first = int((p.x_offset + r * p.x_sr + i0) / 4);
+          const uint rt = min(r + t / (TI / 4 + 1), p.R - 1);  // slots past the 4 r: unused
+          const int first = int((p.x_offset + rt * p.x_sr + i0) / 4);
           fetched[k] = A_FETCH(min(first + int(t % (TI / 4 + 1)), last));
         }
       }
       [[unroll]] for (uint u = 0; u < 4; ++u) {
-        const uint r = r0 + u;
-        if (r < p.R) {
-          float a[MAX_T];
-          if (SHARED_X && X_MODE == 1) {
-            [[unroll]] for (uint i = 0; i < TI; i += 4) {
-              const vec4 v = SHARED_TEXEL(fetched, u * (TI / 4) + i / 4);
-              a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
-            }
-          } else if (X_MODE == 1) {
-            [[unroll]] for (uint i = 0; i < TI; i += 4) {
-              const vec4 v = A_FETCH(int((p.x_offset + r * p.x_sr + min(i0 + i, p.I - 4)) / 4));
-              a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
-            }
-          } else if (SHARED_X && X_MODE == 4) {
-            const uint base = p.x_offset + r * p.x_sr + i0;
-            vec4 lo = SHARED_TEXEL(fetched, u * (TI / 4 + 1));
-            [[unroll]] for (uint i = 0; i < TI; i += 4) {
-              const vec4 hi = SHARED_TEXEL(fetched, u * (TI / 4 + 1) + i / 4 + 1);
-              const vec4 v = shifted(lo, hi, base % 4);
-              a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
-              lo = hi;
-            }
-          } else if (X_MODE == 4) {
-            // Rows past I read whatever follows (clamped to the view); they are never stored.
-            const uint base = p.x_offset + r * p.x_sr + i0;
-            const int t = int(base / 4);
-            vec4 lo = A_FETCH(min(t, last));
-            [[unroll]] for (uint i = 0; i < TI; i += 4) {
-              const vec4 hi = A_FETCH(min(t + int(i / 4) + 1, last));
-              const vec4 v = shifted(lo, hi, base % 4);
-              a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
-              lo = hi;
-            }
-          } else {
-            [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = A_FETCH(int(p.x_offset + rows[i] * p.x_si + r * p.x_sr)).x;
+        if (SHARED_X && X_MODE == 1) {
+          [[unroll]] for (uint i = 0; i < TI; i += 4) {
+            const vec4 v = SHARED_TEXEL(fetched, u * (TI / 4) + i / 4);
+            a[u][i] = v.x; a[u][i + 1] = v.y; a[u][i + 2] = v.z; a[u][i + 3] = v.w;
           }
-          vec4 b[MAX_T];
-          [[unroll]] for (uint j = 0; j < TJ4; ++j) b[j] = B_FETCH(int((r * p.y_stride + cols[j]) / 4));
-          [[unroll]] for (uint i = 0; i < TI; ++i)
-            [[unroll]] for (uint j = 0; j < TJ4; ++j) acc[i][j] = fma(vec4(a[i]), b[j], acc[i][j]);
+        } else if (SHARED_X && X_MODE == 4) {
+          const uint shift4 = (p.x_offset + (r + u) * p.x_sr + i0) % 4;
+          vec4 lo = SHARED_TEXEL(fetched, u * (TI / 4 + 1));
+          [[unroll]] for (uint i = 0; i < TI; i += 4) {
+            const vec4 hi = SHARED_TEXEL(fetched, u * (TI / 4 + 1) + i / 4 + 1);
+            const vec4 v = shifted(lo, hi, shift4);
+            a[u][i] = v.x; a[u][i + 1] = v.y; a[u][i + 2] = v.z; a[u][i + 3] = v.w;
+            lo = hi;
+          }
+        } else {
+          x_column(r + u, i0, rows, last, a[u]);
         }
+        [[unroll]] for (uint j = 0; j < TJ4; ++j) b[u][j] = B_FETCH(int(((r + u) * p.y_stride + cols[j]) / 4));
       }
+      [[unroll]] for (uint i = 0; i < TI; ++i)
+        [[unroll]] for (uint j = 0; j < TJ4; ++j) {
+          vec4 s = fma(vec4(a[0][i]), b[0][j], acc[i][j]);
+          s = fma(vec4(a[1][i]), b[1][j], s);
+          s = fma(vec4(a[2][i]), b[2][j], s);
+          acc[i][j] = fma(vec4(a[3][i]), b[3][j], s);
+        }
+    }
+    for (uint r = R4; r < p.R; ++r) {
+      float a[MAX_T];
+      x_column(r, i0, rows, last, a);
+      vec4 b[MAX_T];
+      [[unroll]] for (uint j = 0; j < TJ4; ++j) b[j] = B_FETCH(int((r * p.y_stride + cols[j]) / 4));
+      [[unroll]] for (uint i = 0; i < TI; ++i)
+        [[unroll]] for (uint j = 0; j < TJ4; ++j) acc[i][j] = fma(vec4(a[i]), b[j], acc[i][j]);
     }
   }
 

@@ -4,6 +4,7 @@
 
 #include "matmul_backward_params.h"
 #include "runtime/kernels/kernel_variants.h"
+#include "runtime/kernels/matmul_reduction_blocks.h"
 #include "runtime/kernels/matmul_texels.h"
 
 namespace remat::kernels {
@@ -67,13 +68,17 @@ Dispatch matmul_backward_input(const DeviceQuirks& quirks, const MatmulShape& s,
 std::vector<Dispatch> matmul_backward_input_pieces(const DeviceQuirks& quirks, const MatmulShape& s,
                                                    BufferSlice dout, BufferSlice w,
                                                    BufferSlice dinp, GradWrite mode) {
+  // A long reduction (the tied head's vocabulary) runs in cache-sized blocks of it.
   const auto pieces = weight_pieces(quirks, s);
-  if (pieces.size() == 1) return {matmul_backward_input(quirks, s, dout, w, dinp, mode)};
+  if (pieces.size() == 1)
+    return split_long_reduction(quirks, matmul_backward_input(quirks, s, dout, w, dinp, mode));
   std::vector<Dispatch> ds;
   for (std::size_t i = 0; i < pieces.size(); ++i)
-    ds.push_back(backward_input(quirks, piece_shape(s, pieces[i]), dout,
-                                piece_of(w, pieces[i], s.w_row_bytes()), dinp,
-                                i == 0 ? static_cast<uint32_t>(mode) : kContinue));
+    for (Dispatch& d : split_long_reduction(
+             quirks, backward_input(quirks, piece_shape(s, pieces[i]), dout,
+                                    piece_of(w, pieces[i], s.w_row_bytes()), dinp,
+                                    i == 0 ? static_cast<uint32_t>(mode) : kContinue)))
+      ds.push_back(std::move(d));
   return ds;
 }
 
