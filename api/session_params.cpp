@@ -150,8 +150,9 @@ int loss_chunk_of(const remat_session_params& p, const SessionConfig& c) {
   return p.loss_chunk;
 }
 
-DType weights_dtype_of(const remat_session_params& p) {
-  switch (p.weights_dtype) {
+// A remat_dtype field (weights_dtype, act_dtype) as the storage type it names.
+DType dtype_of(int32_t value, const char* field) {
+  switch (value) {
     case REMAT_DTYPE_F32:
       return DType::f32;
     case REMAT_DTYPE_F16:
@@ -159,9 +160,13 @@ DType weights_dtype_of(const remat_session_params& p) {
     case REMAT_DTYPE_BF16:
       return DType::bf16;
     default:
-      invalid("params->weights_dtype is " + std::to_string(p.weights_dtype) +
+      invalid(std::string("params->") + field + " is " + std::to_string(value) +
               "; use REMAT_DTYPE_F32, REMAT_DTYPE_F16 or REMAT_DTYPE_BF16");
   }
+}
+
+int32_t remat_dtype_of(DType t) {
+  return t == DType::f16 ? REMAT_DTYPE_F16 : t == DType::bf16 ? REMAT_DTYPE_BF16 : REMAT_DTYPE_F32;
 }
 
 }  // namespace
@@ -185,14 +190,15 @@ void fill_default_params(remat_session_params& p) {
 }
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
-// schedule, the one that ends before the LoRA fields, and the ones that end before loss_chunk
-// and before memory_bytes, and the one that ends before weights_dtype.
+// schedule, the one that ends before the LoRA fields, the ones that end before loss_chunk and
+// before memory_bytes, and the ones that end before weights_dtype and before act_dtype.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
          size == offsetof(remat_session_params, loss_chunk) ||
          size == offsetof(remat_session_params, memory_bytes) ||
-         size == offsetof(remat_session_params, weights_dtype);
+         size == offsetof(remat_session_params, weights_dtype) ||
+         size == offsetof(remat_session_params, act_dtype);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -248,6 +254,7 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   p.total_steps = st.schedule.total_steps;
   p.min_lr_ratio = st.schedule.min_lr_ratio;
   p.loss_chunk = st.shape.loss_chunk;
+  p.act_dtype = remat_dtype_of(st.shape.activation_dtype);
 }
 
 SessionConfig session_config(const remat_session_params* params) {
@@ -259,6 +266,7 @@ SessionConfig session_config(const remat_session_params* params) {
             ", " + std::to_string(p.seq) + ", " + std::to_string(p.accum) + ")");
   c.shape.batch = p.batch;
   c.shape.seq = p.seq;
+  c.shape.activation_dtype = dtype_of(p.act_dtype, "act_dtype");
   c.shape.validate(c.model);
   c.accum = p.accum;
   if (p.arena_bytes != 0) c.arena_budget = p.arena_bytes;
@@ -274,7 +282,7 @@ SessionConfig session_config(const remat_session_params* params) {
   c.schedule = schedule_of(p);
   c.seed = p.seed;
   c.lora = lora_of(p);
-  c.shape.weight_dtype = weights_dtype_of(p);
+  c.shape.weight_dtype = dtype_of(p.weights_dtype, "weights_dtype");
   if (c.shape.weight_dtype != DType::f32 && !c.lora.enabled())
     invalid("params->weights_dtype applies to frozen weights: it needs params->lora_rank");
   // Under a whole-memory cap, auto is chosen together with the rest of the plan.

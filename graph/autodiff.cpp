@@ -37,7 +37,8 @@ class Differentiator {
     if (frozen_.count(t))
       throw std::logic_error("autodiff: frozen " + src.name + " got a gradient");
     const bool param = src.role == Role::parameter;
-    TensorId d = g_.add_tensor((param ? "grad." : "d.") + src.name, src.shape, src.dtype,
+    // Gradients are fp32 whatever the activations' storage: they are transient, and summed.
+    TensorId d = g_.add_tensor((param ? "grad." : "d.") + src.name, src.shape, DType::f32,
                                param ? Role::parameter_grad : Role::activation_grad,
                                param ? -1 : block, param);
     grad_of_[t] = d;

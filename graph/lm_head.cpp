@@ -22,8 +22,10 @@ void emit_lm_head(Graph& g, BlockEmitter& e, const TrainShape& shape, TensorId x
     return;
   }
   a.chunk_rows = chunk;
-  // A workspace: it holds one chunk's logits during the op and nothing after it.
-  const TensorId logits = g.add_tensor("head.logits_chunk", {chunk, vocab}, shape.activation_dtype,
+  // A workspace: it holds one chunk's logits during the op and nothing after it. fp32 like the
+  // backward's, which turns them into dlogits in place; with 16-bit activations the logits are
+  // rounded to that type there, as a stored logits tensor would be.
+  const TensorId logits = g.add_tensor("head.logits_chunk", {chunk, vocab}, DType::f32,
                                        Role::workspace, e.block(), false);
   e.op(OpKind::head_loss, {{"x", x}, {"weight", weight}, {"targets", g.targets}},
        {{"losses", g.losses}, {"logits", logits}}, a);

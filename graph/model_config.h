@@ -68,7 +68,7 @@ struct TrainShape {
   int batch = 4;                        // B
   int seq = 64;                         // T, at most ctx
   float dropout = 0.0f;                 // GPT-2 dropout probability; 0 omits the dropout ops
-  DType activation_dtype = DType::f32;  // element type of activations and their gradients
+  DType activation_dtype = DType::f32;  // storage of activations; their gradients stay f32
   // Rows of logits the LM head materialises at a time (graph/lm_head.h): 0 keeps the whole
   // [B·T, V] logits (sampling reads them); otherwise a multiple of kLossChunkAlign, or at least
   // B·T (one chunk).

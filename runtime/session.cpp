@@ -6,6 +6,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "base/half_float.h"
 #include "base/ignore_target.h"
 #include "optimizer_params.h"
 #include "runtime/float_storage.h"
@@ -75,6 +76,18 @@ LrSchedule scheduled(const SessionConfig& c) {
   LrSchedule s = c.schedule;
   s.base_lr = c.optimizer.lr;
   return s;
+}
+
+// Logits [begin, begin + V) of mapped staging holding `dt` values, as floats (16-bit ones widened
+// into `widened`).
+const float* logits_row(const void* mapped, DType dt, std::size_t begin, std::size_t V,
+                        std::vector<float>& widened) {
+  if (dt == DType::f32) return static_cast<const float*>(mapped) + begin;
+  const uint16_t* h = static_cast<const uint16_t*>(mapped) + begin;
+  widened.resize(V);
+  for (std::size_t v = 0; v < V; ++v)
+    widened[v] = dt == DType::f16 ? f16_to_float(h[v]) : bf16_to_float(h[v]);
+  return widened.data();
 }
 
 }  // namespace
@@ -150,15 +163,17 @@ void Session::check_fits_device() const {
 }
 
 void Session::check_device_features() const {
-  // A 16-bit tensor (a frozen base under --weights-dtype) is read by kernels that declare
-  // StorageBuffer16BitAccess; without the feature enabled they would be invalid SPIR-V here.
+  // A 16-bit tensor (a frozen base under --weights-dtype, activations under --act-dtype) is read
+  // by kernels that declare StorageBuffer16BitAccess; without the feature enabled they would be
+  // invalid SPIR-V here.
   if (device_.plan().enable_storage_buffer_16bit) return;
   for (const PlannedTensor& p : plan_.tensors)
     if (p.tensor.dtype == DType::f16 || p.tensor.dtype == DType::bf16)
       throw std::invalid_argument(
           device_.info().name + " was not opened with storageBuffer16BitAccess, which '" +
-          p.tensor.name + "' stored as " + std::string(dtype_name(p.tensor.dtype)) +
-          " needs; store the weights as f32 (--weights-dtype f32)");
+          p.tensor.name + "' stored as " + std::string(dtype_name(p.tensor.dtype)) + " needs; " +
+          (p.tensor.persistent ? "store the weights as f32 (--weights-dtype f32)"
+                               : "store the activations as f32 (--act-dtype f32)"));
 }
 
 BufferSlice Session::slice_of(TensorId id) const {
@@ -571,18 +586,21 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
   const PlannedTensor& lt = plan_.tensors.at(static_cast<std::size_t>(plan_.logits));
 
   // Row 0's logits, [T, V], copied out after the forward pass; freed when sampling ends.
-  Buffer out(device_, T * V * 4, MemoryCategory::staging, "sample staging", true);
+  const DType ldt = lt.tensor.dtype;
+  const std::size_t lbytes = T * V * static_cast<std::size_t>(dtype_bytes(ldt));
+  Buffer out(device_, lbytes, MemoryCategory::staging, "sample staging", true);
   const TensorSlices slices = [this](TensorId id) { return slice_of(id); };
   const LoweringExtras extras = lowering_extras();
   ExecutorOptions opts;
   const BufferSlice ls = arena_->slice(lt.offset, lt.bytes);
   opts.before = io_inputs();
-  opts.after = {{ls.buffer, out.handle(), ls.offset, 0, T * V * 4}};
+  opts.after = {{ls.buffer, out.handle(), ls.offset, 0, lbytes}};
   Executor forward(
       *kernels_, lower_plan(plan_, quirks_, slices, extras, {LoweringPart::Phases::forward, false}),
       opts);
 
   std::vector<uint32_t> context(prompt.begin(), prompt.end()), generated;
+  std::vector<float> widened;  // a 16-bit logits row as floats
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
   auto uniform = [&state] {
     uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -597,7 +615,7 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
     std::fill(io, io + 2 * n, 0u);
     std::copy(context.end() - static_cast<std::ptrdiff_t>(len), context.end(), io);
     forward.run();
-    const float* row = static_cast<const float*>(out.mapped()) + (len - 1) * V;
+    const float* row = logits_row(out.mapped(), ldt, (len - 1) * V, V, widened);
     std::size_t pick = 0;
     if (temperature <= 0) {
       pick = static_cast<std::size_t>(std::max_element(row, row + V) - row);

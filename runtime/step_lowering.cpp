@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,39 @@ namespace remat {
 namespace {
 
 using kernels::GradWrite;
+
+// Op kinds with kernels for f16/bf16 activations (shaders/act16.glsl). Ops whose every operand
+// is fp32 (the backward of dropout, residual, rope; the optimizer) need none.
+bool has_16bit_kernel(OpKind k) {
+  switch (k) {
+    case OpKind::layernorm:
+    case OpKind::layernorm_backward:
+    case OpKind::attention:
+    case OpKind::attention_backward:
+    case OpKind::gqa_attention:
+    case OpKind::gqa_attention_backward:
+    case OpKind::gelu:
+    case OpKind::gelu_backward:
+    case OpKind::residual:
+    case OpKind::dropout:
+    case OpKind::matmul:
+    case OpKind::matmul_backward:
+    case OpKind::embedding:
+    case OpKind::token_embedding:
+    case OpKind::head_loss:
+    case OpKind::head_loss_backward:
+    case OpKind::cross_entropy:
+    case OpKind::cross_entropy_backward:
+    case OpKind::rmsnorm:
+    case OpKind::rmsnorm_backward:
+    case OpKind::rope:
+    case OpKind::swiglu:
+    case OpKind::swiglu_backward:
+      return true;
+    default:
+      return false;
+  }
+}
 
 struct Lowering {
   const Plan& plan;
@@ -60,6 +94,31 @@ struct Lowering {
   void add(std::vector<Dispatch> ds, const Step& s) {
     for (auto& d : ds) add(std::move(d), s);
   }
+  // The storage type of an op's activations, which the graph gives them all alike
+  // (graph/block_emitter.h); it chooses the kernel variant.
+  DType act(std::initializer_list<TensorId> ids) const {
+    const DType t = tensor(*ids.begin()).dtype;
+    for (TensorId id : ids)
+      if (tensor(id).dtype != t)
+        throw std::logic_error("activations '" + tensor(*ids.begin()).name + "' and '" +
+                               tensor(id).name + "' of one op are stored differently");
+    return t;
+  }
+  // Refuses a step with a 16-bit operand whose op has no 16-bit kernel, and any 16-bit
+  // gradient: activation gradients stay fp32.
+  void check_storage(const Step& s) const {
+    const auto check = [&](TensorId id) {
+      const Tensor& t = tensor(id);
+      // Parameters may be stored in 16 bits too (a frozen base); their kernels check them.
+      if ((t.dtype != DType::f16 && t.dtype != DType::bf16) || is_persistent_role(t.role)) return;
+      if (t.role == Role::activation_grad || !has_16bit_kernel(s.kind))
+        throw std::invalid_argument(std::string(dtype_name(t.dtype)) +
+                                    " activations: " + std::string(op_kind_name(s.kind)) + " ('" +
+                                    t.name + "') has no 16-bit kernel; use --act-dtype f32");
+    };
+    for (TensorId id : s.inputs) check(id);
+    for (TensorId id : s.outputs) check(id);
+  }
 
   kernels::MatmulShape matmul_shape(const Step& s, TensorId x, TensorId w) const {
     kernels::MatmulShape m;
@@ -69,6 +128,8 @@ struct Lowering {
                                                         : kernels::WeightLayout::out_in;
     m.N = m.layout == kernels::WeightLayout::in_out ? dim(w, 1) : dim(w, 0);
     m.w_dtype = tensor(w).dtype;  // a frozen base may be stored in 16 bits
+    m.x_dtype = tensor(x).dtype;  // activations may be too (dx, given for a frozen weight's x, is
+    m.y_dtype = m.x_dtype;        // f32: dinp's kernel reads neither)
     return m;
   }
   // qkv is [B·T, 3C]; B and T come from the statistics lse[B, NH, T].
@@ -78,6 +139,10 @@ struct Lowering {
   kernels::EmbeddingShape embedding_shape(TensorId tokens, TensorId wte, TensorId wpe) const {
     return {dim(tokens, 0), dim(tokens, 1), dim(wte, 1),
             dim(wte, 0),    dim(wpe, 0),    tensor(wte).dtype};
+  }
+  kernels::EmbeddingShape embedding_out(kernels::EmbeddingShape s, TensorId x) const {
+    s.x_dtype = tensor(x).dtype;
+    return s;
   }
   // x is [B, T, heads·D] (graph/llama_builder.h).
   kernels::RopeShape rope_shape(const Step& s, TensorId x) const {
@@ -99,14 +164,15 @@ struct Lowering {
     const auto out = [&](std::size_t slot) { return s.outputs.at(slot); };
     const auto bin = [&](std::size_t slot) { return at(in(slot)); };
     const auto bout = [&](std::size_t slot) { return at(out(slot)); };
+    check_storage(s);
     switch (s.kind) {
       case OpKind::embedding: {
         namespace e = slot::embedding;
         const auto shape = embedding_shape(in(e::tokens), in(e::wte), in(e::wpe));
         if (tensor(in(e::wpe)).dtype != shape.table_dtype)  // one kernel variant reads both
           throw std::logic_error("embedding: wte and wpe are stored in different dtypes");
-        return add(kernels::embedding_forward(quirks, shape, bin(e::tokens), bin(e::wte),
-                                              bin(e::wpe), bout(e::x)),
+        return add(kernels::embedding_forward(quirks, embedding_out(shape, out(e::x)),
+                                              bin(e::tokens), bin(e::wte), bin(e::wpe), bout(e::x)),
                    s);
       }
       case OpKind::embedding_backward: {
@@ -122,10 +188,10 @@ struct Lowering {
         namespace l = slot::layernorm;
         const TensorId x = in(l::x);
         kernels::LayernormShape shape{count(x) / dim(x, -1), dim(x, -1), s.attrs.eps};
-        return add(
-            kernels::layernorm_forward(quirks, shape, bin(l::x), bin(l::weight), bin(l::bias),
-                                       bout(l::y), bout(l::mean), bout(l::rstd)),
-            s);
+        return add(kernels::layernorm_forward(quirks, shape, bin(l::x), bin(l::weight),
+                                              bin(l::bias), bout(l::y), bout(l::mean),
+                                              bout(l::rstd), act({x, out(l::y)})),
+                   s);
       }
       case OpKind::layernorm_backward: {
         namespace l = slot::layernorm_backward;
@@ -134,15 +200,17 @@ struct Lowering {
         const TensorId x = in(l::x);
         kernels::LayernormShape shape{count(x) / dim(x, -1), dim(x, -1), s.attrs.eps};
         const bool trained = !s.attrs.frozen;
-        return add(kernels::layernorm_backward(
-                       quirks, shape, bin(l::dy), bin(l::x), bin(l::weight), bin(l::mean),
-                       bin(l::rstd), bout(l::dx), trained ? bout(l::dweight) : BufferSlice{},
-                       trained ? bout(l::dbias) : BufferSlice{}, acc(s, l::dx), acc(s, l::dweight)),
+        return add(kernels::layernorm_backward(quirks, shape, bin(l::dy), bin(l::x), bin(l::weight),
+                                               bin(l::mean), bin(l::rstd), bout(l::dx),
+                                               trained ? bout(l::dweight) : BufferSlice{},
+                                               trained ? bout(l::dbias) : BufferSlice{},
+                                               acc(s, l::dx), acc(s, l::dweight), act({x})),
                    s);
       }
       case OpKind::matmul: {
         namespace m = slot::matmul;
-        const auto shape = matmul_shape(s, in(m::x), in(m::weight));
+        auto shape = matmul_shape(s, in(m::x), in(m::weight));
+        shape.y_dtype = act({in(m::x), out(m::y)});
         const BufferSlice bias = s.attrs.has_bias ? bin(m::bias) : BufferSlice{};
         return add(kernels::matmul_forward_pieces(quirks, shape, bin(m::x), bin(m::weight), bias,
                                                   bout(m::y)),
@@ -151,7 +219,8 @@ struct Lowering {
       case OpKind::matmul_backward: {
         namespace m = slot::matmul_backward;
         // dx has x's shape; x itself is not an input when the weight is frozen.
-        const auto shape = matmul_shape(s, out(m::dx), in(m::weight));
+        auto shape = matmul_shape(s, out(m::dx), in(m::weight));
+        if (!s.attrs.frozen) shape.x_dtype = tensor(in(m::x)).dtype;
         add(kernels::matmul_backward_input_pieces(quirks, shape, bin(m::dy), bin(m::weight),
                                                   bout(m::dx), mode(s, m::dx)),
             s);
@@ -168,32 +237,36 @@ struct Lowering {
       case OpKind::attention: {
         namespace a = slot::attention;
         const auto shape = attention_shape(s, in(a::qkv), out(a::lse));
-        return add(
-            kernels::attention_forward(quirks, shape, bin(a::qkv), bout(a::out), bout(a::lse)), s);
+        return add(kernels::attention_forward(quirks, shape, bin(a::qkv), bout(a::out),
+                                              bout(a::lse), act({in(a::qkv), out(a::out)})),
+                   s);
       }
       case OpKind::attention_backward: {
         namespace a = slot::attention_backward;
         const auto shape = attention_shape(s, in(a::qkv), in(a::lse));
-        return add(
-            kernels::attention_backward(quirks, shape, bin(a::dout), bin(a::qkv), bin(a::out),
-                                        bin(a::lse), bout(a::dqkv), mode(s, a::dqkv)),
-            s);
+        return add(kernels::attention_backward(quirks, shape, bin(a::dout), bin(a::qkv),
+                                               bin(a::out), bin(a::lse), bout(a::dqkv),
+                                               mode(s, a::dqkv), act({in(a::qkv), in(a::out)})),
+                   s);
       }
       case OpKind::gelu: {
         namespace g = slot::gelu;
-        return add(kernels::gelu_forward(quirks, count(in(g::x)), bin(g::x), bout(g::y)), s);
+        return add(kernels::gelu_forward(quirks, count(in(g::x)), bin(g::x), bout(g::y),
+                                         act({in(g::x), out(g::y)})),
+                   s);
       }
       case OpKind::gelu_backward: {
         namespace g = slot::gelu_backward;
         return add(kernels::gelu_backward(quirks, count(in(g::dy)), bin(g::dy), bin(g::x),
-                                          bout(g::dx), acc(s, g::dx)),
+                                          bout(g::dx), acc(s, g::dx), act({in(g::x)})),
                    s);
       }
       case OpKind::residual: {
         namespace r = slot::residual;
-        return add(kernels::residual_forward(quirks, count(in(r::a)), bin(r::a), bin(r::b),
-                                             bout(r::y), s.attrs.scale),
-                   s);
+        return add(
+            kernels::residual_forward(quirks, count(in(r::a)), bin(r::a), bin(r::b), bout(r::y),
+                                      s.attrs.scale, act({in(r::a), in(r::b), out(r::y)})),
+            s);
       }
       case OpKind::residual_backward: {
         namespace r = slot::residual_backward;
@@ -205,7 +278,7 @@ struct Lowering {
       case OpKind::dropout: {
         namespace d = slot::dropout;
         return add(kernels::dropout_forward(count(in(d::x)), s.attrs.dropout_p, dropout_key(s),
-                                            bin(d::x), bout(d::y)),
+                                            bin(d::x), bout(d::y), act({in(d::x), out(d::y)})),
                    s);
       }
       case OpKind::dropout_backward: {
@@ -219,7 +292,7 @@ struct Lowering {
         const TensorId logits = in(c::logits);
         kernels::CrossEntropyShape shape{count(logits) / dim(logits, -1), dim(logits, -1)};
         return add(kernels::cross_entropy_forward(quirks, shape, bin(c::logits), bin(c::targets),
-                                                  bout(c::losses)),
+                                                  bout(c::losses), act({logits})),
                    s);
       }
       case OpKind::cross_entropy_backward: {
@@ -229,10 +302,10 @@ struct Lowering {
         // d(mean loss)/dlogits: the mean runs over the trained targets of every micro-batch,
         // a count only the step's data knows, so the scale is read when the kernel runs.
         constexpr uint32_t kScaleWord = offsetof(push::AdamWHyper, loss_scale) / 4;
-        return add(
-            kernels::cross_entropy_backward(quirks, shape, bin(c::logits), bin(c::targets),
-                                            bout(c::dlogits), {extras.adamw_hyper, kScaleWord}),
-            s);
+        return add(kernels::cross_entropy_backward(quirks, shape, bin(c::logits), bin(c::targets),
+                                                   bout(c::dlogits),
+                                                   {extras.adamw_hyper, kScaleWord}, act({logits})),
+                   s);
       }
       case OpKind::token_embedding: {
         namespace e = slot::token_embedding;
@@ -241,9 +314,9 @@ struct Lowering {
             dim(in(e::tokens), 0), dim(in(e::tokens), 1), dim(wte, 1), dim(wte, 0), 0,
             tensor(wte).dtype};
         // No position table: an empty wpe slice (runtime/kernels/embedding.h).
-        return add(
-            kernels::embedding_forward(quirks, shape, bin(e::tokens), bin(e::wte), {}, bout(e::x)),
-            s);
+        return add(kernels::embedding_forward(quirks, embedding_out(shape, out(e::x)),
+                                              bin(e::tokens), bin(e::wte), {}, bout(e::x)),
+                   s);
       }
       case OpKind::token_embedding_backward: {
         namespace e = slot::token_embedding_backward;
@@ -256,21 +329,24 @@ struct Lowering {
       }
       case OpKind::rmsnorm: {
         namespace r = slot::rmsnorm;
-        return add(kernels::rmsnorm_forward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::x),
-                                            bin(r::weight), bout(r::y), bout(r::rstd)),
-                   s);
+        return add(
+            kernels::rmsnorm_forward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::x), bin(r::weight),
+                                     bout(r::y), bout(r::rstd), act({in(r::x), out(r::y)})),
+            s);
       }
       case OpKind::rmsnorm_backward: {
         namespace r = slot::rmsnorm_backward;
         const BufferSlice dw = s.attrs.frozen ? BufferSlice{} : bout(r::dweight);
-        return add(kernels::rmsnorm_backward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::dy),
-                                             bin(r::x), bin(r::weight), bin(r::rstd), bout(r::dx),
-                                             dw, mode(s, r::dx), mode(s, r::dweight)),
-                   s);
+        return add(
+            kernels::rmsnorm_backward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::dy), bin(r::x),
+                                      bin(r::weight), bin(r::rstd), bout(r::dx), dw, mode(s, r::dx),
+                                      mode(s, r::dweight), act({in(r::x)})),
+            s);
       }
       case OpKind::rope: {
         namespace r = slot::rope;
-        return add(kernels::rope_forward(rope_shape(s, in(r::x)), bin(r::x), {}, bout(r::y), {}),
+        return add(kernels::rope_forward(rope_shape(s, in(r::x)), bin(r::x), {}, bout(r::y), {},
+                                         act({in(r::x), out(r::y)})),
                    s);
       }
       case OpKind::rope_backward: {
@@ -284,14 +360,15 @@ struct Lowering {
         return gqa_attention(s);
       case OpKind::swiglu: {
         namespace w = slot::swiglu;
-        return add(
-            kernels::swiglu_forward(count(in(w::gate)), bin(w::gate), bin(w::up), bout(w::h)), s);
+        return add(kernels::swiglu_forward(count(in(w::gate)), bin(w::gate), bin(w::up), bout(w::h),
+                                           act({in(w::gate), in(w::up), out(w::h)})),
+                   s);
       }
       case OpKind::swiglu_backward: {
         namespace w = slot::swiglu_backward;
         return add(kernels::swiglu_backward(count(in(w::dh)), bin(w::dh), bin(w::gate), bin(w::up),
                                             bout(w::dgate), bout(w::dup), mode(s, w::dgate),
-                                            mode(s, w::dup)),
+                                            mode(s, w::dup), act({in(w::gate), in(w::up)})),
                    s);
       }
       case OpKind::head_loss:
@@ -324,9 +401,11 @@ struct Lowering {
     if (s.kind == OpKind::gqa_attention) {
       namespace a = slot::gqa_attention;
       const auto shape = gqa_shape(s, s.inputs.at(a::q), s.outputs.at(a::lse));
-      return add(kernels::gqa_attention_forward(quirks, shape, at_in(a::q), at_in(a::k),
-                                                at_in(a::v), at_out(a::out), at_out(a::lse)),
-                 s);
+      return add(
+          kernels::gqa_attention_forward(
+              quirks, shape, at_in(a::q), at_in(a::k), at_in(a::v), at_out(a::out), at_out(a::lse),
+              act({s.inputs.at(a::q), s.inputs.at(a::k), s.inputs.at(a::v)})),
+          s);
     }
     namespace a = slot::gqa_attention_backward;
     if (acc(s, a::dq) != acc(s, a::dk) || acc(s, a::dq) != acc(s, a::dv))
@@ -334,14 +413,16 @@ struct Lowering {
     const auto shape = gqa_shape(s, s.inputs.at(a::q), s.inputs.at(a::lse));
     add(kernels::gqa_attention_backward(quirks, shape, at_in(a::dout), at_in(a::q), at_in(a::k),
                                         at_in(a::v), at_in(a::out), at_in(a::lse), at_out(a::dq),
-                                        at_out(a::dk), at_out(a::dv), mode(s, a::dq)),
+                                        at_out(a::dk), at_out(a::dv), mode(s, a::dq),
+                                        act({s.inputs.at(a::q), s.inputs.at(a::out)})),
         s);
   }
 
   // x is [BT, C] and the weight [V, C]; the chunk comes from the attributes.
   kernels::HeadLossShape head_loss_shape(const Step& s, TensorId x, TensorId w) const {
-    return {count(x) / dim(x, -1), dim(x, -1), dim(w, 0), static_cast<uint32_t>(s.attrs.chunk_rows),
-            tensor(w).dtype};
+    return {
+        count(x) / dim(x, -1), dim(x, -1),     dim(w, 0), static_cast<uint32_t>(s.attrs.chunk_rows),
+        tensor(w).dtype,       tensor(x).dtype};
   }
 
   void head_loss(const Step& s) {

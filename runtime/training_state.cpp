@@ -162,6 +162,9 @@ void require_same_run(const TrainingState& st, const SessionConfig& c, const fs:
     differ("dropout", std::to_string(st.shape.dropout), std::to_string(c.shape.dropout));
   if (st.shape.loss_chunk != c.shape.loss_chunk)
     differ("loss_chunk", std::to_string(st.shape.loss_chunk), std::to_string(c.shape.loss_chunk));
+  if (st.shape.activation_dtype != c.shape.activation_dtype)
+    differ("act_dtype", std::string(dtype_name(st.shape.activation_dtype)),
+           std::string(dtype_name(c.shape.activation_dtype)));
   if (st.accum != std::max(c.accum, 1))
     differ("accum", std::to_string(st.accum), std::to_string(c.accum));
   if (st.seed != c.seed) differ("seed", std::to_string(st.seed), std::to_string(c.seed));

@@ -164,6 +164,7 @@ std::string training_state_json(const TrainingState& s) {
       .field("seq", s.shape.seq)
       .field("dropout", double(s.shape.dropout))
       .field("loss_chunk", s.shape.loss_chunk)
+      .field("act_dtype", dtype_name(s.shape.activation_dtype))
       .field("accum", s.accum);
   j.end_object();
   // A string: JSON numbers are exact only up to 2^53, seeds take 64 bits.
@@ -214,6 +215,10 @@ TrainingState parse_training_state(std::string_view text, const std::string& ori
   s.shape.dropout = static_cast<float>(shape.number("dropout"));
   // States written before the head could be chunked have none: their head was whole.
   s.shape.loss_chunk = shape.has("loss_chunk") ? shape.size("loss_chunk") : 0;
+  // Likewise activations stored in 16 bits: without the field they were f32.
+  if (shape.has("act_dtype"))
+    checked(origin,
+            [&] { s.shape.activation_dtype = parse_activation_dtype(shape.string("act_dtype")); });
   s.accum = static_cast<int>(shape.integer("accum", 1, 1 << 20));
   checked(origin, [&] {
     s.model.validate();

@@ -18,6 +18,7 @@
 // are loops. llvmpipe ends every loop of an invocation once their iterations add up to 65535 (a
 // hang guard shared by all loops, LP_MAX_TGSI_LOOP_ITERATIONS): float-at-a-time loops would
 // silently truncate rows beyond t * hs ~ 30000. hs must be a multiple of 4.
+#include "act16.glsl"  // out is an activation: ACT4_T, fp32 unless the wrapper says otherwise
 layout(local_size_x_id = 0) in;
 layout(constant_id = 3) const uint HS = 64;  // head size D; ids 0-2 are the workgroup size
 layout(constant_id = 4) const uint BC = 8;   // keys per block (one rescale of acc per block)
@@ -25,7 +26,7 @@ layout(constant_id = 5) const uint U = 2;    // vec4s per loop iteration; divide
 layout(constant_id = 6) const uint R = 1;    // rows per invocation; 1 with rows in workgroup memory
 const uint H4 = HS / 4;
 
-layout(std430, binding = 3) writeonly buffer Out { vec4 outp[]; };
+layout(std430, binding = 3) writeonly buffer Out { ACT4_T outp[]; };
 layout(std430, binding = 4) writeonly buffer Lse { float lse[]; };
 layout(push_constant) uniform Push { AttentionParams p; };
 
@@ -120,7 +121,7 @@ void main() {
     const uint oo = (b * p.T + t) * p.NH * H4 + h * H4;
     const float inv = 1.0 / denom[r];
     HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
-      [[unroll]] for (uint u = 0; u < U; ++u) outp[oo + d0 + u] = ROW(acc_s, r * H4 + d0 + u) * inv;
+      [[unroll]] for (uint u = 0; u < U; ++u) outp[oo + d0 + u] = STORE_ACT4(ROW(acc_s, r * H4 + d0 + u) * inv);
     }
     lse[bh * p.T + t] = row_max[r] + log(denom[r]);
   }

@@ -1,29 +1,4 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-#include "dropout_params.h"
-
-// y = x * mask / (1 - p), the mask drawn from Philox4x32-10 keyed by (seed, step, op id,
-// element) as described in dropout_params.h. One Philox call yields 4 words, so an invocation
-// handles 4 consecutive elements (grid-stride over groups of 4).
-layout(local_size_x_id = 0) in;
-
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) writeonly buffer Y { float y[]; };
-layout(std430, binding = 2) readonly buffer Steps { uint steps[]; };
-layout(push_constant) uniform Push { DropoutParams p; };
-
-#include "philox.glsl"
-
-void main() {
-  uint quads = (p.count + 3) / 4;
-  uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-  uint step = p.step + (p.step_from_buffer != 0 ? steps[p.step_word] : 0u);
-  for (uint q = gl_GlobalInvocationID.x; q < quads; q += stride) {
-    uvec4 r = philox4x32_10(uvec4(q, step, p.op_id, 0u), uvec2(p.seed_lo, p.seed_hi));
-    for (uint j = 0; j < 4; ++j) {
-      uint i = q * 4 + j;
-      if (i >= p.count) break;
-      y[i] = r[j] < p.threshold ? 0.0 : x[i] * p.scale;
-    }
-  }
-}
+// dropout_forward_body.glsl with fp32 activations (x, y).
+#include "dropout_forward_body.glsl"

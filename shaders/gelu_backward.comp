@@ -1,21 +1,4 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-#include "gelu_params.h"
-
-// dx = dy * gelu'(x) (gelu.glsl), one element per iteration through storage buffers.
-layout(local_size_x_id = 0) in;
-
-layout(std430, binding = 0) readonly buffer DY { float dy[]; };
-layout(std430, binding = 1) readonly buffer X { float x[]; };
-layout(std430, binding = 2) buffer DX { float dx[]; };
-layout(push_constant) uniform Push { GeluParams p; };
-
-#include "gelu.glsl"
-
-void main() {
-  uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-  for (uint i = gl_GlobalInvocationID.x; i < p.count; i += stride) {
-    float g = dy[i] * gelu_grad(x[i]);
-    dx[i] = p.accumulate != 0 ? dx[i] + g : g;
-  }
-}
+// gelu_backward_body.glsl with fp32 activations (x).
+#include "gelu_backward_body.glsl"

@@ -6,9 +6,10 @@
 // shared memory and no barriers (expensive on CPU implementations), and each row is summed in
 // one fixed order, so results are deterministic. The variance is a second pass over the row,
 // sum((x - mean)^2), which avoids the cancellation of E[x^2] - mean^2.
+#include "act16.glsl"  // y is an activation: ACT_T, fp32 unless the wrapper says otherwise
 layout(local_size_x_id = 0) in;
 
-layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, binding = 3) writeonly buffer Y { ACT_T y[]; };
 layout(std430, binding = 4) writeonly buffer Mean { float mean_out[]; };
 layout(std430, binding = 5) writeonly buffer Rstd { float rstd_out[]; };
 layout(push_constant) uniform Push { LayernormParams p; };
@@ -29,7 +30,7 @@ void main() {
   }
   float rstd = inversesqrt(sq / float(p.C) + p.eps);
 
-  for (uint c = 0; c < p.C; ++c) y[base + c] = (X(base + c) - mean) * rstd * W(c) + BIAS(c);
+  for (uint c = 0; c < p.C; ++c) y[base + c] = STORE_ACT((X(base + c) - mean) * rstd * W(c) + BIAS(c));
   mean_out[row] = mean;
   rstd_out[row] = rstd;
 }

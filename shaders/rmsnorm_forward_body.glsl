@@ -5,9 +5,10 @@
 // y = x * rstd * w, rstd = 1/sqrt(mean(x^2) + eps). Like layernorm_forward_body.glsl: one
 // invocation per row with serial loops over C, no shared memory, no barriers, and each row
 // summed in one fixed order, so results are deterministic.
+#include "act16.glsl"  // y is an activation: ACT_T, fp32 unless the wrapper says otherwise
 layout(local_size_x_id = 0) in;
 
-layout(std430, binding = 2) writeonly buffer Y { float y[]; };
+layout(std430, binding = 2) writeonly buffer Y { ACT_T y[]; };
 layout(std430, binding = 3) writeonly buffer Rstd { float rstd_out[]; };
 layout(push_constant) uniform Push { RmsnormParams p; };
 
@@ -23,6 +24,6 @@ void main() {
   }
   float rstd = inversesqrt(sq / float(p.C) + p.eps);
 
-  for (uint c = 0; c < p.C; ++c) y[base + c] = X(base + c) * rstd * W(c);
+  for (uint c = 0; c < p.C; ++c) y[base + c] = STORE_ACT(X(base + c) * rstd * W(c));
   rstd_out[row] = rstd;
 }

@@ -12,10 +12,11 @@
 // rotations at t = 4095 were measured up to 6.6e-4 off the reference on llvmpipe, an ulp of
 // inv_freq times t. cos and sin are taken after a Cody-Waite reduction of the angle to
 // [-pi, pi], the only range where Vulkan bounds their error (llvmpipe reduces well by itself).
+#include "act16.glsl"  // src and dst: ACT_T, fp32 unless the wrapper says otherwise
 layout(local_size_x_id = 0) in;
 
-layout(std430, binding = 0) readonly buffer In { float src[]; };
-layout(std430, binding = 1) buffer Out { float dst[]; };
+layout(std430, binding = 0) readonly buffer In { ACT_T src[]; };
+layout(std430, binding = 1) buffer Out { ACT_T dst[]; };
 layout(push_constant) uniform Push { RopeParams p; };
 
 // theta^(-2i/D), see rope_params.h. `precise`: no fused multiply-adds, which would change the
@@ -57,11 +58,11 @@ void main() {
     const float s = ROPE_SIGN * sin(r);
 
     const uint a = bt * p.in_stride + p.in_offset + h * p.D + i;
-    const float x1 = src[a], x2 = src[a + half_d];
+    const float x1 = LOAD_ACT(src[a]), x2 = LOAD_ACT(src[a + half_d]);
     const float y1 = x1 * c - x2 * s;
     const float y2 = x2 * c + x1 * s;
     const uint o = bt * p.out_stride + p.out_offset + h * p.D + i;
-    dst[o] = p.accumulate != 0 ? dst[o] + y1 : y1;
-    dst[o + half_d] = p.accumulate != 0 ? dst[o + half_d] + y2 : y2;
+    dst[o] = STORE_ACT(p.accumulate != 0 ? LOAD_ACT(dst[o]) + y1 : y1);
+    dst[o + half_d] = STORE_ACT(p.accumulate != 0 ? LOAD_ACT(dst[o + half_d]) + y2 : y2);
   }
 }

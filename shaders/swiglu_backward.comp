@@ -1,30 +1,4 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-#include "swiglu_params.h"
-#include "swiglu.glsl"
-
-// dg = dh * u * silu'(g), du = dh * silu(g). With e = exp(-g) and s = 1 / (1 + e),
-// silu'(g) = s + g s (1 - s) = s (1 + g e s), where 1 - s = e s stays accurate when s is
-// close to 1.
-layout(local_size_x_id = 0) in;
-
-layout(std430, binding = 0) readonly buffer DH { float dh[]; };
-layout(std430, binding = 1) readonly buffer G { float g[]; };
-layout(std430, binding = 2) readonly buffer U { float u[]; };
-layout(std430, binding = 3) buffer DG { float dg[]; };
-layout(std430, binding = 4) buffer DU { float du[]; };
-layout(push_constant) uniform Push { SwigluParams p; };
-
-void main() {
-  uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-  for (uint i = gl_GlobalInvocationID.x; i < p.count; i += stride) {
-    float v = g[i];
-    float e = exp_neg(v);
-    float s = 1.0 / (1.0 + e);
-    float dsilu = s * (1.0 + v * e * s);
-    float vg = dh[i] * u[i] * dsilu;
-    float vu = dh[i] * silu(v);
-    dg[i] = p.accumulate_dg != 0 ? dg[i] + vg : vg;
-    du[i] = p.accumulate_du != 0 ? du[i] + vu : vu;
-  }
-}
+// swiglu_backward_body.glsl with fp32 activations (g, u).
+#include "swiglu_backward_body.glsl"

@@ -200,6 +200,12 @@ typedef struct remat_session_params {
    * F32) and needs lora_rank > 0 and a device with 16-bit storage buffer access. A struct that
    * ends before it (struct_size = offsetof(remat_session_params, weights_dtype)) is read as F32. */
   int32_t weights_dtype;
+  /* Since 0.4: how activations are stored, a remat_dtype value (default F32). F16 or BF16 stores
+   * every saved or recomputed activation in 16 bits, rounded to nearest even when written and
+   * widened when read; compute, gradients, norm statistics, losses, trainable weights and AdamW
+   * moments stay F32. Needs a device with 16-bit storage buffer access. A struct that ends before
+   * it (struct_size = offsetof(remat_session_params, act_dtype)) is read as F32. */
+  int32_t act_dtype;
 } remat_session_params;
 
 /* Fills *params with the defaults above (model "tiny"). */

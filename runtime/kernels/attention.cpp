@@ -51,9 +51,10 @@ uint32_t rows_per_group(const DeviceQuirks& q, uint32_t hs, uint32_t rows) {
 
 // Rows per invocation. The texel kernels keep their rows in registers (attention_rows.glsl) and
 // share each key's (or query's) reads between two rows where the head is small enough that the
-// rows stay near the registers; the shared-memory kernels hold one row.
-uint32_t rows_per_invocation(const DeviceQuirks& q, uint32_t hs) {
-  return q.texel_fetch_beats_storage_loads && hs <= 64 ? 2 : 1;
+// rows stay near the registers; the shared-memory kernels (and the 16-bit ones, which read
+// storage buffers) hold one row.
+uint32_t rows_per_invocation(bool texels, uint32_t hs) {
+  return texels && hs <= 64 ? 2 : 1;
 }
 
 constexpr uint32_t kKeyBlock = 8;  // keys per online-softmax rescale in the forward
@@ -127,14 +128,18 @@ Checked check(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayo
 }
 
 Dispatch forward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayout& l,
-                 BufferSlice q, BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse) {
+                 BufferSlice q, BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse,
+                 DType act) {
   const Checked c = check(quirks, s, l, GradWrite::overwrite, false);
   const uint32_t wx = rows_per_group(quirks, c.hs, 2);  // q, acc
   Dispatch d;
   // CPU drivers read q, k, v through texel views (see attention_forward_texels.comp); same bits.
-  const bool texels = quirks.texel_fetch_beats_storage_loads;
-  d.kernel = texels ? KernelId::attention_forward_texels : KernelId::attention_forward;
-  const uint32_t rows = rows_per_invocation(quirks, c.hs);
+  const bool texels = act == DType::f32 && quirks.texel_fetch_beats_storage_loads;
+  d.kernel = texels
+                 ? KernelId::attention_forward_texels
+                 : act_variant(act, {KernelId::attention_forward, KernelId::attention_forward_f16,
+                                     KernelId::attention_forward_bf16});
+  const uint32_t rows = rows_per_invocation(texels, c.hs);
   d.spec = {wx, 1, 1, c.hs, kKeyBlock, unroll(c.hs), rows};
   d.bindings = {{q, false}, {k, false}, {v, false}, {out, true}, {lse, true}};
   d.push = push_bytes(c.params);
@@ -147,14 +152,17 @@ struct BackwardIo {
 };
 
 Dispatch backward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayout& l,
-                  const BackwardIo& io, GradWrite mode) {
+                  const BackwardIo& io, GradWrite mode, DType act) {
   const Checked c = check(quirks, s, l, mode, true);
   const uint32_t wx = rows_per_group(quirks, c.hs, 4);  // k, v, dk, dv (q, dout, dq for dq rows)
   Dispatch d;
   // CPU drivers read the inputs through texel views (see attention_backward_texels.comp).
-  const bool texels = quirks.texel_fetch_beats_storage_loads;
-  d.kernel = texels ? KernelId::attention_backward_texels : KernelId::attention_backward;
-  const uint32_t rows = rows_per_invocation(quirks, c.hs);
+  const bool texels = act == DType::f32 && quirks.texel_fetch_beats_storage_loads;
+  d.kernel = texels
+                 ? KernelId::attention_backward_texels
+                 : act_variant(act, {KernelId::attention_backward, KernelId::attention_backward_f16,
+                                     KernelId::attention_backward_bf16});
+  const uint32_t rows = rows_per_invocation(texels, c.hs);
   d.spec = {wx, 1, 1, c.hs, unroll(c.hs), rows};
   d.bindings = {{io.dout, false},    {io.q, false}, {io.k, false}, {io.v, false}, {io.out, false},
                 float_input(io.lse), {io.dq, true}, {io.dk, true}, {io.dv, true}};
@@ -175,26 +183,28 @@ void require_multi_head(const AttentionShape& s) {
 }  // namespace
 
 Dispatch attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice qkv,
-                           BufferSlice out, BufferSlice lse) {
+                           BufferSlice out, BufferSlice lse, DType act) {
   require_multi_head(s);
-  Dispatch d = forward(quirks, s, fused_qkv(s), qkv, qkv, qkv, out, lse);
+  Dispatch d = forward(quirks, s, fused_qkv(s), qkv, qkv, qkv, out, lse, act);
   d.label = "attention_forward";
   return d;
 }
 
 Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice dout,
                             BufferSlice qkv, BufferSlice out, BufferSlice lse, BufferSlice dqkv,
-                            GradWrite mode) {
+                            GradWrite mode, DType act) {
   require_multi_head(s);
-  Dispatch d =
-      backward(quirks, s, fused_qkv(s), {dout, qkv, qkv, qkv, out, lse, dqkv, dqkv, dqkv}, mode);
+  Dispatch d = backward(quirks, s, fused_qkv(s), {dout, qkv, qkv, qkv, out, lse, dqkv, dqkv, dqkv},
+                        mode, act);
   d.label = "attention_backward";
   return d;
 }
 
 Dispatch gqa_attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice q,
-                               BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse) {
-  Dispatch d = forward(quirks, s, separate_qkv(s, head_size(s), kv_heads(s)), q, k, v, out, lse);
+                               BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse,
+                               DType act) {
+  Dispatch d =
+      forward(quirks, s, separate_qkv(s, head_size(s), kv_heads(s)), q, k, v, out, lse, act);
   d.label = "gqa_attention_forward";
   return d;
 }
@@ -202,9 +212,9 @@ Dispatch gqa_attention_forward(const DeviceQuirks& quirks, const AttentionShape&
 Dispatch gqa_attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
                                 BufferSlice dout, BufferSlice q, BufferSlice k, BufferSlice v,
                                 BufferSlice out, BufferSlice lse, BufferSlice dq, BufferSlice dk,
-                                BufferSlice dv, GradWrite mode) {
+                                BufferSlice dv, GradWrite mode, DType act) {
   Dispatch d = backward(quirks, s, separate_qkv(s, head_size(s), kv_heads(s)),
-                        {dout, q, k, v, out, lse, dq, dk, dv}, mode);
+                        {dout, q, k, v, out, lse, dq, dk, dv}, mode, act);
   d.label = "gqa_attention_backward";
   return d;
 }

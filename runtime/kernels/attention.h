@@ -6,6 +6,7 @@
 
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
+#include "runtime/kernels/act_variant.h"
 #include "runtime/kernels/grad_write.h"
 
 namespace remat::kernels {
@@ -27,20 +28,21 @@ constexpr uint32_t kMaxAttentionHeadSize = 256;
 // kMaxAttentionHeadSize, KV != NH, or (on CPU drivers, see attention.cpp) a T too long for the
 // driver.
 Dispatch attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice qkv,
-                           BufferSlice out, BufferSlice lse);
+                           BufferSlice out, BufferSlice lse, DType act = DType::f32);
 
 // dout[B,T,C], qkv, out, lse -> dqkv[B,T,3C] (overwritten or accumulated onto). One dispatch:
 // dq and dk/dv are computed by separate invocations that write disjoint elements.
 Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice dout,
                             BufferSlice qkv, BufferSlice out, BufferSlice lse, BufferSlice dqkv,
-                            GradWrite mode);
+                            GradWrite mode, DType act = DType::f32);
 
 // Grouped-query attention, causal, scale 1/sqrt(D), positions 0..T-1: query head h attends with
 // key/value head h / (NH / KV) (Hugging Face's repeat_kv).
 // q [B,T,NH*D], k and v [B,T,KV*D] (compact, separate tensors) -> out [B,T,NH*D], lse [B,NH,T].
 // Throws std::invalid_argument as attention_forward does, and for KV not dividing NH.
 Dispatch gqa_attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice q,
-                               BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse);
+                               BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse,
+                               DType act = DType::f32);
 
 // dout, q, k, v, out, lse -> dq [B,T,NH*D], dk, dv [B,T,KV*D], each overwritten or added to
 // (mode). dk and dv sum over the query heads of their group inside one invocation, in ascending
@@ -49,6 +51,6 @@ Dispatch gqa_attention_forward(const DeviceQuirks& quirks, const AttentionShape&
 Dispatch gqa_attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
                                 BufferSlice dout, BufferSlice q, BufferSlice k, BufferSlice v,
                                 BufferSlice out, BufferSlice lse, BufferSlice dq, BufferSlice dk,
-                                BufferSlice dv, GradWrite mode);
+                                BufferSlice dv, GradWrite mode, DType act = DType::f32);
 
 }  // namespace remat::kernels

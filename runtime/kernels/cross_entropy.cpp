@@ -23,11 +23,13 @@ bool logits_texels_apply(const DeviceQuirks& q, const CrossEntropyShape& s, Buff
          logits.offset % kTexelAlignment == 0 && logits.size >= logits_bytes(s);
 }
 
-// kernels[0] reads storage buffers, kernels[1] a texel view of the logits.
-Dispatch make(const KernelId (&kernels)[2], const DeviceQuirks& q, const CrossEntropyShape& s,
-              BufferSlice logits, BufferSlice targets, BufferSlice out, uint32_t scale_word) {
+// kernels[0] reads storage buffers, kernels[1] a texel view of the logits (fp32 logits only:
+// 16-bit ones are read through storage buffers).
+Dispatch make(const KernelId (&kernels)[2], DType act, const DeviceQuirks& q,
+              const CrossEntropyShape& s, BufferSlice logits, BufferSlice targets, BufferSlice out,
+              uint32_t scale_word) {
   const bool per_workgroup = !q.barriers_are_expensive;
-  const bool texel = logits_texels_apply(q, s, logits);
+  const bool texel = act == DType::f32 && logits_texels_apply(q, s, logits);
   const Binding in =
       texel ? float_input({logits.buffer, logits.offset, logits_bytes(s)}) : Binding{logits, false};
   Dispatch d;
@@ -45,18 +47,25 @@ Dispatch make(const KernelId (&kernels)[2], const DeviceQuirks& q, const CrossEn
 }  // namespace
 
 Dispatch cross_entropy_forward(const DeviceQuirks& quirks, const CrossEntropyShape& s,
-                               BufferSlice logits, BufferSlice targets, BufferSlice losses) {
-  Dispatch d = make({KernelId::cross_entropy_forward, KernelId::cross_entropy_forward_texels},
-                    quirks, s, logits, targets, losses, 0);
+                               BufferSlice logits, BufferSlice targets, BufferSlice losses,
+                               DType act) {
+  const KernelId storage =
+      act_variant(act, {KernelId::cross_entropy_forward, KernelId::cross_entropy_forward_f16,
+                        KernelId::cross_entropy_forward_bf16});
+  Dispatch d = make({storage, KernelId::cross_entropy_forward_texels}, act, quirks, s, logits,
+                    targets, losses, 0);
   d.label = "cross_entropy_forward";
   return d;
 }
 
 Dispatch cross_entropy_backward(const DeviceQuirks& quirks, const CrossEntropyShape& s,
                                 BufferSlice logits, BufferSlice targets, BufferSlice dlogits,
-                                const LossScale& scale) {
-  Dispatch d = make({KernelId::cross_entropy_backward, KernelId::cross_entropy_backward_texels},
-                    quirks, s, logits, targets, dlogits, scale.word);
+                                const LossScale& scale, DType act) {
+  const KernelId storage =
+      act_variant(act, {KernelId::cross_entropy_backward, KernelId::cross_entropy_backward_f16,
+                        KernelId::cross_entropy_backward_bf16});
+  Dispatch d = make({storage, KernelId::cross_entropy_backward_texels}, act, quirks, s, logits,
+                    targets, dlogits, scale.word);
   d.bindings.push_back({scale.buffer, false});
   // The texel variant stores whole vec4s of dlogits through a second binding of the same slice.
   if (d.kernel == KernelId::cross_entropy_backward_texels) d.bindings.push_back({dlogits, true});

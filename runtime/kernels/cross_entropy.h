@@ -3,6 +3,7 @@
 
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
+#include "runtime/kernels/act_variant.h"
 
 namespace remat::kernels {
 
@@ -23,12 +24,13 @@ struct LossScale {
 // With quirks.barriers_are_expensive one invocation handles a row serially; otherwise one
 // workgroup per row reduces in shared memory.
 Dispatch cross_entropy_forward(const DeviceQuirks& quirks, const CrossEntropyShape& s,
-                               BufferSlice logits, BufferSlice targets, BufferSlice losses);
+                               BufferSlice logits, BufferSlice targets, BufferSlice losses,
+                               DType act = DType::f32);
 
 // dlogits[rows,V] = scale * (softmax - onehot), overwritten; rows whose target is kIgnoreTarget
 // are all zeros. Same variants as the forward.
 Dispatch cross_entropy_backward(const DeviceQuirks& quirks, const CrossEntropyShape& s,
                                 BufferSlice logits, BufferSlice targets, BufferSlice dlogits,
-                                const LossScale& scale);
+                                const LossScale& scale, DType act = DType::f32);
 
 }  // namespace remat::kernels

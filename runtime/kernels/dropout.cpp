@@ -26,8 +26,10 @@ Dispatch make(KernelId kernel, uint32_t count, float p, const DropoutKey& key, b
 }  // namespace
 
 Dispatch dropout_forward(uint32_t count, float p, const DropoutKey& key, BufferSlice x,
-                         BufferSlice y) {
-  Dispatch d = make(KernelId::dropout_forward, count, p, key, false);
+                         BufferSlice y, DType act) {
+  Dispatch d = make(act_variant(act, {KernelId::dropout_forward, KernelId::dropout_forward_f16,
+                                      KernelId::dropout_forward_bf16}),
+                    count, p, key, false);
   d.bindings = {{x, false}, {y, true}, {key.step_buffer.buffer ? key.step_buffer : x, false}};
   d.label = "dropout_forward";
   return d;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "runtime/executor.h"
+#include "runtime/kernels/act_variant.h"
 
 namespace remat::kernels {
 
@@ -18,9 +19,9 @@ struct DropoutKey {
   uint32_t step_word = 0;
 };
 
-// y = x * mask / (1 - p), P(drop) = p in [0, 1).
+// y = x * mask / (1 - p), P(drop) = p in [0, 1); x and y stored as `act`.
 Dispatch dropout_forward(uint32_t count, float p, const DropoutKey& key, BufferSlice x,
-                         BufferSlice y);
+                         BufferSlice y, DType act = DType::f32);
 // dx (=|+=) dy * mask / (1 - p) with the forward's mask.
 Dispatch dropout_backward(uint32_t count, float p, const DropoutKey& key, BufferSlice dy,
                           BufferSlice dx, bool accumulate);

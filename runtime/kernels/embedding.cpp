@@ -30,7 +30,7 @@ std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const Embedd
   const bool positions = wpe.buffer != VK_NULL_HANDLE;
   for (const Piece& piece : vocab_pieces(quirks, s.V, s.C, s.table_dtype)) {
     Dispatch d;
-    d.kernel = kernel_variant(KernelId::embedding_forward, {DType::f32, s.table_dtype});
+    d.kernel = kernel_variant(KernelId::embedding_forward, {DType::f32, s.table_dtype, s.x_dtype});
     d.spec = {kForwardGroup};
     const BufferSlice table = rows_of(wte, piece, s.C, s.table_dtype);
     d.bindings = {{tokens, false}, {table, false}, {positions ? wpe : table, false}, {x, true}};

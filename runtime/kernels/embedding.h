@@ -15,6 +15,7 @@ struct EmbeddingShape {
   uint32_t ctx = 0;  // rows of wpe (>= T)
   // The tables' storage (forward only; a frozen base may be f16 or bf16): wte and wpe alike.
   DType table_dtype = DType::f32;
+  DType x_dtype = DType::f32;  // x's storage: activations may be f16 or bf16
 };
 
 // x[BT,C] from tokens[BT] (u32). When wte is larger than quirks.max_binding_bytes (GPT-2's is

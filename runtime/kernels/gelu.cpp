@@ -11,10 +11,13 @@ namespace {
 constexpr uint32_t kGroup = 256;
 }  // namespace
 
-Dispatch gelu_forward(const DeviceQuirks& quirks, uint32_t count, BufferSlice x, BufferSlice y) {
-  const bool texel = vec4_texels_apply(quirks, {x, y}, count);
+Dispatch gelu_forward(const DeviceQuirks& quirks, uint32_t count, BufferSlice x, BufferSlice y,
+                      DType act) {
+  const bool texel = act == DType::f32 && vec4_texels_apply(quirks, {x, y}, count);
   Dispatch d;
-  d.kernel = texel ? KernelId::gelu_forward_texels : KernelId::gelu_forward;
+  d.kernel = texel ? KernelId::gelu_forward_texels
+                   : act_variant(act, {KernelId::gelu_forward, KernelId::gelu_forward_f16,
+                                       KernelId::gelu_forward_bf16});
   d.spec = {kGroup};
   d.bindings = {texel ? vec4_texels(x, count) : Binding{x, false}, {y, true}};
   d.push = push_bytes(push::GeluParams{count, 0});
@@ -25,10 +28,12 @@ Dispatch gelu_forward(const DeviceQuirks& quirks, uint32_t count, BufferSlice x,
 }
 
 Dispatch gelu_backward(const DeviceQuirks& quirks, uint32_t count, BufferSlice dy, BufferSlice x,
-                       BufferSlice dx, bool accumulate) {
-  const bool texel = vec4_texels_apply(quirks, {dy, x, dx}, count);
+                       BufferSlice dx, bool accumulate, DType act) {
+  const bool texel = act == DType::f32 && vec4_texels_apply(quirks, {dy, x, dx}, count);
   Dispatch d;
-  d.kernel = texel ? KernelId::gelu_backward_texels : KernelId::gelu_backward;
+  d.kernel = texel ? KernelId::gelu_backward_texels
+                   : act_variant(act, {KernelId::gelu_backward, KernelId::gelu_backward_f16,
+                                       KernelId::gelu_backward_bf16});
   d.spec = {kGroup};
   if (texel)  // the old dx is read through a view of the slice the kernel writes
     d.bindings = {

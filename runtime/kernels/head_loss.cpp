@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "runtime/kernels/act_variant.h"
 #include "runtime/kernels/matmul.h"
 #include "runtime/kernels/matmul_backward.h"
 
@@ -28,6 +29,7 @@ MatmulShape chunk_matmul(const HeadLossShape& s, uint32_t i) {
   m.K = s.C;
   m.layout = WeightLayout::out_in;
   m.w_dtype = s.w_dtype;
+  m.x_dtype = s.x_dtype;  // the logits (y) stay f32
   return m;
 }
 
@@ -40,6 +42,17 @@ void append(std::vector<Dispatch>& out, std::vector<Dispatch> ds) {
   for (Dispatch& d : ds) out.push_back(std::move(d));
 }
 
+// The chunk's logits into `ws` (f32), rounded to x's storage type when that is 16-bit.
+void logits_of(std::vector<Dispatch>& out, const DeviceQuirks& quirks, const HeadLossShape& s,
+               const MatmulShape& m, BufferSlice xs, BufferSlice w, BufferSlice ws) {
+  append(out, matmul_forward_pieces(quirks, m, xs, w, {}, ws));
+  if (s.x_dtype != DType::f32) out.push_back(round_to_act(m.M * s.V, ws, s.x_dtype));
+}
+
+uint64_t x_row_bytes(const HeadLossShape& s) {
+  return uint64_t{s.C} * dtype_bytes(s.x_dtype);
+}
+
 }  // namespace
 
 std::vector<Dispatch> head_loss_forward(const DeviceQuirks& quirks, const HeadLossShape& s,
@@ -50,7 +63,7 @@ std::vector<Dispatch> head_loss_forward(const DeviceQuirks& quirks, const HeadLo
   for (uint32_t i = 0; i < s.chunks(); ++i) {
     const MatmulShape m = chunk_matmul(s, i);
     const BufferSlice ws{logits.buffer, logits.offset, uint64_t{m.M} * s.V * 4};
-    append(out, matmul_forward_pieces(quirks, m, rows_of(x, s, i, uint64_t{s.C} * 4), w, {}, ws));
+    logits_of(out, quirks, s, m, rows_of(x, s, i, x_row_bytes(s)), w, ws);
     out.push_back(cross_entropy_forward(quirks, {m.M, s.V}, ws, rows_of(targets, s, i, 4),
                                         rows_of(losses, s, i, 4)));
   }
@@ -67,8 +80,8 @@ std::vector<Dispatch> head_loss_backward(const DeviceQuirks& quirks, const HeadL
   for (uint32_t i = 0; i < s.chunks(); ++i) {
     const MatmulShape m = chunk_matmul(s, i);
     const BufferSlice ws{dlogits.buffer, dlogits.offset, uint64_t{m.M} * s.V * 4};
-    const BufferSlice xs = rows_of(x, s, i, uint64_t{s.C} * 4);
-    append(out, matmul_forward_pieces(quirks, m, xs, w, {}, ws));
+    const BufferSlice xs = rows_of(x, s, i, x_row_bytes(s));
+    logits_of(out, quirks, s, m, xs, w, ws);
     out.push_back(
         cross_entropy_backward(quirks, {m.M, s.V}, ws, rows_of(targets, s, i, 4), ws, scale));
     append(out, matmul_backward_input_pieces(quirks, m, ws, w, rows_of(dx, s, i, uint64_t{s.C} * 4),

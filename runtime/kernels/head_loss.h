@@ -19,6 +19,9 @@ struct HeadLossShape {
   uint32_t V = 0;              // vocabulary (the weight is [V, C])
   uint32_t chunk_rows = 0;     // rows per chunk; chunk starts must keep bindings aligned
   DType w_dtype = DType::f32;  // the weight's storage (a frozen head may be f16 or bf16)
+  // x's storage. The logits workspaces are f32; with 16-bit x they are rounded to x's type
+  // before the loss reads them, as a stored logits tensor would be.
+  DType x_dtype = DType::f32;
   uint32_t chunks() const { return (rows + chunk_rows - 1) / chunk_rows; }
 };
 

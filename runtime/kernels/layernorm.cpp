@@ -12,10 +12,13 @@ constexpr uint32_t kGroup = 32;
 
 Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice x,
                            BufferSlice w, BufferSlice b, BufferSlice y, BufferSlice mean,
-                           BufferSlice rstd) {
+                           BufferSlice rstd, DType act) {
   Dispatch d;
   const bool t = quirks.texel_fetch_beats_storage_loads;
-  d.kernel = t ? KernelId::layernorm_forward_texels : KernelId::layernorm_forward;
+  d.kernel = act == DType::f32 && t
+                 ? KernelId::layernorm_forward_texels
+                 : act_variant(act, {KernelId::layernorm_forward, KernelId::layernorm_forward_f16,
+                                     KernelId::layernorm_forward_bf16});
   d.spec = {kGroup};
   d.bindings = {float_input(x), float_input(w), float_input(b),
                 {y, true},      {mean, true},   {rstd, true}};
@@ -28,10 +31,13 @@ Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, 
 Dispatch layernorm_backward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice dy,
                             BufferSlice x, BufferSlice w, BufferSlice mean, BufferSlice rstd,
                             BufferSlice dx, BufferSlice dw, BufferSlice db, bool accumulate_dx,
-                            bool accumulate_dw) {
+                            bool accumulate_dw, DType act) {
   Dispatch d;
   const bool t = quirks.texel_fetch_beats_storage_loads;
-  d.kernel = t ? KernelId::layernorm_backward_texels : KernelId::layernorm_backward;
+  d.kernel = act == DType::f32 && t
+                 ? KernelId::layernorm_backward_texels
+                 : act_variant(act, {KernelId::layernorm_backward, KernelId::layernorm_backward_f16,
+                                     KernelId::layernorm_backward_bf16});
   d.spec = {kGroup};
   // Without dw and db no channel invocation runs; their bindings repeat dx, never touched.
   const bool weight_grad = dw.buffer != VK_NULL_HANDLE;

@@ -3,6 +3,7 @@
 
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
+#include "runtime/kernels/act_variant.h"
 
 namespace remat::kernels {
 
@@ -13,10 +14,11 @@ struct LayernormShape {
 };
 
 // y[rows,C] = (x - mean) * rstd * w + b; also writes mean[rows] and rstd[rows]. CPU drivers
-// (quirks.texel_fetch_beats_storage_loads) read the inputs through texel views; same bits.
+// (quirks.texel_fetch_beats_storage_loads) read the inputs through texel views; same bits. x and
+// y stored as `act` (16-bit: storage buffers).
 Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice x,
                            BufferSlice w, BufferSlice b, BufferSlice y, BufferSlice mean,
-                           BufferSlice rstd);
+                           BufferSlice rstd, DType act = DType::f32);
 
 // dx[rows,C], dw[C], db[C]. accumulate_dx: dx += instead of =; accumulate_dw: the same for both
 // dw and db. One dispatch: its rows and channel reductions are independent. A frozen weight
@@ -24,6 +26,6 @@ Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, 
 Dispatch layernorm_backward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice dy,
                             BufferSlice x, BufferSlice w, BufferSlice mean, BufferSlice rstd,
                             BufferSlice dx, BufferSlice dw, BufferSlice db, bool accumulate_dx,
-                            bool accumulate_dw);
+                            bool accumulate_dw, DType act = DType::f32);
 
 }  // namespace remat::kernels

@@ -24,7 +24,7 @@ Dispatch matmul_forward(const DeviceQuirks& quirks, const MatmulShape& s, Buffer
     // CPU drivers: four contiguous columns per vec4 load (see matmul_forward_vec4.comp).
     // 8 rows x 8 columns per invocation measured fastest on llvmpipe at 256^3 and 1024^3.
     const uint32_t tm = 8, tn4 = 2, wx = 8;
-    d.kernel = kernel_variant(KernelId::matmul_forward_vec4, {DType::f32, s.w_dtype});
+    d.kernel = kernel_variant(KernelId::matmul_forward_vec4, {s.x_dtype, s.w_dtype, s.y_dtype});
     d.spec = {wx, 1, 1, tm, tn4};
     d.groups = {div_up(s.N / 4, wx * tn4), div_up(s.M, tm), 1};
     return d;
@@ -35,7 +35,7 @@ Dispatch matmul_forward(const DeviceQuirks& quirks, const MatmulShape& s, Buffer
   const uint32_t tm = quirks.barriers_are_expensive ? 8 : 4;
   const uint32_t tn = quirks.barriers_are_expensive ? 4 : 2;
   const uint32_t wx = quirks.barriers_are_expensive ? 8 : 64;
-  d.kernel = kernel_variant(KernelId::matmul_forward, {DType::f32, s.w_dtype});
+  d.kernel = kernel_variant(KernelId::matmul_forward, {s.x_dtype, s.w_dtype, s.y_dtype});
   d.spec = {wx, 1, 1, tm, tn};
   d.groups = {div_up(s.N, wx * tn), div_up(s.M, tm), 1};
   return d;

@@ -22,6 +22,10 @@ struct MatmulShape {
   uint32_t n_offset = 0;
   // W's storage (kernel_variants.h): a frozen base may be f16 or bf16; x, out and dout are f32.
   DType w_dtype = DType::f32;
+  // The activations' storage (act16.glsl): inp, and out (the chunked head's logits stay f32).
+  // dout, dinp and dW are gradients, always f32.
+  DType x_dtype = DType::f32;
+  DType y_dtype = DType::f32;
   uint32_t row_stride() const { return ld ? ld : N; }
   // Bytes of one row of an (out, in) weight [N,K]: the unit its binding pieces are cut in.
   uint64_t w_row_bytes() const { return uint64_t(K) * dtype_bytes(w_dtype); }

@@ -95,7 +95,7 @@ Dispatch matmul_backward_weight(const DeviceQuirks& quirks, const MatmulShape& s
       s.K % 4 == 0) {
     // CPU drivers: vec4 loads on both sides (same bits as the scalar kernel).
     constexpr uint32_t tk = 8, tn4 = 2, wx = 8;
-    d.kernel = KernelId::matmul_backward_weight_vec4;
+    d.kernel = kernel_variant(KernelId::matmul_backward_weight_vec4, {DType::f32, s.x_dtype});
     d.spec = {wx, 1, 1, tk, tn4};
     d.bindings = {{dout, false}, {inp, false}, {dw, true}};
     d.push = push_bytes(params(s, mode));
@@ -104,7 +104,7 @@ Dispatch matmul_backward_weight(const DeviceQuirks& quirks, const MatmulShape& s
     return d;
   }
   const Tile t = tile(quirks);
-  d.kernel = KernelId::matmul_backward_weight;
+  d.kernel = kernel_variant(KernelId::matmul_backward_weight, {DType::f32, s.x_dtype});
   d.spec = {t.wx, 1, 1, t.rows, t.cols};
   d.bindings = {{dout, false}, {inp, false}, {dw, true}};
   d.push = push_bytes(params(s, mode));

@@ -32,6 +32,7 @@ Binding texels(BufferSlice s, bool vec4, DType t = DType::f32) {
 struct XOperand {
   BufferSlice slice;
   uint32_t offset, si, sr;
+  DType dtype = DType::f32;  // an activation may be stored in 16 bits
 };
 
 // X's fetch mode: aligned vec4 where the contiguous axis, the other stride and the offset allow
@@ -41,7 +42,7 @@ struct XOperand {
 XMode x_mode(const XOperand& x, uint32_t I, uint32_t R) {
   if (x.sr == 1 && div4(R) && div4(x.si) && div4(x.offset)) return XMode::vec4_along_r;
   if (x.si == 1 && I >= 4 && div4(I) && div4(x.sr) && div4(x.offset)) return XMode::vec4_along_i;
-  if (x.slice.size % 16 != 0) return XMode::scalar;
+  if (x.slice.size % (4 * uint64_t(dtype_bytes(x.dtype))) != 0) return XMode::scalar;
   if (x.sr == 1) return XMode::shifted_vec4_along_r;
   if (x.si == 1) return XMode::shifted_vec4_along_i;
   return XMode::scalar;
@@ -74,16 +75,16 @@ struct YOperand {
 // C(I,J) (+)= X(I,R) · Y[R,J] with Y and C vec4 along j (the caller checks J, Y's and C's strides).
 Dispatch outer(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, const XOperand& x,
                YOperand y, uint32_t y_stride, BufferSlice bias, BufferSlice c, uint32_t c_offset,
-               uint32_t ldc, uint32_t accumulate) {
+               uint32_t ldc, uint32_t accumulate, DType c_dtype = DType::f32) {
   const XMode mode = x_mode(x, I, R);
   const auto m = static_cast<uint32_t>(mode);
   const MatmulTile t = tile_for(tiling, TexelMatmul::outer, m, I, J, R);
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   Dispatch d;
-  d.kernel = kernel_variant(KernelId::matmul_outer_texels, {DType::f32, y.dtype});
+  d.kernel = kernel_variant(KernelId::matmul_outer_texels, {x.dtype, y.dtype, c_dtype});
   d.spec = {
       t.wx, 1, 1, t.rows, t.cols, m, x_lanes(tiling.shared_x_lanes, t, TexelMatmul::outer, m)};
-  d.bindings = {texels(x.slice, mode != XMode::scalar),
+  d.bindings = {texels(x.slice, mode != XMode::scalar, x.dtype),
                 texels(y.slice, true, y.dtype),
                 {has_bias ? bias : c, false},
                 {c, true}};
@@ -94,16 +95,19 @@ Dispatch outer(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, c
 }
 
 // C(I,J) (+)= X[I,R] · Y[J,R]^T, both vec4 along r (the caller checks R and the strides).
-Dispatch dot(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, BufferSlice x,
+Dispatch dot(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, YOperand x,
              uint32_t x_offset, uint32_t x_si, YOperand y, uint32_t y_stride, BufferSlice bias,
-             BufferSlice c, uint32_t c_offset, uint32_t ldc, uint32_t accumulate) {
+             BufferSlice c, uint32_t c_offset, uint32_t ldc, uint32_t accumulate,
+             DType c_dtype = DType::f32) {
   const MatmulTile t = tile_for(tiling, TexelMatmul::dot, 0, I, J, R);
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   Dispatch d;
-  d.kernel = kernel_variant(KernelId::matmul_dot_texels, {DType::f32, y.dtype});
+  d.kernel = kernel_variant(KernelId::matmul_dot_texels, {x.dtype, y.dtype, c_dtype});
   d.spec = {t.wx, 1, 1, t.rows, t.cols, x_lanes(tiling.shared_x_lanes, t, TexelMatmul::dot, 0)};
-  d.bindings = {
-      texels(x, true), texels(y.slice, true, y.dtype), {has_bias ? bias : c, false}, {c, true}};
+  d.bindings = {texels(x.slice, true, x.dtype),
+                texels(y.slice, true, y.dtype),
+                {has_bias ? bias : c, false},
+                {c, true}};
   d.push = push_bytes(push::MatmulTexelsParams{I, J, R, x_offset, x_si, 1, y_stride, c_offset, ldc,
                                                accumulate, has_bias ? 1u : 0u});
   d.groups = {div_up(J, t.wx * t.cols), div_up(I, t.rows), 1};
@@ -131,14 +135,14 @@ std::optional<Dispatch> matmul_forward_texels(const DeviceQuirks& quirks, const 
       [&]() -> std::optional<Dispatch> {
         // out(m,n) = sum_k inp[m,k] W[k,n]: Y = W, vec4 along n.
         if (!div4(s.N) || !div4(ld) || !div4(s.n_offset)) return {};
-        return outer(quirks.matmul_tiling, s.M, s.N, s.K, {inp, 0, s.K, 1}, {w, s.w_dtype}, s.N,
-                     bias, out, s.n_offset, ld, 0);
+        return outer(quirks.matmul_tiling, s.M, s.N, s.K, {inp, 0, s.K, 1, s.x_dtype},
+                     {w, s.w_dtype}, s.N, bias, out, s.n_offset, ld, 0, s.y_dtype);
       },
       [&]() -> std::optional<Dispatch> {
         // out(m,n) = sum_k inp[m,k] W[n,k]: both contiguous in k.
         if (!div4(s.K)) return {};
-        return dot(quirks.matmul_tiling, s.M, s.N, s.K, inp, 0, s.K, {w, s.w_dtype}, s.K, bias, out,
-                   s.n_offset, ld, 0);
+        return dot(quirks.matmul_tiling, s.M, s.N, s.K, {inp, s.x_dtype}, 0, s.K, {w, s.w_dtype},
+                   s.K, bias, out, s.n_offset, ld, 0, s.y_dtype);
       });
 }
 
@@ -152,7 +156,7 @@ std::optional<Dispatch> matmul_backward_input_texels(const DeviceQuirks& quirks,
       [&]() -> std::optional<Dispatch> {
         // dinp(m,k) = sum_n dout[m,n] W[k,n]: both contiguous in n.
         if (!div4(s.N) || !div4(ld) || !div4(s.n_offset)) return {};
-        return dot(quirks.matmul_tiling, s.M, s.K, s.N, dout, s.n_offset, ld, {w, s.w_dtype}, s.N,
+        return dot(quirks.matmul_tiling, s.M, s.K, s.N, {dout}, s.n_offset, ld, {w, s.w_dtype}, s.N,
                    {}, dinp, 0, s.K, accumulate);
       },
       [&]() -> std::optional<Dispatch> {
@@ -173,14 +177,14 @@ std::optional<Dispatch> matmul_backward_weight_texels(const DeviceQuirks& quirks
       [&]() -> std::optional<Dispatch> {
         // dW(k,n) = sum_m inp[m,k] dout[m,n]: X = inp read along k, Y = dout, vec4 along n.
         if (!div4(s.N) || ld != s.N || s.n_offset != 0) return {};
-        return outer(quirks.matmul_tiling, s.K, s.N, s.M, {inp, 0, 1, s.K}, {dout}, s.N, {}, dw, 0,
-                     s.N, accumulate);
+        return outer(quirks.matmul_tiling, s.K, s.N, s.M, {inp, 0, 1, s.K, s.x_dtype}, {dout}, s.N,
+                     {}, dw, 0, s.N, accumulate);
       },
       [&]() -> std::optional<Dispatch> {
         // dW(n,k) = sum_m dout[m,n] inp[m,k]: X = dout read along n, Y = inp, vec4 along k.
         if (!div4(s.K)) return {};
-        return outer(quirks.matmul_tiling, s.N, s.K, s.M, {dout, s.n_offset, 1, ld}, {inp}, s.K, {},
-                     dw, 0, s.K, accumulate);
+        return outer(quirks.matmul_tiling, s.N, s.K, s.M, {dout, s.n_offset, 1, ld},
+                     {inp, s.x_dtype}, s.K, {}, dw, 0, s.K, accumulate);
       });
 }
 
@@ -222,7 +226,7 @@ Dispatch matmul_probe_dispatch(const MatmulProbe& p, const MatmulTile& t, uint32
                                BufferSlice x, BufferSlice y, BufferSlice c) {
   const MatmulTiling only{t, t, {}, shared_x_lanes};
   if (p.cls.kernel == TexelMatmul::dot)
-    return dot(only, p.I, p.J, p.R, x, 0, p.R, {y}, p.R, {}, c, 0, p.J, 0);
+    return dot(only, p.I, p.J, p.R, {x}, 0, p.R, {y}, p.R, {}, c, 0, p.J, 0);
   // X as the mode reads it: r-contiguous rows R floats apart, or i-contiguous columns.
   const bool along_r = p.cls.x_mode == 0 || p.cls.x_mode == 2 || p.cls.x_mode == 3;
   const XOperand xo = along_r ? XOperand{x, 0, p.R, 1} : XOperand{x, 0, 1, p.I};

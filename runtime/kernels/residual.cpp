@@ -12,10 +12,12 @@ constexpr uint32_t kGroup = 256;
 }  // namespace
 
 Dispatch residual_forward(const DeviceQuirks& quirks, uint32_t count, BufferSlice a, BufferSlice b,
-                          BufferSlice y, float scale) {
-  const bool texel = vec4_texels_apply(quirks, {a, b, y}, count);
+                          BufferSlice y, float scale, DType act) {
+  const bool texel = act == DType::f32 && vec4_texels_apply(quirks, {a, b, y}, count);
   Dispatch d;
-  d.kernel = texel ? KernelId::residual_forward_texels : KernelId::residual_forward;
+  d.kernel = texel ? KernelId::residual_forward_texels
+                   : act_variant(act, {KernelId::residual_forward, KernelId::residual_forward_f16,
+                                       KernelId::residual_forward_bf16});
   d.spec = {kGroup};
   if (texel)
     d.bindings = {vec4_texels(a, count), vec4_texels(b, count), {y, true}};

@@ -3,14 +3,15 @@
 
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
+#include "runtime/kernels/act_variant.h"
 
 namespace remat::kernels {
 
-// y[i] = a[i] + scale·b[i] for i < count. Where quirks.texel_fetch_beats_storage_loads holds and
-// count and the slices allow (vec4_texels.h), four floats per iteration through texel views;
-// the same bits either way.
+// y[i] = a[i] + scale·b[i] for i < count; a, b and y stored as `act`. With fp32 activations,
+// where quirks.texel_fetch_beats_storage_loads holds and count and the slices allow
+// (vec4_texels.h), four floats per iteration through texel views; the same bits either way.
 Dispatch residual_forward(const DeviceQuirks& quirks, uint32_t count, BufferSlice a, BufferSlice b,
-                          BufferSlice y, float scale = 1.0f);
+                          BufferSlice y, float scale = 1.0f, DType act = DType::f32);
 // da[i] (=|+=) dy[i], db[i] (=|+=) scale·dy[i], each by its own flag. da and db must not overlap.
 // Variants as the forward's.
 Dispatch residual_backward(const DeviceQuirks& quirks, uint32_t count, BufferSlice dy,

@@ -11,10 +11,13 @@ constexpr uint32_t kGroup = 32;
 }  // namespace
 
 Dispatch rmsnorm_forward(const DeviceQuirks& quirks, const RmsnormShape& s, BufferSlice x,
-                         BufferSlice w, BufferSlice y, BufferSlice rstd) {
+                         BufferSlice w, BufferSlice y, BufferSlice rstd, DType act) {
   Dispatch d;
   const bool t = quirks.texel_fetch_beats_storage_loads;
-  d.kernel = t ? KernelId::rmsnorm_forward_texels : KernelId::rmsnorm_forward;
+  d.kernel = act == DType::f32 && t
+                 ? KernelId::rmsnorm_forward_texels
+                 : act_variant(act, {KernelId::rmsnorm_forward, KernelId::rmsnorm_forward_f16,
+                                     KernelId::rmsnorm_forward_bf16});
   d.spec = {kGroup};
   d.bindings = {float_input(x), float_input(w), {y, true}, {rstd, true}};
   d.push = push_bytes(push::RmsnormParams{s.rows, s.C, s.eps});
@@ -25,10 +28,13 @@ Dispatch rmsnorm_forward(const DeviceQuirks& quirks, const RmsnormShape& s, Buff
 
 Dispatch rmsnorm_backward(const DeviceQuirks& quirks, const RmsnormShape& s, BufferSlice dy,
                           BufferSlice x, BufferSlice w, BufferSlice rstd, BufferSlice dx,
-                          BufferSlice dw, GradWrite dx_mode, GradWrite dw_mode) {
+                          BufferSlice dw, GradWrite dx_mode, GradWrite dw_mode, DType act) {
   Dispatch d;
   const bool t = quirks.texel_fetch_beats_storage_loads;
-  d.kernel = t ? KernelId::rmsnorm_backward_texels : KernelId::rmsnorm_backward;
+  d.kernel = act == DType::f32 && t
+                 ? KernelId::rmsnorm_backward_texels
+                 : act_variant(act, {KernelId::rmsnorm_backward, KernelId::rmsnorm_backward_f16,
+                                     KernelId::rmsnorm_backward_bf16});
   d.spec = {kGroup};
   // A frozen weight (dw empty): no channel invocation runs; its binding repeats dx, never touched.
   const bool weight_grad = dw.buffer != VK_NULL_HANDLE;

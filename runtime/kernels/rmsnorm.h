@@ -16,6 +16,7 @@
 
 #include "runtime/device_plan.h"
 #include "runtime/executor.h"
+#include "runtime/kernels/act_variant.h"
 #include "runtime/kernels/grad_write.h"
 
 namespace remat::kernels {
@@ -26,13 +27,15 @@ struct RmsnormShape {
   float eps = 1e-6f;
 };
 
-// y[rows,C] and rstd[rows] from x[rows,C] and w[C].
+// y[rows,C] and rstd[rows] from x[rows,C] and w[C]; x and y stored as `act` (16-bit: storage
+// buffers, not texel views).
 Dispatch rmsnorm_forward(const DeviceQuirks& quirks, const RmsnormShape& s, BufferSlice x,
-                         BufferSlice w, BufferSlice y, BufferSlice rstd);
+                         BufferSlice w, BufferSlice y, BufferSlice rstd, DType act = DType::f32);
 
-// dx[rows,C] and dw[C] from dy[rows,C], x, w and the forward's rstd.
+// dx[rows,C] and dw[C] from dy[rows,C], x, w and the forward's rstd; x stored as `act`.
 Dispatch rmsnorm_backward(const DeviceQuirks& quirks, const RmsnormShape& s, BufferSlice dy,
                           BufferSlice x, BufferSlice w, BufferSlice rstd, BufferSlice dx,
-                          BufferSlice dw, GradWrite dx_mode, GradWrite dw_mode);
+                          BufferSlice dw, GradWrite dx_mode, GradWrite dw_mode,
+                          DType act = DType::f32);
 
 }  // namespace remat::kernels

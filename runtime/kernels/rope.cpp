@@ -60,9 +60,10 @@ float rope_log2_theta(float theta) {
 }
 
 Dispatch rope_forward(const RopeShape& s, BufferSlice in, RopeLayout in_layout, BufferSlice out,
-                      RopeLayout out_layout) {
-  Dispatch d =
-      rope(KernelId::rope_forward, s, in, in_layout, out, out_layout, GradWrite::overwrite);
+                      RopeLayout out_layout, DType act) {
+  Dispatch d = rope(act_variant(act, {KernelId::rope_forward, KernelId::rope_forward_f16,
+                                      KernelId::rope_forward_bf16}),
+                    s, in, in_layout, out, out_layout, GradWrite::overwrite);
   d.label = "rope_forward";
   return d;
 }

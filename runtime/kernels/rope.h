@@ -23,6 +23,7 @@
 #pragma once
 
 #include "runtime/executor.h"
+#include "runtime/kernels/act_variant.h"
 #include "runtime/kernels/grad_write.h"
 
 namespace remat::kernels {
@@ -49,7 +50,7 @@ float rope_log2_theta(float theta);
 // odd or zero D, theta not positive and finite, a layout whose heads overrun their rows, or
 // sizes beyond 32-bit indexing.
 Dispatch rope_forward(const RopeShape& s, BufferSlice in, RopeLayout in_layout, BufferSlice out,
-                      RopeLayout out_layout);
+                      RopeLayout out_layout, DType act = DType::f32);
 
 // d_in (=|+=) rotate(d_out, -angle). d_out and d_in must not overlap. Throws as rope_forward.
 Dispatch rope_backward(const RopeShape& s, BufferSlice d_out, RopeLayout d_out_layout,

@@ -8,9 +8,10 @@ namespace {
 constexpr uint32_t kGroup = 256;
 }  // namespace
 
-Dispatch swiglu_forward(uint32_t count, BufferSlice g, BufferSlice u, BufferSlice h) {
+Dispatch swiglu_forward(uint32_t count, BufferSlice g, BufferSlice u, BufferSlice h, DType act) {
   Dispatch d;
-  d.kernel = KernelId::swiglu_forward;
+  d.kernel = act_variant(
+      act, {KernelId::swiglu_forward, KernelId::swiglu_forward_f16, KernelId::swiglu_forward_bf16});
   d.spec = {kGroup};
   d.bindings = {{g, false}, {u, false}, {h, true}};
   d.push = push_bytes(push::SwigluParams{count, 0, 0});
@@ -20,9 +21,11 @@ Dispatch swiglu_forward(uint32_t count, BufferSlice g, BufferSlice u, BufferSlic
 }
 
 Dispatch swiglu_backward(uint32_t count, BufferSlice dh, BufferSlice g, BufferSlice u,
-                         BufferSlice dg, BufferSlice du, GradWrite dg_mode, GradWrite du_mode) {
+                         BufferSlice dg, BufferSlice du, GradWrite dg_mode, GradWrite du_mode,
+                         DType act) {
   Dispatch d;
-  d.kernel = KernelId::swiglu_backward;
+  d.kernel = act_variant(act, {KernelId::swiglu_backward, KernelId::swiglu_backward_f16,
+                               KernelId::swiglu_backward_bf16});
   d.spec = {kGroup};
   d.bindings = {{dh, false}, {g, false}, {u, false}, {dg, true}, {du, true}};
   d.push = push_bytes(

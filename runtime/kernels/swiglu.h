@@ -13,15 +13,19 @@
 #pragma once
 
 #include "runtime/executor.h"
+#include "runtime/kernels/act_variant.h"
 #include "runtime/kernels/grad_write.h"
 
 namespace remat::kernels {
 
-// h[i] = silu(g[i]) * u[i] for i < count.
-Dispatch swiglu_forward(uint32_t count, BufferSlice g, BufferSlice u, BufferSlice h);
+// h[i] = silu(g[i]) * u[i] for i < count; g, u and h stored as `act`.
+Dispatch swiglu_forward(uint32_t count, BufferSlice g, BufferSlice u, BufferSlice h,
+                        DType act = DType::f32);
 
-// dg[i] (=|+=) dh[i] * u[i] * silu'(g[i]), du[i] (=|+=) dh[i] * silu(g[i]).
+// dg[i] (=|+=) dh[i] * u[i] * silu'(g[i]), du[i] (=|+=) dh[i] * silu(g[i]); g and u stored as
+// `act`.
 Dispatch swiglu_backward(uint32_t count, BufferSlice dh, BufferSlice g, BufferSlice u,
-                         BufferSlice dg, BufferSlice du, GradWrite dg_mode, GradWrite du_mode);
+                         BufferSlice dg, BufferSlice du, GradWrite dg_mode, GradWrite du_mode,
+                         DType act = DType::f32);
 
 }  // namespace remat::kernels

@@ -119,7 +119,6 @@ Options parse(std::vector<std::string> argv) {
   o.sel = parse_model_selection(a);
   o.lora = parse_lora_flags(a);
   choose_auto_loss_chunk(o.sel, o.lora);
-  require_f32_activations(o.sel);
   try {
     check_weight_dtype(o.sel.shape.weight_dtype, o.lora.enabled());
   } catch (const std::invalid_argument& e) {

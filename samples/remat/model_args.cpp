@@ -31,7 +31,11 @@ std::vector<FlagSpec> model_flags() {
        "64; auto (with --arena or --memory, which chooses it unless given) the whole logits if "
        "they fit, else the largest chunk that does",
        "0"},
-      {"--dtype", "TYPE", "activation storage f32, f16 or bf16; 16-bit is remat plan only", "f32"},
+      {"--act-dtype", "TYPE",
+       "activation storage f32, f16 or bf16 (rounded when written; compute, gradients and "
+       "weights stay f32)",
+       "f32"},
+      {"--dtype", "TYPE", "the same as --act-dtype", "f32"},
       {"--weights-dtype", "TYPE",
        "storage of the frozen weights under --lora: f32, f16 or bf16 (1-D gains and biases stay "
        "f32)",
@@ -97,7 +101,10 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   o.shape.batch = static_cast<int>(a.get_int_or_default("--batch", 1, big));
   o.shape.seq = static_cast<int>(a.get_int("--seq", 1, big).value_or(o.model.ctx));
   o.shape.dropout = static_cast<float>(a.get_double_or_default("--dropout"));
-  o.shape.activation_dtype = parse_activation_dtype(a.get_or_default("--dtype"));
+  if (a.get("--act-dtype") && a.get("--dtype"))
+    throw UsageError("give --act-dtype once (--dtype is the same flag)");
+  o.shape.activation_dtype = parse_activation_dtype(
+      a.get("--dtype") ? *a.get("--dtype") : a.get_or_default("--act-dtype"));
   try {
     o.shape.weight_dtype = parse_weight_dtype(a.get_or_default("--weights-dtype"));
   } catch (const std::invalid_argument& e) {
@@ -178,16 +185,6 @@ std::string model_shape_text(const ModelConfig& m) {
     s += " KV" + std::to_string(m.kv_head_count()) + " FFN" + std::to_string(m.mlp_width()) +
          (m.tied_head ? " tied" : " untied");
   return s;
-}
-
-void require_f32_activations(const ModelSelection& sel) {
-  const DType d = sel.shape.activation_dtype;
-  if (d == DType::f32) return;
-  const std::string name(dtype_name(d));
-  throw UsageError("--dtype " + name +
-                   ": 16-bit activation storage is not implemented yet; train and bench run f32 "
-                   "(remat plan can plan " +
-                   name + ")");
 }
 
 }  // namespace remat::cli

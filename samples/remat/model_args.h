@@ -53,7 +53,4 @@ LoraSpec parse_lora_flags(const Args& args, bool rank_elsewhere = false);
 // "L30 C576 H9 V49152 ctx8192", and for the Llama family " KV3 FFN1536 tied" (or "untied").
 std::string model_shape_text(const ModelConfig& m);
 
-// train and bench execute f32 activations only: --dtype f16/bf16 is a UsageError naming why.
-void require_f32_activations(const ModelSelection& sel);
-
 }  // namespace remat::cli

@@ -185,7 +185,6 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   j.field("batch", o.sel.shape.batch).field("seq", o.sel.shape.seq);
   j.field("dtype", dtype_name(o.sel.shape.activation_dtype));
   j.field("loss_chunk", o.sel.shape.loss_chunk);
-  j.field("plan_only", o.sel.shape.activation_dtype != DType::f32);
   j.field("policy", p.policy.to_string()).field("budget_bytes", o.sel.arena);
   j.field("arena_bytes", p.arena_bytes).field("arena_lower_bound_bytes", p.arena_lower_bound);
   j.field("persistent_bytes", p.persistent_bytes).field("alignment", p.alignment);
@@ -240,10 +239,6 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
   if (o.sel.shape.loss_chunk > 0)
     std::printf("loss in chunks of %d rows: logits of one chunk at a time\n",
                 std::min(o.sel.shape.loss_chunk, o.sel.shape.batch * o.sel.shape.seq));
-  if (o.sel.shape.activation_dtype != DType::f32)
-    std::printf(
-        "plan only: remat train and bench run f32 activations (16-bit storage is not "
-        "implemented yet)\n");
   std::printf("policy %s%s: arena %s (lower bound %s, layout/bound %.4f), persistent %s\n",
               p.policy.to_string().c_str(), budget_text(o.sel, o.sel.shape.loss_chunk).c_str(),
               format_bytes(p.arena_bytes).c_str(), format_bytes(p.arena_lower_bound).c_str(),

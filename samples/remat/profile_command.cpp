@@ -56,7 +56,6 @@ Options parse(const std::vector<std::string>& argv) {
   Options o;
   o.sel = parse_model_selection(a);
   choose_auto_loss_chunk(o.sel);
-  require_f32_activations(o.sel);
   auto out = a.get("--out");
   if (!out) throw UsageError("--out COSTS.json is required (where to write the cost table)");
   o.out = *out;

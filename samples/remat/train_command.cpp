@@ -191,7 +191,6 @@ Options parse(const std::vector<std::string>& user_argv) {
   o.sel = parse_model_selection(a, base);
   if (const std::string why = o.sel.model.training_refusal(); !why.empty()) throw UsageError(why);
   if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs
-  require_f32_activations(o.sel);
   auto data = a.get("--data");
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
   o.data = *data;
@@ -423,10 +422,11 @@ int run_train(const std::vector<std::string>& argv) {
   const Plan& plan = session.plan();
   const ModelConfig& m = cfg.model;
   std::printf("device   %s\n", device->summary().c_str());
-  std::printf("model    %s: %s, %.2fM parameters; batch %d × seq %d%s\n", o.sel.model_name.c_str(),
-              model_shape_text(m).c_str(), double(m.parameter_count()) / 1e6, cfg.shape.batch,
-              cfg.shape.seq,
-              o.accum > 1 ? (" × " + std::to_string(o.accum) + " micro-batches").c_str() : "");
+  std::printf("model    %s: %s, %.2fM parameters; batch %d × seq %d%s; activations %s\n",
+              o.sel.model_name.c_str(), model_shape_text(m).c_str(),
+              double(m.parameter_count()) / 1e6, cfg.shape.batch, cfg.shape.seq,
+              o.accum > 1 ? (" × " + std::to_string(o.accum) + " micro-batches").c_str() : "",
+              std::string(dtype_name(cfg.shape.activation_dtype)).c_str());
   print_lora(session, o.lora);
   std::printf(
       "plan     policy %s; checkpoints %s; arena %s%s; persistent %s; predicted %.3fx the time of "

@@ -38,6 +38,7 @@ std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::
   add("--seq", std::to_string(st.shape.seq));
   add("--dropout", number(st.shape.dropout));
   add("--loss-chunk", std::to_string(st.shape.loss_chunk));
+  if (!given.has("--dtype")) add("--act-dtype", std::string(dtype_name(st.shape.activation_dtype)));
   add("--accum", std::to_string(st.accum));
   add("--seed", std::to_string(st.seed));
   add("--lr", number(st.optimizer.lr));
@@ -151,6 +152,9 @@ void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const
   same("--dropout", c.shape.dropout, st.shape.dropout);
   same("--loss-chunk", c.shape.loss_chunk, st.shape.loss_chunk);
   same("--accum", c.accum, st.accum);
+  if (c.shape.activation_dtype != st.shape.activation_dtype)
+    differ("--act-dtype", std::string(dtype_name(c.shape.activation_dtype)),
+           std::string(dtype_name(st.shape.activation_dtype)));
   if (c.seed != st.seed) differ("--seed", std::to_string(c.seed), std::to_string(st.seed));
   same("--lr", c.optimizer.lr, st.optimizer.lr);
   same("--wd", c.optimizer.weight_decay, st.optimizer.weight_decay);

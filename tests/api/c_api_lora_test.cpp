@@ -1,5 +1,6 @@
 // LoRA through the C API: params fields, PEFT's adapter files in and out, merged weights, the
-// errors that name what is wrong, and a params struct from before the LoRA fields.
+// errors that name what is wrong, a params struct from before the LoRA fields, and the frozen
+// base and the activations stored in 16 bits.
 #include <catch2/catch.hpp>
 
 #include <cstddef>
@@ -148,4 +149,27 @@ TEST_CASE("c api: weights_dtype stores the frozen base in 16 bits, and is refuse
   p.struct_size = offsetof(remat_session_params, weights_dtype);
   REQUIRE(remat_plan(&p, &bf16) == REMAT_OK);
   CHECK(bf16.persistent_bytes == f32.persistent_bytes);
+}
+
+TEST_CASE("c api: act_dtype stores activations in 16 bits, on a 16-bit base too") {
+  remat_plan_report f32{sizeof(remat_plan_report)}, bf16{sizeof(remat_plan_report)};
+  remat_session_params p = lora_params();
+  p.weights_dtype = REMAT_DTYPE_BF16;
+  REQUIRE(remat_plan(&p, &f32) == REMAT_OK);
+  p.act_dtype = REMAT_DTYPE_BF16;
+  REQUIRE(remat_plan(&p, &bf16) == REMAT_OK);
+  CHECK(bf16.arena_bytes < f32.arena_bytes);
+  CHECK(bf16.persistent_bytes == f32.persistent_bytes);
+  Handles h;
+  REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
+  REQUIRE(remat_session_create(h.device, &p, &h.session) == REMAT_OK);
+  train(h.session, 1);
+  p.act_dtype = -1;
+  CHECK(remat_plan(&p, &bf16) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(remat_last_error()).find("act_dtype") != std::string::npos);
+  // A struct from before act_dtype is read with f32 activations.
+  p.act_dtype = REMAT_DTYPE_F16;  // beyond the size the struct claims: never read
+  p.struct_size = offsetof(remat_session_params, act_dtype);
+  REQUIRE(remat_plan(&p, &bf16) == REMAT_OK);
+  CHECK(bf16.arena_bytes == f32.arena_bytes);
 }

@@ -126,12 +126,8 @@ TEST_CASE("malformed remat invocations exit 2 with one line that says what was w
       {"plan --dropout nan", "--dropout must be a finite number"},
       {"plan --dtype f8", "f8"},
       {"plan --alignment 0", "--alignment must be between 1 and"},
-      // 16-bit activations are planned, never executed.
-      {"train tiny --data " + fx.path("missing.txt") + " --dtype bf16",
-       "--dtype bf16: 16-bit activation storage is not implemented yet; train and bench run f32"},
-      {"bench --dtype f16", "--dtype f16: 16-bit activation storage is not implemented yet"},
-      {"profile --out " + fx.path("p.json") + " --dtype bf16",
-       "--dtype bf16: 16-bit activation storage"},
+      {"plan --act-dtype f16 --dtype f16", "give --act-dtype once (--dtype is the same flag)"},
+      {"plan --act-dtype int8", "f32, f16 or bf16"},
       // Sizes.
       {"plan --arena -5", "--arena must be positive, got '-5'; use bytes or a size like 48MiB"},
       {"plan --arena 12XB", "--arena has an unknown unit 'XB'"},

@@ -51,12 +51,12 @@ TEST_CASE("remat plan --json prints byte and FLOP counts exactly") {
   CHECK(r.out.find("e+") == std::string::npos);
 }
 
-TEST_CASE("remat plan names the preset a shape equals, or custom, and marks 16-bit plans") {
+TEST_CASE("remat plan names the preset a shape equals, or custom, and the activation dtype") {
   auto custom = run_remat("plan --layers 32 --dim 4096 --heads 32 --ctx 1024 --seq 128 --json");
   REQUIRE(custom.exit_code == 0);
   const remat::JsonValue c = remat::parse_json(custom.out);
   CHECK(c.find("model")->find("name")->string == "custom");
-  CHECK_FALSE(c.find("plan_only")->boolean);
+  CHECK(c.find("dtype")->string == "f32");
   auto overridden = run_remat("plan gpt2 --layers 4 --seq 64 --json");
   REQUIRE(overridden.exit_code == 0);
   CHECK(remat::parse_json(overridden.out).find("model")->find("name")->string == "custom");
@@ -65,13 +65,12 @@ TEST_CASE("remat plan names the preset a shape equals, or custom, and marks 16-b
   REQUIRE(spelled.exit_code == 0);
   CHECK(remat::parse_json(spelled.out).find("model")->find("name")->string == "gpt2");
 
-  auto half = run_remat("plan --dtype bf16 --json");
+  auto half = run_remat("plan --act-dtype bf16 --json");
   REQUIRE(half.exit_code == 0);
-  CHECK(remat::parse_json(half.out).find("plan_only")->boolean);
-  auto human = run_remat("plan --dtype f16");
-  REQUIRE(human.exit_code == 0);
-  CHECK(human.out.find("plan only: remat train and bench run f32 activations") !=
-        std::string::npos);
+  CHECK(remat::parse_json(half.out).find("dtype")->string == "bf16");
+  auto alias = run_remat("plan --dtype f16");  // --dtype: the older spelling
+  REQUIRE(alias.exit_code == 0);
+  CHECK(alias.out.find("activations f16") != std::string::npos);
 }
 
 TEST_CASE("remat plan --arena picks auto within the budget; below the minimum names it") {

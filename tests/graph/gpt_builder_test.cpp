@@ -117,4 +117,25 @@ TEST_CASE("graph: activation dtype sizes activations, not parameters") {
   CHECK(g.tensor(g.parameters[0]).dtype == DType::f32);
 }
 
+TEST_CASE("graph: 16-bit activations keep statistics, losses and every gradient f32") {
+  TrainShape s;
+  s.activation_dtype = DType::f16;
+  s.dropout = 0.1f;
+  Graph g = build_gpt(ModelConfig::preset("tiny"), s);
+  autodiff(g);
+  int sixteen = 0;
+  for (const Tensor& t : g.tensors) {
+    INFO(t.name);
+    const bool stat = t.name.ends_with(".mean") || t.name.ends_with(".rstd") ||
+                      t.name.ends_with(".lse") || t.name == "losses";
+    if (t.role == Role::activation && !stat) {
+      CHECK(t.dtype == DType::f16);
+      ++sixteen;
+    } else if (t.role != Role::input) {
+      CHECK(t.dtype == DType::f32);
+    }
+  }
+  CHECK(sixteen > 0);
+}
+
 }  // namespace remat

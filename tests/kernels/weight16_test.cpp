@@ -248,10 +248,12 @@ TEST_CASE("kernel variants: every 16-bit weight variant exists, other combinatio
           KernelId::matmul_forward_vec4_wbf16);
   REQUIRE(kernel_variant(KernelId::matmul_dot_texels, {DType::f32, DType::f16}) ==
           KernelId::matmul_dot_texels);
-  REQUIRE_THROWS_AS(kernel_variant(KernelId::matmul_backward_weight, {DType::f32, DType::bf16}),
+  // Gradients are never 16-bit, and an activation is written in the type it is read in.
+  REQUIRE_THROWS_AS(kernel_variant(KernelId::matmul_backward_input, {DType::bf16, DType::bf16}),
                     std::invalid_argument);
-  REQUIRE_THROWS_AS(kernel_variant(KernelId::matmul_forward, {DType::bf16, DType::f32}),
-                    std::invalid_argument);
+  REQUIRE_THROWS_AS(
+      kernel_variant(KernelId::matmul_forward, {DType::bf16, DType::bf16, DType::f16}),
+      std::invalid_argument);
   REQUIRE(kernels::texel_format_bytes(kernels::texel_format(DType::bf16, true)) == 8);
   REQUIRE(kernels::texel_format_bytes(kernels::texel_format(DType::f32, false)) == 4);
 }

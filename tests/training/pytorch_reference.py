@@ -6,7 +6,12 @@ F32 safetensors file, trains it for 2 AdamW steps with `remat train --init` (onc
 every:1 and once under an arena cap), repeats the same 2 steps in float64 PyTorch, and compares the
 per-step losses and every saved weight.
 
-Usage: pytorch_reference.py --remat PATH/TO/remat --workdir DIR
+With --act-dtype bf16 or f16, remat stores every activation in 16 bits and the reference rounds
+at the same points: the output of each op whose output remat stores (embedding, LayerNorm, each
+matmul, attention, GELU, residual sums, logits), rounded to nearest even, with gradients passing
+through the rounding unchanged (remat's backward computes in fp32 from the stored values).
+
+Usage: pytorch_reference.py --remat PATH/TO/remat --workdir DIR [--act-dtype bf16|f16]
 Exit status 0 when every comparison passes, 1 on any mismatch or failure.
 """
 
@@ -59,6 +64,30 @@ W_ATOL, W_RTOL, GRAD_NOISE = 1e-6, 1e-3, 1e-5
 # a tolerance above LOOSE (5% of a step); this configuration has 174 (0.18%), 144 of them the key
 # biases.
 LOOSE, MAX_LOOSE_FRACTION = 1e-4, 0.02
+
+# ---- 16-bit activations (--act-dtype): looser, stated tolerances ----
+# The reference rounds float64 values once where remat rounds its float32 results: an element
+# within float32 error of a rounding boundary (bf16 steps are 2^-8 relative, f16 2^-11) lands one
+# unit away, and such units propagate, to the gradients most. Hence losses within about the unit
+# roundoff (bf16 2e-3, f16 5e-4), gradient noise of 1e-2 (bf16) and 2e-3 (f16) of a tensor's RMS
+# gradient, and updates within 5% (bf16) and 2% (f16). Measured here: bf16 step losses 8e-6 off,
+# gradient norms 4.4e-4, worst update error 0.66 of its tolerance; f16 6.5e-5 and 0.66. Against
+# the float64 model left unrounded (--unrounded-reference, a ctest that must fail) the bf16 run
+# fails 20 checks, worst update error 5x its tolerance: the rounding points are what is checked.
+ACT16_TOLERANCES = {
+    # dtype: (LOSS_RTOL, W_ATOL, W_RTOL, GRAD_NOISE, LOOSE, MAX_LOOSE_FRACTION)
+    "bf16": (2e-3, 1e-5, 5e-2, 1e-2, 1e-3, 0.05),
+    "f16": (5e-4, 2e-6, 2e-2, 2e-3, 1e-3, 0.05),
+}
+ACT_DTYPE = None  # None: float64 throughout; "bf16" / "f16": round stored activations
+
+
+def stored(x):
+    """x as remat stores an activation under ACT_DTYPE, the gradient passing through unchanged."""
+    if ACT_DTYPE is None:
+        return x
+    t = torch.bfloat16 if ACT_DTYPE == "bf16" else torch.float16
+    return x + (x.to(torch.float32).to(t).to(torch.float64) - x).detach()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,17 +199,18 @@ def attention(qkv):
 
 def gpt2_logits(P, tokens):
     B, T = tokens.shape
-    x = P["wte.weight"][tokens] + P["wpe.weight"][:T]
+    S = stored  # each op's stored output (identity in float64 runs)
+    x = S(P["wte.weight"][tokens] + P["wpe.weight"][:T])
     for i in range(LAYERS):
         p = f"h.{i}."
-        h = layernorm(x, P[p + "ln_1.weight"], P[p + "ln_1.bias"])
-        qkv = h @ P[p + "attn.c_attn.weight"] + P[p + "attn.c_attn.bias"]
-        x = x + attention(qkv) @ P[p + "attn.c_proj.weight"] + P[p + "attn.c_proj.bias"]
-        h = layernorm(x, P[p + "ln_2.weight"], P[p + "ln_2.bias"])
-        h = gelu_tanh(h @ P[p + "mlp.c_fc.weight"] + P[p + "mlp.c_fc.bias"])
-        x = x + h @ P[p + "mlp.c_proj.weight"] + P[p + "mlp.c_proj.bias"]
-    x = layernorm(x, P["ln_f.weight"], P["ln_f.bias"])
-    return (x @ P["wte.weight"].T).reshape(B * T, VOCAB)  # tied head
+        h = S(layernorm(x, P[p + "ln_1.weight"], P[p + "ln_1.bias"]))
+        qkv = S(h @ P[p + "attn.c_attn.weight"] + P[p + "attn.c_attn.bias"])
+        x = S(x + S(S(attention(qkv)) @ P[p + "attn.c_proj.weight"] + P[p + "attn.c_proj.bias"]))
+        h = S(layernorm(x, P[p + "ln_2.weight"], P[p + "ln_2.bias"]))
+        h = S(gelu_tanh(S(h @ P[p + "mlp.c_fc.weight"] + P[p + "mlp.c_fc.bias"])))
+        x = S(x + S(h @ P[p + "mlp.c_proj.weight"] + P[p + "mlp.c_proj.bias"]))
+    x = S(layernorm(x, P["ln_f.weight"], P["ln_f.bias"]))
+    return S(x @ P["wte.weight"].T).reshape(B * T, VOCAB)  # tied head
 
 
 def gpt2_loss(P, tokens, targets):
@@ -266,7 +296,8 @@ def remat_train(remat, workdir, name, weights, data, memory_flags):
     run([remat, "train", "--init", weights, "--data", data, "--batch", str(BATCH), "--seq",
          str(SEQ), "--steps", str(STEPS), "--lr", str(LR), "--wd", str(WD), "--beta1",
          str(BETAS[0]), "--beta2", str(BETAS[1]), "--eps", str(EPS), "--grad-clip", str(CLIP),
-         *memory_flags, "--save", out, "--log-json", log, "--quiet"])
+         *memory_flags, "--act-dtype", ACT_DTYPE or "f32", "--save", out, "--log-json", log,
+         "--quiet"])
     with open(log) as f:
         lines = [json.loads(line) for line in f if line.strip()]
     steps = [l for l in lines if "step" in l and "loss" in l and not l.get("summary")]
@@ -346,8 +377,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--remat", required=True, help="path of the remat binary")
     ap.add_argument("--workdir", required=True, help="directory for the weights, data and logs")
+    ap.add_argument("--act-dtype", choices=["f32", "bf16", "f16"], default="f32",
+                    help="activation storage of the remat runs, mirrored by the reference")
+    ap.add_argument("--unrounded-reference", action="store_true",
+                    help="keep the reference in float64 throughout (must fail with --act-dtype)")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
+    global ACT_DTYPE, LOSS_RTOL, W_ATOL, W_RTOL, GRAD_NOISE, LOOSE, MAX_LOOSE_FRACTION
+    if args.act_dtype != "f32":
+        ACT_DTYPE = args.act_dtype
+        LOSS_RTOL, W_ATOL, W_RTOL, GRAD_NOISE, LOOSE, MAX_LOOSE_FRACTION = ACT16_TOLERANCES[ACT_DTYPE]
 
     start = initial_weights()
     weights = os.path.join(args.workdir, "init.safetensors")
@@ -357,7 +396,11 @@ def main():
     with open(data, "wb") as f:
         f.write(data_bytes)
 
+    remat_dtype = ACT_DTYPE
+    if args.unrounded_reference:
+        ACT_DTYPE = None
     ref_losses, ref_norms, ref_weights, ref_grads = reference_run(start, data_bytes)
+    ACT_DTYPE = remat_dtype
     cap, minimum, full = arena_cap(args.remat)
     checks = Checks()
     checks.check(ref_norms[0] > CLIP > ref_norms[1], f"gradient norms {ref_norms} do not straddle the "
@@ -372,6 +415,7 @@ def main():
         compare(checks, label, losses, norms, saved, summary, ref_losses, ref_norms, ref_weights,
                 ref_grads, start)
         saved_by_run.append(saved)
+
     arena = summary.get("arena_bytes", 0)
     checks.check(arena <= cap and arena < full, f"the capped run's arena {arena} is not below the cap "
                  f"{cap} and the store-everything arena {full}")

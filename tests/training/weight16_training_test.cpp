@@ -1,8 +1,9 @@
 // LoRA on a frozen base stored in f16/bf16 (TrainShape::weight_dtype) end to end on the device:
 // adapters byte-identical under every policy and arena, the device holding exactly the planned
 // bytes, and the same bits as an f32 base holding the rounded values (the kernels widen in
-// registers and compute in fp32), for GPT-2 and the Llama family at odd sizes. Seeded and loaded
-// weights are rounded to nearest even; a file in the stored dtype is copied exactly.
+// registers and compute in fp32), for GPT-2 and the Llama family at odd sizes, and for GPT-2 with
+// bf16 activations as well (whole and chunked loss). Seeded and loaded weights are rounded to
+// nearest even; a file in the stored dtype is copied exactly.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -79,7 +80,9 @@ Run train(SessionConfig c, const std::string& policy, std::optional<uint64_t> ar
   return train(s);
 }
 
-void check_policies(const SessionConfig& c) {
+// Trains under none, then every other policy and auto arena, each in its own section; returns
+// none's run.
+Run check_policies(const SessionConfig& c) {
   const Run base = train(c, "none", std::nullopt);
   REQUIRE(base.adapter.size() > 1000);
   const uint64_t minimum =
@@ -100,6 +103,7 @@ void check_policies(const SessionConfig& c) {
       CHECK(r.adapter == base.adapter);
     }
   }
+  return base;
 }
 
 float rounded(float v, DType t) {
@@ -112,6 +116,30 @@ TEST_CASE("weights dtype: GPT-2 LoRA adapters are byte-identical across policies
   for (DType t : {DType::bf16, DType::f16}) DYNAMIC_SECTION(dtype_name(t)) {
       check_policies(gpt2_config(t));
     }
+}
+
+TEST_CASE("weights dtype with bf16 activations: adapters byte-identical across policies, chunks") {
+  // Both at once: the matmuls, the embedding and the chunked head read a bf16 weight and a bf16
+  // activation (kernel_variants' combined rows).
+  SessionConfig c = gpt2_config(DType::bf16);
+  c.shape.activation_dtype = DType::bf16;
+  const Run whole = check_policies(c);
+  // The frozen head makes dx the only head gradient, and the chunked head rounds each chunk's
+  // logits as the stored logits are rounded: the chunked runs (69 rows in chunks of 64) give the
+  // whole-logits adapters, under recomputation too.
+  c.shape.loss_chunk = 64;
+  for (const char* policy : {"none", "selective", "every:1"})
+    DYNAMIC_SECTION("chunked " << policy) {
+      const Run r = train(c, policy, std::nullopt);
+      CHECK(r.losses == whole.losses);
+      CHECK(r.adapter == whole.adapter);
+    }
+  // 16-bit activations take less arena than fp32 ones on the same base, and train differently.
+  c.shape.loss_chunk = 0;
+  c.shape.activation_dtype = DType::f32;
+  const Run f32 = train(c, "none", std::nullopt);
+  CHECK(whole.arena < f32.arena);
+  CHECK(whole.losses != f32.losses);
 }
 
 TEST_CASE("weights dtype: Llama LoRA adapters are byte-identical across policies and arenas") {

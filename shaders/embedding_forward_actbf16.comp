@@ -1,0 +1,6 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+
+// embedding_forward_body.glsl storing x (an activation) as bf16.
+#define C_BF16
+#include "embedding_forward_body.glsl"

@@ -1,0 +1,9 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+
+// matmul_forward_vec4_body.glsl with inp (the activation) and the result stored as f16, reading a
+// bf16 weight (a frozen base stored in 16 bits).
+#define A_F16
+#define B_BF16
+#define C_F16
+#include "matmul_forward_vec4_body.glsl"
