@@ -22,6 +22,7 @@ family take.
 """
 import argparse
 import csv
+import multiprocessing
 import json
 import os
 import resource
@@ -134,6 +135,15 @@ def torch_step_ms(cfg, threads, checkpoint, steps, warmup):
             "loss": float(loss)}
 
 
+def in_child(f, *args):
+    """f(*args) in a fresh process that exits afterwards: PyTorch's worker threads keep spinning
+    for a while after a multi-threaded run, and in this process they would take CPU from the
+    remat runs that follow (measured: a tiny remat step 103 ms after a clean start, 147 ms while
+    they spun)."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(f, args)
+
+
 def remat_point(remat, name, cfg, policy, steps, warmup, out):
     layers, c, nh, vocab, ctx, b, t = cfg
     d = os.path.join(out, "%s-%s" % (name, policy.replace(":", "")))
@@ -200,7 +210,7 @@ def print_matmuls(remat, name, cfg, threads, out):
     print("    remat kernels            %7.1f GFLOP/s  %5.1f%% of peak" % (gf / ms * 1e3,
                                                                          100 * gf / ms * 1e3 / peak))
     for th in threads:
-        r = torch_matmul_rate(cfg, th)
+        r = in_child(torch_matmul_rate, cfg, th)
         print("    torch.mm %d thread%-3s     %7.1f GFLOP/s  %5.1f%% of peak" % (
             th, "" if th == 1 else "s", r, 100 * r / peak))
     print("  share of remat's step (one block and the head, no checkpointing)")
@@ -237,7 +247,7 @@ def main():
         for th in [int(x) for x in a.threads.split(",")]:
             for ck in (False, True):
                 key = "%d thread%s%s" % (th, "" if th == 1 else "s", ", checkpoint" if ck else "")
-                r["torch"][key] = torch_step_ms(cfg, th, ck, a.steps, a.warmup)
+                r["torch"][key] = in_child(torch_step_ms, cfg, th, ck, a.steps, a.warmup)
                 print("  torch %-24s %10.1f ms %9.0f tok/s  saved %s" % (
                     key, r["torch"][key]["ms"], r["torch"][key]["tok_s"],
                     mib(r["torch"][key]["activation_bytes"])), flush=True)
