@@ -64,9 +64,19 @@ TEST_CASE("load, a training step and save need little host memory beyond the dev
   c.shape.batch = 1;
   c.shape.seq = 16;
   c.policy = Policy::parse("none");
-  c.pipeline_cache_dir = std::nullopt;
+  // Kernel compilation (LLVM on lavapipe) is not what this test bounds, and its memory depends
+  // on the driver's own shader cache being warm: a first session compiles into a fresh pipeline
+  // cache, then the peak is reset (clear_refs 5) and the measured session loads from it.
+  c.pipeline_cache_dir = dir / "pipelines";
   test::device();
+  { Session warm(test::device(), c); }
+  {
+    std::ofstream reset("/proc/self/clear_refs");
+    reset << "5" << std::flush;
+    REQUIRE(reset.good());
+  }
   const uint64_t rss_before = status_bytes("VmRSS");
+  REQUIRE(status_bytes("VmHWM") < rss_before + (8u << 20));  // the peak was reset
   const uint64_t device_before = test::device().ledger().stats().total_live_bytes;
   {
     Session s(test::device(), c);
@@ -87,8 +97,7 @@ TEST_CASE("load, a training step and save need little host memory beyond the dev
   const int64_t overhead = int64_t(peak - rss_before) - int64_t(device);
   INFO("file " << file / 1e6 << " MB, device " << device / 1e6 << " MB, host peak growth "
                << (peak - rss_before) / 1e6 << " MB, overhead " << overhead / 1e6 << " MB");
-  // Kernel compilation (LLVM on lavapipe, ~60 MB with the validation layer) takes the same
-  // whatever the model; one more copy of the file would cross this bound, and a host image of the
-  // persistent buffer (parameters, gradients, moments: 4x the file) would cross it far.
-  CHECK(overhead < int64_t(file + (64u << 20)));
+  // Measured: 3-4 MB. One more copy of the file (55 MB) would cross this bound, and a host image
+  // of the persistent buffer (parameters, gradients, moments: 4x the file) would cross it far.
+  CHECK(overhead < int64_t(32u << 20));
 }
