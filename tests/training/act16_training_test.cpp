@@ -17,32 +17,16 @@ namespace {
 
 // Odd sizes everywhere: L=3, C=48, 3 heads, V=101, T=23, B=3 (B*T = 69 rows).
 SessionConfig gpt_config(DType act, float dropout) {
-  SessionConfig c;
-  c.model = ModelConfig{3, 48, 3, 101, 32};
-  c.shape.batch = 3;
-  c.shape.seq = 23;
+  SessionConfig c = test::odd_gpt2_session();
   c.shape.dropout = dropout;
   c.shape.activation_dtype = act;
-  c.optimizer.lr = 1e-2;
-  c.optimizer.weight_decay = 0.1;
-  c.optimizer.grad_clip = 1.0f;
-  c.seed = 1234;
   return c;
 }
 
 SessionConfig llama_config(DType act) {
   SessionConfig c = gpt_config(act, 0.0f);
-  ModelConfig& m = c.model;
-  m = ModelConfig::preset("llama-tiny");
-  m.layers = 2;
-  m.dim = 48;
-  m.heads = 6;
-  m.kv_heads = 2;
-  m.ffn = 80;
-  m.vocab = 300;
-  m.ctx = 32;
-  m.tied_head = false;
-  m.qkv_bias = true;
+  c.model = test::odd_llama(2, false);
+  c.model.qkv_bias = true;
   return c;
 }
 

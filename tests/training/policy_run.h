@@ -40,6 +40,20 @@ inline ModelConfig odd_llama(int layers, bool tied_head) {
   return m;
 }
 
+// GPT-2 of odd sizes everywhere (L3 C48, 3 heads, V101, T23, B3: 69 rows, no tile multiple),
+// with the AdamW settings and seed the bit-identity tests share.
+inline SessionConfig odd_gpt2_session() {
+  SessionConfig c;
+  c.model = ModelConfig{3, 48, 3, 101, 32};
+  c.shape.batch = 3;
+  c.shape.seq = 23;
+  c.optimizer.lr = 1e-2;
+  c.optimizer.weight_decay = 0.1;
+  c.optimizer.grad_clip = 1.0f;
+  c.seed = 1234;
+  return c;
+}
+
 // Three AdamW steps on seeded random tokens and targets.
 inline PolicyRun train_under(SessionConfig c, const std::string& policy,
                              std::optional<uint64_t> arena) {

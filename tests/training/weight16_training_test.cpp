@@ -23,15 +23,8 @@ namespace {
 
 // GPT-2 at L3 C48 3 heads V101, T23 B3, as the f32 LoRA bit-identity test.
 SessionConfig gpt2_config(DType weights) {
-  SessionConfig c;
-  c.model = ModelConfig{3, 48, 3, 101, 32};
-  c.shape.batch = 3;
-  c.shape.seq = 23;
+  SessionConfig c = test::odd_gpt2_session();
   c.shape.weight_dtype = weights;
-  c.optimizer.lr = 1e-2;
-  c.optimizer.weight_decay = 0.1;
-  c.optimizer.grad_clip = 1.0f;
-  c.seed = 1234;
   c.lora.rank = 5;
   c.lora.alpha = 7;
   c.pipeline_cache_dir = std::nullopt;
