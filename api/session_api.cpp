@@ -20,6 +20,7 @@
 #include "runtime/lora_weights.h"
 #include "runtime/progress.h"
 #include "runtime/safetensors.h"
+#include "runtime/session_files.h"
 #include "runtime/training_state.h"
 #include "runtime/vulkan_error.h"
 

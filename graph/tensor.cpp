@@ -79,4 +79,10 @@ uint64_t align_up(uint64_t bytes, uint64_t alignment) {
   return (bytes + alignment - 1) / alignment * alignment;
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string o = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) o += (i ? ", " : "") + std::to_string(shape[i]);
+  return o + "]";
+}
+
 }  // namespace remat

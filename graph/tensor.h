@@ -32,6 +32,8 @@ enum class Role {
 };
 
 std::string_view role_name(Role r);
+// "[768, 2304]": a shape in error messages.
+std::string shape_text(const std::vector<int64_t>& shape);
 // Inputs, parameters, their gradients and optimizer state live for the whole session.
 bool is_persistent_role(Role r);
 

@@ -3,12 +3,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "base/atomic_file.h"
 #include "base/json_file.h"
 #include "graph/hf_config.h"
 #include "runtime/gpt2_weights.h"
 #include "runtime/safetensors.h"
-#include "runtime/session.h"
 #include "runtime/weight_files.h"
 
 namespace remat {
@@ -53,25 +51,6 @@ ModelConfig checkpoint_model(const fs::path& path, std::optional<int> heads) {
 
 bool names_safetensors_file(const fs::path& path) {
   return path.filename().string().ends_with(".safetensors");
-}
-
-void save_hf_folder(const Session& session, const fs::path& dir) {
-  // The config first in memory: a model config.json cannot describe fails before any write.
-  const std::string config = hf_config_json(session.config().model);
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-    fail(dir, "is a file; give a folder to save the model into, or a path ending in .safetensors");
-  fs::create_directory(dir, ec);
-  if (ec) fail(dir, "cannot create the folder (" + ec.message() + ")");
-  session.save(dir / kHfWeightsFile);
-  write_file_atomically(dir / kHfConfigFile, config);
-}
-
-void save_checkpoint(const Session& session, const fs::path& path) {
-  if (names_safetensors_file(path))
-    session.save(path);
-  else
-    save_hf_folder(session, path);
 }
 
 }  // namespace remat

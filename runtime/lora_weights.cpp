@@ -7,29 +7,17 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "base/atomic_file.h"
 #include "base/json.h"
 #include "base/json_writer.h"
-#include "runtime/gpt2_weights.h"
-#include "runtime/session.h"
 
 namespace remat {
 namespace {
-
-constexpr const char* kConfigFile = "adapter_config.json";
-constexpr const char* kWeightsFile = "adapter_model.safetensors";
 
 uint64_t splitmix(uint64_t& s) {
   uint64_t z = (s += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
-}
-
-std::string fmt_shape(const std::vector<int64_t>& s) {
-  std::string o = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
-  return o + "]";
 }
 
 // PEFT options remat does not implement: (key, why) when the file sets them to anything but
@@ -150,7 +138,7 @@ AdapterConfig parse_adapter_config(std::string_view json, const std::string& ori
 }
 
 AdapterConfig read_adapter_config(const std::filesystem::path& dir) {
-  const std::filesystem::path path = dir / kConfigFile;
+  const std::filesystem::path path = dir / kPeftConfigFile;
   return parse_adapter_config(read_text(path), path.string());
 }
 
@@ -192,102 +180,6 @@ std::string adapter_config_json(const LoraSpec& spec, bool fan_in_fan_out,
   j.field("inference_mode", true).key("modules_to_save").null();
   j.end_object();
   return j.str() + "\n";
-}
-
-void save_adapter(const Session& session, const std::filesystem::path& dir,
-                  const std::string& base_model) {
-  const Plan& plan = session.plan();
-  if (plan.adapters.empty())
-    throw std::invalid_argument("the session trains no LoRA adapters; nothing to save");
-  std::error_code ec;
-  std::filesystem::create_directory(dir, ec);
-  if (!std::filesystem::is_directory(dir))
-    throw std::invalid_argument(dir.string() + ": cannot create the adapter folder" +
-                                (ec ? ": " + ec.message() : std::string()));
-  const Architecture arch = session.config().model.arch;
-  std::vector<TensorSpec> specs;
-  for (TensorId id : plan.parameters) {
-    const Tensor& t = plan.tensors.at(static_cast<std::size_t>(id)).tensor;
-    specs.push_back({peft_key(t.name, arch), t.shape});
-  }
-  SafetensorsWriter writer(dir / kWeightsFile, specs, {{"format", "pt"}});
-  for (TensorId id : plan.parameters) writer.write(session.values(id));
-  writer.commit();
-  LoraSpec spec = session.config().lora;
-  spec.targets = lora_targets(spec, arch);
-  write_file_atomically(
-      dir / kConfigFile,
-      adapter_config_json(spec, plan.adapters.front().fan_in_fan_out, base_model));
-}
-
-void load_adapter(Session& session, const std::filesystem::path& dir) {
-  const Plan& plan = session.plan();
-  if (plan.adapters.empty())
-    throw std::invalid_argument("the session trains no LoRA adapters; nothing to load into");
-  const std::string origin = dir.string();
-  const AdapterConfig config = read_adapter_config(dir);
-  const Architecture arch = session.config().model.arch;
-  lora_spec_for(config, session.config().lora, arch, origin);
-  if (config.fan_in_fan_out != plan.adapters.front().fan_in_fan_out)
-    throw std::invalid_argument(origin + ": fan_in_fan_out must be " +
-                                (plan.adapters.front().fan_in_fan_out ? "true" : "false") +
-                                " for this model's weights");
-  const SafetensorsSource source = SafetensorsSource::open(dir / kWeightsFile);
-  std::map<std::string, const SafetensorsEntry*> by_key;
-  for (const SafetensorsEntry& e : source.header().tensors) by_key[e.name] = &e;
-  std::vector<std::vector<float>> values;
-  for (TensorId id : plan.parameters) {
-    const Tensor& t = plan.tensors.at(static_cast<std::size_t>(id)).tensor;
-    const std::string key = peft_key(t.name, arch);
-    const auto it = by_key.find(key);
-    if (it == by_key.end())
-      throw std::invalid_argument(source.origin() + ": no tensor '" + key + "'");
-    if (it->second->shape != t.shape)
-      throw std::invalid_argument(source.origin() + ": tensor '" + key + "' has shape " +
-                                  fmt_shape(it->second->shape) + "; the adapter needs " +
-                                  fmt_shape(t.shape));
-    values.emplace_back(static_cast<std::size_t>(t.elements()));
-    source.read(*it->second, 0, values.back());
-    by_key.erase(it);
-  }
-  if (!by_key.empty())
-    throw std::invalid_argument(source.origin() + ": tensor '" + by_key.begin()->first +
-                                "' belongs to no adapter of this model");
-  session.set_trained_parameters(values);
-}
-
-void save_merged(const Session& session, const std::filesystem::path& path) {
-  const Plan& plan = session.plan();
-  std::map<TensorId, const LoraAdapter*> adapter_of;
-  for (const LoraAdapter& a : plan.adapters) adapter_of[a.base] = &a;
-  const std::vector<TensorId>& weights = plan.adapters.empty() ? plan.parameters : plan.frozen;
-  std::vector<TensorSpec> specs;
-  for (TensorId id : weights) {
-    const Tensor& t = plan.tensors.at(static_cast<std::size_t>(id)).tensor;
-    specs.push_back({t.name, t.shape});
-  }
-  SafetensorsWriter writer(path, specs, gpt2_metadata(session.config().model));
-  for (TensorId id : weights) {
-    std::vector<float> w = session.values(id);
-    if (const auto it = adapter_of.find(id); it != adapter_of.end()) {
-      const LoraAdapter& a = *it->second;
-      const std::vector<float> A = session.values(a.a), B = session.values(a.b);
-      const Tensor& at = plan.tensors.at(static_cast<std::size_t>(a.a)).tensor;
-      const Tensor& bt = plan.tensors.at(static_cast<std::size_t>(a.b)).tensor;
-      const int64_t rank = at.shape[0], in = at.shape[1], out = bt.shape[0];
-      // delta[o][i] = scale · Σ_r B[o][r]·A[r][i], summed in double, added once to W.
-      for (int64_t o = 0; o < out; ++o)
-        for (int64_t i = 0; i < in; ++i) {
-          double d = 0;
-          for (int64_t r = 0; r < rank; ++r)
-            d += double(B[size_t(o * rank + r)]) * double(A[size_t(r * in + i)]);
-          float& x = a.fan_in_fan_out ? w[size_t(i * out + o)] : w[size_t(o * in + i)];
-          x = static_cast<float>(double(x) + double(a.scale) * d);
-        }
-    }
-    writer.write(w);
-  }
-  writer.commit();
 }
 
 }  // namespace remat

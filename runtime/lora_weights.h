@@ -16,7 +16,9 @@
 
 namespace remat {
 
-class Session;
+// The two files of an adapter folder.
+inline constexpr const char* kPeftConfigFile = "adapter_config.json";
+inline constexpr const char* kPeftWeightsFile = "adapter_model.safetensors";
 
 // PEFT's initialisation (init_lora_weights=True): A by kaiming_uniform_(a=sqrt(5)), which is
 // U(-1/sqrt(in), 1/sqrt(in)); B zero, so training starts from the base model exactly. Elements
@@ -49,16 +51,5 @@ LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given, Archite
 // The config of `spec`, whose targets are given (lora_targets resolves the defaults).
 std::string adapter_config_json(const LoraSpec& spec, bool fan_in_fan_out,
                                 const std::string& base_model);
-
-// Writes the session's adapters to DIR (created if missing; its parent must exist), each file
-// atomically. `base_model` goes to base_model_name_or_path (may be empty).
-void save_adapter(const Session& session, const std::filesystem::path& dir,
-                  const std::string& base_model);
-// Loads DIR into the session's adapters (config and tensors must match its LoRA spec exactly) and
-// resets the optimizer state. std::invalid_argument naming the mismatch; nothing changes then.
-void load_adapter(Session& session, const std::filesystem::path& dir);
-// Writes the model's weights with each adapter folded in, W + scale·(B·A)ᵀ for GPT-2's Conv1D
-// [in, out] weights (W + scale·B·A for [out, in]), as F32 GPT-2 safetensors, atomically.
-void save_merged(const Session& session, const std::filesystem::path& path);
 
 }  // namespace remat

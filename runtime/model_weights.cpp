@@ -38,12 +38,6 @@ std::optional<std::string> parameter_name(const std::string& name, const ModelCo
   return bare;
 }
 
-std::string shape_text(const std::vector<int64_t>& s) {
-  std::string o = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
-  return o + "]";
-}
-
 // File is SafetensorsHeader or SafetensorsContents: both list tensors with .name and .shape.
 template <class Tensor, class File>
 std::vector<const Tensor*> match(const File& file, const std::vector<TensorSpec>& params,

@@ -26,6 +26,7 @@
 #include "runtime/lora_weights.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
+#include "runtime/session_files.h"
 #include "runtime/token_dataset.h"
 #include "runtime/training_state.h"
 #include "runtime/weight_files.h"

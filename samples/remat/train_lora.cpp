@@ -4,6 +4,7 @@
 
 #include "model_args.h"
 #include "runtime/lora_weights.h"
+#include "runtime/session_files.h"
 
 namespace remat::cli {
 

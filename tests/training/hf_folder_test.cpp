@@ -12,6 +12,7 @@
 #include "graph/hf_config.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
+#include "runtime/session_files.h"
 #include "runtime/weight_files.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/temp_folder.h"

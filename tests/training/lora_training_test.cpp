@@ -9,6 +9,7 @@
 #include "runtime/lora_weights.h"
 #include "runtime/safetensors.h"
 #include "runtime/session.h"
+#include "runtime/session_files.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/temp_folder.h"
 #include "tests/support/test_device.h"
