@@ -17,6 +17,7 @@
 #include "graph/cost_model.h"
 #include "graph/lora.h"
 #include "graph/model_config.h"
+#include "graph/optimizer_config.h"
 #include "planner/plan.h"
 #include "planner/policy.h"
 #include "planner/session_extras.h"
@@ -32,9 +33,6 @@
 #include "runtime/weight_files.h"
 
 namespace remat {
-
-// AdamW with PyTorch's defaults (lr 1e-3, weight decay 0.01) and optional gradient clipping.
-using OptimizerConfig = kernels::AdamWConfig;
 
 struct SessionConfig {
   ModelConfig model;                     // GPT-2 or Llama-family shape

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "graph/optimizer_config.h"
 #include "optimizer_params.h"
 #include "planner/session_extras.h"
 #include "runtime/device_plan.h"
@@ -18,19 +19,8 @@
 
 namespace remat::kernels {
 
-// The one AdamW configuration (remat::OptimizerConfig names it too): torch.optim.AdamW's
-// hyperparameters with its defaults, so a training loop ported from PyTorch gets the same
-// optimizer without setting anything, plus the max gradient norm of the clip_grad_norm_ that
-// usually precedes it. Doubles, like PyTorch's Python floats: 1 - beta2 is formed from these
-// before rounding to float. `remat train` keeps its own documented defaults (--lr 3e-4, --wd 0).
-struct AdamWConfig {
-  double lr = 1e-3;            // learning rate
-  double beta1 = 0.9;          // first-moment decay
-  double beta2 = 0.999;        // second-moment decay
-  double eps = 1e-8;           // denominator epsilon
-  double weight_decay = 1e-2;  // decoupled, on 2-D parameters only
-  float grad_clip = 0.0f;      // max global gradient norm before the step; 0 = no clipping
-};
+// The one AdamW configuration is graph/optimizer_config.h's.
+using remat::AdamWConfig;
 
 // The contents of the hyper buffer for step `step` (counted from 1): 1 - beta and the bias
 // corrections 1 - beta^t computed in double, as PyTorch does.
