@@ -21,38 +21,10 @@
 #include <optional>
 #include <string>
 
-#include "base/content_hash.h"
-#include "base/lr_schedule.h"
-#include "graph/model_config.h"
-#include "planner/policy.h"
 #include "runtime/session.h"
+#include "runtime/training_state_json.h"
 
 namespace remat {
-
-inline constexpr int kTrainingStateFormat = 1;
-
-// What the run read and how, as the app describes it; recorded in state.json as given.
-struct RunRecord {
-  std::map<std::string, FileIdentity> files;    // e.g. "data", "tokenizer", "init"
-  std::map<std::string, std::string> settings;  // the app's other settings, e.g. "data_format"
-};
-
-// state.json, read and checked.
-struct TrainingState {
-  int format = kTrainingStateFormat;
-  uint32_t step = 0;  // optimizer steps taken
-  ModelConfig model;
-  TrainShape shape;
-  int accum = 1;
-  uint64_t seed = 0;
-  Policy policy;
-  std::optional<uint64_t> arena_budget;
-  OptimizerConfig optimizer;
-  LrSchedule schedule;  // its base_lr is optimizer.lr
-  RunRecord run;
-  uint64_t params_hash = 0;     // FNV-1a 64 over words (base/content_hash.h) of params.safetensors' data section
-  uint64_t optimizer_hash = 0;  // of optimizer.safetensors' data section
-};
 
 // The configuration a session continuing `state` is created with (no progress, no costs).
 SessionConfig session_config_of(const TrainingState& state);

@@ -6,7 +6,6 @@
 
 #include "base/json.h"
 #include "base/json_writer.h"
-#include "runtime/training_state.h"
 
 namespace remat {
 namespace {
