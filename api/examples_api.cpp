@@ -1,4 +1,4 @@
-// remat_examples_*: the fine-tuning rows of runtime/example_rows.h built from a JSONL file of
+// remat_examples_*: the fine-tuning rows of formats/example_rows.h built from a JSONL file of
 // examples, the way `remat finetune` builds them, so a C app trains on chat data without
 // rendering templates or masks itself.
 #include <cstring>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "api/error_boundary.h"
-#include "runtime/example_rows.h"
+#include "formats/example_rows.h"
 #include "text/chat_examples.h"
 #include "text/tokenizer_files.h"
 

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "api/error_boundary.h"
+#include "formats/gpt2_weights.h"
 #include "planner/loss_chunk.h"
 #include "planner/policy.h"
-#include "runtime/gpt2_weights.h"
 #include "runtime/progress.h"
 
 namespace remat::capi {

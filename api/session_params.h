@@ -5,9 +5,9 @@
 
 #include <string>
 
+#include "formats/safetensors.h"
 #include "graph/model_config.h"
 #include "remat/remat.h"
-#include "runtime/safetensors.h"
 #include "runtime/session.h"
 #include "runtime/training_state.h"
 

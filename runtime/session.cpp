@@ -8,19 +8,19 @@
 
 #include "base/half_float.h"
 #include "base/ignore_target.h"
+#include "formats/gpt2_weights.h"
+#include "formats/model_weights.h"
+#include "formats/peft_adapter.h"
+#include "formats/safetensors.h"
+#include "formats/weight_files.h"
 #include "optimizer_params.h"
 #include "runtime/float_storage.h"
-#include "runtime/gpt2_weights.h"
 #include "runtime/kernels/optimizer.h"
-#include "runtime/lora_weights.h"
 #include "runtime/matmul_tile_file.h"
-#include "runtime/model_weights.h"
 #include "runtime/pipeline_cache.h"
-#include "runtime/safetensors.h"
 #include "runtime/session_budget.h"
 #include "runtime/staging.h"
 #include "runtime/step_lowering.h"
-#include "runtime/weight_files.h"
 
 namespace remat {
 

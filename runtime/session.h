@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "base/lr_schedule.h"
+#include "formats/model_weights.h"
+#include "formats/weight_files.h"
 #include "graph/cost_model.h"
 #include "graph/lora.h"
 #include "graph/model_config.h"
@@ -27,10 +29,8 @@
 #include "runtime/kernel_cache.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/matmul_tuning.h"
-#include "runtime/model_weights.h"
 #include "runtime/progress.h"
 #include "runtime/step_lowering.h"
-#include "runtime/weight_files.h"
 
 namespace remat {
 
@@ -87,7 +87,7 @@ class Session {
  public:
   // Plans (std::invalid_argument for bad shapes, a budget below the minimum, or a plan the
   // device cannot hold or bind; a model that cannot be trained, ModelConfig::training_refusal),
-  // allocates, initialises the family's weights from config.seed (runtime/model_weights.h; streamed
+  // allocates, initialises the family's weights from config.seed (formats/model_weights.h; streamed
   // tensor by tensor; gradients and moments zeroed on the device) and records the step.
   // Cancelled (from config.progress) frees everything allocated so far.
   Session(Device& device, const SessionConfig& config);
@@ -97,8 +97,8 @@ class Session {
 
   // Loads the model's weights (under LoRA the frozen base) from a safetensors file, a shard index
   // (model.safetensors.index.json) or a Hugging Face model folder holding either
-  // (runtime/weight_files.h), with exactly the model's Hugging Face names (GPT-2:
-  // runtime/gpt2_weights.h; Llama: runtime/llama_weights.h), F32, F16 or BF16, shapes matching, and
+  // (formats/weight_files.h), with exactly the model's Hugging Face names (GPT-2:
+  // formats/gpt2_weights.h; Llama: formats/llama_weights.h), F32, F16 or BF16, shapes matching, and
   // resets the optimizer state. std::invalid_argument for a bad or mismatched file. The file is
   // read in bounded pieces, twice: every value is checked before the first one is uploaded, so a
   // bad file leaves the session as it was. Cancelled during the checks leaves it as it was too;
@@ -108,7 +108,7 @@ class Session {
   // The same from a safetensors image in memory the caller owns (not copied; it must stay alive
   // during the call). `origin` names it in error messages.
   void load(std::span<const std::byte> bytes, std::string_view origin);
-  // Writes the model's weights (under LoRA the frozen base; runtime/lora_weights.h saves the
+  // Writes the model's weights (under LoRA the frozen base; formats/peft_adapter.h saves the
   // adapters) as F32 with the graph's Hugging Face names, atomically, streamed through
   // a bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
   void save(const std::filesystem::path& path) const;

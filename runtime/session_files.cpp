@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "base/atomic_file.h"
-#include "graph/hf_config.h"
-#include "runtime/gpt2_weights.h"
-#include "runtime/hf_folder.h"
-#include "runtime/lora_weights.h"
-#include "runtime/safetensors.h"
+#include "formats/gpt2_weights.h"
+#include "formats/hf_config.h"
+#include "formats/hf_folder.h"
+#include "formats/peft_adapter.h"
+#include "formats/safetensors.h"
+#include "formats/weight_files.h"
 #include "runtime/session.h"
-#include "runtime/weight_files.h"
 
 namespace remat {
 

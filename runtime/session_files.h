@@ -1,6 +1,6 @@
 // A session's weights and adapters in the files other tools read: a Hugging Face model folder or
-// one safetensors file (formats in runtime/hf_folder.h), PEFT adapter folders
-// (runtime/lora_weights.h) and merged weights. The formats themselves are pure C++ and know no
+// one safetensors file (formats in formats/hf_folder.h), PEFT adapter folders
+// (formats/peft_adapter.h) and merged weights. The formats themselves are pure C++ and know no
 // session; this is where a session's values meet them.
 #pragma once
 

@@ -7,9 +7,9 @@
 
 #include "base/atomic_file.h"
 #include "base/atomic_folder.h"
-#include "runtime/safetensors.h"
+#include "formats/safetensors.h"
+#include "formats/training_state_json.h"
 #include "runtime/staging.h"
-#include "runtime/training_state_json.h"
 
 namespace remat {
 namespace {

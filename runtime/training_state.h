@@ -21,8 +21,8 @@
 #include <optional>
 #include <string>
 
+#include "formats/training_state_json.h"
 #include "runtime/session.h"
-#include "runtime/training_state_json.h"
 
 namespace remat {
 

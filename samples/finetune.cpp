@@ -23,12 +23,12 @@
 #include <variant>
 #include <vector>
 
+#include "formats/example_rows.h"
+#include "formats/gpt2_weights.h"
+#include "formats/safetensors.h"
+#include "formats/token_dataset.h"
 #include "runtime/device.h"
-#include "runtime/example_rows.h"
-#include "runtime/gpt2_weights.h"
-#include "runtime/safetensors.h"
 #include "runtime/session.h"
-#include "runtime/token_dataset.h"
 #include "runtime/training_state.h"
 #include "text/chat_examples.h"
 #include "text/tokenizer_files.h"

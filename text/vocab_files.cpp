@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/whole_file.h"
 #include "text/byte_unicode.h"
 
 namespace remat::text {
@@ -14,13 +15,7 @@ namespace fs = std::filesystem;
 }
 
 std::string read_file(const fs::path& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) fail_file(path, "is a folder, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_file(path, "cannot read (missing or no permission)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_whole_file(path);
 }
 
 JsonValue read_json(const fs::path& path) {

@@ -8,8 +8,8 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "formats/hf_folder.h"
 #include "runtime/device.h"
-#include "runtime/hf_folder.h"
 #include "runtime/session.h"
 #include "text/tokenizer_files.h"
 

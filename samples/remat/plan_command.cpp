@@ -11,6 +11,7 @@
 #include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "formats/hf_folder.h"
 #include "graph/cost_model.h"
 #include "graph/model_builder.h"
 #include "memory_text.h"
@@ -18,7 +19,6 @@
 #include "planner/layer_memory.h"
 #include "planner/memory_budget.h"
 #include "planner/plan.h"
-#include "runtime/hf_folder.h"
 
 namespace remat::cli {
 namespace {

@@ -1,6 +1,6 @@
 // `remat tokenize` and `remat detokenize`: text to byte-level BPE token ids and back, with a GPT-2
 // or Hugging Face tokenizer (text/tokenizer_files.h). Token ids are printed whitespace-separated
-// or written as an llm.c token file (text/token_file.h).
+// or written as an llm.c token file (formats/token_file.h).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,8 +13,8 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "formats/token_file.h"
 #include "text/chat_examples.h"
-#include "text/token_file.h"
 #include "text/tokenizer_files.h"
 #include "text/vocab_files.h"
 
@@ -156,7 +156,7 @@ int run_tokenize(const std::vector<std::string>& argv) {
   const std::string input = read_input(file);
   const auto ids = tokenizer->encode(input, !a.has("--no-special"));
   if (const auto out = a.get("--out")) {
-    text::write_token_file(*out, ids, tokenizer->vocab_size());
+    write_token_file(*out, ids, tokenizer->vocab_size());
     std::printf("%zu bytes -> %zu tokens (%.2f bytes/token) written to %s\n", input.size(),
                 ids.size(), ids.empty() ? 0.0 : double(input.size()) / double(ids.size()),
                 out->c_str());
@@ -174,7 +174,7 @@ int run_detokenize(const std::vector<std::string>& argv) {
   const std::string input = read_input(file);
   const std::string origin = file == "-" ? "standard input" : file;
   const auto ids =
-      text::is_token_file(input) ? text::parse_token_file(input, origin) : parse_ids(input, origin);
+      is_token_file(input) ? parse_token_file(input, origin) : parse_ids(input, origin);
   const std::string bytes = tokenizer->decode(ids);
   std::fwrite(bytes.data(), 1, bytes.size(), stdout);
   return 0;

@@ -5,8 +5,8 @@
 #include <iterator>
 
 #include "cli_args.h"
+#include "formats/token_file.h"
 #include "text/chat_examples.h"
-#include "text/token_file.h"
 #include "text/tokenizer_files.h"
 
 namespace remat::cli {
@@ -61,10 +61,10 @@ std::pair<TrainingRows, std::string> read_dataset(const std::filesystem::path& f
   }
   const std::string bytes = read_data_file(file);
   const std::string origin = file.string();
-  const bool token_file = format == "llmc" || (format == "auto" && text::is_token_file(bytes));
+  const bool token_file = format == "llmc" || (format == "auto" && is_token_file(bytes));
   std::vector<uint32_t> tokens;
   if (token_file) {
-    tokens = text::parse_token_file(bytes, origin);
+    tokens = parse_token_file(bytes, origin);
   } else if (format == "u16") {
     tokens = raw_u16(bytes, origin);
   } else if (tok) {

@@ -11,14 +11,14 @@
 #include <variant>
 #include <vector>
 
-#include "runtime/example_rows.h"
-#include "runtime/token_dataset.h"
+#include "formats/example_rows.h"
+#include "formats/token_dataset.h"
 #include "text/tokenizer.h"
 
 namespace remat::cli {
 
-// The rows a run reads: windows of a token stream (runtime/token_dataset.h) or fine-tuning
-// examples (runtime/example_rows.h). Batch i holds rows i*B .. i*B+B-1 in both.
+// The rows a run reads: windows of a token stream (formats/token_dataset.h) or fine-tuning
+// examples (formats/example_rows.h). Batch i holds rows i*B .. i*B+B-1 in both.
 class TrainingRows {
  public:
   explicit TrainingRows(TokenDataset stream) : rows_(std::move(stream)) {}
@@ -41,7 +41,7 @@ class TrainingRows {
 };
 
 // A JSONL file's settings: the chat template that replaces the tokenizer folder's, and the seed
-// of a per-epoch shuffle of the rows (runtime/example_rows.h).
+// of a per-epoch shuffle of the rows (formats/example_rows.h).
 struct JsonlOptions {
   std::optional<std::filesystem::path> chat_template;
   std::optional<uint64_t> shuffle;

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
+#include "formats/peft_adapter.h"
 #include "model_args.h"
-#include "runtime/lora_weights.h"
 #include "runtime/session_files.h"
 
 namespace remat::cli {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "formats/example_rows.h"
 #include "remat/remat.h"
 #include "remat/remat.hpp"
-#include "runtime/example_rows.h"
 #include "tests/api/chat_files.h"
 #include "tests/api/check_error.h"
 #include "tests/api/tiny_tokenizer.h"

@@ -6,7 +6,7 @@
 
 #include "base/atomic_file.h"
 #include "base/json_file.h"
-#include "graph/hf_config.h"
+#include "formats/hf_config.h"
 #include "tests/support/json_number.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_folder.h"

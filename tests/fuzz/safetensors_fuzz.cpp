@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/safetensors.h"
+#include "formats/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   remat::SafetensorsContents parsed;

@@ -1,6 +1,6 @@
 // Hugging Face model folders: a session saved as a folder loads back bit for bit, a sharded copy
 // of the same weights loads exactly as the single file does, and failures change nothing.
-#include "runtime/hf_folder.h"
+#include "formats/hf_folder.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "base/atomic_file.h"
-#include "graph/hf_config.h"
-#include "runtime/safetensors.h"
+#include "formats/hf_config.h"
+#include "formats/safetensors.h"
+#include "formats/weight_files.h"
 #include "runtime/session.h"
 #include "runtime/session_files.h"
-#include "runtime/weight_files.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/temp_folder.h"
 #include "tests/support/test_device.h"

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <string>
 
-#include "runtime/gpt2_weights.h"
-#include "runtime/safetensors.h"
+#include "formats/gpt2_weights.h"
+#include "formats/safetensors.h"
 #include "runtime/session.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/test_device.h"

@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "runtime/safetensors.h"
+#include "formats/safetensors.h"
 #include "runtime/session.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/temp_folder.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/lora_weights.h"
+#include "formats/peft_adapter.h"
 #include "runtime/session.h"
 #include "runtime/session_files.h"
 #include "tests/support/random_fill.h"

@@ -1,8 +1,8 @@
 // Sampling runs the plan's forward pass: a model that has learned a periodic text continues it.
 #include <catch2/catch.hpp>
 
+#include "formats/token_dataset.h"
 #include "runtime/session.h"
-#include "runtime/token_dataset.h"
 #include "tests/support/test_device.h"
 
 using namespace remat;

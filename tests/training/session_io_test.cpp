@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/safetensors.h"
+#include "formats/safetensors.h"
 #include "runtime/session.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/temp_folder.h"

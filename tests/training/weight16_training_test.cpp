@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "base/half_float.h"
-#include "runtime/lora_weights.h"
-#include "runtime/safetensors.h"
+#include "formats/peft_adapter.h"
+#include "formats/safetensors.h"
 #include "runtime/session.h"
 #include "runtime/session_files.h"
 #include "tests/support/random_fill.h"

@@ -1,14 +1,14 @@
 // Parameters of any supported model by Hugging Face name: initial values and matching a
 // checkpoint's tensors to the model's parameters, dispatched on ModelConfig::arch to the family's
-// rules (runtime/gpt2_weights.h, runtime/llama_weights.h).
+// rules (formats/gpt2_weights.h, formats/llama_weights.h).
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "formats/safetensors.h"
 #include "graph/model_config.h"
-#include "runtime/safetensors.h"
 
 namespace remat {
 
@@ -24,7 +24,7 @@ void initial_values(const TensorSpec& p, const ModelConfig& model, uint64_t seed
 
 // For each parameter (in order), the file's tensor with that name. GPT-2 also accepts a
 // "transformer." prefix and skips its attention-mask buffers and a tied lm_head.weight; Llama
-// names are exact (runtime/llama_weights.h says what is skipped). Missing, mis-shaped or
+// names are exact (formats/llama_weights.h says what is skipped). Missing, mis-shaped or
 // unexpected tensors are std::invalid_argument naming them.
 std::vector<const SafetensorsEntry*> match_model_parameters(const SafetensorsHeader& file,
                                                             const std::vector<TensorSpec>& params,

@@ -9,9 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "text/bpe.h"
-
-namespace remat::text {
+namespace remat {
 
 inline constexpr int32_t kTokenFileMagicU16 = 20240520;
 inline constexpr int32_t kTokenFileMagicU32 = 20240801;
@@ -19,15 +17,15 @@ inline constexpr std::size_t kTokenFileHeaderBytes = 256 * 4;
 
 // Writes atomically (a crash leaves no half-written file). Throws std::invalid_argument when a
 // token does not fit the layout `vocab_size` selects or the file cannot be written.
-void write_token_file(const std::filesystem::path& path, const std::vector<TokenId>& tokens,
+void write_token_file(const std::filesystem::path& path, const std::vector<uint32_t>& tokens,
                       std::size_t vocab_size);
 
 // Throws std::invalid_argument naming the file: unreadable, bad magic or version, or a size that
 // disagrees with the header's count.
-std::vector<TokenId> read_token_file(const std::filesystem::path& path);
-std::vector<TokenId> parse_token_file(std::string_view bytes, std::string_view origin);
+std::vector<uint32_t> read_token_file(const std::filesystem::path& path);
+std::vector<uint32_t> parse_token_file(std::string_view bytes, std::string_view origin);
 
 // True when `bytes` starts with either magic number.
 bool is_token_file(std::string_view bytes);
 
-}  // namespace remat::text
+}  // namespace remat

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "runtime/token_dataset.h"
+#include "formats/token_dataset.h"
 
 using namespace remat;
 

@@ -1,4 +1,4 @@
-#include "runtime/model_weights.h"
+#include "formats/model_weights.h"
 
 #include <cmath>
 #include <map>
@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/gpt2_weights.h"
-#include "runtime/llama_weights.h"
+#include "formats/gpt2_weights.h"
+#include "formats/llama_weights.h"
 
 namespace remat {
 namespace {

@@ -1,4 +1,4 @@
-#include "graph/hf_config.h"
+#include "formats/hf_config.h"
 
 #include <charconv>
 #include <cmath>

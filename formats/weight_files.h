@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/safetensors.h"
+#include "formats/safetensors.h"
 
 namespace remat {
 

@@ -1,6 +1,6 @@
 // Fine-tuning rows: cutting, padding and dropping examples, targets that are kIgnoreTarget where
 // nothing is trained, and which example row k reads, with and without a shuffle seed.
-#include "runtime/example_rows.h"
+#include "formats/example_rows.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,11 +1,11 @@
-#include "runtime/gpt2_weights.h"
+#include "formats/gpt2_weights.h"
 
 #include <cmath>
 #include <regex>
 #include <stdexcept>
 #include <type_traits>
 
-#include "runtime/model_weights.h"
+#include "formats/model_weights.h"
 
 namespace remat {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "formats/safetensors.h"
 #include "graph/model_config.h"
-#include "runtime/safetensors.h"
 
 namespace remat {
 
@@ -21,7 +21,7 @@ using ParameterSpec = TensorSpec;
 // GPT-2's initialisation (Radford et al. 2019; the reference implementation): weights
 // N(0, 0.02), residual projections (attn.c_proj, mlp.c_proj) N(0, 0.02/sqrt(2L)), biases 0,
 // LayerNorm weights 1. Deterministic for a seed on every machine (seeded_normal_values,
-// runtime/model_weights.h).
+// formats/model_weights.h).
 std::vector<float> gpt2_initial_values(const ParameterSpec& p, const ModelConfig& model,
                                        uint64_t seed, std::size_t parameter_index);
 // Elements [first, first + out.size()) of the same values, so a large tensor can be generated

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <limits>
 
-#include "runtime/safetensors.h"
+#include "formats/safetensors.h"
 
 using namespace remat;
 
@@ -29,8 +29,8 @@ std::string floats(std::initializer_list<float> v) {
 
 void expect_error(const std::string& bytes, const std::string& fragment) {
   INFO("expecting an error containing: " << fragment);
-  CHECK_THROWS_WITH(parse_safetensors(bytes, "w.safetensors"), Catch::Contains(fragment) &&
-                                                                   Catch::StartsWith("w.safetensors: "));
+  CHECK_THROWS_WITH(parse_safetensors(bytes, "w.safetensors"),
+                    Catch::Contains(fragment) && Catch::StartsWith("w.safetensors: "));
 }
 
 }  // namespace
@@ -53,9 +53,11 @@ TEST_CASE("F16 and BF16 tensors are read as float") {
   // 1.0 = 0x3C00 (F16), 0x3F80 (BF16); -2.5 = 0xC100 (F16), 0xC020 (BF16); 2^-24 = F16 subnormal 1.
   std::string f16 = {'\x00', '\x3C', '\x00', '\xC1', '\x01', '\x00'};
   std::string bf16 = {'\x80', '\x3F', '\x20', '\xC0'};
-  auto c = parse_safetensors(
-      with_header(R"({"a":{"dtype":"F16","shape":[3],"data_offsets":[0,6]},)"
-                  R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[6,10]}})", f16 + bf16), "m");
+  auto c =
+      parse_safetensors(with_header(R"({"a":{"dtype":"F16","shape":[3],"data_offsets":[0,6]},)"
+                                    R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[6,10]}})",
+                                    f16 + bf16),
+                        "m");
   CHECK(c.find("a")->values == std::vector<float>{1.0f, -2.5f, std::ldexp(1.0f, -24)});
   CHECK(c.find("b")->values == std::vector<float>{1.0f, -2.5f});
   CHECK(c.find("a")->source_dtype == "F16");
@@ -72,20 +74,28 @@ TEST_CASE("malformed safetensors files are refused with a message that says why"
   expect_error(past, "past the end of the file");
   expect_error(with_header("{not json", ""), "invalid header");
   expect_error(with_header("[1,2]", ""), "not a JSON object");
-  expect_error(with_header(R"({"a":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", floats({0, 0})),
-               "dtype I64");
-  expect_error(with_header(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", floats({0, 0})),
-               "shape × F32 is 12 bytes");
-  expect_error(with_header("{" + ok_entry + R"(,"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                           floats({0, 0})), "overlaps");
-  expect_error(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", floats({0, 0})),
-               "belong to no tensor");
+  expect_error(
+      with_header(R"({"a":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", floats({0, 0})),
+      "dtype I64");
+  expect_error(
+      with_header(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", floats({0, 0})),
+      "shape × F32 is 12 bytes");
+  expect_error(
+      with_header("{" + ok_entry + R"(,"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                  floats({0, 0})),
+      "overlaps");
+  expect_error(
+      with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", floats({0, 0})),
+      "belong to no tensor");
   expect_error(with_header("{" + ok_entry + "}", floats({0, 0, 0})), "trailing bytes");
-  expect_error(with_header(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", floats({0, 0})),
-               "past the data section");
-  expect_error(with_header("{" + ok_entry + "}", floats({1, std::nanf("")})), "non-finite value at element 1");
-  expect_error(with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,8]}})", floats({0, 0})),
-               "invalid shape");
+  expect_error(
+      with_header(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", floats({0, 0})),
+      "past the data section");
+  expect_error(with_header("{" + ok_entry + "}", floats({1, std::nanf("")})),
+               "non-finite value at element 1");
+  expect_error(
+      with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,8]}})", floats({0, 0})),
+      "invalid shape");
   expect_error(with_header(R"({"a":{"dtype":"F32","shape":[2]}})", floats({0, 0})), "data_offsets");
   expect_error(with_header(R"({"__metadata__":{"k":1}})", ""), "is not a string");
 }
@@ -103,8 +113,9 @@ TEST_CASE("write_safetensors replaces a file atomically and leaves no temporary 
   CHECK(entries == 1);
   CHECK_THROWS_WITH(read_safetensors(dir), Catch::Contains("is a directory"));
   CHECK_THROWS_WITH(read_safetensors(dir / "missing.safetensors"), Catch::Contains("cannot open"));
-  CHECK_THROWS_WITH(write_safetensors(dir / "no" / "such" / "dir.safetensors", {{"x", {1}, {1.0f}, "F32"}}),
-                    Catch::Contains("cannot write"));
+  CHECK_THROWS_WITH(
+      write_safetensors(dir / "no" / "such" / "dir.safetensors", {{"x", {1}, {1.0f}, "F32"}}),
+      Catch::Contains("cannot write"));
   fs::remove_all(dir);
 }
 

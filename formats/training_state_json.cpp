@@ -1,4 +1,4 @@
-#include "runtime/training_state_json.h"
+#include "formats/training_state_json.h"
 
 #include <cmath>
 #include <limits>

@@ -1,6 +1,6 @@
 // Hugging Face model folders, as transformers' from_pretrained reads and save_pretrained writes
-// them: config.json (graph/hf_config.h) next to model.safetensors, or next to a shard index and
-// its shards (runtime/weight_files.h). remat reads and writes them for GPT-2, Llama and Qwen2.
+// them: config.json (formats/hf_config.h) next to model.safetensors, or next to a shard index and
+// its shards (formats/weight_files.h). remat reads and writes them for GPT-2, Llama and Qwen2.
 #pragma once
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "text/token_file.h"
+#include "formats/token_file.h"
 
 #include <bit>
 #include <cstring>
@@ -6,9 +6,9 @@
 #include <string>
 
 #include "base/atomic_file.h"
-#include "text/vocab_files.h"
+#include "base/whole_file.h"
 
-namespace remat::text {
+namespace remat {
 
 namespace {
 
@@ -29,7 +29,7 @@ bool is_token_file(std::string_view bytes) {
   return magic == kTokenFileMagicU16 || magic == kTokenFileMagicU32;
 }
 
-void write_token_file(const std::filesystem::path& path, const std::vector<TokenId>& tokens,
+void write_token_file(const std::filesystem::path& path, const std::vector<uint32_t>& tokens,
                       std::size_t vocab_size) {
   const bool wide = vocab_size > 65536;
   if (tokens.size() > std::size_t(INT32_MAX))
@@ -57,7 +57,7 @@ void write_token_file(const std::filesystem::path& path, const std::vector<Token
   out.commit();
 }
 
-std::vector<TokenId> parse_token_file(std::string_view bytes, std::string_view origin) {
+std::vector<uint32_t> parse_token_file(std::string_view bytes, std::string_view origin) {
   const auto fail = [&](const std::string& what) {
     throw std::invalid_argument(std::string(origin) + ": " + what);
   };
@@ -76,7 +76,7 @@ std::vector<TokenId> parse_token_file(std::string_view bytes, std::string_view o
     fail("the header says " + std::to_string(count) + " tokens but the file holds " +
          std::to_string(bytes.size() - kTokenFileHeaderBytes) + " bytes of " +
          std::to_string(width) + "-byte tokens");
-  std::vector<TokenId> tokens(static_cast<std::size_t>(count));
+  std::vector<uint32_t> tokens(static_cast<std::size_t>(count));
   const char* data = bytes.data() + kTokenFileHeaderBytes;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     if (narrow) {
@@ -90,8 +90,8 @@ std::vector<TokenId> parse_token_file(std::string_view bytes, std::string_view o
   return tokens;
 }
 
-std::vector<TokenId> read_token_file(const std::filesystem::path& path) {
-  return parse_token_file(read_file(path), path.string());
+std::vector<uint32_t> read_token_file(const std::filesystem::path& path) {
+  return parse_token_file(read_whole_file(path), path.string());
 }
 
-}  // namespace remat::text
+}  // namespace remat

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "formats/safetensors.h"
 #include "graph/lora.h"
 #include "graph/model_config.h"
-#include "runtime/safetensors.h"
 
 namespace remat {
 

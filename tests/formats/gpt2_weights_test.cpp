@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "runtime/gpt2_weights.h"
+#include "formats/gpt2_weights.h"
 
 using namespace remat;
 
@@ -52,23 +52,27 @@ TEST_CASE("the model shape comes from the checkpoint") {
 
 TEST_CASE("checkpoint tensors are matched by name, shape-checked, extras refused") {
   SafetensorsContents f;
-  f.tensors = {{"transformer.wte.weight", {4, 2}, {}, "F32"},
-               {"h.0.attn.bias", {1, 1, 4, 4}, {}, "F32"},
-               {"h.0.attn.masked_bias", {}, {}, "F32"},
-               {"h.0.attn.c_attn.bias", {6}, {}, "F32"},
-               {"lm_head.weight", {4, 2}, {}, "F32"},
-               {"ln_f.bias", {2}, {}, "F32"}};
-  std::vector<ParameterSpec> params = {{"wte.weight", {4, 2}}, {"h.0.attn.c_attn.bias", {6}}, {"ln_f.bias", {2}}};
+  f.tensors = {
+      {"transformer.wte.weight", {4, 2}, {}, "F32"}, {"h.0.attn.bias", {1, 1, 4, 4}, {}, "F32"},
+      {"h.0.attn.masked_bias", {}, {}, "F32"},       {"h.0.attn.c_attn.bias", {6}, {}, "F32"},
+      {"lm_head.weight", {4, 2}, {}, "F32"},         {"ln_f.bias", {2}, {}, "F32"}};
+  std::vector<ParameterSpec> params = {
+      {"wte.weight", {4, 2}}, {"h.0.attn.c_attn.bias", {6}}, {"ln_f.bias", {2}}};
   auto m = match_gpt2_parameters(f, params);
   REQUIRE(m.size() == 3);
   CHECK(m[0]->name == "transformer.wte.weight");
   CHECK(m[1]->name == "h.0.attn.c_attn.bias");  // a parameter, not the mask buffer "attn.bias"
   CHECK(m[2]->name == "ln_f.bias");
   params.erase(params.begin() + 1);
-  CHECK_THROWS_WITH(match_gpt2_parameters(f, {{"wte.weight", {4, 2}}, {"h.0.attn.c_attn.bias", {6}}, {"ln_f.bias", {3}}}),
-                    Catch::Contains("has shape [2]; the model needs [3]"));
+  CHECK_THROWS_WITH(
+      match_gpt2_parameters(
+          f, {{"wte.weight", {4, 2}}, {"h.0.attn.c_attn.bias", {6}}, {"ln_f.bias", {3}}}),
+      Catch::Contains("has shape [2]; the model needs [3]"));
   CHECK_THROWS_WITH(match_gpt2_parameters(f, {{"wte.weight", {4, 2}}, {"ln_f.bias", {2}}}),
                     Catch::Contains("'h.0.attn.c_attn.bias', which this model does not use"));
-  CHECK_THROWS_WITH(match_gpt2_parameters(f, {{"wte.weight", {4, 2}}, {"h.0.attn.c_attn.bias", {6}}, {"ln_f.bias", {2}}, {"wpe.weight", {8, 2}}}),
+  CHECK_THROWS_WITH(match_gpt2_parameters(f, {{"wte.weight", {4, 2}},
+                                              {"h.0.attn.c_attn.bias", {6}},
+                                              {"ln_f.bias", {2}},
+                                              {"wpe.weight", {8, 2}}}),
                     Catch::Contains("no tensor 'wpe.weight'"));
 }

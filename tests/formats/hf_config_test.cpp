@@ -1,6 +1,6 @@
 // Hugging Face config.json to ModelConfig and back: each model_type, transformers' defaults, every
 // refusal as one line naming the key and its value, and the round trip through the writer.
-#include "graph/hf_config.h"
+#include "formats/hf_config.h"
 
 #include <catch2/catch.hpp>
 #include <stdexcept>

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/token_dataset.h"
+#include "formats/token_dataset.h"
 
 namespace remat {
 

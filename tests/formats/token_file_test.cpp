@@ -1,4 +1,4 @@
-#include "text/token_file.h"
+#include "formats/token_file.h"
 
 #include <catch2/catch.hpp>
 
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-using namespace remat::text;
+using namespace remat;
 namespace fs = std::filesystem;
 
 namespace {
@@ -35,7 +35,7 @@ int32_t field(const std::string& bytes, int i) {
 
 TEST_CASE("token files use llm.c's uint16 layout for GPT-2-sized vocabularies", "[text]") {
   const fs::path p = temp("u16.bin");
-  const std::vector<TokenId> tokens{0, 50256, 65535, 7};
+  const std::vector<uint32_t> tokens{0, 50256, 65535, 7};
   write_token_file(p, tokens, 50257);
   const std::string bytes = bytes_of(p);
   REQUIRE(bytes.size() == 1024 + 2 * tokens.size());
@@ -50,7 +50,7 @@ TEST_CASE("token files use llm.c's uint16 layout for GPT-2-sized vocabularies", 
 
 TEST_CASE("vocabularies over 65536 ids use llm.c's uint32 layout", "[text]") {
   const fs::path p = temp("u32.bin");
-  const std::vector<TokenId> tokens{128000, 1, 200000};
+  const std::vector<uint32_t> tokens{128000, 1, 200000};
   write_token_file(p, tokens, 200019);
   const std::string bytes = bytes_of(p);
   REQUIRE(bytes.size() == 1024 + 4 * tokens.size());

@@ -1,4 +1,4 @@
-#include "runtime/lora_weights.h"
+#include "formats/peft_adapter.h"
 
 #include <cmath>
 #include <fstream>

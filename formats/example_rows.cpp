@@ -1,4 +1,4 @@
-#include "runtime/example_rows.h"
+#include "formats/example_rows.h"
 
 #include <cmath>
 #include <map>

@@ -1,4 +1,4 @@
-#include "runtime/token_dataset.h"
+#include "formats/token_dataset.h"
 
 #include <cerrno>
 #include <cmath>

@@ -1,6 +1,6 @@
 // A checkpoint in one file or sharded behind model.safetensors.index.json: the same tensors and
 // values either way, and an index that disagrees with its shards refused by name.
-#include "runtime/weight_files.h"
+#include "formats/weight_files.h"
 
 #include <catch2/catch.hpp>
 #include <string>

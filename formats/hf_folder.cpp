@@ -1,13 +1,13 @@
-#include "runtime/hf_folder.h"
+#include "formats/hf_folder.h"
 
 #include <stdexcept>
 #include <string>
 
 #include "base/json_file.h"
-#include "graph/hf_config.h"
-#include "runtime/gpt2_weights.h"
-#include "runtime/safetensors.h"
-#include "runtime/weight_files.h"
+#include "formats/gpt2_weights.h"
+#include "formats/hf_config.h"
+#include "formats/safetensors.h"
+#include "formats/weight_files.h"
 
 namespace remat {
 

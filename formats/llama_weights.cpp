@@ -1,8 +1,8 @@
-#include "runtime/llama_weights.h"
+#include "formats/llama_weights.h"
 
 #include <algorithm>
 
-#include "runtime/model_weights.h"
+#include "formats/model_weights.h"
 
 namespace remat {
 

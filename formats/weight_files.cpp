@@ -1,4 +1,4 @@
-#include "runtime/weight_files.h"
+#include "formats/weight_files.h"
 
 #include <map>
 #include <stdexcept>

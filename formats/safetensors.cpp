@@ -1,4 +1,4 @@
-#include "runtime/safetensors.h"
+#include "formats/safetensors.h"
 
 #include "base/half_float.h"
 
