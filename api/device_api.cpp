@@ -5,7 +5,7 @@
 
 #include "api/error_boundary.h"
 #include "api/handles.h"
-#include "runtime/instance.h"
+#include "runtime/vulkan/instance.h"
 
 using remat::capi::guarded;
 using remat::capi::invalid;

@@ -4,8 +4,8 @@
 #include <new>
 #include <string>
 
-#include "runtime/progress.h"
-#include "runtime/vulkan_error.h"
+#include "base/progress.h"
+#include "runtime/vulkan/error.h"
 
 namespace remat::capi {
 

@@ -7,8 +7,8 @@
 #include <mutex>
 
 #include "remat/remat.h"
-#include "runtime/device.h"
 #include "runtime/session.h"
+#include "runtime/vulkan/device.h"
 
 namespace remat::capi {
 

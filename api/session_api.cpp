@@ -14,15 +14,15 @@
 #include "api/reports.h"
 #include "api/session_params.h"
 #include "base/ignore_target.h"
+#include "base/progress.h"
 #include "formats/hf_folder.h"
 #include "formats/peft_adapter.h"
 #include "formats/safetensors.h"
 #include "planner/memory_budget.h"
 #include "planner/plan.h"
-#include "runtime/progress.h"
 #include "runtime/session_files.h"
 #include "runtime/training_state.h"
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
 
 using remat::capi::ApiError;
 using remat::capi::guarded;

@@ -8,10 +8,10 @@
 #include <string>
 
 #include "api/error_boundary.h"
+#include "base/progress.h"
 #include "formats/gpt2_weights.h"
 #include "planner/loss_chunk.h"
 #include "planner/policy.h"
-#include "runtime/progress.h"
 
 namespace remat::capi {
 

@@ -11,7 +11,7 @@
 #include <span>
 
 #include "graph/tensor.h"
-#include "runtime/staging.h"
+#include "runtime/vulkan/staging.h"
 
 namespace remat {
 

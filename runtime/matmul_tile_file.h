@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/matmul_tiles.h"
-#include "runtime/pipeline_cache.h"
+#include "runtime/vulkan/matmul_tiles.h"
+#include "runtime/vulkan/pipeline_cache.h"
 
 namespace remat {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/buffer.h"
 #include "runtime/kernels/elementwise.h"
 #include "runtime/matmul_tile_file.h"
+#include "runtime/vulkan/buffer.h"
 
 namespace remat {
 
@@ -19,7 +19,7 @@ namespace {
 // The probe: large enough that every candidate has tens of workgroups per core (128 x 512 is 64
 // of the largest tiles), small enough that a run takes a few milliseconds on lavapipe, so a
 // class costs well under a second once its pipelines are built. Extents above 512 are one size
-// class (runtime/matmul_tiles.h) and share this probe.
+// class (runtime/vulkan/matmul_tiles.h) and share this probe.
 constexpr uint32_t kProbeExtent = 512;
 constexpr int kTimedRuns = 5;
 constexpr double kMustBeatPreferred = 0.95;

@@ -1,5 +1,5 @@
 // Register tiles of the texel matmuls chosen on this device at their first use. Each shape class
-// a plan uses (runtime/matmul_tiles.h) is timed with every candidate tile on a probe of its
+// a plan uses (runtime/vulkan/matmul_tiles.h) is timed with every candidate tile on a probe of its
 // kernel and fetch mode, at most 512 in each extent, and the fastest is kept in the tile file
 // (runtime/matmul_tile_file.h) for every later session on this device and driver. A tile never
 // changes a result bit. REMAT_MATMUL_TUNING=off (or SessionConfig::measure_matmul_tiles = false)
@@ -11,9 +11,9 @@
 #include <optional>
 #include <span>
 
-#include "runtime/executor.h"
 #include "runtime/kernels/matmul_texels.h"
-#include "runtime/matmul_tiles.h"
+#include "runtime/vulkan/executor.h"
+#include "runtime/vulkan/matmul_tiles.h"
 
 namespace remat {
 

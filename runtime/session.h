@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/lr_schedule.h"
+#include "base/progress.h"
 #include "formats/model_weights.h"
 #include "formats/weight_files.h"
 #include "graph/cost_model.h"
@@ -23,14 +24,13 @@
 #include "planner/plan.h"
 #include "planner/policy.h"
 #include "planner/session_extras.h"
-#include "runtime/arena.h"
-#include "runtime/device.h"
-#include "runtime/executor.h"
-#include "runtime/kernel_cache.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/matmul_tuning.h"
-#include "runtime/progress.h"
 #include "runtime/step_lowering.h"
+#include "runtime/vulkan/arena.h"
+#include "runtime/vulkan/device.h"
+#include "runtime/vulkan/executor.h"
+#include "runtime/vulkan/kernel_cache.h"
 
 namespace remat {
 
@@ -60,8 +60,8 @@ struct SessionConfig {
   // load() ("load": parameter bytes checked, then uploaded, so the total is twice their size)
   // and save() ("save": parameter bytes written); returning false cancels the call (Cancelled).
   ProgressFn progress;
-  // Where compiled pipelines are kept between runs (runtime/pipeline_cache.h). An empty path, the
-  // default, means the default folder: $REMAT_CACHE_DIR, else $XDG_CACHE_HOME/remat, else
+  // Where compiled pipelines are kept between runs (runtime/vulkan/pipeline_cache.h). An empty
+  // path, the default, means the default folder: $REMAT_CACHE_DIR, else $XDG_CACHE_HOME/remat, else
   // ~/.cache/remat. Any other path is the app's own folder. std::nullopt disables the file.
   std::optional<std::filesystem::path> pipeline_cache_dir = std::filesystem::path();
   // Choose the texel matmuls' register tiles by timing them on this device at their first use,

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "planner/memory_budget.h"
-#include "runtime/arena.h"
-#include "runtime/buffer.h"
+#include "runtime/vulkan/arena.h"
+#include "runtime/vulkan/buffer.h"
 
 namespace remat {
 

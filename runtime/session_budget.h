@@ -7,8 +7,8 @@
 
 #include "planner/plan.h"
 #include "planner/session_extras.h"
-#include "runtime/device.h"
 #include "runtime/session.h"
+#include "runtime/vulkan/device.h"
 
 namespace remat {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "planner/plan.h"
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat {
 

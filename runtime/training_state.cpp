@@ -9,7 +9,7 @@
 #include "base/atomic_folder.h"
 #include "formats/safetensors.h"
 #include "formats/training_state_json.h"
-#include "runtime/staging.h"
+#include "runtime/vulkan/staging.h"
 
 namespace remat {
 namespace {

@@ -27,9 +27,9 @@
 #include "formats/gpt2_weights.h"
 #include "formats/safetensors.h"
 #include "formats/token_dataset.h"
-#include "runtime/device.h"
 #include "runtime/session.h"
 #include "runtime/training_state.h"
+#include "runtime/vulkan/device.h"
 #include "text/chat_examples.h"
 #include "text/tokenizer_files.h"
 

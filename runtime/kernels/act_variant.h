@@ -4,7 +4,7 @@
 #pragma once
 
 #include "graph/tensor.h"
-#include "runtime/executor.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

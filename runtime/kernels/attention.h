@@ -4,10 +4,10 @@
 // offset; GPT-2's fused qkv is one buffer bound as q, k and v at offsets 0, C and 2C.
 #pragma once
 
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
 #include "runtime/kernels/act_variant.h"
 #include "runtime/kernels/grad_write.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

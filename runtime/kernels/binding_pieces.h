@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "planner/binding_pieces.h"
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
-#include "runtime/executor.h"
 #include "runtime/kernels/act_variant.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

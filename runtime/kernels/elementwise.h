@@ -1,7 +1,7 @@
 // Dispatches for the small utility kernels: fill and copy.
 #pragma once
 
-#include "runtime/executor.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

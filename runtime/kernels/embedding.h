@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "graph/tensor.h"
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "graph/tensor.h"
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
 #include "runtime/kernels/cross_entropy.h"
 #include "runtime/kernels/grad_write.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

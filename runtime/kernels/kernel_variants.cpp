@@ -135,21 +135,4 @@ VkFormat texel_format(DType t, bool vec4) {
   throw std::invalid_argument("no texel view format for " + std::string(dtype_name(t)));
 }
 
-uint32_t texel_format_bytes(VkFormat f) {
-  switch (f) {
-    case VK_FORMAT_R32G32B32A32_SFLOAT:
-      return 16;
-    case VK_FORMAT_R16G16B16A16_SFLOAT:
-    case VK_FORMAT_R16G16B16A16_UINT:
-      return 8;
-    case VK_FORMAT_R32_SFLOAT:
-      return 4;
-    case VK_FORMAT_R16_SFLOAT:
-    case VK_FORMAT_R16_UINT:
-      return 2;
-    default:
-      return 0;
-  }
-}
-
 }  // namespace remat::kernels

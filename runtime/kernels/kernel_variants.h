@@ -10,6 +10,7 @@
 
 #include "graph/tensor.h"
 #include "remat_shaders/kernel_id.h"
+#include "runtime/vulkan/texel_format.h"
 
 namespace remat::kernels {
 
@@ -31,7 +32,7 @@ KernelId kernel_variant(KernelId base, OperandTypes types);
 // R16UI (the kernel shifts it, its *_ybf16 variant).
 VkFormat texel_format(DType t, bool vec4);
 
-// Bytes of one texel of a view format texel_format gives; 0 for any other format.
-uint32_t texel_format_bytes(VkFormat f);
+// Bytes of one texel of those formats (runtime/vulkan/texel_format.h).
+using remat::texel_format_bytes;
 
 }  // namespace remat::kernels

@@ -1,9 +1,9 @@
 // Dispatches for LayerNorm (eps 1e-5, biased variance, as GPT-2 / torch.nn.LayerNorm).
 #pragma once
 
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
 #include "runtime/kernels/act_variant.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

@@ -5,10 +5,10 @@
 
 #include <vector>
 
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
 #include "runtime/kernels/grad_write.h"
 #include "runtime/kernels/matmul.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

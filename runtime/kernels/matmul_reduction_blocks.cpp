@@ -7,7 +7,7 @@
 
 #include "matmul_texels_params.h"
 #include "runtime/kernels/kernel_variants.h"
-#include "runtime/matmul_tiles.h"
+#include "runtime/vulkan/matmul_tiles.h"
 
 namespace remat::kernels {
 

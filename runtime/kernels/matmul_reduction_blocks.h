@@ -14,8 +14,8 @@
 
 #include <vector>
 
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

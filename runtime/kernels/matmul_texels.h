@@ -3,15 +3,15 @@
 // matmul_forward / matmul_backward_input / matmul_backward_weight compute, with the same fma
 // order, so they give the same bits; each returns nullopt where the shape, the strides of a
 // piece, or the quirk rule it out, and the caller falls back to the storage-buffer kernels.
-// Register tiles come from quirks.matmul_tiling by shape class (runtime/matmul_tiles.h).
+// Register tiles come from quirks.matmul_tiling by shape class (runtime/vulkan/matmul_tiles.h).
 #pragma once
 
 #include <optional>
 
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
 #include "runtime/kernels/matmul.h"
-#include "runtime/matmul_tiles.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
+#include "runtime/vulkan/matmul_tiles.h"
 
 namespace remat::kernels {
 

@@ -13,9 +13,9 @@
 #include "graph/optimizer_config.h"
 #include "optimizer_params.h"
 #include "planner/session_extras.h"
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
 #include "runtime/kernels/binding_pieces.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

@@ -1,9 +1,9 @@
 // Dispatches for the residual connection y = a + b and its gradient routing.
 #pragma once
 
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
 #include "runtime/kernels/act_variant.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

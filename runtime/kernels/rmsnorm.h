@@ -14,10 +14,10 @@
 // rstd 5e-7 relative, dx 1.5e-6 absolute, dw 6.3e-6 absolute over 128 rows.
 #pragma once
 
-#include "runtime/device_plan.h"
-#include "runtime/executor.h"
 #include "runtime/kernels/act_variant.h"
 #include "runtime/kernels/grad_write.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "runtime/executor.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

@@ -22,9 +22,9 @@
 // Storage buffers only, like the other elementwise kernels (GELU, residual): no texel variant.
 #pragma once
 
-#include "runtime/executor.h"
 #include "runtime/kernels/act_variant.h"
 #include "runtime/kernels/grad_write.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

@@ -12,9 +12,9 @@
 // exactly; two runs are bit-identical.
 #pragma once
 
-#include "runtime/executor.h"
 #include "runtime/kernels/act_variant.h"
 #include "runtime/kernels/grad_write.h"
+#include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
 

@@ -21,12 +21,12 @@
 #include "graph/weight_dtype.h"
 #include "model_args.h"
 #include "plot_script.h"
-#include "runtime/buffer.h"
-#include "runtime/device.h"
-#include "runtime/executor.h"
-#include "runtime/kernel_cache.h"
 #include "runtime/kernels/roofline.h"
 #include "runtime/session.h"
+#include "runtime/vulkan/buffer.h"
+#include "runtime/vulkan/device.h"
+#include "runtime/vulkan/executor.h"
+#include "runtime/vulkan/kernel_cache.h"
 #include "step_timing.h"
 
 namespace remat::cli {

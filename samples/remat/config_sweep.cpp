@@ -10,8 +10,8 @@
 #include "memory_text.h"
 #include "model_args.h"
 #include "plot_script.h"
-#include "runtime/device.h"
 #include "runtime/session.h"
+#include "runtime/vulkan/device.h"
 #include "step_timing.h"
 
 namespace remat::cli {

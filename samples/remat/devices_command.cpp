@@ -6,8 +6,8 @@
 #include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
-#include "runtime/instance.h"
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
+#include "runtime/vulkan/instance.h"
 
 namespace remat::cli {
 

@@ -9,8 +9,8 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "formats/hf_folder.h"
-#include "runtime/device.h"
 #include "runtime/session.h"
+#include "runtime/vulkan/device.h"
 #include "text/tokenizer_files.h"
 
 namespace remat::cli {

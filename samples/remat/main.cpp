@@ -9,7 +9,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
 
 namespace {
 

@@ -16,8 +16,8 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "model_args.h"
-#include "runtime/device.h"
 #include "runtime/session.h"
+#include "runtime/vulkan/device.h"
 #include "step_timing.h"
 
 namespace remat::cli {

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "runtime/device_plan.h"
+#include "runtime/vulkan/device_plan.h"
 #include "tests/support/test_device.h"
 
 namespace remat::test {

@@ -8,7 +8,7 @@
 
 #include <volk.h>
 
-#include "runtime/device.h"
+#include "runtime/vulkan/device.h"
 
 namespace remat::test {
 

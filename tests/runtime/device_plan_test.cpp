@@ -1,7 +1,7 @@
 // The pure device decisions, tested on hand-made snapshots (no device needed).
 #include <catch2/catch.hpp>
 
-#include "runtime/device_plan.h"
+#include "runtime/vulkan/device_plan.h"
 
 using namespace remat;
 

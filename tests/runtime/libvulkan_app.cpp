@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "runtime/buffer.h"
-#include "runtime/device.h"
+#include "runtime/vulkan/buffer.h"
+#include "runtime/vulkan/device.h"
 
 namespace {
 

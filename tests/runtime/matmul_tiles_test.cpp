@@ -2,8 +2,8 @@
 // bits every tile gives are checked in tests/kernels/matmul_tile_bits_test.cpp).
 #include <catch2/catch.hpp>
 
-#include "runtime/device_plan.h"
-#include "runtime/matmul_tiles.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/matmul_tiles.h"
 
 using namespace remat;
 

@@ -1,8 +1,8 @@
 // Every device allocation is accounted: bytes by category, live count, peak.
 #include <catch2/catch.hpp>
 
-#include "runtime/arena.h"
-#include "runtime/buffer.h"
+#include "runtime/vulkan/arena.h"
+#include "runtime/vulkan/buffer.h"
 #include "tests/support/test_device.h"
 
 using namespace remat;

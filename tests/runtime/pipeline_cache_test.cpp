@@ -14,8 +14,8 @@
 #include <iterator>
 #include <random>
 
-#include "runtime/kernel_cache.h"
-#include "runtime/pipeline_cache.h"
+#include "runtime/vulkan/kernel_cache.h"
+#include "runtime/vulkan/pipeline_cache.h"
 #include "tests/support/temp_folder.h"
 #include "tests/support/test_device.h"
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "runtime/staging.h"
+#include "runtime/vulkan/staging.h"
 #include "tests/support/test_device.h"
 
 using namespace remat;

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "runtime/vulkan_error.h"
-#include "runtime/vulkan_functions.h"
-#include "runtime/vulkan_loader.h"
+#include "runtime/vulkan/error.h"
+#include "runtime/vulkan/functions.h"
+#include "runtime/vulkan/loader.h"
 #include "tests/support/test_device.h"
 
 using namespace remat;

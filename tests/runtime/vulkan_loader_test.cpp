@@ -3,8 +3,8 @@
 
 #include <array>
 
-#include "runtime/vulkan_error.h"
-#include "runtime/vulkan_loader.h"
+#include "runtime/vulkan/error.h"
+#include "runtime/vulkan/loader.h"
 
 using namespace remat;
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/buffer.h"
-#include "runtime/device.h"
-#include "runtime/executor.h"
-#include "runtime/kernel_cache.h"
+#include "runtime/vulkan/buffer.h"
+#include "runtime/vulkan/device.h"
+#include "runtime/vulkan/executor.h"
+#include "runtime/vulkan/kernel_cache.h"
 
 namespace remat::test {
 

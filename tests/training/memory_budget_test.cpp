@@ -8,8 +8,8 @@
 #include <string>
 
 #include "planner/memory_budget.h"
-#include "runtime/buffer.h"
 #include "runtime/session.h"
+#include "runtime/vulkan/buffer.h"
 #include "tests/runtime/tiny_training.h"
 #include "tests/support/test_device.h"
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "base/json.h"
-#include "runtime/staging.h"
 #include "runtime/training_state.h"
+#include "runtime/vulkan/staging.h"
 #include "tests/runtime/tiny_training.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/temp_folder.h"

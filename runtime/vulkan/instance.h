@@ -10,8 +10,8 @@
 
 #include <vulkan/vulkan_core.h>
 
-#include "runtime/device_plan.h"
-#include "runtime/vulkan_functions.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/functions.h"
 
 namespace remat {
 

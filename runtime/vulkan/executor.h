@@ -12,8 +12,8 @@
 
 #include <vulkan/vulkan_core.h>
 
-#include "runtime/buffer.h"
-#include "runtime/kernel_cache.h"
+#include "runtime/vulkan/buffer.h"
+#include "runtime/vulkan/kernel_cache.h"
 
 namespace remat {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/vulkan_functions.h"
+#include "runtime/vulkan/functions.h"
 
 namespace remat {
 
@@ -24,9 +24,9 @@ std::string_view memory_category_name(MemoryCategory c);
 
 struct MemoryStats {
   std::array<uint64_t, static_cast<std::size_t>(MemoryCategory::count_)> live_bytes{};
-  uint64_t total_live_bytes = 0;   // sum over categories now
-  uint64_t peak_total_bytes = 0;   // high-water mark of total_live_bytes
-  uint64_t allocation_count = 0;   // live vkDeviceMemory objects
+  uint64_t total_live_bytes = 0;  // sum over categories now
+  uint64_t peak_total_bytes = 0;  // high-water mark of total_live_bytes
+  uint64_t allocation_count = 0;  // live vkDeviceMemory objects
   uint64_t bytes(MemoryCategory c) const { return live_bytes[static_cast<std::size_t>(c)]; }
 };
 

@@ -16,7 +16,7 @@
 
 #include <vulkan/vulkan_core.h>
 
-#include "runtime/device.h"
+#include "runtime/vulkan/device.h"
 
 namespace remat {
 

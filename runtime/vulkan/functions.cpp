@@ -1,8 +1,8 @@
-#include "runtime/vulkan_functions.h"
+#include "runtime/vulkan/functions.h"
 
 #include <string>
 
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
 
 namespace remat {
 

@@ -1,4 +1,4 @@
-#include "runtime/device_plan.h"
+#include "runtime/vulkan/device_plan.h"
 
 #include <algorithm>
 #include <cctype>

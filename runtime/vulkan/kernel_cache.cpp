@@ -1,11 +1,11 @@
-#include "runtime/kernel_cache.h"
+#include "runtime/vulkan/kernel_cache.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <string>
 
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
 
 namespace remat {
 

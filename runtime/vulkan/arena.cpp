@@ -1,4 +1,4 @@
-#include "runtime/arena.h"
+#include "runtime/vulkan/arena.h"
 
 #include <algorithm>
 #include <stdexcept>

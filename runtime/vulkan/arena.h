@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/buffer.h"
+#include "runtime/vulkan/buffer.h"
 
 namespace remat {
 

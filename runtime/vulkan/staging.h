@@ -7,7 +7,7 @@
 #include <functional>
 #include <span>
 
-#include "runtime/buffer.h"
+#include "runtime/vulkan/buffer.h"
 
 namespace remat {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/matmul_tiles.h"
+#include "runtime/vulkan/matmul_tiles.h"
 
 namespace remat {
 

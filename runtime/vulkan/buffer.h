@@ -9,7 +9,7 @@
 
 #include <vulkan/vulkan_core.h>
 
-#include "runtime/device.h"
+#include "runtime/vulkan/device.h"
 
 namespace remat {
 
@@ -54,8 +54,8 @@ class Buffer {
 uint64_t allocation_bytes(Device& device, uint64_t bytes);
 
 // Copies host bytes into `dst` at `offset` through a staging buffer of at most
-// Staging::kDefaultBytes (runtime/staging.h), piece by piece, and waits. The copy is visible to
-// every later submission's compute shaders.
+// Staging::kDefaultBytes (runtime/vulkan/staging.h), piece by piece, and waits. The copy is visible
+// to every later submission's compute shaders.
 void upload(Device& device, const Buffer& dst, uint64_t offset, const void* data, uint64_t bytes);
 void download(Device& device, const Buffer& src, uint64_t offset, void* data, uint64_t bytes);
 

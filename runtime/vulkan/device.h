@@ -10,10 +10,10 @@
 
 #include <vulkan/vulkan_core.h>
 
-#include "runtime/device_plan.h"
-#include "runtime/instance.h"
-#include "runtime/memory_ledger.h"
-#include "runtime/vulkan_functions.h"
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/functions.h"
+#include "runtime/vulkan/instance.h"
+#include "runtime/vulkan/memory_ledger.h"
 
 namespace remat {
 
@@ -34,8 +34,9 @@ class Device {
  public:
   // Opens the device chosen by `selector` (index or name substring); empty means the
   // REMAT_DEVICE environment variable, else the default order of choose_device().
-  static std::unique_ptr<Device> open(std::string_view selector = {},
-                                      const InstanceOptions& options = InstanceOptions::from_environment());
+  static std::unique_ptr<Device> open(
+      std::string_view selector = {},
+      const InstanceOptions& options = InstanceOptions::from_environment());
   // Runs on an application's device: remat creates its command pool, fences, buffers and
   // pipelines there and destroys only those; the instance and device stay the application's.
   // The snapshot and plan come from the physical device; the plan enables nothing (the device

@@ -1,4 +1,4 @@
-#include "runtime/matmul_tiles.h"
+#include "runtime/vulkan/matmul_tiles.h"
 
 #include <algorithm>
 #include <array>

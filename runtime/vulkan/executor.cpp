@@ -1,9 +1,9 @@
-#include "runtime/executor.h"
+#include "runtime/vulkan/executor.h"
 
 #include <stdexcept>
 
-#include "runtime/kernels/kernel_variants.h"
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
+#include "runtime/vulkan/texel_format.h"
 
 namespace remat {
 
@@ -120,7 +120,7 @@ void Executor::validate(const Dispatch& d, const Pipeline& p) const {
 
 void Executor::validate_texels(const std::string& who, const Binding& b) const {
   const auto& info = device_.info();
-  const uint64_t texel = kernels::texel_format_bytes(b.texel_format);
+  const uint64_t texel = texel_format_bytes(b.texel_format);
   if (texel == 0)
     throw std::invalid_argument(who + ": texel view format " + std::to_string(b.texel_format) +
                                 " is not one of kernels::texel_format's");

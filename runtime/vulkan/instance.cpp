@@ -1,12 +1,12 @@
-#include "runtime/instance.h"
+#include "runtime/vulkan/instance.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
-#include "runtime/vulkan_error.h"
-#include "runtime/vulkan_loader.h"
+#include "runtime/vulkan/error.h"
+#include "runtime/vulkan/loader.h"
 
 namespace remat {
 
@@ -21,7 +21,8 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(VkDebugUtilsMessageSeverityFlagB
                                                 VkDebugUtilsMessageTypeFlagsEXT,
                                                 const VkDebugUtilsMessengerCallbackDataEXT* data,
                                                 void* user) {
-  std::string msg = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? "error: " : "warning: ";
+  std::string msg =
+      (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? "error: " : "warning: ";
   msg += data && data->pMessage ? data->pMessage : "(no message)";
   static_cast<Instance*>(user)->record_validation_message(std::move(msg));
   return VK_FALSE;
@@ -32,8 +33,9 @@ bool layer_available(const InstanceFunctions& vk, const char* name) {
   vk.vkEnumerateInstanceLayerProperties(&n, nullptr);
   std::vector<VkLayerProperties> layers(n);
   vk.vkEnumerateInstanceLayerProperties(&n, layers.data());
-  return std::any_of(layers.begin(), layers.end(),
-                     [&](const VkLayerProperties& l) { return std::strcmp(l.layerName, name) == 0; });
+  return std::any_of(layers.begin(), layers.end(), [&](const VkLayerProperties& l) {
+    return std::strcmp(l.layerName, name) == 0;
+  });
 }
 
 uint32_t loader_api_version(const InstanceFunctions& vk) {
@@ -44,11 +46,16 @@ uint32_t loader_api_version(const InstanceFunctions& vk) {
 
 DeviceKind kind_of(VkPhysicalDeviceType t) {
   switch (t) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return DeviceKind::discrete;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return DeviceKind::integrated;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return DeviceKind::virtual_gpu;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return DeviceKind::cpu;
-    default: return DeviceKind::other;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return DeviceKind::discrete;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return DeviceKind::integrated;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return DeviceKind::virtual_gpu;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return DeviceKind::cpu;
+    default:
+      return DeviceKind::other;
   }
 }
 
@@ -156,9 +163,11 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
   for (const auto& e : exts) s.extensions.emplace_back(e.extensionName);
   std::sort(s.extensions.begin(), s.extensions.end());
 
-  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-  VkPhysicalDeviceMaintenance3Properties maint3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  VkPhysicalDeviceMaintenance3Properties maint3{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &subgroup;
   subgroup.pNext = &maint3;
@@ -195,7 +204,9 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
 
   const bool compute_subgroups = subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT;
   s.subgroup_size = subgroup.subgroupSize;
-  auto op = [&](VkSubgroupFeatureFlagBits bit) { return compute_subgroups && (subgroup.supportedOperations & bit); };
+  auto op = [&](VkSubgroupFeatureFlagBits bit) {
+    return compute_subgroups && (subgroup.supportedOperations & bit);
+  };
   s.subgroup_arithmetic = op(VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
   s.subgroup_ballot = op(VK_SUBGROUP_FEATURE_BALLOT_BIT);
   s.subgroup_vote = op(VK_SUBGROUP_FEATURE_VOTE_BIT);
@@ -203,15 +214,24 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
   s.subgroup_quad = op(VK_SUBGROUP_FEATURE_QUAD_BIT);
 
   // Features: 16-bit storage (core 1.1), float16 (1.2 or the extension), buffer device address.
-  VkPhysicalDevice16BitStorageFeatures f16s{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
-  VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
-  VkPhysicalDeviceBufferDeviceAddressFeatures bda{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures f16s{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceShaderFloat16Int8Features f16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDeviceBufferDeviceAddressFeatures bda{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   feats.pNext = &f16s;
   void** tail = &f16s.pNext;
   const bool vk12 = p.apiVersion >= VK_API_VERSION_1_2;
-  if (vk12 || s.has_extension("VK_KHR_shader_float16_int8")) { *tail = &f16; tail = &f16.pNext; }
-  if (vk12 || s.has_extension("VK_KHR_buffer_device_address")) { *tail = &bda; tail = &bda.pNext; }
+  if (vk12 || s.has_extension("VK_KHR_shader_float16_int8")) {
+    *tail = &f16;
+    tail = &f16.pNext;
+  }
+  if (vk12 || s.has_extension("VK_KHR_buffer_device_address")) {
+    *tail = &bda;
+    tail = &bda.pNext;
+  }
   vk_.vkGetPhysicalDeviceFeatures2(pd, &feats);
   s.storage_buffer_16bit = f16s.storageBuffer16BitAccess;
   s.shader_float16 = f16.shaderFloat16;
@@ -235,7 +255,8 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
     }
   }
 
-  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
   VkPhysicalDeviceMemoryProperties2 mem{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
   if (s.memory_budget) mem.pNext = &budget;
   vk_.vkGetPhysicalDeviceMemoryProperties2(pd, &mem);

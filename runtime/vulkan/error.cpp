@@ -1,4 +1,4 @@
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
 
 namespace remat {
 

@@ -1,4 +1,4 @@
-#include "runtime/pipeline_cache.h"
+#include "runtime/vulkan/pipeline_cache.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include <iterator>
 
 #include "base/atomic_file.h"
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
 
 #ifndef REMAT_VERSION
 #error "REMAT_VERSION must be defined by the build (the project version)"

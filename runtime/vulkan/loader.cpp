@@ -1,11 +1,11 @@
-#include "runtime/vulkan_loader.h"
+#include "runtime/vulkan/loader.h"
 
 #include <dlfcn.h>
 
 #include <array>
 #include <string>
 
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
 
 namespace remat {
 

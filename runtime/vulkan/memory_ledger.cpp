@@ -1,19 +1,24 @@
-#include "runtime/memory_ledger.h"
+#include "runtime/vulkan/memory_ledger.h"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
 
 namespace remat {
 
 std::string_view memory_category_name(MemoryCategory c) {
   switch (c) {
-    case MemoryCategory::persistent: return "persistent";
-    case MemoryCategory::arena: return "arena";
-    case MemoryCategory::staging: return "staging";
-    case MemoryCategory::scratch: return "scratch";
-    case MemoryCategory::count_: break;
+    case MemoryCategory::persistent:
+      return "persistent";
+    case MemoryCategory::arena:
+      return "arena";
+    case MemoryCategory::staging:
+      return "staging";
+    case MemoryCategory::scratch:
+      return "scratch";
+    case MemoryCategory::count_:
+      break;
   }
   return "unknown";
 }
@@ -21,9 +26,12 @@ std::string_view memory_category_name(MemoryCategory c) {
 namespace {
 std::string human_bytes(uint64_t b) {
   char buf[32];
-  if (b >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / (1ull << 30));
-  else if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / (1ull << 20));
-  else std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(b));
+  if (b >= (1ull << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / (1ull << 30));
+  else if (b >= (1ull << 20))
+    std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / (1ull << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(b));
   return buf;
 }
 }  // namespace

@@ -1,11 +1,11 @@
-#include "runtime/buffer.h"
+#include "runtime/vulkan/buffer.h"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
-#include "runtime/staging.h"
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
+#include "runtime/vulkan/staging.h"
 
 namespace remat {
 

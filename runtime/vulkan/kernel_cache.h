@@ -14,10 +14,10 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include "base/progress.h"
 #include "remat_shaders/kernel_id.h"
-#include "runtime/device.h"
-#include "runtime/pipeline_cache.h"
-#include "runtime/progress.h"
+#include "runtime/vulkan/device.h"
+#include "runtime/vulkan/pipeline_cache.h"
 
 namespace remat {
 
@@ -42,7 +42,7 @@ using KernelKey = std::pair<KernelId, std::vector<uint32_t>>;  // kernel, specia
 class KernelCache {
  public:
   // With `cache_file`, pipelines compiled before (by any process) come from that file
-  // (runtime/pipeline_cache.h); save_pipeline_cache() writes new ones back.
+  // (runtime/vulkan/pipeline_cache.h); save_pipeline_cache() writes new ones back.
   explicit KernelCache(Device& device,
                        std::optional<std::filesystem::path> cache_file = std::nullopt);
   ~KernelCache();

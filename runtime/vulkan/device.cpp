@@ -1,10 +1,10 @@
-#include "runtime/device.h"
+#include "runtime/vulkan/device.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 
-#include "runtime/vulkan_error.h"
+#include "runtime/vulkan/error.h"
 
 namespace remat {
 
@@ -33,17 +33,26 @@ std::unique_ptr<Device> Device::open(std::string_view selector, const InstanceOp
   qci.queueCount = 1;
   qci.pQueuePriorities = &priority;
 
-  VkPhysicalDevice16BitStorageFeatures f16s{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures f16s{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   f16s.storageBuffer16BitAccess = d->plan_.enable_storage_buffer_16bit;
-  VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDeviceShaderFloat16Int8Features f16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   f16.shaderFloat16 = d->plan_.enable_shader_float16;
-  VkPhysicalDeviceBufferDeviceAddressFeatures bda{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
+  VkPhysicalDeviceBufferDeviceAddressFeatures bda{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
   bda.bufferDeviceAddress = d->plan_.enable_buffer_device_address;
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   feats.pNext = &f16s;
   void** tail = &f16s.pNext;
-  if (d->plan_.enable_shader_float16) { *tail = &f16; tail = &f16.pNext; }
-  if (d->plan_.enable_buffer_device_address) { *tail = &bda; tail = &bda.pNext; }
+  if (d->plan_.enable_shader_float16) {
+    *tail = &f16;
+    tail = &f16.pNext;
+  }
+  if (d->plan_.enable_buffer_device_address) {
+    *tail = &bda;
+    tail = &bda.pNext;
+  }
 
   std::vector<const char*> exts;
   for (const auto& e : d->plan_.extensions) exts.push_back(e.c_str());

@@ -1,4 +1,4 @@
-#include "runtime/staging.h"
+#include "runtime/vulkan/staging.h"
 
 #include <algorithm>
 #include <stdexcept>
