@@ -1,0 +1,222 @@
+// Session: its parameters' values in and out: seeded initialisation, checkpoints loaded and
+// saved through staging, the trained parameters an adapter file sets, the optimizer state reset.
+#include "runtime/session.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+
+#include "formats/gpt2_weights.h"
+#include "formats/model_weights.h"
+#include "formats/peft_adapter.h"
+#include "formats/safetensors.h"
+#include "formats/weight_files.h"
+#include "optimizer_params.h"
+#include "runtime/float_storage.h"
+#include "runtime/kernels/optimizer.h"
+#include "runtime/vulkan/staging.h"
+
+namespace remat {
+
+namespace {
+
+// Pieces of a tensor no larger than a staging buffer: floats [first, first + count).
+template <class F>
+void for_each_piece(uint64_t elements, uint64_t piece_bytes, F&& f) {
+  const uint64_t per_piece = piece_bytes / sizeof(float);
+  for (uint64_t first = 0; first < elements; first += per_piece)
+    f(first, std::min(per_piece, elements - first));
+}
+
+}  // namespace
+
+uint64_t Session::parameter_bytes() const {
+  uint64_t n = 0;
+  for (TensorId id : model_weights()) n += plan_.tensors.at(static_cast<std::size_t>(id)).bytes;
+  return n;
+}
+
+std::vector<TensorSpec> Session::parameter_specs() const {
+  std::vector<TensorSpec> specs;
+  for (TensorId id : model_weights()) {
+    const Tensor& t = plan_.tensors.at(static_cast<std::size_t>(id)).tensor;
+    specs.push_back({t.name, t.shape});
+  }
+  return specs;
+}
+
+void Session::zero_optimizer_state() {
+  // The gaps between parameters (trained or frozen): gradients, AdamW moments and the step's
+  // inputs and outputs.
+  std::vector<std::pair<uint64_t, uint64_t>> params;
+  for (const auto* list : {&plan_.parameters, &plan_.frozen})
+    for (TensorId id : *list) {
+      const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+      params.emplace_back(p.offset, p.offset + p.bytes);
+    }
+  std::sort(params.begin(), params.end());
+  params.emplace_back(plan_.persistent_bytes, plan_.persistent_bytes);
+  std::vector<BufferSlice> gaps;
+  uint64_t cursor = 0;
+  for (const auto& [begin, end] : params) {
+    // A gap may span chunks of the persistent buffer: zero it chunk by chunk.
+    while (cursor < begin) {
+      const auto [chunk, local] = persistent_->locate(cursor);
+      const uint64_t n = std::min(begin - cursor, chunk->size() - local);
+      gaps.push_back(chunk->slice(local, n));
+      cursor += n;
+    }
+    cursor = std::max(cursor, end);
+  }
+  fill_zero(device_, gaps);
+}
+
+void Session::initialize_parameters(const ProgressFn& progress) {
+  const uint64_t total = parameter_bytes();
+  Staging staging(device_);
+  uint64_t done = 0;
+  const auto specs = parameter_specs();
+  report_progress(progress, "init", 0, total);
+  // The model's weights get the values they have without LoRA (the same seed, the same index).
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i]));
+    const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
+    staging.upload(persistent_->slice(p.offset, p.bytes),
+                   fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
+                     initial_values(specs[i], config_.model, config_.seed, i, first, out);
+                     report_progress(progress, "init", done += out.size() * size, total);
+                   }));
+  }
+  for (std::size_t i = 0; i < plan_.adapters.size(); ++i) {
+    const LoraAdapter& a = plan_.adapters[i];
+    for (TensorId id : {a.a, a.b}) {
+      const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+      staging.upload(
+          persistent_->slice(p.offset, p.bytes),
+          fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
+            lora_initial_values({p.tensor.name, p.tensor.shape}, config_.seed, i, first, out);
+          }));
+    }
+  }
+}
+
+std::vector<float> Session::values(TensorId id) const {
+  const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+  if (p.placement != Placement::persistent)
+    throw std::logic_error("'" + p.tensor.name + "' is not in the persistent buffer");
+  std::vector<float> v(static_cast<std::size_t>(p.tensor.elements()));
+  Staging(device_).download(
+      persistent_->slice(p.offset, p.bytes),
+      drain_floats(p.tensor.dtype, [&](uint64_t first, std::span<const float> x) {
+        std::copy(x.begin(), x.end(), v.begin() + std::ptrdiff_t(first));
+      }));
+  return v;
+}
+
+void Session::set_trained_parameters(const std::vector<std::vector<float>>& values) {
+  if (values.size() != plan_.parameters.size())
+    throw std::invalid_argument("expected " + std::to_string(plan_.parameters.size()) +
+                                " trained tensors, got " + std::to_string(values.size()));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
+    if (values[i].size() != static_cast<std::size_t>(p.tensor.elements()))
+      throw std::invalid_argument("'" + p.tensor.name + "' takes " +
+                                  std::to_string(p.tensor.elements()) + " values, got " +
+                                  std::to_string(values[i].size()));
+  }
+  Staging staging(device_);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(plan_.parameters[i]));
+    staging.upload(
+        persistent_->slice(p.offset, p.bytes), [&](std::span<std::byte> piece, uint64_t at) {
+          std::memcpy(piece.data(), reinterpret_cast<const std::byte*>(values[i].data()) + at,
+                      piece.size());
+        });
+  }
+  zero_optimizer_state();
+  steps_done_ = 0;
+}
+
+std::vector<std::pair<std::string, std::vector<float>>> Session::parameters() const {
+  std::vector<std::pair<std::string, std::vector<float>>> out;
+  for (TensorId id : plan_.parameters)
+    out.emplace_back(plan_.tensors.at(static_cast<std::size_t>(id)).tensor.name, values(id));
+  return out;
+}
+
+void Session::save(const std::filesystem::path& path) const {
+  SafetensorsWriter writer(path, parameter_specs(), gpt2_metadata(config_.model));
+  Staging staging(device_);
+  const uint64_t total = parameter_bytes();
+  uint64_t done = 0;
+  report_progress(config_.progress, "save", 0, total);
+  for (TensorId id : model_weights()) {
+    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+    const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
+    staging.download(persistent_->slice(p.offset, p.bytes),
+                     drain_floats(p.tensor.dtype, [&](uint64_t, std::span<const float> x) {
+                       writer.write(x);
+                       report_progress(config_.progress, "save", done += x.size() * size, total);
+                     }));
+  }
+  writer.commit();
+}
+
+void Session::load(const std::filesystem::path& path) {
+  load_from(WeightFiles::open(path));
+}
+
+void Session::load(std::span<const std::byte> bytes, std::string_view origin) {
+  load_from(WeightFiles::single(SafetensorsSource::view(bytes, std::string(origin))));
+}
+
+void Session::load_from(const WeightFiles& source) {
+  std::vector<const SafetensorsEntry*> matched;
+  try {
+    matched = match_model_parameters(source.header(), parameter_specs(), config_.model);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(source.origin() + ": " + e.what());
+  }
+  // Progress counts parameter bytes as stored, once checked and once uploaded.
+  const uint64_t total = 2 * parameter_bytes();
+  uint64_t done = 0;
+  report_progress(config_.progress, "load", 0, total);
+  // First pass: every value is finite and readable, before the device is touched.
+  std::vector<float> scratch(Staging::kDefaultBytes / sizeof(float));
+  for (std::size_t i = 0; i < matched.size(); ++i) {
+    const Tensor& stored = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i])).tensor;
+    const uint64_t size = static_cast<uint64_t>(dtype_bytes(stored.dtype));
+    for_each_piece(matched[i]->elements(), Staging::kDefaultBytes,
+                   [&](uint64_t first, uint64_t count) {
+                     source.read(*matched[i], first, std::span(scratch).first(count));
+                     report_progress(config_.progress, "load", done += count * size, total);
+                   });
+  }
+  // Second pass: straight into staging memory, piece by piece.
+  try {
+    Staging staging(device_);
+    for (std::size_t i = 0; i < matched.size(); ++i) {
+      const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i]));
+      const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
+      // F32, F16 and BF16 values are read as floats and rounded to the stored dtype: a file
+      // in the stored dtype itself round-trips exactly.
+      staging.upload(persistent_->slice(p.offset, p.bytes),
+                     fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
+                       source.read(*matched[i], first, out);
+                       report_progress(config_.progress, "load", done += out.size() * size, total);
+                     }));
+    }
+  } catch (...) {
+    // Parameters are partly overwritten: fall back to what a fresh session holds.
+    initialize_parameters(nullptr);
+    zero_optimizer_state();
+    steps_done_ = 0;
+    throw;
+  }
+  zero_optimizer_state();
+  steps_done_ = 0;
+}
+
+}  // namespace remat
