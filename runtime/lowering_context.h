@@ -1,0 +1,146 @@
+// The state of lowering one plan (runtime/step_lowering.h): where each tensor's bytes are, the
+// extras the optimizer and dropout read, the dispatches emitted so far, and the operand access
+// every op's lowering shares (shapes, accumulation, activation dtypes). Each op kind's kernels
+// are chosen in runtime/op_lowering.cpp. Internal to runtime/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "graph/op_schema.h"
+#include "optimizer_params.h"
+#include "planner/plan.h"
+#include "runtime/kernels/attention.h"
+#include "runtime/kernels/cross_entropy.h"
+#include "runtime/kernels/dropout.h"
+#include "runtime/kernels/embedding.h"
+#include "runtime/kernels/gelu.h"
+#include "runtime/kernels/head_loss.h"
+#include "runtime/kernels/layernorm.h"
+#include "runtime/kernels/matmul.h"
+#include "runtime/kernels/matmul_backward.h"
+#include "runtime/kernels/optimizer.h"
+#include "runtime/kernels/residual.h"
+#include "runtime/kernels/rmsnorm.h"
+#include "runtime/kernels/rope.h"
+#include "runtime/kernels/swiglu.h"
+#include "runtime/step_lowering.h"
+
+namespace remat {
+
+// Op kinds with kernels for f16/bf16 activations (shaders/act16.glsl). Ops whose every operand
+// is fp32 (the backward of dropout, residual, rope; the optimizer) need none.
+bool has_16bit_kernel(OpKind k);
+
+struct LoweringContext {
+  using GradWrite = kernels::GradWrite;
+
+  const Plan& plan;
+  const DeviceQuirks& quirks;
+  const TensorSlices& slice_of;
+  const LoweringExtras& extras;
+  std::vector<Dispatch> out;
+  int step_index = -1;  // the Plan::steps index being lowered, stamped on each dispatch
+
+  const Tensor& tensor(TensorId id) const {
+    return plan.tensors.at(static_cast<size_t>(id)).tensor;
+  }
+  BufferSlice at(TensorId id) const { return slice_of(id); }
+  uint32_t count(TensorId id) const { return static_cast<uint32_t>(tensor(id).elements()); }
+  uint32_t dim(TensorId id, int axis) const {
+    const auto& s = tensor(id).shape;
+    return static_cast<uint32_t>(s.at(axis < 0 ? s.size() + axis : static_cast<size_t>(axis)));
+  }
+  static bool acc(const Step& s, size_t output) {
+    return output < s.attrs.accumulate.size() && s.attrs.accumulate[output] != 0;
+  }
+  static GradWrite mode(const Step& s, size_t output) {
+    return acc(s, output) ? GradWrite::accumulate : GradWrite::overwrite;
+  }
+  void add(Dispatch d, const Step& s) {
+    d.label = std::string(op_kind_name(s.kind)) + " " + tensor(s.outputs.at(0)).name;
+    d.step = step_index;
+    out.push_back(std::move(d));
+  }
+  void add(std::vector<Dispatch> ds, const Step& s) {
+    for (auto& d : ds) add(std::move(d), s);
+  }
+  // The storage type of an op's activations, which the graph gives them all alike
+  // (graph/block_emitter.h); it chooses the kernel variant.
+  DType act(std::initializer_list<TensorId> ids) const {
+    const DType t = tensor(*ids.begin()).dtype;
+    for (TensorId id : ids)
+      if (tensor(id).dtype != t)
+        throw std::logic_error("activations '" + tensor(*ids.begin()).name + "' and '" +
+                               tensor(id).name + "' of one op are stored differently");
+    return t;
+  }
+  // Refuses a step with a 16-bit operand whose op has no 16-bit kernel, and any 16-bit
+  // gradient: activation gradients stay fp32.
+  void check_storage(const Step& s) const {
+    const auto check = [&](TensorId id) {
+      const Tensor& t = tensor(id);
+      // Parameters may be stored in 16 bits too (a frozen base); their kernels check them.
+      if ((t.dtype != DType::f16 && t.dtype != DType::bf16) || is_persistent_role(t.role)) return;
+      if (t.role == Role::activation_grad || !has_16bit_kernel(s.kind))
+        throw std::invalid_argument(std::string(dtype_name(t.dtype)) +
+                                    " activations: " + std::string(op_kind_name(s.kind)) + " ('" +
+                                    t.name + "') has no 16-bit kernel; use --act-dtype f32");
+    };
+    for (TensorId id : s.inputs) check(id);
+    for (TensorId id : s.outputs) check(id);
+  }
+
+  kernels::MatmulShape matmul_shape(const Step& s, TensorId x, TensorId w) const {
+    kernels::MatmulShape m;
+    m.K = dim(x, -1);
+    m.M = count(x) / m.K;
+    m.layout = s.attrs.w_layout == WeightLayout::in_out ? kernels::WeightLayout::in_out
+                                                        : kernels::WeightLayout::out_in;
+    m.N = m.layout == kernels::WeightLayout::in_out ? dim(w, 1) : dim(w, 0);
+    m.w_dtype = tensor(w).dtype;  // a frozen base may be stored in 16 bits
+    m.x_dtype = tensor(x).dtype;  // activations may be too (dx, given for a frozen weight's x, is
+    m.y_dtype = m.x_dtype;        // f32: dinp's kernel reads neither)
+    return m;
+  }
+  // qkv is [B·T, 3C]; B and T come from the statistics lse[B, NH, T].
+  kernels::AttentionShape attention_shape(const Step& s, TensorId qkv, TensorId lse) const {
+    return {dim(lse, 0), dim(lse, 2), dim(qkv, -1) / 3, static_cast<uint32_t>(s.attrs.heads)};
+  }
+  kernels::EmbeddingShape embedding_shape(TensorId tokens, TensorId wte, TensorId wpe) const {
+    return {dim(tokens, 0), dim(tokens, 1), dim(wte, 1),
+            dim(wte, 0),    dim(wpe, 0),    tensor(wte).dtype};
+  }
+  kernels::EmbeddingShape embedding_out(kernels::EmbeddingShape s, TensorId x) const {
+    s.x_dtype = tensor(x).dtype;
+    return s;
+  }
+  // x is [B, T, heads·D] (graph/llama_builder.h).
+  kernels::RopeShape rope_shape(const Step& s, TensorId x) const {
+    const uint32_t heads = static_cast<uint32_t>(s.attrs.heads);
+    return {dim(x, 0), dim(x, 1), heads, dim(x, -1) / heads, s.attrs.rope_theta};
+  }
+  kernels::RmsnormShape rmsnorm_shape(const Step& s, TensorId x) const {
+    return {count(x) / dim(x, -1), dim(x, -1), s.attrs.eps};
+  }
+  kernels::DropoutKey dropout_key(const Step& s) const {
+    // The step comes from AdamWHyper::step, which the host rewrites before every submission.
+    constexpr uint32_t kStepWord = offsetof(push::AdamWHyper, step) / 4;
+    return {extras.dropout_seed, 0, s.attrs.dropout_id, extras.adamw_hyper, kStepWord};
+  }
+  // Appends the dispatches of step `s` (runtime/op_lowering.cpp).
+  void step(const Step& s);
+
+ private:
+  kernels::AttentionShape gqa_shape(const Step& s, TensorId q, TensorId lse) const;
+  void gqa_attention(const Step& s);
+  kernels::HeadLossShape head_loss_shape(const Step& s, TensorId x, TensorId w) const;
+  void head_loss(const Step& s);
+  void grad_norm(const Step& s);
+};
+
+}  // namespace remat
