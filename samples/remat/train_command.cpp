@@ -33,238 +33,11 @@
 #include "stop_signal.h"
 #include "train_data.h"
 #include "train_lora.h"
+#include "train_options.h"
 #include "train_resume.h"
 
 namespace remat::cli {
 namespace {
-
-CommandSpec spec() {
-  CommandSpec c{
-      "train",
-      "[MODEL]",
-      1,
-      "Trains on FILE read as bytes (vocabulary 256), or as tokens: its text encoded with the\n"
-      "byte-level BPE tokenizer at --tokenizer PATH (see remat tokenize), an llm.c token file\n"
-      "(recognised by its header), or nanoGPT's raw uint16 ids (--data-format u16). Every token\n"
-      "must be below the model's vocabulary, checked before any step. Step s, row b is the\n"
-      "window of T+1 tokens starting at ((s*B + b)*T) mod (n - T - 1); with --accum N,\n"
-      "micro-batch m of step s reads as step s*N + m. --arena caps activation memory and the\n"
-      "planner picks what to recompute; --policy fixes the policy instead. --val-data FILE is\n"
-      "read the same way and its first --val-batches batches (windowed as above, fewer if the\n"
-      "file holds fewer distinct windows) are evaluated without training, dropout off: before\n"
-      "the first step, every --val-every steps and after the last.\n"
-      "A .jsonl FILE (or --data-format jsonl) holds fine-tuning examples, one JSON object per\n"
-      "line: {\"text\"}, {\"prompt\", \"completion\"} or {\"messages\"} (remat tokenize --jsonl\n"
-      "shows their tokens and loss masks). Each is one row, cut to T+1 tokens and padded, with\n"
-      "only its trained tokens as targets; row k = (s*N + m)*B + b is example k mod n, or with\n"
-      "--shuffle SEED the (k mod n)-th of epoch k div n's permutation of them.\n"
-      "--save-state DIR keeps everything needed to continue (weights, AdamW moments, step, the\n"
-      "run's settings and data hash; docs/training-state.md) and --resume DIR continues it, bit\n"
-      "for bit as if never stopped; SIGINT or SIGTERM stops at the next step, saving the state.\n",
-      {{"--data", "FILE", "training text or tokens (required)", ""},
-       {"--tokenizer", "PATH", "encode --data with this byte-level BPE tokenizer", ""},
-       {"--data-format", "F", "auto, bytes, text or jsonl (with --tokenizer), llmc or u16", "auto"},
-       {"--chat-template", "FILE", "render JSONL conversations with this Jinja template",
-        "the tokenizer folder's"},
-       {"--shuffle", "SEED", "read JSONL examples in a per-epoch permutation of this seed", ""},
-       {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
-       {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
-       {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
-       {"--init", "PATH",
-        "start from these weights: a Hugging Face model folder (gpt2, llama, qwen2), which sets "
-        "the model, or a .safetensors file (GPT-2 sets the model; Llama-family needs --model)",
-        ""}}};
-  for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
-  const std::vector<FlagSpec> training = {
-      {"--steps", "N", "optimizer steps", "100"},
-      {"--accum", "N", "micro-batches per optimizer step (gradient accumulation)", "1"},
-      {"--lr", "RATE", "AdamW learning rate (the peak of --lr-schedule)", "3e-4"},
-      {"--lr-schedule", "S", "constant, or linear or cosine decay towards 0 at --steps",
-       "constant"},
-      {"--warmup-steps", "W", "rise linearly from 0 to --lr over the first W steps", "0"},
-      {"--min-lr-ratio", "R", "cosine ends at R × --lr, R in [0, 1]", "0"},
-      {"--wd", "W", "AdamW decoupled weight decay, on 2-D parameters only", "0"},
-      {"--beta1", "B1", "AdamW first-moment decay", "0.9"},
-      {"--beta2", "B2", "AdamW second-moment decay", "0.999"},
-      {"--eps", "EPS", "AdamW denominator epsilon", "1e-8"},
-      {"--grad-clip", "NORM", "clip the global gradient norm to NORM; 0 disables", "0"},
-      {"--seed", "S", "weight initialisation and dropout masks", "0"},
-      {"--save", "PATH",
-       "write the trained weights (atomically) to PATH.safetensors, or else into the folder PATH "
-       "as a Hugging Face model (config.json, model.safetensors)",
-       ""},
-      {"--save-every", "K",
-       "also save every K steps (with --save, --save-state and --save-adapter)", ""},
-      {"--save-state", "DIR", "write the training state here (atomically) at the end and on stop",
-       ""},
-      {"--resume", "DIR", "continue the run saved in DIR; --steps may be raised", ""},
-      {"--stop-at", "S", "stop after step S of --steps and save the state, as on a signal", ""},
-      {"--log-json", "FILE", "one JSON object per step, then a summary", ""},
-      {"--sample", "N", "after training, continue the data's first tokens by N tokens", "0"},
-      {"--quiet", "", "no progress output", ""},
-  };
-  c.flags.insert(c.flags.end(), training.begin(), training.end());
-  for (FlagSpec& f : train_lora_flags()) c.flags.push_back(std::move(f));
-  return c;
-}
-
-struct Options {
-  ModelSelection sel;
-  std::filesystem::path data;
-  std::optional<std::filesystem::path> val_data;
-  int val_every = 0;  // 0: only before the first and after the last step
-  int val_batches = 8;
-  std::optional<std::string> tokenizer;
-  std::string data_format = "auto";
-  JsonlOptions jsonl;
-  std::optional<std::filesystem::path> init, save, log_json, save_state;
-  std::optional<Resumed> resumed;
-  int steps = 100;
-  std::optional<int> stop_at;  // --stop-at: the step after which a longer run stops
-  int accum = 1;
-  int save_every = 0;
-  int sample = 0;
-  OptimizerConfig opt;
-  LrSchedule schedule;
-  uint64_t seed = 0;
-  bool quiet = false;
-  TrainLora lora;  // --lora and its files
-};
-
-// --save: a file (or with `folder`, a folder) in an existing, writable folder.
-// Checked before anything runs, so a typo fails at once instead of after training.
-void check_output_file(const std::filesystem::path& path, const std::string& flag,
-                       bool folder = false) {
-  if (!folder) return check_output_path(path.string(), flag);
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
-    throw UsageError(path.string() + ": is a file; " + flag +
-                     " takes a path ending in .safetensors or a folder for a Hugging Face model");
-  check_output_folder(path.string(), flag);
-}
-
-// --lr-schedule and its flags over the run's --steps, peaking at --lr; the library's messages
-// name its fields, so the flags are checked here to name the flags instead.
-LrSchedule parse_schedule(const Args& a, double lr, int steps) {
-  LrSchedule s;
-  try {
-    s.decay = parse_lr_decay(a.get_or_default("--lr-schedule"));
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--lr-schedule: ") + e.what());
-  }
-  s.base_lr = lr;
-  s.total_steps = steps;
-  s.warmup_steps = a.get_int_or_default("--warmup-steps", 0, 100000000);
-  if (s.warmup_steps > steps)
-    throw UsageError("--warmup-steps " + std::to_string(s.warmup_steps) + " is more than --steps " +
-                     std::to_string(steps));
-  s.min_lr_ratio = a.get_double_or_default("--min-lr-ratio");
-  if (!(s.min_lr_ratio >= 0 && s.min_lr_ratio <= 1))
-    throw UsageError("--min-lr-ratio must be in [0, 1]");
-  if (a.has("--min-lr-ratio") && s.decay != LrDecay::cosine)
-    throw UsageError("--min-lr-ratio needs --lr-schedule cosine");
-  validate(s);
-  return s;
-}
-
-Options parse(const std::vector<std::string>& user_argv) {
-  Options o;
-  std::vector<std::string> argv = user_argv;
-  std::optional<ModelConfig> base;
-  bool model_named = false;
-  if (const Args given(user_argv, spec()); auto dir = given.get("--resume")) {
-    o.resumed = read_resumed(*dir);
-    argv = arguments_of_state(given, argv, o.resumed->state);
-    model_named = given.has("--model") || !given.positionals().empty();
-  }
-  Args a(argv, spec());
-  // A named model (a Llama-family one needs it: its shape is not in the weights) is loaded from
-  // --init by name; otherwise the GPT-2 shape is read from the checkpoint.
-  const bool named = a.has("--model") || !a.positionals().empty();
-  if (auto w = a.get("--init")) o.init = *w;
-  if (o.init && !named && !o.resumed) {
-    std::optional<int> heads;
-    if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
-    base = checkpoint_model(*o.init, heads);
-  }
-  // Resumed, the model is the state's; one named on the command line is compared with it.
-  if (o.resumed) base = model_named ? std::nullopt : std::optional(o.resumed->state.model);
-  o.sel = parse_model_selection(a, base);
-  if (const std::string why = o.sel.model.training_refusal(); !why.empty()) throw UsageError(why);
-  if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs
-  auto data = a.get("--data");
-  if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
-  o.data = *data;
-  o.tokenizer = a.get("--tokenizer");
-  if (auto v = a.get("--val-data")) o.val_data = *v;
-  o.val_every = static_cast<int>(a.get_int("--val-every", 1, 100000000).value_or(0));
-  o.val_batches = static_cast<int>(a.get_int_or_default("--val-batches", 1, 1000000));
-  if (!o.val_data && (a.has("--val-every") || a.has("--val-batches")))
-    throw UsageError("--val-every and --val-batches need --val-data FILE");
-  o.data_format = a.get_or_default("--data-format");
-  if (auto t = a.get("--chat-template")) o.jsonl.chat_template = *t;
-  if (auto seed = a.get_int("--shuffle", 0, INT64_MAX)) o.jsonl.shuffle = uint64_t(*seed);
-  o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
-  o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
-  o.sample = static_cast<int>(a.get_int_or_default("--sample", 0, 100000));
-  o.save_every = static_cast<int>(a.get_int("--save-every", 1, 100000000).value_or(0));
-  // The CLI's declared defaults, not the library's (PyTorch's lr 1e-3, weight decay 0.01).
-  o.opt.lr = a.get_double_or_default("--lr");
-  o.opt.weight_decay = a.get_double_or_default("--wd");
-  o.opt.beta1 = a.get_double_or_default("--beta1");
-  o.opt.beta2 = a.get_double_or_default("--beta2");
-  o.opt.eps = a.get_double_or_default("--eps");
-  o.opt.grad_clip = static_cast<float>(a.get_double_or_default("--grad-clip"));
-  if (o.opt.lr <= 0) throw UsageError("--lr must be positive");
-  if (o.opt.weight_decay < 0) throw UsageError("--wd must be at least 0");
-  if (o.opt.beta1 < 0 || o.opt.beta1 >= 1 || o.opt.beta2 < 0 || o.opt.beta2 >= 1)
-    throw UsageError("--beta1 and --beta2 must be in [0, 1)");
-  if (o.opt.eps <= 0) throw UsageError("--eps must be positive");
-  if (o.opt.grad_clip < 0) throw UsageError("--grad-clip must be at least 0 (0 disables clipping)");
-  o.schedule = parse_schedule(a, o.opt.lr, o.steps);
-  o.seed = static_cast<uint64_t>(a.get_int_or_default("--seed", 0, INT64_MAX));
-  if (auto v = a.get("--save")) {
-    o.save = *v;
-    check_output_file(*o.save, "--save", !names_safetensors_file(*o.save));
-  }
-  if (auto v = a.get("--log-json")) {
-    o.log_json = *v;
-    check_output_path(o.log_json->string(), "--log-json");
-  }
-  o.lora = parse_train_lora(a, o.init, o.sel.model.arch);
-  choose_auto_loss_chunk(o.sel, o.lora.spec);
-  if (o.sample > 0 && o.sel.shape.loss_chunk != 0)
-    throw UsageError("--sample reads a row's whole logits; it needs --loss-chunk 0");
-  if (o.lora.spec.enabled() && o.save)
-    throw UsageError(
-        "--save writes the model's weights, which LoRA leaves frozen; use "
-        "--save-adapter DIR or --merge-out OUT.safetensors");
-  if (auto v = a.get("--save-state")) {
-    o.save_state = *v;
-    std::error_code ec;
-    if (std::filesystem::exists(*o.save_state, ec) &&
-        !std::filesystem::is_directory(*o.save_state, ec))
-      throw UsageError(v->c_str() + std::string(": is a file; --save-state needs a folder"));
-    std::filesystem::path dir = o.save_state->lexically_normal();
-    if (!dir.has_filename()) dir = dir.parent_path();
-    const std::filesystem::path parent = dir.has_parent_path() ? dir.parent_path() : ".";
-    if (!std::filesystem::is_directory(parent, ec) || ::access(parent.c_str(), W_OK) != 0)
-      throw UsageError(parent.string() +
-                       ": no such writable folder for --save-state; create it first");
-  }
-  if (auto v = a.get_int("--stop-at", 1, 100000000)) {
-    o.stop_at = static_cast<int>(*v);
-    if (!o.save_state) throw UsageError("--stop-at needs --save-state DIR to continue from");
-    if (*o.stop_at >= o.steps)
-      throw UsageError("--stop-at " + std::to_string(*o.stop_at) + " must be below --steps " +
-                       std::to_string(o.steps));
-  }
-  if (o.resumed) o.sel.model_name = std::string(o.sel.model.name());
-  if (o.save_every && !o.save && !o.save_state && !o.lora.save_adapter)
-    throw UsageError("--save-every needs --save PATH, --save-state DIR or --save-adapter DIR");
-  o.quiet = a.has("--quiet");
-  return o;
-}
 
 // Per-step JSON lines go to a temporary file renamed into place at the end, so an interrupted
 // run never leaves a half-written log under the requested name.
@@ -304,7 +77,7 @@ std::string join(const std::vector<std::string>& v) {
 
 // Continues the first tokens of the data for --sample N tokens and prints prompt|continuation
 // (decoded when there is a tokenizer), with bytes that are not printable ASCII escaped.
-void print_sample(Session& session, const TrainingData& training, const Options& o) {
+void print_sample(Session& session, const TrainingData& training, const TrainOptions& o) {
   const std::vector<uint32_t> prompt = training.data.first_tokens(16);
   const auto out = session.sample(prompt, o.sample, o.seed);
   auto show = [&](const std::vector<uint32_t>& ids) {
@@ -366,8 +139,8 @@ void print_validation(const ValidationLoss& v, int step, int steps, bool tty) {
 }  // namespace
 
 int run_train(const std::vector<std::string>& argv) {
-  if (print_help_if_requested(argv, spec())) return 0;
-  const Options o = parse(argv);
+  if (print_help_if_requested(argv, train_spec())) return 0;
+  const TrainOptions o = parse_train_options(argv);
   const TrainingData training = load_training_data(o.data, o.data_format, o.tokenizer,
                                                    o.sel.shape.seq, o.sel.model.vocab, o.jsonl);
   const TrainingRows& data = training.data;
