@@ -4,6 +4,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "planner/liveness.h"
+#include "planner/schedule.h"
+
 namespace remat {
 namespace {
 
@@ -135,28 +138,83 @@ AutoPlanner::AutoPlanner(const Graph& graph, const PlanRequest& request)
     : graph_(graph),
       request_(request),
       model_(make_model(graph, request)),
-      dp_(model_, store_all_units(model_)) {
+      dp_(model_, store_all_units(model_)),
+      slack_(2 * static_cast<int64_t>(model_.blocks.size()) + 3) {
   request_.policy = Policy{Policy::Kind::automatic, 0};
+  const CostModel default_costs;
+  const CostModel& costs = request_.costs ? *request_.costs : default_costs;
+  std::vector<Policy> policies = {Policy{}, Policy{Policy::Kind::selective, 0}};
+  for (int k = 1; k <= static_cast<int>(graph.blocks.size()) - 2; ++k)
+    policies.push_back(Policy{Policy::Kind::every, k});
+  std::vector<std::vector<Action>> seen;
+  for (const Policy& policy : policies) {
+    Fixed f{policy_strategy(graph, policy)};
+    std::vector<Action> actions = strategy_actions(f.strategy);
+    if (std::find(seen.begin(), seen.end(), actions) != seen.end()) continue;
+    const Schedule sched = build_schedule(graph, actions);
+    seen.push_back(std::move(actions));
+    for (const Step& st : sched.steps)
+      f.seconds += costs.seconds(graph.ops[static_cast<size_t>(st.source_op)]);
+    f.lower_bound = compute_liveness(sched, request_.alignment).lower_bound;
+    fixed_.push_back(std::move(f));
+  }
+  std::stable_sort(fixed_.begin(), fixed_.end(),
+                   [](const Fixed& a, const Fixed& b) { return a.seconds < b.seconds; });
+}
+
+std::optional<Plan> AutoPlanner::fitting(const Strategy& strategy, uint64_t budget) const {
+  // The liveness bound rules most misfits out without a layout.
+  if (compute_liveness(build_schedule(graph_, strategy_actions(strategy)), request_.alignment)
+          .lower_bound > budget)
+    return std::nullopt;
+  PlanRequest req = request_;
+  req.budget = budget;
+  Plan p = plan_strategy(graph_, strategy, req);
+  if (p.arena_bytes > budget) return std::nullopt;
+  return p;
 }
 
 uint64_t AutoPlanner::minimum_arena() const {
   const int64_t lo = dp_.min_feasible_units();
   if (lo < 0) throw std::logic_error("auto: no strategy is feasible even with every byte");
-  // A budget B works when some model budget m <= B/q has a plan whose exact arena is <= B:
-  // the minimum over m of max(arena(m), m*q), scanning m up while m*q can still improve it.
+  // A budget B reaches the DP's plan for model budget m when m <= B/q + slack and its exact arena
+  // is <= B: the minimum over m of max(arena(m), (m - slack)*q), scanning m up while that floor
+  // can still improve it. Then any fixed policy with a smaller arena.
   uint64_t best = std::numeric_limits<uint64_t>::max();
   std::vector<Action> previous;
   for (int64_t m = lo; m <= dp_.max_units(); ++m) {
-    const uint64_t floor_bytes = static_cast<uint64_t>(m) * model_.quantum;
+    const uint64_t floor_bytes =
+        static_cast<uint64_t>(std::max<int64_t>(0, m - slack_)) * model_.quantum;
     if (floor_bytes >= best) break;
     const Strategy st = dp_.strategy(m);
     std::vector<Action> actions = strategy_actions(st);
     if (actions == previous) continue;
     previous = std::move(actions);
-    const uint64_t arena = plan_strategy(graph_, st, request_).arena_bytes;
-    best = std::min(best, std::max(arena, floor_bytes));
+    if (std::optional<Plan> p = fitting(st, best - 1))
+      best = std::min(best, std::max(p->arena_bytes, floor_bytes));
   }
+  for (const Fixed& f : fixed_)
+    if (f.lower_bound < best)
+      if (std::optional<Plan> p = fitting(f.strategy, best - 1)) best = p->arena_bytes;
   return best;
+}
+
+std::optional<Plan> AutoPlanner::dp_plan(uint64_t budget) const {
+  // The DP's seconds only fall as m grows, so the first fit scanning down is the fastest. The scan
+  // starts `slack_` units above the budget: rounding each block's bytes up must not hide a
+  // strategy whose exact arena fits.
+  const uint64_t units =
+      std::min<uint64_t>(budget / model_.quantum, static_cast<uint64_t>(dp_.max_units()));
+  const int64_t top = std::min(static_cast<int64_t>(units) + slack_, dp_.max_units());
+  std::vector<Action> previous;
+  for (int64_t m = top; m >= 0 && dp_.best_seconds(m) != CheckpointDp::kInfeasible; --m) {
+    const Strategy st = dp_.strategy(m);
+    std::vector<Action> actions = strategy_actions(st);
+    if (actions == previous) continue;
+    previous = std::move(actions);
+    if (std::optional<Plan> p = fitting(st, budget)) return p;
+  }
+  return std::nullopt;
 }
 
 Plan AutoPlanner::plan(uint64_t budget) const {
@@ -171,19 +229,18 @@ Plan AutoPlanner::plan(uint64_t budget) const {
       return none;
     }
   }
-  const int64_t top =
-      std::min<int64_t>(static_cast<int64_t>(budget / model_.quantum), dp_.max_units());
-  std::vector<Action> previous;
-  for (int64_t m = top; m >= 0 && dp_.best_seconds(m) != CheckpointDp::kInfeasible; --m) {
-    const Strategy st = dp_.strategy(m);
-    std::vector<Action> actions = strategy_actions(st);
-    if (actions == previous) continue;
-    previous = std::move(actions);
-    PlanRequest req = request_;
-    req.budget = budget;
-    Plan p = plan_strategy(graph_, st, req);
-    if (p.arena_bytes <= budget) return p;
+  std::optional<Plan> best = dp_plan(budget);
+  // A fixed policy replaces the DP's plan only when strictly faster; fixed_ is sorted by seconds
+  // (ties in a fixed order), so the first that fits is the fastest of them.
+  for (const Fixed& f : fixed_) {
+    if (best && !(f.seconds < best->report.predicted_seconds)) break;
+    if (f.lower_bound > budget) continue;
+    if (std::optional<Plan> p = fitting(f.strategy, budget)) {
+      best = std::move(p);
+      break;
+    }
   }
+  if (best) return std::move(*best);
   const uint64_t minimum = minimum_arena();
   throw std::invalid_argument("arena budget of " + std::to_string(budget) +
                               " bytes is below the smallest feasible plan; the minimum is " +

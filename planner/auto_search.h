@@ -9,12 +9,17 @@
 //            selective recomputation as one level), then C(s+1, t), then backward s,
 //   split k: forward s..k-1 keeping only x_k, C(k, t), then C(s, k) — nesting happens when the
 //            inner C(s, k) splits again.
-// The DP's memory is a model (block_costs.h). The schedule is then built and laid out exactly;
-// if the arena exceeds the budget, the next smaller model budget is tried.
+// The DP's memory is a model (block_costs.h) in units rounded up per block, so a strategy's model
+// peak can exceed its exact bytes by up to one unit per summed term. The search therefore starts
+// that many units above the budget, builds and lays out each candidate exactly, and steps down to
+// the next smaller model budget while the arena exceeds the budget. The fixed policies (none,
+// selective, every:K for every K) are laid out exactly as well, and the fastest plan that fits
+// wins: auto is never slower than any of them at the same budget.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "graph/graph.h"
@@ -54,19 +59,36 @@ class CheckpointDp {
 class AutoPlanner {
  public:
   AutoPlanner(const Graph& graph, const PlanRequest& request);
-  // The fastest plan (by the cost model) whose exact arena fits `budget`. A budget below
-  // minimum_arena() is std::invalid_argument naming that minimum in bytes.
+  // The fastest plan (by the cost model) whose exact arena fits `budget`: the DP's, or a fixed
+  // policy's when that is strictly faster. A budget below minimum_arena() is
+  // std::invalid_argument naming that minimum in bytes.
   Plan plan(uint64_t budget) const;
   // The smallest budget plan() accepts.
   uint64_t minimum_arena() const;
   const ChainModel& model() const { return model_; }
   const CheckpointDp& dp() const { return dp_; }
+  // Model units a strategy's rounded peak may exceed its exact bytes / quantum by: the most
+  // terms one peak sums (every block input and keep, one gradient, one block's extra).
+  int64_t rounding_slack() const { return slack_; }
 
  private:
+  // A fixed policy's strategy with what its schedule costs and the least arena it can take.
+  struct Fixed {
+    Strategy strategy;
+    double seconds = 0;        // predicted seconds, summed as the report sums them
+    uint64_t lower_bound = 0;  // liveness lower bound: its arena is at least this
+  };
+  // The fastest DP strategy whose exact arena fits `budget`, if any.
+  std::optional<Plan> dp_plan(uint64_t budget) const;
+  // The strategy's exact plan when its arena fits `budget`.
+  std::optional<Plan> fitting(const Strategy& strategy, uint64_t budget) const;
+
   const Graph& graph_;
   PlanRequest request_;
   ChainModel model_;
   CheckpointDp dp_;
+  int64_t slack_ = 0;
+  std::vector<Fixed> fixed_;  // by predicted seconds, then none, selective, every:1, every:2, ...
 };
 
 Plan plan_auto(const Graph& graph, const PlanRequest& request);
