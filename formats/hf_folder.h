@@ -1,6 +1,8 @@
 // Hugging Face model folders, as transformers' from_pretrained reads and save_pretrained writes
 // them: config.json (formats/hf_config.h) next to model.safetensors, or next to a shard index and
-// its shards (formats/weight_files.h). remat reads and writes them for GPT-2, Llama and Qwen2.
+// its shards (formats/weight_files.h). remat reads and writes them for GPT-2, Llama and Qwen2;
+// this is the format's side (which model a checkpoint describes), runtime/session_files.h the
+// session's (saving one).
 #pragma once
 
 #include <filesystem>

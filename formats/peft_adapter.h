@@ -1,7 +1,8 @@
 // LoRA adapters in PEFT's files: DIR/adapter_model.safetensors (keys
 // "base_model.model.<module path>.lora_A.weight" [R, in] and ".lora_B.weight" [out, R]) and
 // DIR/adapter_config.json, so `PeftModel.from_pretrained(base, DIR)` loads what remat trained and
-// remat continues what PEFT wrote. Also PEFT's initialisation and the merge into full weights.
+// remat continues what PEFT wrote: the keys, the config and PEFT's initialisation. A session's
+// adapters are written and read, and merged into full weights, in runtime/session_files.h.
 #pragma once
 
 #include <cstdint>

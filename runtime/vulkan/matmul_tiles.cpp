@@ -13,7 +13,7 @@ constexpr uint32_t kSizeClasses = 3;
 
 // Outer: 16x8 output floats per invocation and 8x8, in workgroups of 8 or 16 invocations. Dot:
 // 16x8 and 16x4 outputs over 32 invocations (16x4 wastes no lanes where J is only 128), and 8x4
-// over 16. On llvmpipe each won some GPT-2-small or tiny shape (docs/benchmarks.md); which one
+// over 16. On llvmpipe each won some GPT-2-small or tiny shape (docs/benchmarks-speed.md); which one
 // wins depends on the CPU and the shape.
 constexpr std::array<MatmulTile, 3> kOuterCandidates{{{16, 2, 8}, {8, 2, 8}, {8, 2, 16}}};
 constexpr std::array<MatmulTile, 3> kDotCandidates{{{16, 8, 32}, {16, 4, 32}, {8, 4, 16}}};

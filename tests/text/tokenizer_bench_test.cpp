@@ -1,5 +1,5 @@
 // Encode speed on one core, GPT-2's files, the license corpus: remat next to tiktoken's WASM build
-// in the same run. Hidden: build/bin/remat_text_tests "[.bench]" (docs/benchmarks.md).
+// in the same run. Hidden: build/bin/remat_text_tests "[.bench]" (docs/benchmarks-speed.md).
 #include <catch2/catch.hpp>
 
 #include <chrono>
