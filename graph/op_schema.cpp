@@ -88,8 +88,10 @@ std::vector<TensorId> named_operands(OpKind kind, bool outputs,
   const std::string where = std::string(op_kind_name(kind)) + (outputs ? " output " : " input ");
   std::vector<TensorId> out(list.size(), kNoTensor);
   for (const auto& [name, id] : named) {
+    // A copy: clang before 16 cannot capture a structured binding.
+    const std::string_view wanted = name;
     const auto it = std::find_if(list.begin(), list.end(),
-                                 [&](const OperandSpec& o) { return o.name == name; });
+                                 [&](const OperandSpec& o) { return o.name == wanted; });
     if (it == list.end()) throw std::logic_error(where + "'" + std::string(name) + "' is unknown");
     TensorId& at = out[static_cast<std::size_t>(it - list.begin())];
     if (at != kNoTensor) throw std::logic_error(where + "'" + std::string(name) + "' given twice");

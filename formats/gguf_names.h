@@ -1,0 +1,47 @@
+// Tensor names and layouts between remat's parameters (Hugging Face names and shapes) and the
+// GGUF files llama.cpp's converter writes, for the architectures remat trains: `llama` (Llama,
+// SmolLM2), `qwen2` and `gpt2`. Names follow llama.cpp's gguf-py tensor map (token_embd,
+// blk.N.attn_q, ..., output); layouts its converter's choices:
+//   - gpt2's Conv1D weights ([in, out] in Hugging Face files) are stored transposed, as [out, in]
+//     rows like every other matrix in GGUF;
+//   - `llama` files store the rows of attn_q and attn_k permuted for llama.cpp's RoPE, which
+//     rotates adjacent pairs (2i, 2i+1) where Hugging Face's rotates (i, i + d/2): within each
+//     head of d rows, Hugging Face row t·d/2 + i is GGUF row 2i + t (t in {0, 1}). `qwen2` files
+//     keep Hugging Face's order (llama.cpp rotates them the Hugging Face way).
+// Row permutations move whole rows, so a quantized row keeps its blocks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace remat {
+
+enum class GgufArch { llama, qwen2, gpt2 };
+
+// general.architecture's value; nullopt for any other architecture.
+std::optional<GgufArch> gguf_arch(std::string_view name);
+std::string_view gguf_arch_name(GgufArch a);
+
+// "model.layers.3.self_attn.q_proj.weight" -> "blk.3.attn_q.weight" (llama, qwen2);
+// "h.3.attn.c_attn.weight" -> "blk.3.attn_qkv.weight" (gpt2). nullopt for a name with no GGUF
+// counterpart.
+std::optional<std::string> gguf_tensor_name(std::string_view hf_name, GgufArch arch);
+// The inverse: a GGUF name to remat's parameter name; nullopt for tensors remat has no parameter
+// for (e.g. rope_freqs).
+std::optional<std::string> hf_tensor_name(std::string_view gguf_name, GgufArch arch);
+
+// How the GGUF tensor of a parameter stores its values.
+struct GgufLayout {
+  bool transposed = false;  // GGUF holds the transpose of the Hugging Face matrix (gpt2 Conv1D)
+  int rope_heads = 0;       // > 0: rows permuted in heads of rows / rope_heads rows (llama q, k)
+};
+// `heads` and `kv_heads` are the model's query and key/value heads.
+GgufLayout gguf_layout(std::string_view hf_name, GgufArch arch, int heads, int kv_heads);
+
+// The GGUF row holding Hugging Face row `hf_row` of a tensor whose `rows` rows are permuted in
+// `heads` heads (GgufLayout::rope_heads); hf_row itself when heads is 0.
+uint64_t gguf_row_of(uint64_t hf_row, uint64_t rows, int heads);
+
+}  // namespace remat
