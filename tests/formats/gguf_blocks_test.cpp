@@ -6,9 +6,11 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/half_float.h"
@@ -265,9 +267,15 @@ TEST_CASE("gguf blocks: decode_block_value gives each value decode_blocks gives,
       const auto one = std::span(bytes).subspan(block * info.block_bytes, info.block_bytes);
       for (uint32_t e = 0; e < info.block_values; ++e) {
         const float v = decode_block_value(t, one, e);
-        if (bits(v) != bits(all[block * info.block_values + e])) {
-          FAIL(info.name << " block " << block << " value " << e << ": decode_block_value " << v
-                         << ", decode_blocks " << all[block * info.block_values + e]);
+        const float bulk = all[block * info.block_values + e];
+        if (bits(v) != bits(bulk)) {
+          char msg[200];
+          std::snprintf(msg, sizeof msg,
+                        "%s block %zu value %u: decode_block_value %a (0x%08x), decode_blocks %a "
+                        "(0x%08x)",
+                        std::string(info.name).c_str(), block, e, double(v), bits(v), double(bulk),
+                        bits(bulk));
+          FAIL(msg);
         }
       }
     }
