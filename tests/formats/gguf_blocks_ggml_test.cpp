@@ -169,8 +169,10 @@ TEST_CASE("gguf blocks: every f16 and bf16 bit pattern widens as ggml widens it"
     all[2 * h] = std::byte(h & 0xFF);
     all[2 * h + 1] = std::byte(h >> 8);
   }
-  CHECK(compare_with_ggml(*ggml, GgmlType::f16, all, "f16, every pattern") == 65536);
-  CHECK(compare_with_ggml(*ggml, GgmlType::bf16, all, "bf16, every pattern") == 65536);
+  const size_t f16 = compare_with_ggml(*ggml, GgmlType::f16, all, "f16, every pattern");
+  const size_t bf16 = compare_with_ggml(*ggml, GgmlType::bf16, all, "bf16, every pattern");
+  CHECK(f16 == 65536);
+  CHECK(bf16 == 65536);
 }
 
 TEST_CASE("gguf types: remat's table agrees with ggml's names, block sizes and type sizes") {
