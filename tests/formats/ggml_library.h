@@ -2,7 +2,8 @@
 // llama.cpp that @node-llama-cpp/linux-x64 ships (pinned in .ci/fetch-test-data, fetched into
 // build-data/npm), opened with dlopen. The few C functions used are declared here, not taken from
 // ggml's headers. Without the library a test fails naming the fetch script when npm is installed,
-// and is skipped with a warning otherwise (or on a machine that cannot load an x86-64 library).
+// and is skipped with a warning otherwise, or on a machine that cannot load an x86-64 glibc
+// library.
 #pragma once
 
 #include <dlfcn.h>
@@ -81,10 +82,10 @@ inline bool have_npm() {
 // Opens the library once. Returns nullptr after a WARN when the test is to be skipped; FAILs when
 // npm is installed but the library was not fetched, or when it does not load.
 inline const GgmlLibrary* ggml_library() {
-#if !(defined(__x86_64__) && defined(__linux__))
+#if !(defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__))
   WARN(
-      "SKIPPED: the pinned ggml library (@node-llama-cpp/linux-x64) is an x86-64 Linux build, "
-      "which this machine cannot load");
+      "SKIPPED: the pinned ggml library (@node-llama-cpp/linux-x64) is an x86-64 glibc Linux "
+      "build, which this machine cannot load (.ci/fetch-test-data does not fetch it here)");
   return nullptr;
 #else
   const std::filesystem::path path = ggml_library_path();
