@@ -15,9 +15,12 @@ struct CommandResult {
 CommandResult run_command(const std::string& command_line);
 
 // The built `remat` binary followed by `args` (already shell-quoted where needed).
-// REMAT_CLI_PATH is defined by tests/CMakeLists.txt for every test executable.
+// REMAT_CLI_PATH is defined by tests/CMakeLists.txt for every test executable when the runtime
+// (and so the CLI) is built; a pure build (-DREMAT_RUNTIME=OFF) has no binary to run.
+#ifdef REMAT_CLI_PATH
 inline CommandResult run_remat(const std::string& args) {
   return run_command(std::string("'") + REMAT_CLI_PATH + "' " + args);
 }
+#endif
 
 }  // namespace remat::test
