@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/json_file.h"
+#include "formats/gguf_model.h"
 #include "formats/gpt2_weights.h"
 #include "formats/hf_config.h"
 #include "formats/safetensors.h"
@@ -39,6 +40,7 @@ ModelConfig folder_model(const fs::path& dir) {
 ModelConfig checkpoint_model(const fs::path& path, std::optional<int> heads) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return folder_model(path);
+  if (names_gguf_file(path)) return gguf_model_config(GgufFile::open(path));
   if (path.filename().string().ends_with(".index.json"))
     return folder_model(path.has_parent_path() ? path.parent_path() : fs::path("."));
   const SafetensorsSource file = SafetensorsSource::open(path);

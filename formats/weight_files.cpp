@@ -1,5 +1,6 @@
 #include "formats/weight_files.h"
 
+#include <cctype>
 #include <map>
 #include <stdexcept>
 
@@ -35,6 +36,12 @@ std::map<std::string, std::string> weight_map(const fs::path& index) {
 
 }  // namespace
 
+bool names_gguf_file(const fs::path& path) {
+  std::string ext = path.extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".gguf";
+}
+
 WeightFiles WeightFiles::single(SafetensorsSource source) {
   WeightFiles w;
   w.origin_ = source.origin();
@@ -43,10 +50,20 @@ WeightFiles WeightFiles::single(SafetensorsSource source) {
   return w;
 }
 
+WeightFiles WeightFiles::gguf(GgufFile file) {
+  WeightFiles w;
+  w.origin_ = file.origin();
+  auto weights = std::make_shared<GgufWeights>(std::move(file));
+  w.header_ = weights->header();
+  w.gguf_ = std::move(weights);
+  return w;
+}
+
 WeightFiles WeightFiles::open(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) {
     const std::string name = path.filename().string();
+    if (names_gguf_file(path)) return gguf(GgufFile::open(path));
     const std::string suffix = ".index.json";
     if (name.size() > suffix.size() && name.ends_with(suffix)) return sharded(path);
     return single(SafetensorsSource::open(path));
@@ -95,6 +112,12 @@ void WeightFiles::add(SafetensorsSource source) {
 
 void WeightFiles::read(const SafetensorsEntry& t, uint64_t first, std::span<float> out) const {
   const SafetensorsEntry* begin = header_.tensors.data();
+  if (gguf_) {
+    // header_ is a copy of the GGUF header: the same position there.
+    if (&t < begin || &t >= begin + header_.tensors.size())
+      throw std::logic_error("WeightFiles::read: '" + t.name + "' is not a tensor of " + origin_);
+    return gguf_->read(gguf_->header().tensors[static_cast<std::size_t>(&t - begin)], first, out);
+  }
   if (&t < begin || &t >= begin + header_.tensors.size())
     throw std::logic_error("WeightFiles::read: '" + t.name + "' is not a tensor of " + origin_);
   files_[file_of_[static_cast<std::size_t>(&t - begin)]].read(t, first, out);

@@ -1,0 +1,169 @@
+#include "formats/gguf_model.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "formats/gguf_blocks.h"
+
+namespace remat {
+namespace {
+
+[[noreturn]] void fail(const GgufFile& f, const std::string& what) {
+  throw std::invalid_argument(f.origin() + ": " + what);
+}
+
+uint64_t required_uint(const GgufFile& f, const std::string& key) {
+  const std::optional<uint64_t> v = f.metadata().uint(key);
+  if (!v) fail(f, "has no '" + key + "'");
+  return *v;
+}
+
+int required_int(const GgufFile& f, const std::string& key) {
+  const uint64_t v = required_uint(f, key);
+  if (v == 0 || v > (1u << 30)) fail(f, "'" + key + "' is " + std::to_string(v) + ", out of range");
+  return static_cast<int>(v);
+}
+
+GgufArch architecture(const GgufFile& f) {
+  const std::optional<std::string> name = f.metadata().string("general.architecture");
+  if (!name) fail(f, "has no 'general.architecture'");
+  const std::optional<GgufArch> arch = gguf_arch(*name);
+  if (!arch) fail(f, "general.architecture is '" + *name + "'; remat reads llama, qwen2 and gpt2");
+  return *arch;
+}
+
+}  // namespace
+
+ModelConfig gguf_model_config(const GgufFile& f) {
+  const GgufArch arch = architecture(f);
+  const std::string a = std::string(gguf_arch_name(arch)) + ".";
+  ModelConfig m;
+  m.arch = arch == GgufArch::gpt2 ? Architecture::gpt2 : Architecture::llama;
+  m.layers = required_int(f, a + "block_count");
+  m.dim = required_int(f, a + "embedding_length");
+  m.heads = required_int(f, a + "attention.head_count");
+  m.ctx = required_int(f, a + "context_length");
+  const int ffn = required_int(f, a + "feed_forward_length");
+  const GgufTensor* embd = f.tensor("token_embd.weight");
+  if (!embd || embd->ne.size() != 2) fail(f, "has no two-dimensional tensor 'token_embd.weight'");
+  if (embd->ne[0] != static_cast<uint64_t>(m.dim))
+    fail(f, "token_embd.weight has rows of " + std::to_string(embd->ne[0]) + ", not " + a +
+                "embedding_length " + std::to_string(m.dim));
+  m.vocab = static_cast<int>(embd->ne[1]);
+  if (arch == GgufArch::gpt2) {
+    if (ffn != 4 * m.dim)
+      fail(f, a + "feed_forward_length is " + std::to_string(ffn) + "; gpt2 has 4 x " +
+                  std::to_string(m.dim));
+    if (const std::optional<double> eps = f.metadata().number(a + "attention.layer_norm_epsilon");
+        eps && static_cast<float>(*eps) != 1e-5f)
+      fail(f, a + "attention.layer_norm_epsilon is " + std::to_string(*eps) +
+                  "; remat's gpt2 uses 1e-5");
+    if (f.tensor("output.weight")) fail(f, "has an untied 'output.weight'; gpt2's head is tied");
+  } else {
+    m.ffn = ffn;
+    m.kv_heads = required_int(f, a + "attention.head_count_kv");
+    const std::optional<double> eps = f.metadata().number(a + "attention.layer_norm_rms_epsilon");
+    if (!eps) fail(f, "has no '" + a + "attention.layer_norm_rms_epsilon'");
+    m.norm_eps = static_cast<float>(*eps);
+    m.rope_theta = static_cast<float>(f.metadata().number(a + "rope.freq_base").value_or(10000.0));
+    if (const std::optional<uint64_t> rot = f.metadata().uint(a + "rope.dimension_count");
+        rot && *rot != static_cast<uint64_t>(m.dim / m.heads))
+      fail(f, a + "rope.dimension_count is " + std::to_string(*rot) +
+                  "; remat rotates whole heads of " + std::to_string(m.dim / m.heads));
+    m.tied_head = f.tensor("output.weight") == nullptr;
+    m.qkv_bias = f.tensor("blk.0.attn_q.bias") != nullptr;
+    if (f.tensor("rope_freqs.weight")) m.rope_scaling = RopeScaling::llama3;
+  }
+  try {
+    m.validate();
+  } catch (const std::invalid_argument& e) {
+    fail(f, e.what());
+  }
+  return m;
+}
+
+GgufWeights::GgufWeights(GgufFile file) : file_(std::move(file)), model_(gguf_model_config(file_)) {
+  file_.check_supported();
+  const GgufArch arch = architecture(file_);
+  for (const GgufTensor& t : file_.tensors()) {
+    const std::optional<std::string> name = hf_tensor_name(t.name, arch);
+    if (!name) continue;  // rope_freqs and the like: no parameter of remat's
+    if (t.ne.size() > 2) fail(file_, "tensor '" + t.name + "' has more than two dimensions");
+    const GgufLayout layout = gguf_layout(*name, arch, model_.heads, model_.kv_head_count());
+    SafetensorsEntry e;
+    e.name = *name;
+    e.dtype = std::string(ggml_type_info(t.type).name);
+    e.shape = t.shape();
+    if (layout.transposed) {
+      if (e.shape.size() != 2) fail(file_, "tensor '" + t.name + "' should be a matrix");
+      std::swap(e.shape[0], e.shape[1]);
+    }
+    if (layout.rope_heads > 0)  // checks that the rows split into heads of an even size
+      gguf_row_of(0, t.ne.size() == 1 ? t.ne[0] : t.rows(), layout.rope_heads);
+    header_.tensors.push_back(std::move(e));
+    sources_.push_back({&t, layout});
+  }
+}
+
+const GgufTensor* GgufWeights::first_quantized() const {
+  for (const Source& s : sources_)
+    if (ggml_type_info(s.tensor->type).block_values > 1) return s.tensor;
+  return nullptr;
+}
+
+void GgufWeights::read_row(const GgufTensor& t, uint64_t row, std::span<float> out) const {
+  const uint64_t bytes = ggml_row_bytes(t.type, t.ne[0]);
+  row_bytes_.resize(bytes);
+  file_.read(t, row * bytes, row_bytes_);
+  decode_blocks(t.type, row_bytes_, out);
+}
+
+void GgufWeights::read(const SafetensorsEntry& e, uint64_t first, std::span<float> out) const {
+  const SafetensorsEntry* begin = header_.tensors.data();
+  if (&e < begin || &e >= begin + header_.tensors.size())
+    throw std::logic_error("GgufWeights::read: '" + e.name + "' is not a tensor of " +
+                           file_.origin());
+  const Source& s = sources_[static_cast<std::size_t>(&e - begin)];
+  const GgufTensor& t = *s.tensor;
+  if (first + out.size() > t.elements())
+    throw std::out_of_range("GgufWeights::read: past the end of '" + e.name + "'");
+  const uint64_t row_len = t.ne[0];
+  row_values_.resize(row_len);
+  if (s.layout.rope_heads > 0 && t.ne.size() == 1) {
+    // A permuted bias: its elements move as the weight's rows do.
+    read_row(t, 0, row_values_);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = row_values_[gguf_row_of(first + i, row_len, s.layout.rope_heads)];
+  } else if (!s.layout.transposed) {
+    // Hugging Face rows are stored rows (after the RoPE permutation): copy row by row.
+    uint64_t done = 0;
+    while (done < out.size()) {
+      const uint64_t at = first + done, row = at / row_len, col = at % row_len;
+      read_row(t, gguf_row_of(row, t.rows(), s.layout.rope_heads), row_values_);
+      const uint64_t n = std::min<uint64_t>(row_len - col, out.size() - done);
+      std::memcpy(out.data() + done, row_values_.data() + col, n * sizeof(float));
+      done += n;
+    }
+  } else {
+    // Hugging Face element (i, o) of an [in, out] matrix is stored row o, column i: each stored
+    // row gives one column of the request.
+    const uint64_t out_cols = t.rows();  // Hugging Face columns
+    const uint64_t first_row = first / out_cols, last_row = (first + out.size() - 1) / out_cols;
+    for (uint64_t o = 0; o < out_cols; ++o) {
+      read_row(t, o, row_values_);
+      for (uint64_t i = first_row; i <= last_row; ++i) {
+        const uint64_t at = i * out_cols + o;
+        if (at >= first && at < first + out.size()) out[at - first] = row_values_[i];
+      }
+    }
+  }
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (!std::isfinite(out[i]))
+      throw std::invalid_argument(file_.origin() + ": tensor '" + t.name +
+                                  "' has a non-finite value at element " +
+                                  std::to_string(first + i));
+}
+
+}  // namespace remat

@@ -1,0 +1,62 @@
+// A model in a GGUF file as remat trains it: the ModelConfig its `<arch>.*` keys and tensors
+// describe, and its tensors under remat's parameter names and Hugging Face shapes, read as floats
+// (blocks decoded exactly as ggml decodes them, formats/gguf_blocks.h; llama's RoPE row
+// permutation undone and gpt2's transposed matrices turned back, formats/gguf_names.h). So a GGUF
+// file loads wherever a safetensors checkpoint does (formats/weight_files.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "formats/gguf.h"
+#include "formats/gguf_names.h"
+#include "formats/safetensors.h"
+#include "graph/model_config.h"
+
+namespace remat {
+
+// The model `file` holds: general.architecture llama, qwen2 or gpt2; hyperparameters from
+// <arch>.block_count, .embedding_length, .feed_forward_length, .attention.head_count,
+// .attention.head_count_kv, .rope.freq_base, .attention.layer_norm_rms_epsilon (llama, qwen2),
+// .context_length; the vocabulary from token_embd's rows; the head tied when the file has no
+// `output` tensor; q/k/v biases when blk.0.attn_q.bias exists; RoPE scaling llama3 when it has
+// rope_freqs (such a model plans but does not train). std::invalid_argument "<origin>: ..." naming
+// the key or tensor that is missing, of the wrong type, or not supported.
+ModelConfig gguf_model_config(const GgufFile& file);
+
+// A GGUF model's tensors as a safetensors-like header (remat's parameter names, row-major Hugging
+// Face shapes, dtype the GGUF type's name, e.g. "q4_K") and float reads of any element range.
+class GgufWeights {
+ public:
+  explicit GgufWeights(GgufFile file);
+
+  const GgufFile& file() const { return file_; }
+  const ModelConfig& model() const { return model_; }
+  // Tensors with a parameter name (rope_freqs and other extras are left out); begin/end unused.
+  const SafetensorsHeader& header() const { return header_; }
+  // The first tensor stored in a block-quantized type, or nullptr when every one is f32/f16/bf16.
+  const GgufTensor* first_quantized() const;
+  // Elements [first, first + out.size()) of `t` (one of header().tensors) in Hugging Face order.
+  // std::invalid_argument naming the tensor for a non-finite value. Host memory: one stored row
+  // at a time (bytes and floats), whatever the request.
+  void read(const SafetensorsEntry& t, uint64_t first, std::span<float> out) const;
+
+ private:
+  struct Source {
+    const GgufTensor* tensor;
+    GgufLayout layout;
+  };
+  void read_row(const GgufTensor& t, uint64_t row, std::span<float> out) const;
+
+  GgufFile file_;
+  ModelConfig model_;
+  SafetensorsHeader header_;
+  std::vector<Source> sources_;  // sources_[i] backs header_.tensors[i]
+  mutable std::vector<std::byte> row_bytes_;
+  mutable std::vector<float> row_values_;
+};
+
+}  // namespace remat
