@@ -18,6 +18,7 @@
 #include "formats/hf_folder.h"
 #include "formats/peft_adapter.h"
 #include "formats/safetensors.h"
+#include "formats/weight_files.h"
 #include "planner/memory_budget.h"
 #include "planner/plan.h"
 #include "runtime/session_files.h"
@@ -170,6 +171,12 @@ remat_status remat_session_load_file(remat_session* session, const char* path) {
   return guarded([&] {
     remat::Session& s = session_of(session);
     require_readable(path);
+    if (!s.config().lora.enabled() && remat::names_gguf_file(path)) {
+      const remat::WeightFiles w = remat::WeightFiles::open(path);
+      const std::string why =
+          remat::full_fine_tune_refusal(*w.gguf(), "set lora_rank > 0 in remat_session_params");
+      require(why.empty(), why.c_str());
+    }
     const auto lock = lock_device(session);
     s.load(path);
   });

@@ -166,4 +166,12 @@ void GgufWeights::read(const SafetensorsEntry& e, uint64_t first, std::span<floa
                                   std::to_string(first + i));
 }
 
+std::string full_fine_tune_refusal(const GgufWeights& w, std::string_view fix) {
+  const GgufTensor* q = w.first_quantized();
+  if (!q) return {};
+  return w.file().origin() + ": tensor '" + q->name + "' is " +
+         std::string(ggml_type_info(q->type).name) +
+         "; a quantized model is fine-tuned with LoRA: " + std::string(fix);
+}
+
 }  // namespace remat

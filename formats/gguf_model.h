@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "formats/gguf.h"
@@ -58,5 +59,11 @@ class GgufWeights {
   mutable std::vector<std::byte> row_bytes_;
   mutable std::vector<float> row_values_;
 };
+
+// Empty when the model can be fully fine-tuned; otherwise one line naming its first quantized
+// tensor and `fix` (how the caller asks for LoRA). Full fine-tuning would train float copies of
+// quantized weights (four to eight times the file on the device) that could not be saved back as
+// the file; LoRA trains adapters on the quantized base instead.
+std::string full_fine_tune_refusal(const GgufWeights& w, std::string_view fix);
 
 }  // namespace remat

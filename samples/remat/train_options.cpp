@@ -76,6 +76,14 @@ LrSchedule parse_schedule(const Args& a, double lr, int steps) {
   return s;
 }
 
+void refuse_quantized_full_fine_tune(const std::filesystem::path& init) {
+  const WeightFiles w = WeightFiles::open(init);
+  if (!w.gguf()) return;
+  if (const std::string why = full_fine_tune_refusal(*w.gguf(), "add --lora R (e.g. --lora 8)");
+      !why.empty())
+    throw UsageError(why);
+}
+
 }  // namespace
 
 CommandSpec train_spec() {
@@ -213,6 +221,7 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
     check_output_path(o.log_json->string(), "--log-json");
   }
   o.lora = parse_train_lora(a, o.init, o.sel.model.arch);
+  if (o.init && !o.lora.spec.enabled()) refuse_quantized_full_fine_tune(*o.init);
   choose_auto_loss_chunk(o.sel, o.lora.spec);
   if (o.sample > 0 && o.sel.shape.loss_chunk != 0)
     throw UsageError("--sample reads a row's whole logits; it needs --loss-chunk 0");
