@@ -240,7 +240,11 @@ void read_at(int fd, uint64_t offset, void* out, std::size_t bytes, const std::s
 }  // namespace
 
 uint64_t SafetensorsEntry::elements() const {
-  return (end - begin) / static_cast<uint64_t>(dtype_size(dtype));
+  // The shape's product: the header checks it against the byte range, and entries that describe
+  // another format's tensors (formats/gguf_model.h) have no byte range here.
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
 }
 
 SafetensorsSource::~SafetensorsSource() {

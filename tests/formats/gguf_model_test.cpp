@@ -20,17 +20,14 @@
 #include "formats/model_weights.h"
 #include "formats/weight_files.h"
 #include "graph/model_builder.h"
+#include "tests/support/gguf_model_files.h"
 
 using namespace remat;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Param {
-  std::string name;
-  std::vector<int64_t> shape;  // Hugging Face, row-major
-  std::vector<float> values;
-};
+using Param = test::GgufParam;
 
 std::vector<Param> random_params(const ModelConfig& m, uint32_t seed) {
   const Graph g = build_model(m, TrainShape{1, 8});
@@ -46,62 +43,10 @@ std::vector<Param> random_params(const ModelConfig& m, uint32_t seed) {
   return out;
 }
 
-// The stored (GGUF) values of a parameter: rows permuted or the matrix transposed as the converter
-// does, returned with ggml's ne.
-std::vector<float> stored_values(const Param& p, const GgufLayout& l, std::vector<uint64_t>& ne) {
-  const uint64_t cols = p.shape.size() == 2 ? uint64_t(p.shape[1]) : uint64_t(p.shape[0]);
-  const uint64_t rows = p.shape.size() == 2 ? uint64_t(p.shape[0]) : 1;
-  std::vector<float> s(p.values.size());
-  if (l.transposed) {
-    ne = {rows, cols};  // stored rows are Hugging Face columns
-    for (uint64_t i = 0; i < rows; ++i)
-      for (uint64_t o = 0; o < cols; ++o) s[o * rows + i] = p.values[i * cols + o];
-    return s;
-  }
-  ne = p.shape.size() == 2 ? std::vector<uint64_t>{cols, rows} : std::vector<uint64_t>{cols};
-  if (l.rope_heads > 0 && rows > 1) {
-    for (uint64_t r = 0; r < rows; ++r)
-      std::memcpy(&s[gguf_row_of(r, rows, l.rope_heads) * cols], &p.values[r * cols],
-                  cols * sizeof(float));
-    return s;
-  }
-  return p.values;
-}
+using test::write_gguf_model;
 
 GgufMetadata llama_metadata(const ModelConfig& m, const std::string& arch) {
-  GgufMetadata md;
-  md.set("general.architecture", GgufValue::of(arch));
-  const std::string a = arch + ".";
-  md.set(a + "block_count", GgufValue::of(uint32_t(m.layers)));
-  md.set(a + "context_length", GgufValue::of(uint32_t(m.ctx)));
-  md.set(a + "embedding_length", GgufValue::of(uint32_t(m.dim)));
-  md.set(a + "feed_forward_length", GgufValue::of(uint32_t(m.mlp_width())));
-  md.set(a + "attention.head_count", GgufValue::of(uint32_t(m.heads)));
-  if (arch != "gpt2") {
-    md.set(a + "attention.head_count_kv", GgufValue::of(uint32_t(m.kv_head_count())));
-    md.set(a + "attention.layer_norm_rms_epsilon", GgufValue::of(m.norm_eps));
-    md.set(a + "rope.freq_base", GgufValue::of(m.rope_theta));
-    md.set(a + "rope.dimension_count", GgufValue::of(uint32_t(m.head_dim())));
-  } else {
-    md.set(a + "attention.layer_norm_epsilon", GgufValue::of(1e-5f));
-  }
-  return md;
-}
-
-// Writes `params` as the converter would, every tensor in `type` (f32, f16 or bf16).
-void write_model(const fs::path& path, const std::vector<Param>& params, const ModelConfig& m,
-                 GgufArch arch, GgmlType type) {
-  std::vector<GgufTensorSpec> specs;
-  std::vector<std::vector<float>> data;
-  for (const Param& p : params) {
-    const GgufLayout l = gguf_layout(p.name, arch, m.heads, m.kv_head_count());
-    std::vector<uint64_t> ne;
-    data.push_back(stored_values(p, l, ne));
-    specs.push_back({*gguf_tensor_name(p.name, arch), ne.size() == 1 ? GgmlType::f32 : type, ne});
-  }
-  GgufWriter w(path, llama_metadata(m, std::string(gguf_arch_name(arch))), specs);
-  for (const auto& d : data) w.write(std::span<const float>(d));
-  w.commit();
+  return test::gguf_model_keys(m, arch);
 }
 
 fs::path temp_file(const std::string& name) {
@@ -127,7 +72,7 @@ TEST_CASE("a llama GGUF file gives back the Hugging Face tensors, q and k rows u
   const ModelConfig m = odd_llama();
   const std::vector<Param> params = random_params(m, 11);
   const fs::path path = temp_file("llama.gguf");
-  write_model(path, params, m, GgufArch::llama, GgmlType::f32);
+  write_gguf_model(path, params, m, GgufArch::llama, GgmlType::f32);
   const WeightFiles w = WeightFiles::open(path);
   REQUIRE(w.gguf());
   CHECK(w.gguf()->model() == m);
@@ -160,7 +105,7 @@ TEST_CASE(
   g.ctx = 16;
   const std::vector<Param> params = random_params(g, 5);
   const fs::path path = temp_file("gpt2.gguf");
-  write_model(path, params, g, GgufArch::gpt2, GgmlType::f32);
+  write_gguf_model(path, params, g, GgufArch::gpt2, GgmlType::f32);
   const WeightFiles w = WeightFiles::open(path);
   CHECK(w.gguf()->model() == g);
   std::vector<TensorSpec> specs;
@@ -181,7 +126,7 @@ TEST_CASE(
   q.qkv_bias = true;
   q.tied_head = true;
   const std::vector<Param> qp = random_params(q, 9);
-  write_model(path, qp, q, GgufArch::qwen2, GgmlType::bf16);
+  write_gguf_model(path, qp, q, GgufArch::qwen2, GgmlType::bf16);
   const WeightFiles qw = WeightFiles::open(path);
   CHECK(qw.gguf()->model() == q);
   std::vector<TensorSpec> qspecs;
