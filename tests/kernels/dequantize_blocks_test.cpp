@@ -198,12 +198,9 @@ TEST_CASE("dequantize_blocks: every f16 and bf16 pattern and random f32 words de
 }
 
 TEST_CASE("dequantize_blocks: rows quantized by ggml decode as decode_blocks decodes them") {
-  // Blocks as quantizers write them, where ggml's library was fetched (.ci/fetch-test-data);
-  // the random and edge-scale blocks above cover every code and scale pattern either way.
-  if (!std::filesystem::exists(test::ggml_library_path())) {
-    WARN("SKIPPED: ggml's library was not fetched: missing " + test::ggml_library_path().string());
-    return;
-  }
+  // Blocks as ggml's quantizer writes them (its library from .ci/fetch-test-data: the test fails
+  // naming the script when npm is there but the library is not, and skips with a warning without
+  // npm); the random and edge-scale blocks above cover every code and scale pattern either way.
   const test::GgmlLibrary* ggml = test::ggml_library();
   if (!ggml) return;
   std::mt19937 rng(31);
