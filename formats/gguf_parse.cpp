@@ -13,6 +13,7 @@
 //    section, and no two tensors overlapping.
 // Types remat does not decode are accepted here; GgufFile::check_supported() refuses them.
 #include "formats/gguf_parse.h"
+#include "base/whole_file.h"
 
 #include <unistd.h>
 
@@ -48,16 +49,7 @@ std::string describe(const What& what) {
 
 void gguf_read_at(int fd, uint64_t offset, void* out, std::size_t bytes,
                   const std::string& origin) {
-  auto* p = static_cast<char*>(out);
-  while (bytes > 0) {
-    const ssize_t r = ::pread(fd, p, bytes, static_cast<off_t>(offset));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) fail(origin, std::string("read error (") + std::strerror(errno) + ")");
-    if (r == 0) fail(origin, "the file ended early; was it changed while remat read it?");
-    p += r;
-    offset += static_cast<uint64_t>(r);
-    bytes -= static_cast<std::size_t>(r);
-  }
+  read_file_at(fd, offset, out, bytes, origin);
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include "base/atomic_file.h"
 #include "base/json.h"
 #include "base/json_writer.h"
+#include "base/whole_file.h"
 
 namespace remat {
 
@@ -223,20 +224,6 @@ void decode(const std::string& origin, const SafetensorsEntry& t, uint64_t first
   }
 }
 
-// Reads exactly `bytes` at `offset` of `fd`.
-void read_at(int fd, uint64_t offset, void* out, std::size_t bytes, const std::string& origin) {
-  auto* p = static_cast<char*>(out);
-  while (bytes > 0) {
-    const ssize_t r = ::pread(fd, p, bytes, static_cast<off_t>(offset));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) fail(origin, std::string("read error (") + std::strerror(errno) + ")");
-    if (r == 0) fail(origin, "the file ended early; was it changed while remat read it?");
-    p += r;
-    offset += static_cast<uint64_t>(r);
-    bytes -= static_cast<std::size_t>(r);
-  }
-}
-
 }  // namespace
 
 uint64_t SafetensorsEntry::elements() const {
@@ -290,10 +277,10 @@ SafetensorsSource SafetensorsSource::open(const std::filesystem::path& path) {
   if (::fstat(s.fd_, &st) != 0 || !S_ISREG(st.st_mode)) fail(s.origin_, "is not a regular file");
   const auto file_bytes = static_cast<uint64_t>(st.st_size);
   std::byte first[8] = {};
-  if (file_bytes >= 8) read_at(s.fd_, 0, first, 8, s.origin_);
+  if (file_bytes >= 8) read_file_at(s.fd_, 0, first, 8, s.origin_);
   const uint64_t n = header_length({first, file_bytes >= 8 ? 8u : 0u}, file_bytes, s.origin_);
   std::string text(n, '\0');
-  read_at(s.fd_, 8, text.data(), n, s.origin_);
+  read_file_at(s.fd_, 8, text.data(), n, s.origin_);
   s.header_ = parse_header(text, file_bytes, s.origin_);
   return s;
 }
@@ -316,7 +303,7 @@ void SafetensorsSource::read(const SafetensorsEntry& t, uint64_t first,
     scratch_.resize(bytes);
     raw = scratch_.data();
   }
-  read_at(fd_, offset, raw, bytes, origin_);
+  read_file_at(fd_, offset, raw, bytes, origin_);
   decode(origin_, t, first, raw, out.data(), out.size());
 }
 
