@@ -1,0 +1,193 @@
+// A model as llama.cpp's converter writes it (formats/gguf_model_writer.h): the metadata, each
+// parameter's GGUF name and dimensions, and its values streamed in the GGUF layout.
+#include "formats/gguf_model_writer.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace remat {
+namespace {
+
+template <class T>
+void set(GgufMetadata& md, const std::string& key, T value) {
+  md.set(key, GgufValue::of(value));
+}
+
+uint32_t u32(int v) {
+  return static_cast<uint32_t>(v);
+}
+
+}  // namespace
+
+GgufArch gguf_arch_of(const ModelConfig& m) {
+  if (m.arch == Architecture::gpt2) return GgufArch::gpt2;
+  return m.qkv_bias ? GgufArch::qwen2 : GgufArch::llama;
+}
+
+uint32_t gguf_file_type(GgmlType matrix_type) {
+  switch (matrix_type) {
+    case GgmlType::f32:
+      return 0;
+    case GgmlType::f16:
+      return 1;
+    case GgmlType::bf16:
+      return 32;
+    default:
+      throw std::invalid_argument("GGUF models are written as f32, f16 or bf16, not " +
+                                  std::string(ggml_type_info(matrix_type).name));
+  }
+}
+
+GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& options) {
+  if (m.rope_scaling != RopeScaling::none)
+    throw std::invalid_argument(
+        "a model with RoPE scaling cannot be written as GGUF: remat writes the models it trains");
+  const GgufArch arch = gguf_arch_of(m);
+  const std::string a = std::string(gguf_arch_name(arch)) + ".";
+  GgufMetadata md("gguf model");
+  set(md, "general.architecture", std::string(gguf_arch_name(arch)));
+  set(md, "general.type", std::string("model"));
+  set(md, "general.name", options.name);
+  set(md, a + "block_count", u32(m.layers));
+  set(md, a + "context_length", u32(m.ctx));
+  set(md, a + "embedding_length", u32(m.dim));
+  set(md, a + "feed_forward_length", u32(m.mlp_width()));
+  set(md, a + "attention.head_count", u32(m.heads));
+  if (arch == GgufArch::gpt2) {
+    set(md, a + "attention.layer_norm_epsilon", 1e-5f);
+  } else {
+    set(md, a + "attention.head_count_kv", u32(m.kv_head_count()));
+    set(md, a + "rope.freq_base", m.rope_theta);
+    set(md, a + "attention.layer_norm_rms_epsilon", m.norm_eps);
+    set(md, a + "rope.dimension_count", u32(m.head_dim()));
+  }
+  set(md, a + "vocab_size", u32(m.vocab));
+  set(md, "general.file_type", gguf_file_type(options.matrix_type));
+  set(md, "general.quantization_version", uint32_t(2));
+  for (const GgufMetadata::Entry& e : options.extra.entries()) {
+    if (md.contains(e.key))
+      throw std::invalid_argument("GGUF metadata: '" + e.key +
+                                  "' is the model's own key; it cannot be given as an extra");
+    md.set(e.key, e.value);
+  }
+  if (!md.contains("tokenizer.ggml.model")) set(md, "tokenizer.ggml.model", std::string("none"));
+  return md;
+}
+
+GgufTensorSpec gguf_tensor_spec(const GgufSourceTensor& t, const ModelConfig& m,
+                                GgmlType matrix_type) {
+  const GgufArch arch = gguf_arch_of(m);
+  const std::optional<std::string> name = gguf_tensor_name(t.name, arch);
+  if (!name)
+    throw std::invalid_argument("'" + t.name + "' has no GGUF name in a " +
+                                std::string(gguf_arch_name(arch)) + " model");
+  if (t.shape.empty() || t.shape.size() > 2)
+    throw std::invalid_argument("'" + t.name + "' has " + std::to_string(t.shape.size()) +
+                                " dimensions; GGUF models hold vectors and matrices");
+  for (int64_t d : t.shape)
+    if (d <= 0) throw std::invalid_argument("'" + t.name + "' has an empty dimension");
+  const GgufLayout layout = gguf_layout(t.name, arch, m.heads, m.kv_head_count());
+  GgufTensorSpec s;
+  s.name = *name;
+  s.type = t.shape.size() == 2 ? matrix_type : GgmlType::f32;
+  gguf_file_type(s.type);  // refuses other types
+  if (t.shape.size() == 1) {
+    s.ne = {uint64_t(t.shape[0])};
+  } else if (layout.transposed) {
+    s.ne = {uint64_t(t.shape[0]), uint64_t(t.shape[1])};
+  } else {
+    s.ne = {uint64_t(t.shape[1]), uint64_t(t.shape[0])};
+  }
+  if (layout.transposed && t.shape.size() != 2)
+    throw std::invalid_argument("'" + t.name + "' should be a matrix");
+  if (layout.rope_heads > 0) try {
+      gguf_row_of(0, uint64_t(t.shape[0]), layout.rope_heads);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("'" + t.name + "': " + e.what());
+    }
+  return s;
+}
+
+void write_gguf_values(GgufWriter& out, const std::vector<int64_t>& shape, const GgufLayout& layout,
+                       const std::function<void(uint64_t first, std::span<float> out)>& read,
+                       const std::function<void(uint64_t floats)>& progress) {
+  uint64_t total = 1;
+  for (int64_t d : shape) total *= uint64_t(d);
+  uint64_t written = 0;
+  auto emit = [&](std::span<const float> values) {
+    out.write(values);
+    written += values.size();
+    if (progress) progress(written);
+  };
+  if (layout.transposed) {
+    // Hugging Face [in, out]; stored row o is column o. A band of stored rows at a time, each
+    // band gathered from Hugging Face rows read in pieces.
+    const uint64_t in = uint64_t(shape[0]), cols = uint64_t(shape[1]);
+    const uint64_t band = std::max<uint64_t>(1, kGgufWritePieceFloats / in);
+    const uint64_t rows_per_read = std::max<uint64_t>(1, kGgufWritePieceFloats / cols);
+    std::vector<float> stored(std::min(band, cols) * in);
+    std::vector<float> piece(std::min(rows_per_read, in) * cols);
+    for (uint64_t o0 = 0; o0 < cols; o0 += band) {
+      const uint64_t o1 = std::min(cols, o0 + band);
+      for (uint64_t i0 = 0; i0 < in; i0 += rows_per_read) {
+        const uint64_t i1 = std::min(in, i0 + rows_per_read);
+        read(i0 * cols, std::span(piece).first((i1 - i0) * cols));
+        for (uint64_t i = i0; i < i1; ++i)
+          for (uint64_t o = o0; o < o1; ++o) stored[(o - o0) * in + i] = piece[(i - i0) * cols + o];
+      }
+      emit(std::span(stored).first((o1 - o0) * in));
+    }
+    return;
+  }
+  if (layout.rope_heads > 0) {
+    // Rows (elements of a bias) move within their head: one head at a time.
+    const uint64_t rows = uint64_t(shape[0]);
+    const uint64_t row_len = shape.size() == 2 ? uint64_t(shape[1]) : 1;
+    const uint64_t d = rows / uint64_t(layout.rope_heads);
+    std::vector<uint64_t> hf_of(d);  // stored row within a head -> Hugging Face row
+    for (uint64_t r = 0; r < d; ++r) hf_of[gguf_row_of(r, rows, layout.rope_heads)] = r;
+    std::vector<float> head(d * row_len), stored(d * row_len);
+    for (uint64_t h = 0; h < uint64_t(layout.rope_heads); ++h) {
+      read(h * d * row_len, head);
+      for (uint64_t g = 0; g < d; ++g)
+        std::copy_n(head.begin() + std::ptrdiff_t(hf_of[g] * row_len), row_len,
+                    stored.begin() + std::ptrdiff_t(g * row_len));
+      emit(stored);
+    }
+    return;
+  }
+  std::vector<float> piece(std::min(total, kGgufWritePieceFloats));
+  for (uint64_t at = 0; at < total; at += piece.size()) {
+    const std::span<float> p = std::span(piece).first(std::min<uint64_t>(piece.size(), total - at));
+    read(at, p);
+    emit(p);
+  }
+}
+
+void write_gguf_model(const std::filesystem::path& path, const ModelConfig& m,
+                      const std::vector<GgufSourceTensor>& tensors, const GgufSourceReader& read,
+                      const GgufModelOptions& options,
+                      const std::function<void(uint64_t floats)>& progress) {
+  const GgufMetadata metadata = gguf_model_metadata(m, options);
+  std::vector<GgufTensorSpec> specs;
+  for (const GgufSourceTensor& t : tensors)
+    specs.push_back(gguf_tensor_spec(t, m, options.matrix_type));
+  const GgufArch arch = gguf_arch_of(m);
+  GgufWriter writer(path, metadata, specs);
+  uint64_t before = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const GgufSourceTensor& t = tensors[i];
+    uint64_t elements = 1;
+    for (int64_t d : t.shape) elements *= uint64_t(d);
+    write_gguf_values(
+        writer, t.shape, gguf_layout(t.name, arch, m.heads, m.kv_head_count()),
+        [&](uint64_t first, std::span<float> out) { read(i, first, out); },
+        [&](uint64_t floats) {
+          if (progress) progress(before + floats);
+        });
+    before += elements;
+  }
+  writer.commit();
+}
+
+}  // namespace remat

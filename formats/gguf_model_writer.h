@@ -1,0 +1,87 @@
+// Writing a model as the GGUF file llama.cpp's converter (convert_hf_to_gguf.py) would make of
+// the same Hugging Face checkpoint, so llama.cpp loads what remat trained: its metadata keys
+// (general.*, <arch>.* hyperparameters, tokenizer keys the caller carries over) and its tensors
+// under GGUF names in GGUF layout (formats/gguf_names.h: llama's q/k rows permuted for RoPE,
+// gpt2's Conv1D matrices transposed). Values come from the caller piece by piece in Hugging Face
+// order, so host memory stays bounded by the pieces (at most kGgufWritePieceFloats floats), not
+// by the model. What is written reads back through formats/gguf_model.h exactly (F32) or rounded
+// to nearest even (F16, BF16).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "formats/gguf.h"
+#include "formats/gguf_names.h"
+#include "formats/gguf_writer.h"
+#include "graph/model_config.h"
+
+namespace remat {
+
+// The most floats the writer asks for, or holds for a transposed matrix, at a time.
+inline constexpr uint64_t kGgufWritePieceFloats = uint64_t(1) << 22;
+
+// The GGUF architecture of a remat model: gpt2; qwen2 for the Llama family with q/k/v biases
+// (Qwen2's layout, RoPE on halves); llama otherwise (RoPE rows permuted in the file).
+GgufArch gguf_arch_of(const ModelConfig& m);
+
+// general.file_type (llama_ftype) of a model whose matrices are `matrix_type`: ALL_F32 0,
+// MOSTLY_F16 1, MOSTLY_BF16 32. std::invalid_argument for another type.
+uint32_t gguf_file_type(GgmlType matrix_type);
+
+// How to write a model.
+struct GgufModelOptions {
+  // Tensors of two dimensions; 1-D tensors (norms, biases) stay F32, as the converter keeps them.
+  // f32, f16 or bf16.
+  GgmlType matrix_type = GgmlType::f32;
+  std::string name = "remat";  // general.name
+  // Keys added after the model's own (a tokenizer's tokenizer.* keys and chat template, say); a
+  // key the model's metadata also has is refused. Without tokenizer.ggml.model the file says
+  // "none" (llama.cpp then loads it without a vocabulary: token ids in, logits out).
+  GgufMetadata extra = GgufMetadata("extra metadata");
+};
+
+// The metadata of model `m`, in the converter's order: general.architecture, .type "model",
+// .name; <arch>.block_count, .context_length, .embedding_length, .feed_forward_length,
+// .attention.head_count, then for llama/qwen2 .attention.head_count_kv, .rope.freq_base,
+// .attention.layer_norm_rms_epsilon, .rope.dimension_count, and for gpt2
+// .attention.layer_norm_epsilon; <arch>.vocab_size; general.file_type,
+// general.quantization_version 2; then `options.extra`. Integers are uint32, floats float32, as
+// gguf-py writes them. std::invalid_argument for a model GGUF cannot hold as remat trains it
+// (RoPE scaling).
+GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& options);
+
+// A parameter as remat names it: its Hugging Face name and row-major shape.
+struct GgufSourceTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+// Elements [first, first + out.size()) of tensors[index], in Hugging Face (row-major) order.
+using GgufSourceReader =
+    std::function<void(std::size_t index, uint64_t first, std::span<float> out)>;
+
+// The GGUF tensor a parameter becomes: its name, and ggml's dimensions (the GGUF layout's).
+// std::invalid_argument naming a parameter with no GGUF name or of a shape the layout refuses.
+GgufTensorSpec gguf_tensor_spec(const GgufSourceTensor& t, const ModelConfig& m,
+                                GgmlType matrix_type);
+
+// Writes `tensors` (every parameter of `m`, in any order; the file keeps it) to `path`
+// atomically: any previous file is kept when reading or writing fails. `progress`, when given,
+// is told the floats written so far after each piece.
+void write_gguf_model(const std::filesystem::path& path, const ModelConfig& m,
+                      const std::vector<GgufSourceTensor>& tensors, const GgufSourceReader& read,
+                      const GgufModelOptions& options,
+                      const std::function<void(uint64_t floats)>& progress = {});
+
+// Writes one parameter's values into `out` (a GgufWriter about to receive its tensor) in the
+// GGUF layout `layout` of Hugging Face shape `shape`: rows streamed in pieces, RoPE rows permuted
+// one head at a time, transposed matrices assembled a band of stored rows at a time.
+void write_gguf_values(GgufWriter& out, const std::vector<int64_t>& shape, const GgufLayout& layout,
+                       const std::function<void(uint64_t first, std::span<float> out)>& read,
+                       const std::function<void(uint64_t floats)>& progress = {});
+
+}  // namespace remat
