@@ -213,8 +213,12 @@ remat_status remat_session_load_adapter(remat_session* session, const char* dir)
   return guarded([&] {
     remat::Session& s = lora_session_of(session);
     require(dir != nullptr, "dir is NULL");
-    require_readable((std::string(dir) + "/adapter_config.json").c_str());
-    require_readable((std::string(dir) + "/adapter_model.safetensors").c_str());
+    if (remat::names_gguf_file(dir)) {
+      require_readable(dir);
+    } else {
+      require_readable((std::string(dir) + "/adapter_config.json").c_str());
+      require_readable((std::string(dir) + "/adapter_model.safetensors").c_str());
+    }
     const auto lock = lock_device(session);
     remat::load_adapter(s, dir);
   });

@@ -38,6 +38,13 @@ uint32_t gguf_file_type(GgmlType matrix_type) {
   }
 }
 
+GgufMetadata gguf_tokenizer_metadata(const GgufMetadata& input) {
+  GgufMetadata out("tokenizer metadata");
+  for (const GgufMetadata::Entry& e : input.entries())
+    if (e.key.starts_with("tokenizer.")) out.set(e.key, e.value);
+  return out;
+}
+
 GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& options) {
   if (m.rope_scaling != RopeScaling::none)
     throw std::invalid_argument(

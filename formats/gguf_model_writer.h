@@ -45,6 +45,10 @@ struct GgufModelOptions {
   GgufMetadata extra = GgufMetadata("extra metadata");
 };
 
+// The keys of an input model's metadata that a model saved from it carries over: tokenizer.*
+// (vocabulary, merges, special tokens, chat template), in their order.
+GgufMetadata gguf_tokenizer_metadata(const GgufMetadata& input);
+
 // The metadata of model `m`, in the converter's order: general.architecture, .type "model",
 // .name; <arch>.block_count, .context_length, .embedding_length, .feed_forward_length,
 // .attention.head_count, then for llama/qwen2 .attention.head_count_kv, .rope.freq_base,

@@ -1,18 +1,25 @@
+// Where a session's values meet files: Hugging Face folders, safetensors, PEFT folders, and GGUF
+// models and adapters, the values read from the device piece by piece.
 #include "runtime/session_files.h"
 
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "base/atomic_file.h"
+#include "formats/gguf_adapter.h"
+#include "formats/gguf_model_writer.h"
 #include "formats/gpt2_weights.h"
 #include "formats/hf_config.h"
 #include "formats/hf_folder.h"
 #include "formats/peft_adapter.h"
 #include "formats/safetensors.h"
 #include "formats/weight_files.h"
+#include "runtime/float_storage.h"
 #include "runtime/session.h"
+#include "runtime/vulkan/staging.h"
 
 namespace remat {
 
@@ -24,7 +31,139 @@ namespace {
   throw std::invalid_argument(path.string() + ": " + what);
 }
 
+const Tensor& tensor_of(const Plan& plan, TensorId id) {
+  return plan.tensors.at(static_cast<std::size_t>(id)).tensor;
+}
+
+// The model's weights: under LoRA the frozen base, else the trained parameters.
+const std::vector<TensorId>& model_weights(const Plan& plan) {
+  return plan.adapters.empty() ? plan.parameters : plan.frozen;
+}
+
+// Elements [first, first + out.size()) of a persistent tensor, downloaded through `staging`.
+void read_values(const Session& session, Staging& staging, TensorId id, uint64_t first,
+                 std::span<float> out) {
+  const Tensor& t = tensor_of(session.plan(), id);
+  const uint64_t size = static_cast<uint64_t>(dtype_bytes(t.dtype));
+  BufferSlice slice = session.persistent_slice(id);
+  slice.offset += first * size;
+  slice.size = out.size() * size;
+  staging.download(slice, drain_floats(t.dtype, [&](uint64_t at, std::span<const float> x) {
+                     std::copy(x.begin(), x.end(), out.begin() + std::ptrdiff_t(at));
+                   }));
+}
+
+// Adds adapter `a`'s scale·B·A to elements [first, first + w.size()) of its base weight, each
+// delta summed in double over the rank and added once.
+void fold_in(const LoraAdapter& a, const Plan& plan, const std::vector<float>& A,
+             const std::vector<float>& B, uint64_t first, std::span<float> w) {
+  const Tensor& at = tensor_of(plan, a.a);
+  const Tensor& bt = tensor_of(plan, a.b);
+  const uint64_t rank = uint64_t(at.shape[0]), in = uint64_t(at.shape[1]),
+                 out = uint64_t(bt.shape[0]);
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    const uint64_t e = first + k;
+    const uint64_t o = a.fan_in_fan_out ? e % out : e / in;
+    const uint64_t i = a.fan_in_fan_out ? e / out : e % in;
+    double d = 0;
+    for (uint64_t r = 0; r < rank; ++r)
+      d += double(B[std::size_t(o * rank + r)]) * double(A[std::size_t(r * in + i)]);
+    w[k] = static_cast<float>(double(w[k]) + double(a.scale) * d);
+  }
+}
+
+void write_gguf(const Session& session, const fs::path& path, const GgufSaveOptions& options,
+                bool merge) {
+  const Plan& plan = session.plan();
+  std::map<TensorId, const LoraAdapter*> adapter_of;
+  if (merge)
+    for (const LoraAdapter& a : plan.adapters) adapter_of[a.base] = &a;
+  const std::vector<TensorId>& weights = model_weights(plan);
+  std::vector<GgufSourceTensor> tensors;
+  uint64_t total = 0;
+  for (TensorId id : weights) {
+    const Tensor& t = tensor_of(plan, id);
+    tensors.push_back({t.name, t.shape});
+    total += uint64_t(t.elements()) * sizeof(float);
+  }
+  GgufModelOptions o;
+  o.matrix_type = options.matrix_type;
+  o.name = options.name;
+  o.extra = options.extra;
+  Staging staging(session.device());
+  // The adapter pair of the tensor being written, downloaded once.
+  std::size_t pair_of = weights.size();
+  std::vector<float> A, B;
+  const ProgressFn& progress = session.config().progress;
+  report_progress(progress, "save", 0, total);
+  write_gguf_model(
+      path, session.config().model, tensors,
+      [&](std::size_t i, uint64_t first, std::span<float> out) {
+        read_values(session, staging, weights[i], first, out);
+        const auto it = adapter_of.find(weights[i]);
+        if (it == adapter_of.end()) return;
+        if (pair_of != i) {
+          A = session.values(it->second->a);
+          B = session.values(it->second->b);
+          pair_of = i;
+        }
+        fold_in(*it->second, plan, A, B, first, out);
+      },
+      o,
+      [&](uint64_t floats) { report_progress(progress, "save", floats * sizeof(float), total); });
+}
+
+void save_gguf_adapter(const Session& session, const fs::path& path,
+                       const GgufSaveOptions& options) {
+  const Plan& plan = session.plan();
+  std::vector<GgufAdapterPair> pairs;
+  for (const LoraAdapter& a : plan.adapters) {
+    const Tensor& at = tensor_of(plan, a.a);
+    const Tensor& bt = tensor_of(plan, a.b);
+    pairs.push_back({tensor_of(plan, a.base).name, at.shape[0], at.shape[1], bt.shape[0]});
+  }
+  Staging staging(session.device());
+  write_gguf_adapter(
+      path, session.config().model, session.config().lora.effective_alpha(), pairs,
+      [&](std::size_t i, bool b, uint64_t first, std::span<float> out) {
+        const LoraAdapter& a = plan.adapters[i];
+        read_values(session, staging, b ? a.b : a.a, first, out);
+      },
+      options.adapter_type);
+}
+
+void load_gguf_adapter(Session& session, const fs::path& path) {
+  const Plan& plan = session.plan();
+  const GgufAdapter file = GgufAdapter::open(path);
+  const ModelConfig& m = session.config().model;
+  const LoraSpec& spec = session.config().lora;
+  const AdapterConfig config = file.config(spec.effective_alpha());
+  lora_spec_for(config, spec, m.arch, file.file().origin());
+  std::map<TensorId, std::pair<const LoraAdapter*, bool>> role;  // parameter -> (adapter, is B)
+  for (const LoraAdapter& a : plan.adapters) {
+    role[a.a] = {&a, false};
+    role[a.b] = {&a, true};
+  }
+  std::set<std::string> adapted;
+  std::vector<std::vector<float>> values;
+  for (TensorId id : plan.parameters) {
+    const auto [a, is_b] = role.at(id);
+    const std::string& weight = tensor_of(plan, a->base).name;
+    values.push_back(file.read(weight, is_b, tensor_of(plan, id).shape, m));
+    adapted.insert(weight);
+  }
+  for (const std::string& w : file.weights())
+    if (!adapted.count(w))
+      throw std::invalid_argument(file.file().origin() + ": it adapts '" + w +
+                                  "', which this session has no adapter for");
+  session.set_trained_parameters(values);
+}
+
 }  // namespace
+
+void save_gguf(const Session& session, const fs::path& path, const GgufSaveOptions& options) {
+  write_gguf(session, path, options, false);
+}
 
 void save_hf_folder(const Session& session, const fs::path& dir) {
   // The config first in memory: a model config.json cannot describe fails before any write.
@@ -38,18 +177,21 @@ void save_hf_folder(const Session& session, const fs::path& dir) {
   write_file_atomically(dir / kHfConfigFile, config);
 }
 
-void save_checkpoint(const Session& session, const fs::path& path) {
-  if (names_safetensors_file(path))
+void save_checkpoint(const Session& session, const fs::path& path, const GgufSaveOptions& options) {
+  if (names_gguf_file(path))
+    save_gguf(session, path, options);
+  else if (names_safetensors_file(path))
     session.save(path);
   else
     save_hf_folder(session, path);
 }
 
 void save_adapter(const Session& session, const std::filesystem::path& dir,
-                  const std::string& base_model) {
+                  const std::string& base_model, const GgufSaveOptions& options) {
   const Plan& plan = session.plan();
   if (plan.adapters.empty())
     throw std::invalid_argument("the session trains no LoRA adapters; nothing to save");
+  if (names_gguf_file(dir)) return save_gguf_adapter(session, dir, options);
   std::error_code ec;
   std::filesystem::create_directory(dir, ec);
   if (!std::filesystem::is_directory(dir))
@@ -75,6 +217,7 @@ void load_adapter(Session& session, const std::filesystem::path& dir) {
   const Plan& plan = session.plan();
   if (plan.adapters.empty())
     throw std::invalid_argument("the session trains no LoRA adapters; nothing to load into");
+  if (names_gguf_file(dir)) return load_gguf_adapter(session, dir);
   const std::string origin = dir.string();
   const AdapterConfig config = read_adapter_config(dir);
   const Architecture arch = session.config().model.arch;
@@ -107,35 +250,24 @@ void load_adapter(Session& session, const std::filesystem::path& dir) {
   session.set_trained_parameters(values);
 }
 
-void save_merged(const Session& session, const std::filesystem::path& path) {
+void save_merged(const Session& session, const std::filesystem::path& path,
+                 const GgufSaveOptions& options) {
+  if (names_gguf_file(path)) return write_gguf(session, path, options, true);
   const Plan& plan = session.plan();
   std::map<TensorId, const LoraAdapter*> adapter_of;
   for (const LoraAdapter& a : plan.adapters) adapter_of[a.base] = &a;
-  const std::vector<TensorId>& weights = plan.adapters.empty() ? plan.parameters : plan.frozen;
+  const std::vector<TensorId>& weights = model_weights(plan);
   std::vector<TensorSpec> specs;
   for (TensorId id : weights) {
-    const Tensor& t = plan.tensors.at(static_cast<std::size_t>(id)).tensor;
+    const Tensor& t = tensor_of(plan, id);
     specs.push_back({t.name, t.shape});
   }
   SafetensorsWriter writer(path, specs, gpt2_metadata(session.config().model));
   for (TensorId id : weights) {
     std::vector<float> w = session.values(id);
-    if (const auto it = adapter_of.find(id); it != adapter_of.end()) {
-      const LoraAdapter& a = *it->second;
-      const std::vector<float> A = session.values(a.a), B = session.values(a.b);
-      const Tensor& at = plan.tensors.at(static_cast<std::size_t>(a.a)).tensor;
-      const Tensor& bt = plan.tensors.at(static_cast<std::size_t>(a.b)).tensor;
-      const int64_t rank = at.shape[0], in = at.shape[1], out = bt.shape[0];
-      // delta[o][i] = scale · Σ_r B[o][r]·A[r][i], summed in double, added once to W.
-      for (int64_t o = 0; o < out; ++o)
-        for (int64_t i = 0; i < in; ++i) {
-          double d = 0;
-          for (int64_t r = 0; r < rank; ++r)
-            d += double(B[size_t(o * rank + r)]) * double(A[size_t(r * in + i)]);
-          float& x = a.fan_in_fan_out ? w[size_t(i * out + o)] : w[size_t(o * in + i)];
-          x = static_cast<float>(double(x) + double(a.scale) * d);
-        }
-    }
+    if (const auto it = adapter_of.find(id); it != adapter_of.end())
+      fold_in(*it->second, plan, session.values(it->second->a), session.values(it->second->b), 0,
+              w);
     writer.write(w);
   }
   writer.commit();

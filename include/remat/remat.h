@@ -261,16 +261,20 @@ REMAT_API remat_status remat_session_load_file(remat_session* session, const cha
 REMAT_API remat_status remat_session_load_memory(remat_session* session, const void* data,
                                                  size_t size);
 /* Writes every parameter as F32 with Hugging Face names: to `path` itself when it ends in
- * ".safetensors", else into the folder `path` (created if missing; its parent must exist) as a
- * Hugging Face model, config.json and model.safetensors. Each file is written atomically: a failed
- * save leaves any previous file (or folder content) intact. */
+ * ".safetensors", as a GGUF model llama.cpp loads when it ends in ".gguf" (GGUF tensor names and
+ * layout, no tokenizer: tokenizer.ggml.model "none"), else into the folder `path` (created if
+ * missing; its parent must exist) as a Hugging Face model, config.json and model.safetensors. Each
+ * file is written atomically: a failed save leaves any previous file (or folder content) intact. */
 REMAT_API remat_status remat_session_save_file(remat_session* session, const char* path);
 
 /* LoRA sessions only (lora_rank > 0). save_adapter writes PEFT's adapter_model.safetensors and
  * adapter_config.json into `dir` (created if missing), each atomically; load_adapter reads them,
  * refusing a different rank, alpha or targets and what remat does not implement (DoRA, rsLoRA,
  * trained biases, LoRA dropout), and resets the optimizer state; save_merged writes the model's
- * weights with every adapter folded in (W + (alpha/R) (B A)^T) as a GPT-2 checkpoint. */
+ * weights with every adapter folded in (W + (alpha/R) (B A)^T) as a safetensors checkpoint. A
+ * `dir` or `path` ending in ".gguf" is one file instead: a llama.cpp LoRA adapter (F32; llama.cpp's
+ * tensor names, q/k rows of B permuted as the base model's) for save_adapter and load_adapter, an
+ * F32 GGUF model for save_merged. */
 REMAT_API remat_status remat_session_save_adapter(remat_session* session, const char* dir);
 REMAT_API remat_status remat_session_load_adapter(remat_session* session, const char* dir);
 REMAT_API remat_status remat_session_save_merged(remat_session* session, const char* path);

@@ -296,8 +296,9 @@ int run_train(const std::vector<std::string>& argv) {
     if (o.save_every && (s + 1) % o.save_every == 0) save_state();
     if ((o.save || o.lora.save_adapter) && o.save_every && (s + 1) % o.save_every == 0) {
       try {
-        if (o.save) save_checkpoint(session, *o.save);
-        if (o.lora.save_adapter) save_adapter(session, *o.lora.save_adapter, o.lora.base_model);
+        if (o.save) save_checkpoint(session, *o.save, o.gguf);
+        if (o.lora.save_adapter)
+          save_adapter(session, *o.lora.save_adapter, o.lora.base_model, o.gguf);
       } catch (const std::runtime_error& e) {  // non-finite weights or a full disk
         throw std::runtime_error(
             "saving step " + std::to_string(s + 1) + ": " + e.what() +
@@ -318,8 +319,8 @@ int run_train(const std::vector<std::string>& argv) {
     return signals.received() ? 128 + signals.received() : 0;
   }
   if (!(o.save_every && s % o.save_every == 0)) save_state();
-  if (o.save) save_checkpoint(session, *o.save);
-  save_lora_outputs(session, o.lora, false);
+  if (o.save) save_checkpoint(session, *o.save, o.gguf);
+  save_lora_outputs(session, o.lora, o.gguf, false);
 
   if (val)
     std::printf("val      loss %.4f -> %.4f on %d batches of %s\n", first_val, last_val,

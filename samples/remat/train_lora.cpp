@@ -2,7 +2,9 @@
 
 #include <cstdio>
 
+#include "formats/gguf_adapter.h"
 #include "formats/peft_adapter.h"
+#include "formats/weight_files.h"
 #include "model_args.h"
 #include "runtime/session_files.h"
 
@@ -11,11 +13,18 @@ namespace remat::cli {
 std::vector<FlagSpec> train_lora_flags() {
   std::vector<FlagSpec> f = lora_flags();
   f.push_back({"--lora-init", "DIR",
-               "continue the PEFT adapter in DIR (adapter_config.json, adapter_model.safetensors)",
+               "continue the PEFT adapter in DIR (adapter_config.json, adapter_model.safetensors), "
+               "or a llama.cpp LoRA adapter DIR.gguf",
                ""});
-  f.push_back({"--save-adapter", "DIR", "write the adapter as PEFT does (needs --lora)", ""});
+  f.push_back({"--save-adapter", "DIR",
+               "write the adapter as PEFT does (needs --lora); to a path ending in .gguf, as a "
+               "llama.cpp LoRA adapter (llama-cli -m M.gguf --lora A.gguf)",
+               ""});
+  f.push_back({"--adapter-dtype", "T", "f32 or f16: the tensors of a .gguf --save-adapter", "f32"});
   f.push_back({"--merge-out", "OUT.safetensors",
-               "write full weights with the adapters folded in (needs --lora)", ""});
+               "write full weights with the adapters folded in (needs --lora); to a path ending in "
+               ".gguf, as a llama.cpp model (--save-dtype)",
+               ""});
   return f;
 }
 
@@ -26,15 +35,27 @@ TrainLora parse_train_lora(const Args& a, const std::optional<std::filesystem::p
   l.spec = parse_lora_flags(a, l.init.has_value());
   if (l.init) {
     try {
-      l.spec = lora_spec_for(read_adapter_config(*l.init), l.spec, arch, l.init->string());
+      const AdapterConfig file = names_gguf_file(*l.init)
+                                     ? GgufAdapter::open(*l.init).config(l.spec.effective_alpha())
+                                     : read_adapter_config(*l.init);
+      l.spec = lora_spec_for(file, l.spec, arch, l.init->string());
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--lora-init: ") + e.what());
     }
   }
   if (auto d = a.get("--save-adapter")) {
     l.save_adapter = *d;
-    check_output_folder(l.save_adapter->string(), "--save-adapter");
+    if (names_gguf_file(*d))
+      check_output_path(*d, "--save-adapter");
+    else
+      check_output_folder(*d, "--save-adapter");
   }
+  if (const std::string t = a.get_or_default("--adapter-dtype"); t == "f16")
+    l.adapter_type = GgmlType::f16;
+  else if (t != "f32")
+    throw UsageError("--adapter-dtype must be f32 or f16, not '" + t + "'");
+  if (a.has("--adapter-dtype") && !(l.save_adapter && names_gguf_file(*l.save_adapter)))
+    throw UsageError("--adapter-dtype needs --save-adapter A.gguf");
   if (auto f = a.get("--merge-out")) {
     l.merge_out = *f;
     check_output_path(l.merge_out->string(), "--merge-out");
@@ -66,13 +87,14 @@ void print_lora(const Session& session, const TrainLora& lora) {
       lora.init ? (", continuing " + lora.init->string()).c_str() : "");
 }
 
-void save_lora_outputs(const Session& session, const TrainLora& lora, bool announce) {
+void save_lora_outputs(const Session& session, const TrainLora& lora, const GgufSaveOptions& gguf,
+                       bool announce) {
   if (lora.save_adapter) {
-    save_adapter(session, *lora.save_adapter, lora.base_model);
+    save_adapter(session, *lora.save_adapter, lora.base_model, gguf);
     if (announce) std::printf("adapter  %s\n", lora.save_adapter->string().c_str());
   }
   if (lora.merge_out) {
-    save_merged(session, *lora.merge_out);
+    save_merged(session, *lora.merge_out, gguf);
     if (announce) std::printf("merged   %s\n", lora.merge_out->string().c_str());
   }
 }

@@ -18,6 +18,7 @@
 #include "base/lr_schedule.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "formats/gguf_model_writer.h"
 #include "formats/gpt2_weights.h"
 #include "formats/hf_folder.h"
 #include "formats/peft_adapter.h"
@@ -48,7 +49,8 @@ void check_output_file(const std::filesystem::path& path, const std::string& fla
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
     throw UsageError(path.string() + ": is a file; " + flag +
-                     " takes a path ending in .safetensors or a folder for a Hugging Face model");
+                     " takes a path ending in .safetensors or .gguf, or a folder for a Hugging "
+                     "Face model");
   check_output_folder(path.string(), flag);
 }
 
@@ -138,9 +140,12 @@ CommandSpec train_spec() {
       {"--grad-clip", "NORM", "clip the global gradient norm to NORM; 0 disables", "0"},
       {"--seed", "S", "weight initialisation and dropout masks", "0"},
       {"--save", "PATH",
-       "write the trained weights (atomically) to PATH.safetensors, or else into the folder PATH "
-       "as a Hugging Face model (config.json, model.safetensors)",
+       "write the trained weights (atomically) to PATH.safetensors, to PATH.gguf as a llama.cpp "
+       "model, or else into the folder PATH as a Hugging Face model (config.json, "
+       "model.safetensors)",
        ""},
+      {"--save-dtype", "T",
+       "f32, f16 or bf16: the matrices of a .gguf --save or --merge-out (vectors stay f32)", "f32"},
       {"--save-every", "K",
        "also save every K steps (with --save, --save-state and --save-adapter)", ""},
       {"--save-state", "DIR", "write the training state here (atomically) at the end and on stop",
@@ -214,13 +219,27 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   o.seed = static_cast<uint64_t>(a.get_int_or_default("--seed", 0, INT64_MAX));
   if (auto v = a.get("--save")) {
     o.save = *v;
-    check_output_file(*o.save, "--save", !names_safetensors_file(*o.save));
+    check_output_file(*o.save, "--save",
+                      !names_safetensors_file(*o.save) && !names_gguf_file(*o.save));
   }
   if (auto v = a.get("--log-json")) {
     o.log_json = *v;
     check_output_path(o.log_json->string(), "--log-json");
   }
   o.lora = parse_train_lora(a, o.init, o.sel.model.arch);
+  o.gguf.adapter_type = o.lora.adapter_type;
+  if (const std::string t = a.get_or_default("--save-dtype"); t == "f16")
+    o.gguf.matrix_type = GgmlType::f16;
+  else if (t == "bf16")
+    o.gguf.matrix_type = GgmlType::bf16;
+  else if (t != "f32")
+    throw UsageError("--save-dtype must be f32, f16 or bf16, not '" + t + "'");
+  if (a.has("--save-dtype") && !(o.save && names_gguf_file(*o.save)) &&
+      !(o.lora.merge_out && names_gguf_file(*o.lora.merge_out)))
+    throw UsageError("--save-dtype needs --save M.gguf or --merge-out M.gguf");
+  // A model saved as GGUF keeps the tokenizer of the GGUF model it started from.
+  if (o.init && names_gguf_file(*o.init))
+    o.gguf.extra = gguf_tokenizer_metadata(GgufFile::open(*o.init).metadata());
   if (o.init && !o.lora.spec.enabled()) refuse_quantized_full_fine_tune(*o.init);
   choose_auto_loss_chunk(o.sel, o.lora.spec);
   if (o.sample > 0 && o.sel.shape.loss_chunk != 0)
@@ -228,7 +247,7 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   if (o.lora.spec.enabled() && o.save)
     throw UsageError(
         "--save writes the model's weights, which LoRA leaves frozen; use "
-        "--save-adapter DIR or --merge-out OUT.safetensors");
+        "--save-adapter DIR (or A.gguf) or --merge-out OUT.safetensors (or M.gguf)");
   if (auto v = a.get("--save-state")) {
     o.save_state = *v;
     std::error_code ec;

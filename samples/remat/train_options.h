@@ -38,6 +38,9 @@ struct TrainOptions {
   uint64_t seed = 0;
   bool quiet = false;
   TrainLora lora;  // --lora and its files
+  // How .gguf outputs are written: --save-dtype, --adapter-dtype, the tokenizer keys of a .gguf
+  // --init.
+  GgufSaveOptions gguf;
 };
 
 // The flags `remat train` takes.
