@@ -1,0 +1,284 @@
+// What remat writes as GGUF, run by llama.cpp itself (tests/training/llama_cpp_library.h): a model
+// a session saved loads in llama.cpp, and llama.cpp's log-probabilities of the next token equal
+// remat's forward on the same weights; a LoRA adapter a session saved loads with
+// llama_adapter_lora_init and moves llama.cpp's log-probabilities to remat's with the adapter,
+// while adapters written wrong (B's q/k rows not permuted, the scale doubled, the update
+// transposed) miss them and one stored transposed is refused. For llama (q/k rows permuted),
+// qwen2 (q/k/v biases, rows as they are) and gpt2 (fused, transposed matrices).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "base/ignore_target.h"
+#include "formats/gguf_model_writer.h"
+#include "formats/gguf_writer.h"
+#include "formats/safetensors.h"
+#include "runtime/session.h"
+#include "runtime/session_files.h"
+#include "tests/support/random_fill.h"
+#include "tests/support/temp_folder.h"
+#include "tests/support/test_device.h"
+#include "tests/training/llama_cpp_library.h"
+
+using namespace remat;
+namespace fs = std::filesystem;
+
+namespace {
+
+// How far llama.cpp's log-probabilities may be from remat's. llama.cpp's CPU path sums in other
+// orders than remat's kernels, in float too: llama and qwen2 agree to about 1e-5. ggml's CPU GELU
+// (gpt2's MLP) reads a table of f16 values at the f16 rounding of its input, an error of up to
+// about 1e-3 of each activation, so gpt2 agrees to about 1e-3 only. A wrong adapter moves them by
+// far more than ten times either.
+double tolerance(const ModelConfig& m) {
+  return m.arch == Architecture::gpt2 ? 1e-2 : 1e-3;
+}
+constexpr int kSeq = 8;
+
+ModelConfig llama(bool qkv_bias) {
+  ModelConfig m;
+  m.arch = Architecture::llama;
+  m.layers = 2;
+  m.dim = 64;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.ffn = 96;
+  m.vocab = 80;
+  m.ctx = 32;
+  m.qkv_bias = qkv_bias;
+  m.tied_head = qkv_bias;  // qwen2 tied, llama untied: both heads
+  m.rope_theta = 10000.0f;
+  m.norm_eps = 1e-5f;
+  return m;
+}
+
+ModelConfig gpt2() {
+  return ModelConfig{2, 64, 4, 80, 32};
+}
+
+SessionConfig config(const ModelConfig& m, int lora_rank) {
+  SessionConfig c;
+  c.model = m;
+  c.shape.batch = 1;
+  c.shape.seq = kSeq;
+  c.policy = Policy::parse("none");
+  c.pipeline_cache_dir = std::nullopt;
+  c.lora.rank = lora_rank;
+  c.lora.alpha = 6;
+  return c;
+}
+
+// Weights far from the usual small initialisation, so the next token's distribution is far from
+// uniform and every tensor moves it: matrices in ±0.3, norm weights in [0.7, 1.3], biases ±0.2.
+void load_random_weights(Session& s, const fs::path& dir) {
+  const Plan& plan = s.plan();
+  std::vector<NamedTensor> tensors;
+  uint64_t seed = 100;
+  for (TensorId id : plan.adapters.empty() ? plan.parameters : plan.frozen) {
+    const Tensor& t = plan.tensors[std::size_t(id)].tensor;
+    const std::size_t n = std::size_t(t.elements());
+    const bool matrix = t.shape.size() == 2;
+    const bool norm = !matrix && t.name.ends_with(".weight");
+    std::vector<float> v = matrix ? test::random_floats(n, seed++, -0.3f, 0.3f)
+                           : norm ? test::random_floats(n, seed++, 0.7f, 1.3f)
+                                  : test::random_floats(n, seed++, -0.2f, 0.2f);
+    tensors.push_back({t.name, t.shape, std::move(v)});
+  }
+  write_safetensors(dir / "base.safetensors", tensors);
+  s.load(dir / "base.safetensors");
+}
+
+void randomize_adapters(Session& s) {
+  std::vector<std::vector<float>> values;
+  uint64_t seed = 500;
+  for (const auto& [name, v] : s.parameters())
+    values.push_back(test::random_floats(v.size(), seed++, -0.4f, 0.4f));
+  s.set_trained_parameters(values);
+}
+
+std::vector<std::vector<uint32_t>> sequences(int vocab) {
+  return {test::random_indices(kSeq, 7, uint32_t(vocab)),
+          test::random_indices(kSeq, 8, uint32_t(vocab))};
+}
+
+// remat's log-probability of token `v` after tokens[0..t]: minus the loss of that one target.
+double remat_log_p(Session& s, const std::vector<uint32_t>& tokens, int t, uint32_t v) {
+  std::vector<uint32_t> targets(tokens.size(), kIgnoreTarget);
+  targets[std::size_t(t)] = v;
+  return -double(s.evaluate(tokens, targets));
+}
+
+double log_softmax(const std::vector<float>& logits, uint32_t v) {
+  const double top = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (float x : logits) sum += std::exp(double(x) - top);
+  return double(logits[v]) - top - std::log(sum);
+}
+
+// remat's log-probabilities at each position of each sequence, for a few candidates: the next
+// token, and ids spread over the vocabulary.
+struct Reference {
+  std::vector<std::vector<uint32_t>> tokens;
+  std::vector<std::vector<std::pair<uint32_t, double>>> log_p;  // [sequence * kSeq + t]
+};
+
+Reference remat_reference(Session& s) {
+  const int vocab = s.config().model.vocab;
+  Reference r{sequences(vocab), {}};
+  for (const auto& tokens : r.tokens)
+    for (int t = 0; t < kSeq; ++t) {
+      std::vector<uint32_t> candidates = {tokens[std::size_t((t + 1) % kSeq)], 0,
+                                          uint32_t(vocab / 3), uint32_t(vocab - 1)};
+      std::vector<std::pair<uint32_t, double>> row;
+      for (uint32_t v : candidates) row.emplace_back(v, remat_log_p(s, tokens, t, v));
+      r.log_p.push_back(std::move(row));
+    }
+  return r;
+}
+
+// The largest |llama.cpp - remat| over every position and candidate.
+double worst_difference(test::LlamaCppModel& model, const Reference& r, int vocab,
+                        llama_adapter_lora* adapter = nullptr) {
+  double worst = 0;
+  for (std::size_t q = 0; q < r.tokens.size(); ++q) {
+    const auto logits = model.logits(r.tokens[q], vocab, adapter);
+    REQUIRE(logits.size() == std::size_t(kSeq));
+    for (int t = 0; t < kSeq; ++t)
+      for (const auto& [v, want] : r.log_p[q * kSeq + std::size_t(t)])
+        worst = std::max(worst, std::abs(log_softmax(logits[std::size_t(t)], v) - want));
+  }
+  return worst;
+}
+
+std::string label(const ModelConfig& m) {
+  return std::string(gguf_arch_name(gguf_arch_of(m)));
+}
+
+// A copy of adapter `from` made wrong: alpha times `alpha_factor`; with `unpermute`, B's q/k rows
+// back in Hugging Face order (as a writer that forgot llama's RoPE permutation would leave them);
+// with `transpose_square`, each square weight's update transposed (A := Bᵀ, B := Aᵀ); with
+// `store_a_transposed`, lora_a's dimensions swapped.
+struct Wrong {
+  double alpha_factor = 1;
+  bool unpermute = false, transpose_square = false, store_a_transposed = false;
+};
+void write_wrong_adapter(const fs::path& from, const fs::path& to, const ModelConfig& m,
+                         const Wrong& w) {
+  const GgufFile f = GgufFile::open(from);
+  GgufMetadata md = f.metadata();
+  md.set("adapter.lora.alpha",
+         GgufValue::of(float(*md.number("adapter.lora.alpha") * w.alpha_factor)));
+  std::vector<GgufTensorSpec> specs;
+  std::vector<std::vector<float>> data;
+  for (const GgufTensor& t : f.tensors()) {
+    std::vector<float> v(t.elements());
+    f.read(t, 0, std::as_writable_bytes(std::span(v)));
+    specs.push_back({t.name, t.type, t.ne});
+    data.push_back(std::move(v));
+  }
+  for (std::size_t i = 0; i < specs.size(); i += 2) {
+    GgufTensorSpec &a = specs[i], &b = specs[i + 1];
+    REQUIRE(a.name.ends_with(".lora_a"));
+    const uint64_t in = a.ne[0], r = a.ne[1], out = b.ne[1];
+    const bool q = b.name.find("attn_q.") != std::string::npos;
+    const bool k = b.name.find("attn_k.") != std::string::npos;
+    if (w.unpermute && gguf_arch_of(m) == GgufArch::llama && (q || k)) {
+      const int heads = q ? m.heads : m.kv_head_count();
+      std::vector<float> hf(data[i + 1].size());
+      for (uint64_t row = 0; row < out; ++row)
+        std::copy_n(&data[i + 1][gguf_row_of(row, out, heads) * r], r, &hf[row * r]);
+      data[i + 1] = hf;
+    }
+    if (w.transpose_square && in == out) {
+      std::vector<float> at(in * r), bt(r * out);  // A [r, in] := Bᵀ; B [out, r] := Aᵀ
+      for (uint64_t x = 0; x < in; ++x)
+        for (uint64_t y = 0; y < r; ++y) {
+          at[y * in + x] = data[i + 1][x * r + y];
+          bt[x * r + y] = data[i][y * in + x];
+        }
+      data[i] = at;
+      data[i + 1] = bt;
+    }
+    if (w.store_a_transposed) std::swap(a.ne[0], a.ne[1]);
+  }
+  GgufWriter out(to, md, specs);
+  for (const auto& v : data) out.write(std::span<const float>(v));
+  out.commit();
+}
+
+}  // namespace
+
+TEST_CASE("a model remat saved as GGUF runs in llama.cpp with remat's log-probabilities") {
+#if REMAT_HAVE_LLAMA_H
+  const test::LlamaCpp* l = test::llama_cpp();
+  if (!l) return;
+  test::TempFolder d("gguf_llama_cpp_model");
+  for (const ModelConfig& m : {llama(false), llama(true), gpt2()}) {
+    INFO(label(m));
+    Session s(test::device(), config(m, 0));
+    load_random_weights(s, d.path());
+    save_checkpoint(s, d / "m.gguf");
+    test::LlamaCppModel model(*l, d / "m.gguf");
+    REQUIRE(model.loaded());
+    const Reference r = remat_reference(s);
+    const double worst = worst_difference(model, r, m.vocab);
+    std::printf("llama.cpp %s model: worst |log p difference| %.3g over %zu values\n",
+                label(m).c_str(), worst, r.log_p.size() * r.log_p[0].size());
+    CHECK(worst < tolerance(m));
+  }
+#else
+  test::llama_cpp();
+#endif
+}
+
+TEST_CASE("a LoRA adapter remat saved as GGUF moves llama.cpp to remat's log-probabilities") {
+#if REMAT_HAVE_LLAMA_H
+  const test::LlamaCpp* l = test::llama_cpp();
+  if (!l) return;
+  test::TempFolder d("gguf_llama_cpp_adapter");
+  for (const ModelConfig& m : {llama(false), llama(true), gpt2()}) {
+    INFO(label(m));
+    Session s(test::device(), config(m, 4));
+    load_random_weights(s, d.path());
+    randomize_adapters(s);
+    save_checkpoint(s, d / "base.gguf");  // under LoRA: the frozen base
+    save_adapter(s, d / "a.gguf", "");
+    test::LlamaCppModel model(*l, d / "base.gguf");
+    REQUIRE(model.loaded());
+    const Reference r = remat_reference(s);
+    // Without the adapter llama.cpp runs the base, which is far from remat with it.
+    const double base = worst_difference(model, r, m.vocab);
+    llama_adapter_lora* adapter = model.adapter(d / "a.gguf");
+    REQUIRE(adapter != nullptr);
+    const double worst = worst_difference(model, r, m.vocab, adapter);
+    std::printf("llama.cpp %s adapter: worst |log p difference| %.3g (base alone: %.3g)\n",
+                label(m).c_str(), worst, base);
+    CHECK(worst < tolerance(m));
+    CHECK(base > 10 * tolerance(m));
+
+    std::vector<std::pair<std::string, Wrong>> wrongs = {{"the scale doubled", {2.0}},
+                                                         {"updates transposed", {1, false, true}}};
+    if (gguf_arch_of(m) == GgufArch::llama)
+      wrongs.push_back({"B's q/k rows not permuted", {1, true}});
+    for (const auto& [what, w] : wrongs) {
+      INFO(what);
+      write_wrong_adapter(d / "a.gguf", d / "wrong.gguf", m, w);
+      llama_adapter_lora* bad = model.adapter(d / "wrong.gguf");
+      REQUIRE(bad != nullptr);
+      const double off = worst_difference(model, r, m.vocab, bad);
+      std::printf("llama.cpp %s adapter with %s: worst |log p difference| %.3g\n", label(m).c_str(),
+                  what.c_str(), off);
+      CHECK(off > 10 * tolerance(m));
+    }
+    write_wrong_adapter(d / "a.gguf", d / "wrong.gguf", m, {1, false, false, true});
+    CHECK(model.adapter(d / "wrong.gguf") == nullptr);
+  }
+#else
+  test::llama_cpp();
+#endif
+}
