@@ -17,6 +17,13 @@ namespace {
 
 constexpr std::string_view kA = ".lora_a", kB = ".lora_b";
 
+// The matmul modules of a block, which LoRA targets select from.
+constexpr const char* kLlamaModules[] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                         "self_attn.o_proj", "mlp.gate_proj",    "mlp.up_proj",
+                                         "mlp.down_proj"};
+constexpr const char* kGpt2Modules[] = {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj",
+                                        nullptr,       nullptr,       nullptr};
+
 [[noreturn]] void fail(const GgufFile& f, const std::string& what) {
   throw std::invalid_argument(f.origin() + ": " + what);
 }
@@ -132,17 +139,32 @@ GgufAdapter::GgufAdapter(GgufFile file) : file_(std::move(file)) {
   }
 }
 
-AdapterConfig GgufAdapter::config(double requested_alpha) const {
+AdapterConfig GgufAdapter::config(const LoraSpec& requested) const {
   AdapterConfig c;
   c.rank = rank_;
   const std::optional<double> alpha = file_.metadata().number("adapter.lora.alpha");
   c.alpha = alpha && *alpha != 0 ? *alpha : rank_;
-  if (requested_alpha > 0 && static_cast<float>(requested_alpha) == static_cast<float>(c.alpha))
-    c.alpha = requested_alpha;
   std::set<std::string> targets;
   for (const std::string& w : weights_) targets.insert(target_of(w, arch_));
   c.targets.assign(targets.begin(), targets.end());
   c.fan_in_fan_out = arch_ == GgufArch::gpt2;
+  if (!requested.enabled()) return c;
+  if (static_cast<float>(requested.effective_alpha()) == static_cast<float>(c.alpha))
+    c.alpha = requested.effective_alpha();
+  // The modules of the adapted blocks that the requested targets select, against the adapted.
+  const Architecture family = arch_ == GgufArch::gpt2 ? Architecture::gpt2 : Architecture::llama;
+  const std::vector<std::string> wanted = lora_targets(requested, family);
+  const std::string prefix = arch_ == GgufArch::gpt2 ? "h." : "model.layers.";
+  std::set<std::string> adapted, selected;
+  for (const std::string& w : weights_) {
+    const std::string module = w.substr(0, w.size() - std::string_view(".weight").size());
+    adapted.insert(module);
+    if (!module.starts_with(prefix)) continue;
+    const std::string block = module.substr(0, module.find('.', prefix.size()) + 1);
+    for (const char* m : arch_ == GgufArch::gpt2 ? kGpt2Modules : kLlamaModules)
+      if (m && lora_target_matches(block + m, wanted)) selected.insert(block + m);
+  }
+  if (selected == adapted) c.targets = wanted;
   return c;
 }
 

@@ -63,9 +63,11 @@ class GgufAdapter {
   // What the file says as an adapter config: rank, alpha (adapter.lora.alpha; r when absent or
   // 0, which llama.cpp reads as scale 1), targets (the adapted modules' names within a block as
   // PEFT's target_modules would give them: Llama's "q_proj", ..., GPT-2's "attn.c_attn", ...),
-  // fan_in_fan_out for gpt2. The alpha is float32 in the file: a `requested` alpha that rounds to
-  // it is taken as the file's.
-  AdapterConfig config(double requested_alpha = 0) const;
+  // fan_in_fan_out for gpt2. Against a `requested` spec (rank > 0) the file keeps no names of its
+  // own: its alpha, float32 in the file, is the requested one when that rounds to it, and its
+  // targets are the requested ones (or the defaults) when they select exactly the modules the
+  // file adapts, so lora_spec_for compares what matters.
+  AdapterConfig config(const LoraSpec& requested = {}) const;
   // The Hugging Face names of the adapted weights, in file order.
   const std::vector<std::string>& weights() const { return weights_; }
   // PEFT's A [rank, in] (`b` false) or B [out, rank] of `weight` in model `m` (q/k rows of B

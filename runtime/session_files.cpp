@@ -137,7 +137,7 @@ void load_gguf_adapter(Session& session, const fs::path& path) {
   const GgufAdapter file = GgufAdapter::open(path);
   const ModelConfig& m = session.config().model;
   const LoraSpec& spec = session.config().lora;
-  const AdapterConfig config = file.config(spec.effective_alpha());
+  const AdapterConfig config = file.config(spec);
   lora_spec_for(config, spec, m.arch, file.file().origin());
   std::map<TensorId, std::pair<const LoraAdapter*, bool>> role;  // parameter -> (adapter, is B)
   for (const LoraAdapter& a : plan.adapters) {

@@ -36,7 +36,7 @@ TrainLora parse_train_lora(const Args& a, const std::optional<std::filesystem::p
   if (l.init) {
     try {
       const AdapterConfig file = names_gguf_file(*l.init)
-                                     ? GgufAdapter::open(*l.init).config(l.spec.effective_alpha())
+                                     ? GgufAdapter::open(*l.init).config(l.spec)
                                      : read_adapter_config(*l.init);
       l.spec = lora_spec_for(file, l.spec, arch, l.init->string());
     } catch (const std::invalid_argument& e) {

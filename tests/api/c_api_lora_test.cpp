@@ -1,5 +1,5 @@
-// LoRA through the C API: params fields, PEFT's adapter files in and out, merged weights, the
-// errors that name what is wrong, a params struct from before the LoRA fields, and the frozen
+// LoRA through the C API: params fields, PEFT's adapter files in and out, llama.cpp's GGUF
+// adapters and models for .gguf paths, merged weights, the errors that name what is wrong, a params struct from before the LoRA fields, and the frozen
 // base and the activations stored in 16 bits.
 #include <catch2/catch.hpp>
 
@@ -79,6 +79,42 @@ TEST_CASE("c api: LoRA sessions save, load and merge PEFT adapters") {
   CHECK(remat_session_load_file(c.session, merged.c_str()) == REMAT_OK);
   CHECK(remat_session_save_adapter(c.session, adapter.c_str()) == REMAT_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(remat_last_error()).find("lora_rank") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("c api: .gguf paths save and load llama.cpp adapters and write GGUF models") {
+  const auto dir = remat::test::scratch_dir("lora_gguf");
+  const remat_session_params p = lora_params();
+  Handles a, b, c;
+  REQUIRE(remat_device_open(nullptr, &a.device) == REMAT_OK);
+  REQUIRE(remat_session_create(a.device, &p, &a.session) == REMAT_OK);
+  train(a.session, 3);
+  const std::string adapter = (dir / "a.gguf").string();
+  REQUIRE(remat_session_save_adapter(a.session, adapter.c_str()) == REMAT_OK);
+  CHECK(file_text(dir / "a.gguf").substr(0, 4) == "GGUF");
+  CHECK(file_text(dir / "a.gguf").find("blk.0.attn_qkv.weight.lora_a") != std::string::npos);
+  const std::string merged = (dir / "m.gguf").string();
+  REQUIRE(remat_session_save_merged(a.session, merged.c_str()) == REMAT_OK);
+  const std::string base = (dir / "base.gguf").string();
+  REQUIRE(remat_session_save_file(a.session, base.c_str()) == REMAT_OK);
+
+  REQUIRE(remat_device_open(nullptr, &b.device) == REMAT_OK);
+  REQUIRE(remat_session_create(b.device, &p, &b.session) == REMAT_OK);
+  REQUIRE(remat_session_load_adapter(b.session, adapter.c_str()) == REMAT_OK);
+  const std::string again = (dir / "again.gguf").string();
+  REQUIRE(remat_session_save_adapter(b.session, again.c_str()) == REMAT_OK);
+  CHECK(file_text(dir / "again.gguf") == file_text(dir / "a.gguf"));
+  const std::string missing = (dir / "missing.gguf").string();
+  CHECK(remat_session_load_adapter(b.session, missing.c_str()) == REMAT_ERROR_IO);
+  CHECK(remat_session_load_adapter(b.session, merged.c_str()) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(remat_last_error()).find("not 'adapter'") != std::string::npos);
+
+  // The merged and the base models load into a full fine-tuning session.
+  remat_session_params full = small_params();
+  REQUIRE(remat_device_open(nullptr, &c.device) == REMAT_OK);
+  REQUIRE(remat_session_create(c.device, &full, &c.session) == REMAT_OK);
+  CHECK(remat_session_load_file(c.session, merged.c_str()) == REMAT_OK);
+  CHECK(remat_session_load_file(c.session, base.c_str()) == REMAT_OK);
   std::filesystem::remove_all(dir);
 }
 

@@ -351,7 +351,14 @@ TEST_CASE("a GGUF adapter is refused naming what is wrong") {
       GgufFile::open(write_with(gguf_adapter_metadata(llama_model(true, false), 8),
                                 {{"blk.0.attn_q.weight.lora_a", GgmlType::f32, {32, 2}},
                                  {"blk.0.attn_q.weight.lora_b", GgmlType::f32, {2, 32}}})));
-  CHECK(q.config(8).alpha == 8);
+  LoraSpec requested;
+  requested.rank = 2;
+  requested.alpha = 8;
+  requested.targets = {"self_attn.q_proj"};
+  CHECK(q.config(requested).alpha == 8);
+  CHECK(q.config(requested).targets == requested.targets);  // selects what the file adapts
+  requested.targets = {"q_proj", "v_proj"};
+  CHECK(q.config(requested).targets == std::vector<std::string>{"q_proj"});
   CHECK_THROWS_WITH(q.read("model.layers.0.self_attn.q_proj.weight", false, {2, 32}, m),
                     Catch::Contains("is an adapter for a qwen2 model; this model is llama"));
 }
