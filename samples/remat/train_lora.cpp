@@ -1,3 +1,4 @@
+// `remat train`'s LoRA flags and the adapter and merged files they read and write (train_lora.h).
 #include "train_lora.h"
 
 #include <cstdio>

@@ -49,8 +49,8 @@ void check_output_file(const std::filesystem::path& path, const std::string& fla
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
     throw UsageError(path.string() + ": is a file; " + flag +
-                     " takes a path ending in .safetensors or .gguf, or a folder for a Hugging "
-                     "Face model");
+                     " takes a path ending in .safetensors or a folder for a Hugging Face model, "
+                     "or a path ending in .gguf");
   check_output_folder(path.string(), flag);
 }
 

@@ -1,0 +1,122 @@
+// GGUF out from the command line: `remat train --save M.gguf` (--save-dtype), `--save-adapter
+// A.gguf` (--adapter-dtype), `--merge-out M.gguf` and `--lora-init A.gguf`; a model saved from a
+// .gguf --init keeps its tokenizer keys; the flags that need a .gguf output say so.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "formats/gguf.h"
+#include "formats/gguf_model_writer.h"
+#include "graph/model_builder.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_folder.h"
+
+using namespace remat;
+using remat::test::run_remat;
+
+namespace {
+
+const std::string kData = " --data /usr/share/common-licenses/GPL-3 --batch 2 --seq 16 --quiet";
+
+std::string quoted(const std::filesystem::path& p) {
+  return "'" + p.string() + "'";
+}
+
+// A small Llama as GGUF with a tokenizer's keys, as a converted model would carry them.
+void write_input_model(const std::filesystem::path& path) {
+  ModelConfig m = ModelConfig::preset("llama-tiny");
+  m.layers = 2;
+  m.dim = 64;
+  m.ffn = 96;
+  m.ctx = 32;
+  const Graph g = build_model(m, TrainShape{1, 8});
+  std::vector<GgufSourceTensor> tensors;
+  for (TensorId id : g.parameters) {
+    const Tensor& t = g.tensors.at(static_cast<std::size_t>(id));
+    tensors.push_back({t.name, t.shape});
+  }
+  GgufModelOptions o;
+  o.extra.set("tokenizer.ggml.model", GgufValue::of("gpt2"));
+  o.extra.set("tokenizer.ggml.tokens", GgufValue::array(std::vector<std::string>(256, "x")));
+  o.extra.set("tokenizer.chat_template", GgufValue::of("{{ messages }}"));
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  write_gguf_model(
+      path, m, tensors,
+      [&](std::size_t i, uint64_t, std::span<float> out) {
+        for (float& v : out) v = tensors[i].shape.size() == 1 ? 1.0f : normal(rng);
+      },
+      o);
+}
+
+}  // namespace
+
+TEST_CASE("remat train --save M.gguf writes a GGUF model that keeps the input's tokenizer") {
+  test::TempFolder d("gguf_out_cli");
+  write_input_model(d / "in.gguf");
+  const auto r = run_remat("train --init " + quoted(d / "in.gguf") + kData + " --steps 2 --save " +
+                           quoted(d / "out.gguf") + " --save-dtype f16");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const GgufFile f = GgufFile::open(d / "out.gguf");
+  CHECK(f.metadata().string("general.architecture") == "llama");
+  CHECK(f.metadata().uint("general.file_type") == 1u);
+  CHECK(f.tensor("blk.0.attn_q.weight")->type == GgmlType::f16);
+  CHECK(f.tensor("blk.0.attn_norm.weight")->type == GgmlType::f32);
+  CHECK(f.metadata().string("tokenizer.ggml.model") == "gpt2");
+  CHECK(f.metadata().string("tokenizer.chat_template") == "{{ messages }}");
+  // ... and trains on from there.
+  const auto again = run_remat("train --init " + quoted(d / "out.gguf") + kData + " --steps 1");
+  INFO(again.err);
+  CHECK(again.exit_code == 0);
+}
+
+TEST_CASE("--save-adapter A.gguf and --merge-out M.gguf write llama.cpp files; --lora-init reads") {
+  test::TempFolder d("gguf_out_cli_lora");
+  write_input_model(d / "in.gguf");
+  const std::string base = "train --init " + quoted(d / "in.gguf") + kData + " --steps 2";
+  const auto r = run_remat(base + " --lora 4 --lora-targets q_proj,v_proj --save-adapter " +
+                           quoted(d / "a.gguf") + " --adapter-dtype f16 --merge-out " +
+                           quoted(d / "m.gguf") + " --save-dtype bf16");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const GgufFile a = GgufFile::open(d / "a.gguf");
+  CHECK(a.metadata().string("general.type") == "adapter");
+  CHECK(a.metadata().number("adapter.lora.alpha") == 8.0);
+  CHECK(a.tensors().size() == 2 * 2 * 2);
+  CHECK(a.tensor("blk.1.attn_v.weight.lora_b")->type == GgmlType::f16);
+  CHECK(GgufFile::open(d / "m.gguf").tensor("blk.0.attn_q.weight")->type == GgmlType::bf16);
+  const auto cont = run_remat(base + " --lora-init " + quoted(d / "a.gguf") + " --save-adapter " +
+                              quoted(d / "b.gguf"));
+  INFO(cont.err);
+  CHECK(cont.exit_code == 0);
+  CHECK(GgufFile::open(d / "b.gguf").tensors().size() == 8);
+  const auto printed = run_remat(base + " --lora 4 --lora-targets v_proj,q_proj --lora-init " +
+                                 quoted(d / "a.gguf"));
+  INFO(printed.err);
+  CHECK(printed.exit_code == 0);
+  const auto other = run_remat(base + " --lora 4 --lora-init " + quoted(d / "a.gguf"));
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("--lora-init: ") != std::string::npos);
+  CHECK(other.err.find("targets q_proj,v_proj") != std::string::npos);
+}
+
+TEST_CASE("--save-dtype and --adapter-dtype need .gguf outputs and name their values") {
+  test::TempFolder d("gguf_out_cli_usage");
+  const std::string base = "train llama-tiny" + kData + " --steps 1";
+  auto error = [](const std::string& args) {
+    const auto r = run_remat(args);
+    CHECK(r.exit_code == 2);
+    return r.err;
+  };
+  CHECK(error(base + " --save " + quoted(d / "w.safetensors") + " --save-dtype f16")
+            .find("--save-dtype needs --save M.gguf or --merge-out M.gguf") != std::string::npos);
+  CHECK(error(base + " --save " + quoted(d / "w.gguf") + " --save-dtype f8")
+            .find("--save-dtype must be f32, f16 or bf16, not 'f8'") != std::string::npos);
+  CHECK(error(base + " --lora 2 --save-adapter " + quoted(d / "dir") + " --adapter-dtype f16")
+            .find("--adapter-dtype needs --save-adapter A.gguf") != std::string::npos);
+  CHECK(error(base + " --lora 2 --save " + quoted(d / "w.gguf"))
+            .find("--save-adapter DIR (or A.gguf)") != std::string::npos);
+}
