@@ -28,6 +28,7 @@
 using namespace remat;
 namespace fs = std::filesystem;
 
+#if REMAT_HAVE_LLAMA_H
 namespace {
 
 // How far llama.cpp's log-probabilities may be from remat's. llama.cpp's CPU path sums in other
@@ -212,6 +213,7 @@ void write_wrong_adapter(const fs::path& from, const fs::path& to, const ModelCo
 }
 
 }  // namespace
+#endif
 
 TEST_CASE("a model remat saved as GGUF runs in llama.cpp with remat's log-probabilities") {
 #if REMAT_HAVE_LLAMA_H
