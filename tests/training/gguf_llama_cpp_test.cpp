@@ -1,10 +1,11 @@
 // What remat writes as GGUF, run by llama.cpp itself (tests/training/llama_cpp_library.h): a model
 // a session saved loads in llama.cpp, and llama.cpp's log-probabilities of the next token equal
-// remat's forward on the same weights; a LoRA adapter a session saved loads with
-// llama_adapter_lora_init and moves llama.cpp's log-probabilities to remat's with the adapter,
-// while adapters written wrong (B's q/k rows not permuted, the scale doubled, the update
-// transposed) miss them and one stored transposed is refused. For llama (q/k rows permuted),
-// qwen2 (q/k/v biases, rows as they are) and gpt2 (fused, transposed matrices).
+// remat's forward on the same weights (and miss them when llama's q/k rows are left unpermuted);
+// a LoRA adapter a session saved loads with llama_adapter_lora_init and moves llama.cpp's
+// log-probabilities to remat's with the adapter, while adapters written wrong (B's q/k rows not
+// permuted, the scale doubled, the update transposed) miss them and one stored transposed is
+// refused. For llama (q/k rows permuted), qwen2 (q/k/v biases, rows as they are) and gpt2 (fused,
+// transposed matrices).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -232,6 +233,33 @@ TEST_CASE("a model remat saved as GGUF runs in llama.cpp with remat's log-probab
     std::printf("llama.cpp %s model: worst |log p difference| %.3g over %zu values\n",
                 label(m).c_str(), worst, r.log_p.size() * r.log_p[0].size());
     CHECK(worst < tolerance(m));
+    if (gguf_arch_of(m) != GgufArch::llama) continue;
+    // The check sees a layout error: the same file with q/k rows left in Hugging Face order.
+    const GgufFile f = GgufFile::open(d / "m.gguf");
+    std::vector<GgufTensorSpec> specs;
+    for (const GgufTensor& t : f.tensors()) specs.push_back({t.name, t.type, t.ne});
+    GgufWriter out(d / "unpermuted.gguf", f.metadata(), specs);
+    for (const GgufTensor& t : f.tensors()) {
+      std::vector<float> v(t.elements()), hf(t.elements());
+      f.read(t, 0, std::as_writable_bytes(std::span(v)));
+      const bool q = t.name.ends_with("attn_q.weight"), k = t.name.ends_with("attn_k.weight");
+      const uint64_t rows = t.rows(), cols = t.ne[0];
+      for (uint64_t r = 0; r < rows; ++r)
+        std::copy_n(&v[gguf_row_of(r, rows,
+                                   q   ? m.heads
+                                   : k ? m.kv_head_count()
+                                       : 0) *
+                       cols],
+                    cols, &hf[r * cols]);
+      out.write(std::span<const float>(hf));
+    }
+    out.commit();
+    test::LlamaCppModel unpermuted(*l, d / "unpermuted.gguf");
+    REQUIRE(unpermuted.loaded());
+    const double off = worst_difference(unpermuted, r, m.vocab);
+    std::printf("llama.cpp llama model with q/k rows unpermuted: worst |log p difference| %.3g\n",
+                off);
+    CHECK(off > 10 * tolerance(m));
   }
 #else
   test::llama_cpp();
