@@ -1,7 +1,7 @@
 // A session's weights and adapters saved as GGUF (runtime/session_files.h): models load back bit
 // for bit as F32 and rounded to nearest even as F16 and BF16; LoRA adapters load back bit for bit
 // and hold PEFT's values (B's q/k rows permuted as the base's); merged models equal the merged
-// safetensors; every file is replaced atomically.
+// safetensors; every file is replaced atomically, a cancelled or failed save keeping the old one.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -229,4 +229,30 @@ TEST_CASE("a merged GGUF model holds the merged safetensors' weights") {
     Session base(test::device(), config(m, 1));
     CHECK(base.parameters() != from_gguf.parameters());
   }
+}
+
+TEST_CASE("a cancelled or failed GGUF save leaves the previous file as it was") {
+  test::TempFolder d("gguf_out_cancel");
+  bool cancel = false;
+  SessionConfig c = config(llama(false, false), 1);
+  uint64_t last = 0, total = 0;
+  c.progress = [&](const ProgressEvent& e) {
+    if (e.phase == "save") last = e.done, total = e.total;
+    return !(cancel && e.phase == "save" && e.done > 0);
+  };
+  Session a(test::device(), c);
+  save_checkpoint(a, d / "m.gguf");
+  CHECK(last == total);
+  CHECK(total == a.config().model.parameter_count() * sizeof(float));
+  const auto before = test::read_bytes(d / "m.gguf");
+  train_step(a, 3);
+  cancel = true;
+  CHECK_THROWS_AS(save_checkpoint(a, d / "m.gguf"), Cancelled);
+  CHECK(test::read_bytes(d / "m.gguf") == before);
+  CHECK(d.entries() == 1);
+  cancel = false;
+  GgufSaveOptions q4;
+  q4.matrix_type = GgmlType::q4_0;
+  CHECK_THROWS_WITH(save_checkpoint(a, d / "m.gguf", q4), Catch::Contains("f32, f16 or bf16"));
+  CHECK(test::read_bytes(d / "m.gguf") == before);
 }
