@@ -73,7 +73,9 @@ TEST_CASE("remat train --save M.gguf writes a GGUF model that keeps the input's 
   CHECK(again.exit_code == 0);
 }
 
-TEST_CASE("--save-adapter A.gguf and --merge-out M.gguf write llama.cpp files; --lora-init reads") {
+TEST_CASE(
+    "remat train --save-adapter A.gguf and --merge-out M.gguf write llama.cpp files that "
+    "--lora-init reads") {
   test::TempFolder d("gguf_out_cli_lora");
   write_input_model(d / "in.gguf");
   const std::string base = "train --init " + quoted(d / "in.gguf") + kData + " --steps 2";
@@ -103,7 +105,7 @@ TEST_CASE("--save-adapter A.gguf and --merge-out M.gguf write llama.cpp files; -
   CHECK(other.err.find("targets q_proj,v_proj") != std::string::npos);
 }
 
-TEST_CASE("--save-dtype and --adapter-dtype need .gguf outputs and name their values") {
+TEST_CASE("remat train --save-dtype and --adapter-dtype need .gguf outputs and name their values") {
   test::TempFolder d("gguf_out_cli_usage");
   const std::string base = "train llama-tiny" + kData + " --steps 1";
   auto error = [](const std::string& args) {
