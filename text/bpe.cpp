@@ -113,6 +113,9 @@ class PieceCache {
 
 }  // namespace
 
+// The id of a byte the vocabulary has no token for (MissingBytes::drop): never output.
+constexpr TokenId kNoToken = ~TokenId(0) - 1;
+
 struct BpeModel::Impl {
   std::unordered_map<std::string, TokenId> ids;  // token bytes -> id
   std::array<TokenId, 256> byte_ids{};
@@ -176,12 +179,14 @@ struct BpeModel::Impl {
       if (prev[c.left] < n) push_pair(prev[c.left]);
       push_pair(c.left);
     }
-    for (uint32_t i = 0; i < n; i = next[i]) out.push_back(token[i]);
+    for (uint32_t i = 0; i < n; i = next[i])
+      if (token[i] != kNoToken) out.push_back(token[i]);
   }
 };
 
 BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
-                   const std::vector<std::pair<std::string, std::string>>& merges)
+                   const std::vector<std::pair<std::string, std::string>>& merges,
+                   MissingBytes missing)
     : impl_(std::make_unique<Impl>()) {
   std::unordered_map<TokenId, std::string_view> seen;
   for (const auto& [bytes, id] : vocab) {
@@ -192,6 +197,10 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
   }
   for (int b = 0; b < 256; ++b) {
     const int64_t id = find(std::string(1, char(b)));
+    if (id < 0 && missing == MissingBytes::drop) {
+      impl_->byte_ids[b] = kNoToken;
+      continue;
+    }
     if (id < 0) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", b);
@@ -236,7 +245,7 @@ void BpeModel::set_ignore_merges(bool on) {
 
 void BpeModel::encode(std::string_view piece, std::vector<TokenId>& out) {
   if (piece.size() == 1) {
-    out.push_back(impl_->byte_ids[uint8_t(piece[0])]);
+    if (const TokenId id = impl_->byte_ids[uint8_t(piece[0])]; id != kNoToken) out.push_back(id);
     return;
   }
   if (impl_->cache.find(piece, out)) return;

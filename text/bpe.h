@@ -15,13 +15,20 @@ namespace remat::text {
 
 using TokenId = uint32_t;
 
+// What a vocabulary without a token for some byte means: refused (byte-level BPE files spell all
+// 256), or that byte is left out of every encoding, as llama.cpp and Hugging Face leave out what
+// they cannot spell (vocabularies trained on UTF-8 text may lack the bytes UTF-8 never uses).
+enum class MissingBytes { refuse, drop };
+
 class BpeModel {
  public:
   // `vocab`: every token's bytes and id; `merges`: pairs of token bytes, lowest rank first. Throws
-  // std::invalid_argument (one line) for a duplicate id, a byte with no single-byte token, or a
-  // merge whose parts or result are not in the vocabulary. A repeated merge keeps its first rank.
+  // std::invalid_argument (one line) for a duplicate id, a byte with no single-byte token (unless
+  // `missing` is drop), or a merge whose parts or result are not in the vocabulary. A repeated
+  // merge keeps its first rank.
   BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
-           const std::vector<std::pair<std::string, std::string>>& merges);
+           const std::vector<std::pair<std::string, std::string>>& merges,
+           MissingBytes missing = MissingBytes::refuse);
   ~BpeModel();
   BpeModel(BpeModel&&) noexcept;
   BpeModel& operator=(BpeModel&&) noexcept;

@@ -49,6 +49,13 @@ PostProcessor::PostProcessor(const JsonValue* processor, std::string origin)
   }
 }
 
+PostProcessor PostProcessor::refusing(std::string origin, std::string why) {
+  PostProcessor p;
+  p.origin_ = std::move(origin);
+  p.refusal_ = std::move(why);
+  return p;
+}
+
 void PostProcessor::add(const JsonValue& processor) {
   const std::string type = type_of(processor);
   if (type == "ByteLevel") return;  // offsets only; the ids are untouched

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/json.h"
@@ -20,6 +21,11 @@ class PostProcessor {
   // `processor` is tokenizer.json's "post_processor" (null or absent: adds nothing); `origin`
   // names the file in the refusal.
   PostProcessor(const JsonValue* processor, std::string origin);
+  // Adds `before` and `after` around the text (llama.cpp's add_bos_token and add_eos_token).
+  PostProcessor(std::vector<TokenId> before, std::vector<TokenId> after)
+      : before_(std::move(before)), after_(std::move(after)) {}
+  // One that `apply` refuses with "<origin>: <why>".
+  static PostProcessor refusing(std::string origin, std::string why);
 
   // `ids` with the added tokens around them. Throws std::invalid_argument naming the origin and
   // the post-processor when it is not supported.

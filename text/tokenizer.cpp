@@ -9,8 +9,10 @@ namespace remat::text {
 Tokenizer::Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
                      const std::vector<std::pair<std::string, std::string>>& merges,
                      std::unique_ptr<PreTokenizer> pre_tokenizer,
-                     std::vector<SpecialToken> specials)
-    : bpe_(vocab, merges), pre_(std::move(pre_tokenizer)), specials_(std::move(specials)) {
+                     std::vector<SpecialToken> specials, MissingBytes missing_bytes)
+    : bpe_(vocab, merges, missing_bytes),
+      pre_(std::move(pre_tokenizer)),
+      specials_(std::move(specials)) {
   TokenId top = 0;
   for (const auto& [bytes, id] : vocab) top = std::max(top, id);
   for (const auto& s : specials_) top = std::max(top, s.id);
@@ -28,6 +30,7 @@ Tokenizer::Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
     bytes_[s.id] = s.text;
     present_[s.id] = true;
     special_first_byte_[uint8_t(s.text[0])] = true;
+    if (s.in_plain_text) plain_first_byte_[uint8_t(s.text[0])] = any_plain_ = true;
   }
 }
 
@@ -42,13 +45,15 @@ std::optional<TokenId> Tokenizer::special_id(std::string_view text) const {
   return std::nullopt;
 }
 
-int Tokenizer::next_special(std::string_view text, std::size_t from, std::size_t& at) const {
+int Tokenizer::next_special(std::string_view text, std::size_t from, bool all,
+                            std::size_t& at) const {
+  const bool* first_byte = all ? special_first_byte_ : plain_first_byte_;
   for (std::size_t i = from; i < text.size(); ++i) {
-    if (!special_first_byte_[uint8_t(text[i])]) continue;
+    if (!first_byte[uint8_t(text[i])]) continue;
     int best = -1;
     for (std::size_t k = 0; k < specials_.size(); ++k) {
       const std::string& s = specials_[k].text;
-      if (text.compare(i, s.size(), s) == 0 &&
+      if ((all || specials_[k].in_plain_text) && text.compare(i, s.size(), s) == 0 &&
           (best < 0 || s.size() > specials_[std::size_t(best)].text.size()))
         best = int(k);
     }
@@ -65,12 +70,12 @@ void Tokenizer::encode_ordinary(std::string_view text, std::vector<TokenId>& out
 }
 
 void Tokenizer::encode(std::string_view text, bool specials, std::vector<TokenId>& out) {
-  if (!specials || specials_.empty()) {
+  if (specials_.empty() || (!specials && !any_plain_)) {
     encode_ordinary(text, out);
     return;
   }
   std::size_t from = 0, at = 0;
-  for (int k; (k = next_special(text, from, at)) >= 0;) {
+  for (int k; (k = next_special(text, from, specials, at)) >= 0;) {
     encode_ordinary(text.substr(from, at - from), out);
     out.push_back(specials_[std::size_t(k)].id);
     from = at + specials_[std::size_t(k)].text.size();

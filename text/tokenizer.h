@@ -22,18 +22,24 @@ namespace remat::text {
 struct SpecialToken {
   std::string text;  // as it appears in text, e.g. "<|endoftext|>"
   TokenId id;
+  // Matched even where special tokens are off (encode's `specials` false): llama.cpp's
+  // user-defined tokens, which its llama_tokenize matches without parse_special.
+  bool in_plain_text = false;
 };
 
 class Tokenizer {
  public:
   // `vocab`: every BPE token's bytes and id (ids may have gaps); `specials` may reuse an id of
   // `vocab` (GPT-2's <|endoftext|> is in both) or add new ones. Throws std::invalid_argument.
+  // `missing_bytes`: see BpeModel.
   Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
             const std::vector<std::pair<std::string, std::string>>& merges,
-            std::unique_ptr<PreTokenizer> pre_tokenizer, std::vector<SpecialToken> specials);
+            std::unique_ptr<PreTokenizer> pre_tokenizer, std::vector<SpecialToken> specials,
+            MissingBytes missing_bytes = MissingBytes::refuse);
 
-  // With `specials` false, special-token text is encoded as ordinary text. Not thread-safe (the
-  // BPE cache and the matcher are reused); one Tokenizer per thread.
+  // With `specials` false, special-token text is encoded as ordinary text (except the tokens
+  // matched in plain text). Not thread-safe (the BPE cache and the matcher are reused); one
+  // Tokenizer per thread.
   std::vector<TokenId> encode(std::string_view text, bool specials = true);
   void encode(std::string_view text, bool specials, std::vector<TokenId>& out);
 
@@ -57,14 +63,17 @@ class Tokenizer {
 
  private:
   void encode_ordinary(std::string_view text, std::vector<TokenId>& out);
-  // Earliest special token at or after `from` (longest on ties): its index, or -1.
-  int next_special(std::string_view text, std::size_t from, std::size_t& at) const;
+  // Earliest special token at or after `from` (longest on ties), among all of them or only those
+  // matched in plain text: its index, or -1.
+  int next_special(std::string_view text, std::size_t from, bool all, std::size_t& at) const;
 
   BpeModel bpe_;
   std::unique_ptr<PreTokenizer> pre_;
   std::vector<SpecialToken> specials_;
   PostProcessor post_;
   bool special_first_byte_[256] = {};
+  bool plain_first_byte_[256] = {};  // of the specials matched in plain text
+  bool any_plain_ = false;
   std::vector<std::string> bytes_;  // id -> bytes
   std::vector<bool> present_;       // id -> is a token (ids may have gaps)
 };
