@@ -89,7 +89,9 @@ TokenId ChatExamples::eos() const {
   if (options_.eos_token.empty())
     throw std::invalid_argument(
         "a text or prompt/completion example ends with the eos token, but the tokenizer's "
-        "configuration names none (eos_token in tokenizer_config.json)");
+        "configuration names none (eos_token in tokenizer_config.json, tokenizer.ggml.eos_token_id "
+        "in "
+        "a GGUF file)");
   const auto id = tokenizer_.special_id(options_.eos_token);
   if (!id)
     throw std::invalid_argument("the eos token '" + options_.eos_token +
@@ -211,6 +213,11 @@ ChatExamples chat_examples_for(Tokenizer& tokenizer, const fs::path& tokenizer_p
       file.options.bos_token = file.options.eos_token = std::string(kEndOfText);
     origin = dir.string() + " has no tokenizer_config.json";
   }
+  return chat_examples_with(tokenizer, std::move(file), std::move(origin), template_file);
+}
+
+ChatExamples chat_examples_with(Tokenizer& tokenizer, ChatTemplateFile file, std::string origin,
+                                const std::optional<fs::path>& template_file) {
   if (template_file) {
     file.source = read_file(*template_file);
     origin = template_file->string();

@@ -81,4 +81,10 @@ class ChatExamples {
 ChatExamples chat_examples_for(Tokenizer& tokenizer, const std::filesystem::path& tokenizer_path,
                                const std::optional<std::filesystem::path>& template_file);
 
+// ChatExamples for a configuration already read (`config`: its template, empty for none, and
+// its bos_token and eos_token), which `origin` names in errors (for a missing template, `origin`
+// says so: "<file> has no chat_template"); `template_file` replaces the template.
+ChatExamples chat_examples_with(Tokenizer& tokenizer, ChatTemplateFile config, std::string origin,
+                                const std::optional<std::filesystem::path>& template_file);
+
 }  // namespace remat::text
