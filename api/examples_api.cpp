@@ -11,8 +11,8 @@
 
 #include "api/error_boundary.h"
 #include "formats/example_rows.h"
+#include "formats/tokenizer_source.h"
 #include "text/chat_examples.h"
-#include "text/tokenizer_files.h"
 
 using remat::capi::ApiError;
 using remat::capi::guarded;
@@ -40,10 +40,10 @@ void require_exists(const char* path) {
 // Pad id 0, no shuffle: the rows samples/finetune.cpp and `remat finetune` train on.
 std::unique_ptr<remat::ExampleRows> read_examples(const char* jsonl, const char* tokenizer_path,
                                                   const char* template_file, int seq) {
-  const auto tokenizer = remat::text::load_tokenizer(tokenizer_path);
+  const auto tokenizer = remat::load_tokenizer_from(tokenizer_path);
   std::optional<std::filesystem::path> chat_template;
   if (template_file != nullptr) chat_template = template_file;
-  auto chat = remat::text::chat_examples_for(*tokenizer, tokenizer_path, chat_template);
+  auto chat = remat::chat_examples_from(*tokenizer, tokenizer_path, chat_template);
   std::vector<remat::TokenExample> rows;
   for (remat::text::MaskedTokens& m : chat.encode_file(jsonl))
     rows.push_back({std::move(m.ids), std::move(m.mask), m.line});

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "api/error_boundary.h"
-#include "text/tokenizer_files.h"
+#include "formats/tokenizer_source.h"
 
 using remat::capi::ApiError;
 using remat::capi::guarded;
@@ -57,7 +57,7 @@ remat_status remat_tokenizer_load(const char* path, remat_tokenizer** tokenizer)
     if (!std::filesystem::exists(path, ec))
       throw ApiError(REMAT_ERROR_IO, std::string(path) + ": no such file or folder");
     auto t = std::make_unique<remat_tokenizer>();
-    t->tokenizer = remat::text::load_tokenizer(path);
+    t->tokenizer = remat::load_tokenizer_from(path);
     *tokenizer = t.release();
   });
 }

@@ -1,5 +1,5 @@
 // `remat chat-template`: renders a conversation with a Hugging Face chat template
-// (text/chat_template.h) and prints the exact text a model sees for it.
+// (text/chat_template.h), or a GGUF file's, and prints the exact text a model sees for it.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -7,6 +7,7 @@
 #include "base/json.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "formats/tokenizer_source.h"
 #include "text/chat_template.h"
 #include "text/vocab_files.h"
 
@@ -21,9 +22,10 @@ CommandSpec chat_template_spec() {
       "Renders the conversation in --messages (a JSON array of {\"role\": ..., \"content\": ...}\n"
       "objects) with a chat template, as Hugging Face transformers' apply_chat_template does,\n"
       "and prints the text exactly, with no newline added. The template is the chat_template\n"
-      "of DIR/tokenizer_config.json (whose bos_token and eos_token it also uses) or a Jinja\n"
-      "FILE. `tools` is left undefined.\n",
-      {{"--tokenizer", "DIR", "a folder with tokenizer_config.json, or that file", ""},
+      "of DIR/tokenizer_config.json (whose bos_token and eos_token it also uses), the\n"
+      "tokenizer.chat_template of a GGUF model file (with the text of its bos and eos tokens),\n"
+      "or a Jinja FILE. `tools` is left undefined.\n",
+      {{"--tokenizer", "DIR", "a folder with tokenizer_config.json, that file, or M.gguf", ""},
        {"--template", "FILE", "a Jinja chat template file instead of --tokenizer", ""},
        {"--messages", "FILE.json", "the conversation", ""},
        {"--add-generation-prompt", "", "end with the start of an assistant turn", ""},
@@ -35,7 +37,7 @@ text::ChatTemplateFile template_from(const Args& a) {
   const auto tokenizer = a.get("--tokenizer");
   const auto file = a.get("--template");
   if (tokenizer && file) throw UsageError("give --tokenizer DIR or --template FILE, not both");
-  if (tokenizer) return text::load_chat_template(*tokenizer);
+  if (tokenizer) return load_chat_template_from(*tokenizer);
   if (!file) throw UsageError("--tokenizer DIR or --template FILE is required");
   return {text::read_file(*file), {}};
 }

@@ -9,9 +9,9 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "formats/hf_folder.h"
+#include "formats/tokenizer_source.h"
 #include "runtime/session.h"
 #include "runtime/vulkan/device.h"
-#include "text/tokenizer_files.h"
 
 namespace remat::cli {
 namespace {
@@ -85,7 +85,7 @@ int run_generate(const std::vector<std::string>& argv) {
   const Options o = parse(argv);
   SessionConfig cfg;
   cfg.model = o.model ? ModelConfig::preset(*o.model) : checkpoint_model(o.init, o.heads);
-  auto tokenizer = text::load_tokenizer(o.tokenizer);
+  auto tokenizer = load_tokenizer_from(o.tokenizer);
   const std::vector<uint32_t> prompt = tokenizer->encode(o.prompt);
   if (tokenizer->vocab_size() > std::size_t(cfg.model.vocab))
     throw UsageError("the tokenizer has " + std::to_string(tokenizer->vocab_size()) + " ids but " +

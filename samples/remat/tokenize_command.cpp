@@ -1,5 +1,6 @@
 // `remat tokenize` and `remat detokenize`: text to byte-level BPE token ids and back, with a GPT-2
-// or Hugging Face tokenizer (text/tokenizer_files.h). Token ids are printed whitespace-separated
+// or Hugging Face tokenizer (text/tokenizer_files.h) or the one a GGUF model file carries
+// (formats/gguf_tokenizer.h). Token ids are printed whitespace-separated
 // or written as an llm.c token file (formats/token_file.h).
 #include <cstdio>
 #include <cstdlib>
@@ -14,8 +15,8 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "formats/token_file.h"
+#include "formats/tokenizer_source.h"
 #include "text/chat_examples.h"
-#include "text/tokenizer_files.h"
 #include "text/vocab_files.h"
 
 namespace remat::cli {
@@ -27,8 +28,10 @@ CommandSpec tokenize_spec() {
       "FILE|-",
       1,
       "Encodes FILE (or standard input) with the byte-level BPE tokenizer at PATH: a folder or\n"
-      "file of GPT-2's encoder.json + vocab.bpe, Hugging Face's vocab.json + merges.txt, or a\n"
-      "Hugging Face tokenizer.json (BPE with ByteLevel pre-tokenization). Prints the token ids\n"
+      "file of GPT-2's encoder.json + vocab.bpe, Hugging Face's vocab.json + merges.txt, a\n"
+      "Hugging Face tokenizer.json (BPE with ByteLevel pre-tokenization), or a GGUF model file\n"
+      "(M.gguf: its tokenizer.ggml.* keys, byte-level BPE, as llama.cpp reads them; its\n"
+      "user-defined tokens are matched even with --no-special). Prints the token ids\n"
       "separated by spaces, or with --out writes an llm.c token file: a 1024-byte header (magic\n"
       "20240520, version 1, token count) and uint16 tokens, or for vocabularies over 65536 ids\n"
       "llm.c's uint32 layout (magic 20240801, version 7). Special tokens written in the text\n"
@@ -38,10 +41,12 @@ CommandSpec tokenize_spec() {
       "reads it: one JSON object per line, {\"text\": ...}, {\"prompt\": ..., \"completion\": "
       "...}\n"
       "or {\"messages\": [{\"role\": ..., \"content\": ...}, ...]} (rendered with the chat\n"
-      "template of PATH's tokenizer_config.json or --chat-template), and prints one line per\n"
+      "template of PATH's tokenizer_config.json, a GGUF file's tokenizer.chat_template, or\n"
+      "--chat-template), and prints one line per\n"
       "example, in file order and uncut: {\"ids\": [...], \"mask\": [...]}, mask 1 where the\n"
       "token is trained.\n",
-      {{"--tokenizer", "PATH", "tokenizer.json, or a folder of GPT-2 or Hugging Face files", ""},
+      {{"--tokenizer", "PATH", "tokenizer.json, a folder of GPT-2 or Hugging Face files, or M.gguf",
+        ""},
        {"--out", "TOKENS.bin", "write an llm.c token file instead of printing ids", ""},
        {"--no-special", "", "encode special-token text as plain text", ""},
        {"--jsonl", "FILE.jsonl", "print the ids and loss mask of each example of FILE.jsonl", ""},
@@ -57,7 +62,8 @@ CommandSpec detokenize_spec() {
       "input (FILE, or standard input when absent or '-') is either whitespace-separated\n"
       "decimal ids, as `remat tokenize` prints them, or an llm.c token file (recognised by its\n"
       "magic number).\n",
-      {{"--tokenizer", "PATH", "tokenizer.json, or a folder of GPT-2 or Hugging Face files", ""}}};
+      {{"--tokenizer", "PATH", "tokenizer.json, a folder of GPT-2 or Hugging Face files, or M.gguf",
+        ""}}};
 }
 
 std::string read_input(const std::string& name) {
@@ -71,8 +77,8 @@ std::unique_ptr<text::Tokenizer> tokenizer_from(const Args& a) {
   const auto path = a.get("--tokenizer");
   if (!path)
     throw UsageError(
-        "--tokenizer PATH is required (a tokenizer.json, or a folder of GPT-2/HF files)");
-  return text::load_tokenizer(*path);
+        "--tokenizer PATH is required (a tokenizer.json, a folder of GPT-2/HF files, or M.gguf)");
+  return load_tokenizer_from(*path);
 }
 
 void write_ids(const std::vector<text::TokenId>& ids) {
@@ -137,7 +143,7 @@ int run_tokenize_jsonl(const Args& a, const std::string& jsonl) {
   auto tokenizer = tokenizer_from(a);
   std::optional<std::filesystem::path> chat_template;
   if (const auto t = a.get("--chat-template")) chat_template = *t;
-  auto examples = text::chat_examples_for(*tokenizer, *a.get("--tokenizer"), chat_template);
+  auto examples = chat_examples_from(*tokenizer, *a.get("--tokenizer"), chat_template);
   write_masked(examples.encode_file(jsonl));
   return 0;
 }

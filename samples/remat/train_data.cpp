@@ -6,8 +6,8 @@
 
 #include "cli_args.h"
 #include "formats/token_file.h"
+#include "formats/tokenizer_source.h"
 #include "text/chat_examples.h"
-#include "text/tokenizer_files.h"
 
 namespace remat::cli {
 
@@ -41,7 +41,7 @@ struct TokenizerUse {
 // and which no trained position sees (it only follows the example).
 TrainingRows read_examples(const std::filesystem::path& file, const TokenizerUse& tok,
                            const JsonlOptions& jsonl, int seq) {
-  auto chat = text::chat_examples_for(*tok.tokenizer, *tok.path, jsonl.chat_template);
+  auto chat = chat_examples_from(*tok.tokenizer, *tok.path, jsonl.chat_template);
   std::vector<TokenExample> examples;
   for (text::MaskedTokens& m : chat.encode_file(file))
     examples.push_back({std::move(m.ids), std::move(m.mask), m.line});
@@ -134,7 +134,7 @@ TrainingData load_training_data(const std::filesystem::path& file, const std::st
                      " applies to JSONL examples; --data " + file.string() +
                      " is not read as JSONL (a .jsonl file, or --data-format jsonl)");
   std::unique_ptr<text::Tokenizer> tok;
-  if (tokenizer) tok = text::load_tokenizer(*tokenizer);
+  if (tokenizer) tok = load_tokenizer_from(*tokenizer);
   if (tok && tok->vocab_size() > std::size_t(vocab))
     throw UsageError("the tokenizer has " + std::to_string(tok->vocab_size()) +
                      " ids but the model's vocabulary is " + std::to_string(vocab) +

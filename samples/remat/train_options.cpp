@@ -112,7 +112,8 @@ CommandSpec train_spec() {
       "run's settings and data hash; docs/training-state.md) and --resume DIR continues it, bit\n"
       "for bit as if never stopped; SIGINT or SIGTERM stops at the next step, saving the state.\n",
       {{"--data", "FILE", "training text or tokens (required)", ""},
-       {"--tokenizer", "PATH", "encode --data with this byte-level BPE tokenizer", ""},
+       {"--tokenizer", "PATH", "encode --data with this byte-level BPE tokenizer",
+        "a .gguf --init's"},
        {"--data-format", "F", "auto, bytes, text or jsonl (with --tokenizer), llmc or u16", "auto"},
        {"--chat-template", "FILE", "render JSONL conversations with this Jinja template",
         "the tokenizer folder's"},
@@ -196,6 +197,9 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   if (!o.val_data && (a.has("--val-every") || a.has("--val-batches")))
     throw UsageError("--val-every and --val-batches need --val-data FILE");
   o.data_format = a.get_or_default("--data-format");
+  // A GGUF model carries its tokenizer and chat template: they read --data unless replaced.
+  if (!o.tokenizer && o.init && names_gguf_file(*o.init) && o.data_format != "bytes")
+    o.tokenizer = o.init->string();
   if (auto t = a.get("--chat-template")) o.jsonl.chat_template = *t;
   if (auto seed = a.get_int("--shuffle", 0, INT64_MAX)) o.jsonl.shuffle = uint64_t(*seed);
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
