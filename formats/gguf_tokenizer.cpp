@@ -55,6 +55,10 @@ GgufTokenizer gguf_tokenizer(const GgufMetadata& m) {
   return out;
 }
 
+bool gguf_has_tokenizer(const std::filesystem::path& path) {
+  return GgufFile::open(path).metadata().contains("tokenizer.ggml.model");
+}
+
 GgufTokenizer load_gguf_tokenizer(const std::filesystem::path& path) {
   return gguf_tokenizer(GgufFile::open(path).metadata());
 }

@@ -29,6 +29,8 @@ struct GgufTokenizer {
 };
 
 GgufTokenizer gguf_tokenizer(const GgufMetadata& metadata);
+// Whether the GGUF file at `path` carries a tokenizer (tokenizer.ggml.model); reads its header.
+bool gguf_has_tokenizer(const std::filesystem::path& path);
 // Reads the header of the GGUF file at `path` (formats/gguf.h) and builds its tokenizer.
 GgufTokenizer load_gguf_tokenizer(const std::filesystem::path& path);
 

@@ -345,13 +345,16 @@ REMAT_API remat_status remat_session_memory_report(const remat_session* session,
 /* ---- text ------------------------------------------------------------------------------------ */
 
 /* A byte-level BPE tokenizer (GPT-2 style): text bytes to token ids and back, exactly
- * (decode(encode(x)) == x for any bytes). One tokenizer may be used from several threads; its
+ * (decode(encode(x)) == x for any bytes, where the vocabulary has a token for every byte; a GGUF
+ * vocabulary without one leaves that byte out, as llama.cpp does). One tokenizer may be used from several threads; its
  * calls are serialised. */
 typedef struct remat_tokenizer remat_tokenizer;
 
-/* Loads a tokenizer from a Hugging Face tokenizer.json (BPE with ByteLevel pre-tokenization), or a
- * folder holding tokenizer.json, vocab.json + merges.txt or GPT-2's encoder.json + vocab.bpe (the
- * same files `remat tokenize --tokenizer PATH` reads). REMAT_ERROR_IO when `path` does not exist;
+/* Loads a tokenizer from a Hugging Face tokenizer.json (BPE with ByteLevel pre-tokenization), a
+ * folder holding tokenizer.json, vocab.json + merges.txt or GPT-2's encoder.json + vocab.bpe, or a
+ * GGUF model file (*.gguf: its byte-level BPE tokenizer, read as llama.cpp reads it; its
+ * user-defined tokens are matched even with allow_special 0): the same files
+ * `remat tokenize --tokenizer PATH` reads. REMAT_ERROR_IO when `path` does not exist;
  * REMAT_ERROR_INVALID_ARGUMENT naming the file when its contents are malformed or a kind of
  * tokenizer remat does not support. Free with remat_tokenizer_free. */
 REMAT_API remat_status remat_tokenizer_load(const char* path, remat_tokenizer** tokenizer);
@@ -388,7 +391,8 @@ typedef struct remat_examples remat_examples;
 
 /* Reads and encodes `jsonl_path` with the tokenizer at `tokenizer_path` (what remat_tokenizer_load
  * takes). The chat template, bos_token and eos_token come from tokenizer_config.json next to the
- * tokenizer; a Jinja file `chat_template_path_or_null` replaces the template. REMAT_ERROR_IO when
+ * tokenizer, or from a GGUF file's tokenizer.chat_template and bos and eos tokens; a Jinja file
+ * `chat_template_path_or_null` replaces the template. REMAT_ERROR_IO when
  * a path does not exist; REMAT_ERROR_INVALID_ARGUMENT naming the file and `line N` for a malformed
  * line, and when no example keeps a trained target. Free with remat_examples_free. */
 REMAT_API remat_status remat_examples_load(const char* jsonl_path, const char* tokenizer_path,

@@ -216,8 +216,8 @@ class Session {
 // A byte-level BPE tokenizer (remat_tokenizer): text bytes to token ids and back.
 class Tokenizer {
  public:
-  // tokenizer.json, or a folder of tokenizer.json, vocab.json + merges.txt or encoder.json +
-  // vocab.bpe.
+  // tokenizer.json, a folder of tokenizer.json, vocab.json + merges.txt or encoder.json +
+  // vocab.bpe, or a GGUF model file.
   static Tokenizer load(const std::string& path) {
     remat_tokenizer* t = nullptr;
     check(remat_tokenizer_load(path.c_str(), &t));
@@ -263,7 +263,8 @@ class Tokenizer {
 // tokens it trains on have targets.
 class Examples {
  public:
-  // An empty `chat_template` takes the template from the tokenizer's tokenizer_config.json.
+  // An empty `chat_template` takes the template from the tokenizer's tokenizer_config.json (or
+  // a GGUF file's tokenizer.chat_template).
   static Examples load(const std::string& jsonl, const std::string& tokenizer, int32_t seq,
                        const std::string& chat_template = {}) {
     remat_examples* e = nullptr;

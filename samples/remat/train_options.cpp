@@ -19,6 +19,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "formats/gguf_model_writer.h"
+#include "formats/gguf_tokenizer.h"
 #include "formats/gpt2_weights.h"
 #include "formats/hf_folder.h"
 #include "formats/peft_adapter.h"
@@ -113,7 +114,7 @@ CommandSpec train_spec() {
       "for bit as if never stopped; SIGINT or SIGTERM stops at the next step, saving the state.\n",
       {{"--data", "FILE", "training text or tokens (required)", ""},
        {"--tokenizer", "PATH", "encode --data with this byte-level BPE tokenizer",
-        "a .gguf --init's"},
+        "the tokenizer of a .gguf --init"},
        {"--data-format", "F", "auto, bytes, text or jsonl (with --tokenizer), llmc or u16", "auto"},
        {"--chat-template", "FILE", "render JSONL conversations with this Jinja template",
         "the tokenizer folder's"},
@@ -197,8 +198,9 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   if (!o.val_data && (a.has("--val-every") || a.has("--val-batches")))
     throw UsageError("--val-every and --val-batches need --val-data FILE");
   o.data_format = a.get_or_default("--data-format");
-  // A GGUF model carries its tokenizer and chat template: they read --data unless replaced.
-  if (!o.tokenizer && o.init && names_gguf_file(*o.init) && o.data_format != "bytes")
+  // A GGUF model's tokenizer and chat template read --data unless replaced.
+  if (!o.tokenizer && o.init && names_gguf_file(*o.init) && o.data_format != "bytes" &&
+      gguf_has_tokenizer(*o.init))
     o.tokenizer = o.init->string();
   if (auto t = a.get("--chat-template")) o.jsonl.chat_template = *t;
   if (auto seed = a.get_int("--shuffle", 0, INT64_MAX)) o.jsonl.shuffle = uint64_t(*seed);
