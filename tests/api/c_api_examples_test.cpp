@@ -16,6 +16,7 @@
 #include "tests/api/check_error.h"
 #include "tests/api/tiny_tokenizer.h"
 #include "tests/support/temp_folder.h"
+#include "tests/text/llama_vocab_tests.h"
 #include "tests/text/reference_data.h"
 #include "text/chat_examples.h"
 #include "text/tokenizer_files.h"
@@ -167,4 +168,23 @@ TEST_CASE("examples refuse missing files, malformed lines and NULL arguments") {
   // The C++ wrapper throws the same message.
   CHECK_THROWS_WITH(remat::api::Examples::load(bad.string(), tok, 32),
                     Catch::Matchers::Contains("line 2"));
+}
+
+TEST_CASE("examples take a GGUF file's tokenizer and chat template") {
+  if (!remat::test::have_llama_cpp_source()) return;
+  ChatFiles f;
+  const fs::path qwen2 = remat::test::llama_test_vocabulary("qwen2");
+  const auto api = remat::api::Examples::load(f.jsonl, qwen2, 64);
+  CHECK(api.size() == 5);
+  // Row 0 is the file's template (Qwen2's, with its default system turn) encoded with its
+  // special tokens, the answer and what follows it trained.
+  const std::string rendered =
+      "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\n0+1"
+      "<|im_end|>\n<|im_start|>assistant\n1<|im_end|>\n";
+  const auto want = remat::api::Tokenizer::load(qwen2).encode(rendered);
+  std::vector<uint32_t> tokens, targets;
+  api.batch(0, 1, tokens, targets);
+  REQUIRE(tokens.size() == 64);
+  CHECK(std::vector<uint32_t>(tokens.begin(), tokens.begin() + long(want.size())) == want);
+  CHECK(api.trained_targets() == 5 * 3);  // "1", "<|im_end|>", "\n" of each answer
 }

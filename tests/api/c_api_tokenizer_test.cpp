@@ -14,6 +14,7 @@
 #include "tests/api/api_test_params.h"
 #include "tests/api/check_error.h"
 #include "tests/api/tiny_tokenizer.h"
+#include "tests/text/llama_vocab_tests.h"
 #include "tests/text/reference_data.h"
 
 namespace fs = std::filesystem;
@@ -230,4 +231,30 @@ TEST_CASE("the C++ Tokenizer wraps the calls and throws the C API's errors") {
   }
   const std::vector<uint32_t> bad{300};
   CHECK_THROWS_AS(t.decode(bad), remat::api::Error);
+}
+
+TEST_CASE("a GGUF file's tokenizer encodes through the C API as llama.cpp's tests expect") {
+  if (!remat::test::have_llama_cpp_source()) return;
+  const fs::path qwen2 = remat::test::llama_test_vocabulary("qwen2");
+  Loaded t(qwen2);
+  uint32_t vocab = 0;
+  REQUIRE(remat_tokenizer_vocab_size(t.tok, &vocab) == REMAT_OK);
+  CHECK(vocab == 151936);
+  // llama.cpp's test texts, with the ids Hugging Face gives them (special tokens off).
+  for (const remat::test::VocabTest& v : remat::test::llama_vocabulary_tests(qwen2)) {
+    INFO("text '" << v.text << "'");
+    CHECK(encode(t.tok, v.text, 0) == v.ids);
+  }
+  // Control tokens with allow_special only, user-defined ones always.
+  CHECK(encode(t.tok, "<|im_start|>") == std::vector<uint32_t>{151644});
+  CHECK(encode(t.tok, "<|im_start|>", 0).size() > 1);
+  CHECK(encode(t.tok, "[PAD151650]", 0) == std::vector<uint32_t>{151650});
+  CHECK(decode(t.tok, encode(t.tok, "Hello<|im_end|> wörld")) == "Hello<|im_end|> wörld");
+  // A SentencePiece file is refused naming the key.
+  const fs::path spm = remat::test::llama_test_vocabulary("llama-spm");
+  remat_tokenizer* tok = nullptr;
+  CHECK(remat_tokenizer_load(spm.c_str(), &tok) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(tok == nullptr);
+  CHECK(std::string(remat_last_error()).find("tokenizer.ggml.model 'llama' is not supported") !=
+        std::string::npos);
 }
