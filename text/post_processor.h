@@ -4,6 +4,7 @@
 // the text ($A); a Sequence applies its processors in turn. Anything else (BertProcessing,
 // RobertaProcessing, a template that uses $B, ...) is kept as a refusal that `apply` raises: a
 // tokenizer is still loaded for what needs no post-processor (remat tokenize, chat templates).
+// A GGUF tokenizer's is built from ids (text/llama_vocab.h: add_bos_token, add_eos_token).
 #pragma once
 
 #include <string>
