@@ -31,7 +31,6 @@ text::LlamaVocab gguf_llama_vocab(const GgufMetadata& m) {
   if (auto types = m.int32s("tokenizer.ggml.token_type")) v.token_types = std::move(*types);
   v.bos_id = m.uint("tokenizer.ggml.bos_token_id");
   v.eos_id = m.uint("tokenizer.ggml.eos_token_id");
-  v.pad_id = m.uint("tokenizer.ggml.padding_token_id");
   v.add_bos = m.boolean("tokenizer.ggml.add_bos_token");
   v.add_eos = m.boolean("tokenizer.ggml.add_eos_token");
   return v;

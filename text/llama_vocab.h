@@ -51,7 +51,6 @@ struct LlamaVocab {
   std::vector<std::string> merges;   // tokenizer.ggml.merges
   std::optional<uint64_t> bos_id;    // tokenizer.ggml.bos_token_id
   std::optional<uint64_t> eos_id;    // tokenizer.ggml.eos_token_id
-  std::optional<uint64_t> pad_id;    // tokenizer.ggml.padding_token_id
   std::optional<bool> add_bos;       // tokenizer.ggml.add_bos_token
   std::optional<bool> add_eos;       // tokenizer.ggml.add_eos_token
   std::string name;                  // general.name ("" when absent)
