@@ -117,7 +117,7 @@ CommandSpec train_spec() {
         "the tokenizer of a .gguf --init"},
        {"--data-format", "F", "auto, bytes, text or jsonl (with --tokenizer), llmc or u16", "auto"},
        {"--chat-template", "FILE", "render JSONL conversations with this Jinja template",
-        "the tokenizer folder's"},
+        "the tokenizer's"},
        {"--shuffle", "SEED", "read JSONL examples in a per-epoch permutation of this seed", ""},
        {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
        {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
