@@ -31,20 +31,20 @@ CommandSpec tokenize_spec() {
       "file of GPT-2's encoder.json + vocab.bpe, Hugging Face's vocab.json + merges.txt, a\n"
       "Hugging Face tokenizer.json (BPE with ByteLevel pre-tokenization), or a GGUF model file\n"
       "(M.gguf: its tokenizer.ggml.* keys, byte-level BPE, as llama.cpp reads them; its\n"
-      "user-defined tokens are matched even with --no-special). Prints the token ids\n"
-      "separated by spaces, or with --out writes an llm.c token file: a 1024-byte header (magic\n"
+      "user-defined tokens are matched even with --no-special). Prints the token ids separated\n"
+      "by spaces, or with --out writes an llm.c token file: a 1024-byte header (magic\n"
       "20240520, version 1, token count) and uint16 tokens, or for vocabularies over 65536 ids\n"
       "llm.c's uint32 layout (magic 20240801, version 7). Special tokens written in the text\n"
       "(such as <|endoftext|>) become their ids. Any bytes are accepted: invalid UTF-8 is\n"
-      "encoded byte by byte.\n"
+      "encoded byte by byte (a byte a GGUF vocabulary has no token for is left out, as\n"
+      "llama.cpp leaves it out).\n"
       "With --jsonl FILE.jsonl instead of FILE, encodes a fine-tuning file as `remat train`\n"
       "reads it: one JSON object per line, {\"text\": ...}, {\"prompt\": ..., \"completion\": "
       "...}\n"
       "or {\"messages\": [{\"role\": ..., \"content\": ...}, ...]} (rendered with the chat\n"
       "template of PATH's tokenizer_config.json, a GGUF file's tokenizer.chat_template, or\n"
-      "--chat-template), and prints one line per\n"
-      "example, in file order and uncut: {\"ids\": [...], \"mask\": [...]}, mask 1 where the\n"
-      "token is trained.\n",
+      "--chat-template), and prints one line per example, in file order and uncut:\n"
+      "{\"ids\": [...], \"mask\": [...]}, mask 1 where the token is trained.\n",
       {{"--tokenizer", "PATH", "tokenizer.json, a folder of GPT-2 or Hugging Face files, or M.gguf",
         ""},
        {"--out", "TOKENS.bin", "write an llm.c token file instead of printing ids", ""},
