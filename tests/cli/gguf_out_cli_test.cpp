@@ -18,7 +18,10 @@ using remat::test::run_remat;
 
 namespace {
 
-const std::string kData = " --data /usr/share/common-licenses/GPL-3 --batch 2 --seq 16 --quiet";
+// Bytes: the input model carries a tokenizer's keys, not a usable tokenizer, and train would read
+// --data with a .gguf --init's tokenizer.
+const std::string kData =
+    " --data /usr/share/common-licenses/GPL-3 --data-format bytes --batch 2 --seq 16 --quiet";
 
 std::string quoted(const std::filesystem::path& p) {
   return "'" + p.string() + "'";
