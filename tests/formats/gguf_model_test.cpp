@@ -30,17 +30,7 @@ namespace {
 using Param = test::GgufParam;
 
 std::vector<Param> random_params(const ModelConfig& m, uint32_t seed) {
-  const Graph g = build_model(m, TrainShape{1, 8});
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 0.5f);
-  std::vector<Param> out;
-  for (TensorId id : g.parameters) {
-    const Tensor& t = g.tensors.at(static_cast<std::size_t>(id));
-    Param p{t.name, t.shape, std::vector<float>(static_cast<std::size_t>(t.elements()))};
-    for (float& v : p.values) v = normal(rng);
-    out.push_back(std::move(p));
-  }
-  return out;
+  return test::random_gguf_params(m, seed);
 }
 
 using test::write_gguf_model;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "base/half_float.h"
 #include "formats/gguf_names.h"
 #include "formats/gguf_writer.h"
+#include "graph/model_builder.h"
 #include "graph/model_config.h"
 
 namespace remat::test {
@@ -26,6 +28,21 @@ struct GgufParam {
   std::vector<int64_t> shape;  // Hugging Face, row-major
   std::vector<float> values;
 };
+
+// Every parameter of `m` (Hugging Face names and shapes) with N(0, 0.5) values from `seed`.
+inline std::vector<GgufParam> random_gguf_params(const ModelConfig& m, uint32_t seed) {
+  const Graph g = build_model(m, TrainShape{1, 8});
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 0.5f);
+  std::vector<GgufParam> out;
+  for (TensorId id : g.parameters) {
+    const Tensor& t = g.tensors.at(static_cast<std::size_t>(id));
+    GgufParam p{t.name, t.shape, std::vector<float>(static_cast<std::size_t>(t.elements()))};
+    for (float& v : p.values) v = normal(rng);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
 
 // The stored (GGUF) values of a parameter and ggml's ne for them.
 inline std::vector<float> gguf_stored_values(const GgufParam& p, const GgufLayout& l,
