@@ -17,17 +17,9 @@ using remat::test::run_remat;
 
 namespace {
 
-// A two-layer Llama whose rows are whole q8_0 blocks (C64, 4 heads of 16, 2 key/value heads).
+// A two-layer Llama whose rows are whole q8_0 blocks.
 ModelConfig gguf_llama() {
-  ModelConfig m = ModelConfig::preset("llama-tiny");
-  m.layers = 2;
-  m.dim = 64;
-  m.heads = 4;
-  m.kv_heads = 2;
-  m.ffn = 96;
-  m.vocab = 256;
-  m.ctx = 32;
-  return m;
+  return test::block_llama_model(256, 32, ModelConfig::preset("llama-tiny").tied_head);
 }
 
 void write_model(const std::filesystem::path& path, GgmlType type) {

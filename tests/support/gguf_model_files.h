@@ -29,6 +29,21 @@ struct GgufParam {
   std::vector<float> values;
 };
 
+// A two-layer Llama whose rows are whole blocks of every 32-value type: C64, 4 query heads of 16
+// sharing 2 key/value heads, MLP 96 (default RoPE and norm settings).
+inline ModelConfig block_llama_model(int vocab, int ctx, bool tied_head) {
+  ModelConfig m = ModelConfig::preset("llama-tiny");
+  m.layers = 2;
+  m.dim = 64;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.ffn = 96;
+  m.vocab = vocab;
+  m.ctx = ctx;
+  m.tied_head = tied_head;
+  return m;
+}
+
 // Every parameter of `m` (Hugging Face names and shapes) with N(0, 0.5) values from `seed`.
 inline std::vector<GgufParam> random_gguf_params(const ModelConfig& m, uint32_t seed) {
   const Graph g = build_model(m, TrainShape{1, 8});

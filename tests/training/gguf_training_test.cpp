@@ -26,15 +26,7 @@ namespace {
 // key/value heads, MLP 96, vocabulary 300, an untied head.
 SessionConfig block_llama(bool lora) {
   SessionConfig c;
-  c.model = ModelConfig::preset("llama-tiny");
-  c.model.layers = 2;
-  c.model.dim = 64;
-  c.model.heads = 4;
-  c.model.kv_heads = 2;
-  c.model.ffn = 96;
-  c.model.vocab = 300;
-  c.model.ctx = 32;
-  c.model.tied_head = false;
+  c.model = test::block_llama_model(300, 32, false);
   c.shape.batch = 2;
   c.shape.seq = 13;
   c.optimizer.lr = 1e-2;
