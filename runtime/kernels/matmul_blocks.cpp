@@ -1,0 +1,204 @@
+// The block-weight matmul dispatches: checks, tiles, and W's binding pieces.
+#include "runtime/kernels/matmul_blocks.h"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string>
+
+#include "gguf_block_ids.h"
+#include "matmul_blocks_params.h"
+#include "runtime/kernels/dequantize_blocks.h"
+
+namespace remat::kernels {
+
+namespace {
+
+// Workgroups along one grid axis: Vulkan's minimum maxComputeWorkGroupCount. Groups of W rows
+// (or of k) beyond it continue along z (the shaders' gl_WorkGroupID.z).
+constexpr uint32_t kMaxGroups = 65535;
+
+// A workgroup covers `wide` W rows (forward) or runs of 8 k (backward) shared by all its
+// invocations, and `rows` rows of the activation per invocation, wx invocations apart.
+struct Tile {
+  uint32_t wide, rows, wx;
+};
+// CPU drivers: 8 invocations (one SIMD register of floats), each with 4 rows; GPUs: a wider
+// workgroup.
+Tile forward_tile(const DeviceQuirks& q) {
+  return q.barriers_are_expensive ? Tile{2, 4, 8} : Tile{2, 2, 64};
+}
+Tile backward_tile(const DeviceQuirks& q) {
+  return q.barriers_are_expensive ? Tile{1, 4, 8} : Tile{1, 2, 64};
+}
+
+constexpr uint32_t kContinue = 2;  // MatmulBlocksParams.accumulate: the sum starts from dinp
+
+uint64_t words_up(uint64_t bytes) {
+  return (bytes + 3) / 4 * 4;
+}
+
+std::string who(const char* what, uint32_t ggml_type) {
+  return std::string(what) + " (ggml type " + std::to_string(ggml_type) + ")";
+}
+
+void check(const char* what, const MatmulShape& s, uint32_t ggml_type, BufferSlice w) {
+  const uint64_t row = block_row_bytes(ggml_type, s.K);  // checks the type and K
+  const std::string name = who(what, ggml_type);
+  if (s.layout != WeightLayout::out_in)
+    throw std::invalid_argument(name + ": a block weight is [N,K] (out, in), one GGUF row per n");
+  if (s.x_dtype != DType::f32 || s.y_dtype != DType::f32 || s.w_dtype != DType::f32)
+    throw std::invalid_argument(name +
+                                ": activations are f32, and the weight's storage is the ggml "
+                                "type (MatmulShape.w_dtype stays f32)");
+  if (s.M == 0 || s.N == 0 || s.K == 0)
+    throw std::invalid_argument(name + ": an empty matmul (M, N, K > 0)");
+  const uint64_t need = words_up(uint64_t(s.N) * row);
+  if (w.size < need)
+    throw std::invalid_argument(
+        name + ": " + std::to_string(s.N) + " rows take " + std::to_string(need) +
+        " bytes in whole words, the weight's slice holds " + std::to_string(w.size));
+}
+
+// The grid for `items` groups along y (continuing along z) and `x` along x.
+std::array<uint32_t, 3> grid(uint32_t x, uint32_t items) {
+  const uint32_t y = std::min(items, kMaxGroups);
+  return {x, y, div_up(items, y)};
+}
+
+Dispatch forward(const DeviceQuirks& quirks, const MatmulShape& s, uint32_t ggml_type,
+                 BufferSlice inp, BufferSlice w, BufferSlice bias, BufferSlice out) {
+  check("matmul_blocks_forward", s, ggml_type, w);
+  const bool has_bias = bias.buffer != VK_NULL_HANDLE;
+  const bool texels = quirks.texel_fetch_beats_storage_loads;
+  const Tile t = forward_tile(quirks);
+  Dispatch d;
+  d.kernel = texels ? KernelId::matmul_blocks_forward_texels : KernelId::matmul_blocks_forward;
+  d.spec = {t.wx, 1, 1, ggml_type, t.wide, t.rows};
+  // inp: [M,K] with K a multiple of the block (>= 32): whole RGBA32F texels, rows aligned.
+  d.bindings = {{inp, false}, {w, false}, {has_bias ? bias : w, false}, {out, true}};
+  d.push =
+      push_bytes(push::MatmulBlocksParams{s.M, s.N, s.K, uint32_t(block_row_bytes(ggml_type, s.K)),
+                                          s.row_stride(), s.n_offset, has_bias ? 1u : 0u, 0});
+  d.groups = grid(div_up(s.M, t.wx * t.rows), div_up(s.N, t.wide));
+  d.label = "matmul_blocks_forward";
+  return d;
+}
+
+Dispatch backward_input(const DeviceQuirks& quirks, const MatmulShape& s, uint32_t ggml_type,
+                        BufferSlice dout, BufferSlice w, BufferSlice dinp, uint32_t accumulate) {
+  check("matmul_blocks_backward_input", s, ggml_type, w);
+  const bool texels = quirks.texel_fetch_beats_storage_loads;
+  const Tile t = backward_tile(quirks);
+  // dout four n per RGBA32F texel where its rows, offset and binding keep texels aligned.
+  const bool vec4 = texels && s.row_stride() % 4 == 0 && s.n_offset % 4 == 0 &&
+                    dout.size % (4 * sizeof(float)) == 0;
+  Dispatch d;
+  d.kernel = texels ? KernelId::matmul_blocks_backward_input_texels
+                    : KernelId::matmul_blocks_backward_input;
+  d.spec = {t.wx, 1, 1, ggml_type, t.wide, t.rows, vec4 ? 1u : 0u};
+  Binding dout_binding{dout, false};
+  if (texels && !vec4) dout_binding = float_input(dout);
+  d.bindings = {dout_binding, {w, false}, {dinp, true}};
+  d.push =
+      push_bytes(push::MatmulBlocksParams{s.M, s.N, s.K, uint32_t(block_row_bytes(ggml_type, s.K)),
+                                          s.row_stride(), s.n_offset, 0, accumulate});
+  d.groups = grid(div_up(s.M, t.wx * t.rows), div_up(s.K, 8 * t.wide));
+  d.label = "matmul_blocks_backward_input";
+  return d;
+}
+
+// The bytes of piece p's rows, to the end of the word holding their last byte (a piece that is
+// not the last ends 256-byte aligned; the last one ends where the whole weight's words do).
+BufferSlice piece_words(BufferSlice w, const Piece& p, uint64_t row_bytes) {
+  BufferSlice slice = piece_of(w, p, row_bytes);
+  slice.size = words_up(slice.size);
+  return slice;
+}
+
+}  // namespace
+
+bool matmul_blocks_reads(uint32_t ggml_type) {
+  switch (ggml_type) {
+    case REMAT_GGUF_Q8_0:
+    case REMAT_GGUF_Q4_0:
+    case REMAT_GGUF_Q4_1:
+    case REMAT_GGUF_Q5_0:
+    case REMAT_GGUF_Q5_1:
+    case REMAT_GGUF_Q2_K:
+    case REMAT_GGUF_Q3_K:
+    case REMAT_GGUF_Q4_K:
+    case REMAT_GGUF_Q5_K:
+    case REMAT_GGUF_Q6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
+uint64_t block_row_bytes(uint32_t ggml_type, uint32_t K) {
+  if (!matmul_blocks_reads(ggml_type))
+    throw std::invalid_argument(who("matmul_blocks", ggml_type) +
+                                ": not a quantized block type the block matmuls read");
+  const GpuBlockLayout layout = *gpu_block_layout(ggml_type);
+  if (K % layout.values != 0)
+    throw std::invalid_argument(who("matmul_blocks", ggml_type) + ": K = " + std::to_string(K) +
+                                " is not a whole number of blocks of " +
+                                std::to_string(layout.values) + " values");
+  return uint64_t(K) / layout.values * layout.bytes;
+}
+
+Dispatch matmul_blocks_forward(const DeviceQuirks& quirks, const MatmulShape& s, uint32_t ggml_type,
+                               BufferSlice inp, BufferSlice w_blocks, BufferSlice bias,
+                               BufferSlice out) {
+  return forward(quirks, s, ggml_type, inp, w_blocks, bias, out);
+}
+
+Dispatch matmul_blocks_backward_input(const DeviceQuirks& quirks, const MatmulShape& s,
+                                      uint32_t ggml_type, BufferSlice dout, BufferSlice w_blocks,
+                                      BufferSlice dinp, GradWrite mode) {
+  return backward_input(quirks, s, ggml_type, dout, w_blocks, dinp, static_cast<uint32_t>(mode));
+}
+
+std::vector<Piece> block_weight_pieces(const DeviceQuirks& quirks, const MatmulShape& s,
+                                       uint32_t ggml_type) {
+  // Whole words a piece: a limit of whole words keeps a piece's rounded-up binding within it.
+  DeviceQuirks q = quirks;
+  q.max_binding_bytes = quirks.max_binding_bytes / 4 * 4;
+  return binding_pieces(q, s.N, block_row_bytes(ggml_type, s.K), "matmul_blocks");
+}
+
+std::vector<Dispatch> matmul_blocks_forward_pieces(const DeviceQuirks& quirks, const MatmulShape& s,
+                                                   uint32_t ggml_type, BufferSlice inp,
+                                                   BufferSlice w_blocks, BufferSlice bias,
+                                                   BufferSlice out) {
+  const auto pieces = block_weight_pieces(quirks, s, ggml_type);
+  if (pieces.size() == 1) return {forward(quirks, s, ggml_type, inp, w_blocks, bias, out)};
+  check("matmul_blocks_forward", s, ggml_type, w_blocks);  // the whole weight's words
+  const uint64_t row = block_row_bytes(ggml_type, s.K);
+  std::vector<Dispatch> ds;
+  for (const Piece& p : pieces)
+    ds.push_back(forward(quirks, piece_shape(s, p), ggml_type, inp, piece_words(w_blocks, p, row),
+                         bias, out));
+  return ds;
+}
+
+std::vector<Dispatch> matmul_blocks_backward_input_pieces(const DeviceQuirks& quirks,
+                                                          const MatmulShape& s, uint32_t ggml_type,
+                                                          BufferSlice dout, BufferSlice w_blocks,
+                                                          BufferSlice dinp, GradWrite mode) {
+  const auto pieces = block_weight_pieces(quirks, s, ggml_type);
+  const auto first = static_cast<uint32_t>(mode);
+  if (pieces.size() == 1)
+    return {backward_input(quirks, s, ggml_type, dout, w_blocks, dinp, first)};
+  check("matmul_blocks_backward_input", s, ggml_type, w_blocks);
+  const uint64_t row = block_row_bytes(ggml_type, s.K);
+  std::vector<Dispatch> ds;
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    ds.push_back(backward_input(quirks, piece_shape(s, pieces[i]), ggml_type, dout,
+                                piece_words(w_blocks, pieces[i], row), dinp,
+                                i == 0 ? first : kContinue));
+  return ds;
+}
+
+}  // namespace remat::kernels
