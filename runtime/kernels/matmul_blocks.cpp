@@ -14,22 +14,31 @@ namespace remat::kernels {
 
 namespace {
 
-// Workgroups along one grid axis: Vulkan's minimum maxComputeWorkGroupCount. Groups of W rows
-// (or of k) beyond it continue along z (the shaders' gl_WorkGroupID.z).
+// Workgroups along one grid axis: Vulkan's minimum maxComputeWorkGroupCount. Groups of rows of
+// the activations beyond it continue along z (the shaders' gl_WorkGroupID.z).
 constexpr uint32_t kMaxGroups = 65535;
 
-// A workgroup covers `wide` W rows (forward) or runs of 8 k (backward) shared by all its
-// invocations, and `rows` rows of the activation per invocation, wx invocations apart.
+// A workgroup covers `rows` rows of the activation, the same for all its invocations; each
+// invocation covers `cols` W rows (forward, WX apart) or runs of 8 k (input gradient,
+// consecutive). CPU drivers get the texel matmuls' default tiles (matmul_tiles.cpp: 16 rows,
+// dot 8 columns in workgroups of 4 SIMD registers, outer 8 k in one SIMD register); GPUs those
+// of the storage-buffer matmuls.
 struct Tile {
-  uint32_t wide, rows, wx;
+  uint32_t rows, cols, wx;
 };
-// CPU drivers: 8 invocations (one SIMD register of floats), each with 4 rows; GPUs: a wider
-// workgroup.
 Tile forward_tile(const DeviceQuirks& q) {
-  return q.barriers_are_expensive ? Tile{2, 4, 8} : Tile{2, 2, 64};
+  return q.barriers_are_expensive ? Tile{16, 8, 32} : Tile{4, 2, 64};
 }
 Tile backward_tile(const DeviceQuirks& q) {
-  return q.barriers_are_expensive ? Tile{1, 4, 8} : Tile{1, 2, 64};
+  return q.barriers_are_expensive ? Tile{16, 1, 8} : Tile{4, 1, 64};
+}
+
+// The X_LANES constant (shaders/shared_x.glsl): lanes sharing the activation's fetches where the
+// device runs subgroups of that size with shuffles and they divide the tile; 1 for none.
+uint32_t x_lanes(const DeviceQuirks& q, const Tile& t) {
+  const uint32_t lanes = q.matmul_tiling.shared_x_lanes;
+  if (lanes < 2 || t.rows % lanes != 0 || t.wx % lanes != 0) return 1;
+  return lanes;
 }
 
 constexpr uint32_t kContinue = 2;  // MatmulBlocksParams.accumulate: the sum starts from dinp
@@ -60,27 +69,42 @@ void check(const char* what, const MatmulShape& s, uint32_t ggml_type, BufferSli
         " bytes in whole words, the weight's slice holds " + std::to_string(w.size));
 }
 
-// The grid for `items` groups along y (continuing along z) and `x` along x.
-std::array<uint32_t, 3> grid(uint32_t x, uint32_t items) {
-  const uint32_t y = std::min(items, kMaxGroups);
-  return {x, y, div_up(items, y)};
+// W's binding: its rows' words exactly (a texel view spans whole texels), an R32UI view where
+// the kernel reads W's words by texelFetch.
+Binding w_binding(BufferSlice w, const MatmulShape& s, uint32_t ggml_type, bool texels) {
+  w.size = words_up(uint64_t(s.N) * block_row_bytes(ggml_type, s.K));
+  return {w, false, texels ? VK_FORMAT_R32_UINT : VK_FORMAT_R32G32B32A32_SFLOAT};
+}
+
+// The grid: `x` groups along x, `row_groups` along y, continuing along z past kMaxGroups.
+std::array<uint32_t, 3> grid(const char* what, uint32_t x, uint32_t row_groups) {
+  if (x > kMaxGroups)
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(x) +
+                                " workgroups along x, above " + std::to_string(kMaxGroups));
+  const uint32_t y = std::min(row_groups, kMaxGroups);
+  return {x, y, div_up(row_groups, y)};
 }
 
 Dispatch forward(const DeviceQuirks& quirks, const MatmulShape& s, uint32_t ggml_type,
                  BufferSlice inp, BufferSlice w, BufferSlice bias, BufferSlice out) {
   check("matmul_blocks_forward", s, ggml_type, w);
+  const uint64_t inp_bytes = uint64_t(s.M) * s.K * sizeof(float);
+  if (inp.size < inp_bytes)
+    throw std::invalid_argument(who("matmul_blocks_forward", ggml_type) +
+                                ": inp holds fewer than M * K floats");
+  inp.size = inp_bytes;  // whole RGBA32F texels: K is a multiple of 32
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
   const bool texels = quirks.texel_fetch_beats_storage_loads;
   const Tile t = forward_tile(quirks);
   Dispatch d;
   d.kernel = texels ? KernelId::matmul_blocks_forward_texels : KernelId::matmul_blocks_forward;
-  d.spec = {t.wx, 1, 1, ggml_type, t.wide, t.rows};
-  // inp: [M,K] with K a multiple of the block (>= 32): whole RGBA32F texels, rows aligned.
-  d.bindings = {{inp, false}, {w, false}, {has_bias ? bias : w, false}, {out, true}};
+  d.spec = {t.wx, 1, 1, ggml_type, t.rows, t.cols, x_lanes(quirks, t)};
+  d.bindings = {
+      {inp, false}, w_binding(w, s, ggml_type, texels), {has_bias ? bias : w, false}, {out, true}};
   d.push =
       push_bytes(push::MatmulBlocksParams{s.M, s.N, s.K, uint32_t(block_row_bytes(ggml_type, s.K)),
                                           s.row_stride(), s.n_offset, has_bias ? 1u : 0u, 0});
-  d.groups = grid(div_up(s.M, t.wx * t.rows), div_up(s.N, t.wide));
+  d.groups = grid("matmul_blocks_forward", div_up(s.N, t.wx * t.cols), div_up(s.M, t.rows));
   d.label = "matmul_blocks_forward";
   return d;
 }
@@ -96,14 +120,15 @@ Dispatch backward_input(const DeviceQuirks& quirks, const MatmulShape& s, uint32
   Dispatch d;
   d.kernel = texels ? KernelId::matmul_blocks_backward_input_texels
                     : KernelId::matmul_blocks_backward_input;
-  d.spec = {t.wx, 1, 1, ggml_type, t.wide, t.rows, vec4 ? 1u : 0u};
+  d.spec = {t.wx, 1, 1, ggml_type, t.rows, t.cols, x_lanes(quirks, t), vec4 ? 1u : 0u};
   Binding dout_binding{dout, false};
   if (texels && !vec4) dout_binding = float_input(dout);
-  d.bindings = {dout_binding, {w, false}, {dinp, true}};
+  d.bindings = {dout_binding, w_binding(w, s, ggml_type, texels), {dinp, true}};
   d.push =
       push_bytes(push::MatmulBlocksParams{s.M, s.N, s.K, uint32_t(block_row_bytes(ggml_type, s.K)),
                                           s.row_stride(), s.n_offset, 0, accumulate});
-  d.groups = grid(div_up(s.M, t.wx * t.rows), div_up(s.K, 8 * t.wide));
+  d.groups =
+      grid("matmul_blocks_backward_input", div_up(s.K / 8, t.wx * t.cols), div_up(s.M, t.rows));
   d.label = "matmul_blocks_backward_input";
   return d;
 }

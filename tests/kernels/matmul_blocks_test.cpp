@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -156,8 +157,51 @@ Problem problem(GgmlType t, const Shape& c, Source src, std::mt19937& rng) {
   return p;
 }
 
-// out[M,N] by the block kernel and by the f32 kernel on the decoded W, bit for bit; returns the
-// block kernel's output.
+// The chains every matmul kernel computes, on the CPU: one multiply-add per reduction step in
+// ascending order from 0, then + bias, or old + sum. The shaders' fma rounds once (std::fma) on
+// GPUs; llvmpipe rounds the product and the sum (`fused` false).
+float mad(float a, float b, float c, bool fused) {
+  if (fused) return std::fma(a, b, c);
+  volatile float product = a * b;  // rounded to float before the add, whatever the contraction
+  return product + c;
+}
+
+std::vector<float> cpu_forward(const kernels::MatmulShape& s, const std::vector<float>& x,
+                               const std::vector<float>& w, const std::vector<float>& bias,
+                               bool fused) {
+  std::vector<float> out(size_t(s.M) * s.N);
+  for (size_t m = 0; m < s.M; ++m)
+    for (size_t n = 0; n < s.N; ++n) {
+      float acc = 0.0f;
+      for (size_t k = 0; k < s.K; ++k) acc = mad(x[m * s.K + k], w[n * s.K + k], acc, fused);
+      out[m * s.N + n] = bias.empty() ? acc : acc + bias[n];
+    }
+  return out;
+}
+
+std::vector<float> cpu_backward_input(const kernels::MatmulShape& s, const std::vector<float>& dy,
+                                      const std::vector<float>& w, const std::vector<float>& dx0,
+                                      bool fused) {
+  std::vector<float> dx(size_t(s.M) * s.K);
+  for (size_t m = 0; m < s.M; ++m)
+    for (size_t k = 0; k < s.K; ++k) {
+      float acc = 0.0f;
+      for (size_t n = 0; n < s.N; ++n) acc = mad(dy[m * s.N + n], w[n * s.K + k], acc, fused);
+      dx[m * s.K + k] = dx0.empty() ? acc : dx0[m * s.K + k] + acc;
+    }
+  return dx;
+}
+
+// `got` is the CPU's chains with the device's multiply-add, fused or not.
+void require_cpu_chains(const std::vector<float>& got,
+                        const std::function<std::vector<float>(bool fused)>& chains,
+                        const std::string& what) {
+  if (test::bit_identical(got, chains(true))) return;
+  require_same_bits(got, chains(false), what + " (CPU chains, fused or not)");
+}
+
+// out[M,N] by the block kernel and by the f32 kernel on the decoded W, bit for bit, and the
+// same chains on the CPU.
 void require_forward(const Problem& p, Path path, bool with_bias, const std::string& what) {
   const DeviceQuirks q = quirks_for(path);
   const auto& s = p.s;
@@ -179,6 +223,12 @@ void require_forward(const Problem& p, Path path, bool with_bias, const std::str
   REQUIRE(dq[0].kernel == (path == Path::texels ? KernelId::matmul_blocks_forward_texels
                                                 : KernelId::matmul_blocks_forward));
   require_same_bits(got, want, what);
+  require_cpu_chains(
+      got,
+      [&](bool fused) {
+        return cpu_forward(s, x, p.w, with_bias ? bias : std::vector<float>{}, fused);
+      },
+      what);
 }
 
 void require_backward(const Problem& p, Path path, GradWrite mode, const std::string& what) {
@@ -198,6 +248,8 @@ void require_backward(const Problem& p, Path path, GradWrite mode, const std::st
     return kernels::matmul_backward_input_pieces(q, s, dyb.whole(), wf.whole(), dx, mode);
   });
   require_same_bits(got, want, what);
+  require_cpu_chains(
+      got, [&](bool fused) { return cpu_backward_input(s, dy, p.w, dx0, fused); }, what);
 }
 
 std::string label(GgmlType t, Path path, const Shape& c, Source src) {
@@ -318,21 +370,36 @@ TEST_CASE("matmul_blocks: W bound in pieces of whole rows gives the f32 kernels'
     }
 }
 
-TEST_CASE("matmul_blocks: more W rows or k runs than one grid axis holds") {
-  // Forward: 140000 rows of W are 70000 groups of 2 rows, past 65535 (the grid goes on along z).
-  // Backward: K = 2^19 values are 65536 runs of 8.
+TEST_CASE("matmul_blocks: more row groups than one grid axis holds") {
+  // The storage path's tiles cover 4 rows: 270000 rows are 67500 row groups, past 65535 (the grid
+  // continues along z), beyond what the f32 kernels dispatch; checked against the chains on the
+  // CPU instead.
   std::mt19937 rng(53);
   const GgmlType t = GgmlType::q4_0;
-  const Path path = Path::texels;
-  const Problem fwd = problem(t, {3, 140000, 1, 1}, Source::moderate, rng);
-  require_forward(fwd, path, true, "forward, 140000 rows of W");
-  const Problem bwd = problem(t, {2, 3, 16384, 16384}, Source::moderate, rng);
-  Buffer wq = upload_blocks(bwd.blocks);
-  Buffer dyb = test::upload_buffer(test::random_floats(6, 1), "dy");
-  const Dispatch d = kernels::matmul_blocks_backward_input(
-      quirks_for(path), bwd.s, id(t), dyb.whole(), wq.whole(), dyb.whole(), GradWrite::overwrite);
-  REQUIRE(d.groups[2] > 1);
-  require_backward(bwd, path, GradWrite::overwrite, "backward input, K = 2^19");
+  const Problem p = problem(t, {270000, 3, 1, 1}, Source::moderate, rng);
+  const DeviceQuirks q = quirks_for(Path::storage);
+  const auto& s = p.s;
+  const auto x = test::random_floats(size_t(s.M) * s.K, 1);
+  const auto bias = test::random_floats(s.N, 2);
+  const auto dy = test::random_floats(size_t(s.M) * s.N, 3);
+  Buffer xb = test::upload_buffer(x, "x"), bb = test::upload_buffer(bias, "bias"),
+         dyb = test::upload_buffer(dy, "dy"), wq = upload_blocks(p.blocks);
+  std::vector<Dispatch> ds;
+  const auto out = run(size_t(s.M) * s.N, {}, [&](BufferSlice o) {
+    return ds = {
+               kernels::matmul_blocks_forward(q, s, id(t), xb.whole(), wq.whole(), bb.whole(), o)};
+  });
+  REQUIRE(ds[0].groups[2] == 2);
+  require_cpu_chains(
+      out, [&](bool fused) { return cpu_forward(s, x, p.w, bias, fused); }, "forward, 270000 rows");
+  const auto dx = run(size_t(s.M) * s.K, {}, [&](BufferSlice o) {
+    return ds = {kernels::matmul_blocks_backward_input(q, s, id(t), dyb.whole(), wq.whole(), o,
+                                                       GradWrite::overwrite)};
+  });
+  REQUIRE(ds[0].groups[2] == 2);
+  require_cpu_chains(
+      dx, [&](bool fused) { return cpu_backward_input(s, dy, p.w, {}, fused); },
+      "backward input, 270000 rows");
 }
 
 TEST_CASE("matmul_blocks: the dispatches refuse what they cannot compute") {
@@ -402,6 +469,7 @@ double best_ms(std::vector<Dispatch> ds) {
 TEST_CASE("matmul_blocks: time against the f32 kernels at Qwen2-0.5B's shapes", "[.bench]") {
   // M = 1024 tokens, K = 896 (the hidden size), N = 896 (q/o projections) and 4864 (the MLP's
   // up and gate). The K-quants need K a multiple of 256: they run at K = 1024.
+  // REMAT_BENCH_TYPE=q4_K times that type only.
   std::printf("device: %s\n", test::device().info().name.c_str());
   std::printf("%-6s %5s %5s %5s %10s %10s %7s %10s %10s %7s\n", "type", "M", "K", "N", "fwd f32",
               "fwd blk", "ratio", "dinp f32", "dinp blk", "ratio");
@@ -410,6 +478,8 @@ TEST_CASE("matmul_blocks: time against the f32 kernels at Qwen2-0.5B's shapes", 
   const uint32_t M = 1024;
   for (uint32_t N : {896u, 4864u})
     for (GgmlType t : kTypes) {
+      const char* only = std::getenv("REMAT_BENCH_TYPE");
+      if (only && name(t) != only) continue;
       const uint32_t K = ggml_type_info(t).block_values == 32 ? 896 : 1024;
       const kernels::MatmulShape s{M, N, K, WeightLayout::out_in};
       const std::vector<std::byte> blocks = weight_blocks(t, N, K, Source::moderate, rng);
