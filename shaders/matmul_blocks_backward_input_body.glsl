@@ -101,10 +101,10 @@ void main() {
           p.accumulate == 2 ? vec4(dinp[o], dinp[o + 1], dinp[o + 2], dinp[o + 3]) : vec4(0.0);
     }
 
-  // N/4 iterations of four n (llvmpipe ends an invocation's loops after 65535 in total), then
-  // the last N % 4 one at a time; every chain takes its n in ascending order.
-  const uint N4 = p.N / 4 * 4;
-  for (uint n = 0; n < N4; n += 4) {
+  // Groups of four n (llvmpipe ends an invocation's loops after 65535 iterations in total), then
+  // the last (N - n_begin) % 4 one at a time; every chain takes its n in ascending order.
+  const uint N4 = p.n_begin + (p.N - p.n_begin) / 4 * 4;
+  for (uint n = p.n_begin; n < N4; n += 4) {
     vec4 a[MAX_T];
     if (SHARED_X) {
       vec4 fetched[MAX_SHARED];

@@ -17,7 +17,9 @@ namespace remat::push {
 // with rows `ld` floats apart: a piece of W's rows bound on its own (a whole matmul has ld = N,
 // n_offset = 0). has_bias (forward) adds bias[n_offset + n] after the chain. accumulate
 // (backward) is MatmulBackwardParams' (matmul_backward_params.h): 0 overwrite, 1 add, 2 continue
-// the sum an earlier piece stored.
+// the sum an earlier piece stored. The backward's reduction runs over rows [n_begin, N) of this
+// piece (a block of the reduction, matmul_reduction_blocks.h; n_begin a multiple of 4): whole,
+// n_begin = 0.
 struct MatmulBlocksParams {
   uint M;
   uint N;
@@ -27,8 +29,9 @@ struct MatmulBlocksParams {
   uint n_offset;
   uint has_bias;
   uint accumulate;
+  uint n_begin;
 };
-REMAT_PUSH_WORDS(MatmulBlocksParams, 8)
+REMAT_PUSH_WORDS(MatmulBlocksParams, 9)
 
 #ifdef __cplusplus
 }  // namespace remat::push

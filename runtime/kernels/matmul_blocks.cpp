@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -20,14 +21,14 @@ constexpr uint32_t kMaxGroups = 65535;
 
 // A workgroup covers `rows` rows of the activation, the same for all its invocations; each
 // invocation covers `cols` W rows (forward, WX apart) or runs of 8 k (input gradient,
-// consecutive). CPU drivers get the texel matmuls' default tiles (matmul_tiles.cpp: 16 rows,
-// dot 8 columns in workgroups of 4 SIMD registers, outer 8 k in one SIMD register); GPUs those
-// of the storage-buffer matmuls.
+// consecutive). CPU drivers: 16 rows x 8 columns in one SIMD register of invocations, the size
+// of the texel matmuls' default tiles (matmul_tiles.cpp), fastest of those timed on llvmpipe
+// (16 x 4, 8 x 16, 16 x 16; 32 invocations); GPUs: the storage-buffer matmuls' tiles.
 struct Tile {
   uint32_t rows, cols, wx;
 };
 Tile forward_tile(const DeviceQuirks& q) {
-  return q.barriers_are_expensive ? Tile{16, 8, 32} : Tile{4, 2, 64};
+  return q.barriers_are_expensive ? Tile{16, 8, 8} : Tile{4, 2, 64};
 }
 Tile backward_tile(const DeviceQuirks& q) {
   return q.barriers_are_expensive ? Tile{16, 1, 8} : Tile{4, 1, 64};
@@ -42,6 +43,10 @@ uint32_t x_lanes(const DeviceQuirks& q, const Tile& t) {
 }
 
 constexpr uint32_t kContinue = 2;  // MatmulBlocksParams.accumulate: the sum starts from dinp
+
+// W's bytes per block of the input gradient's reduction on CPU drivers: one core's L2, as
+// matmul_reduction_blocks.cpp measured for the f32 head.
+constexpr uint64_t kBlockCacheBytes = uint64_t{1} << 20;
 
 uint64_t words_up(uint64_t bytes) {
   return (bytes + 3) / 4 * 4;
@@ -133,6 +138,34 @@ Dispatch backward_input(const DeviceQuirks& quirks, const MatmulShape& s, uint32
   return d;
 }
 
+// An input-gradient dispatch as consecutive dispatches over blocks of about kBlockCacheBytes of
+// W's rows, as split_long_reduction (matmul_reduction_blocks.h) splits the f32 kernel's, and
+// where it does: on CPU drivers, over two or more row bands, for a reduction longer than two
+// blocks, and not for accumulate 1 (old + sum cannot be continued). Block b > 0 continues the
+// chains block b - 1 stored (accumulate 2), so each output is the unsplit chain: the same bits.
+// Every band then reads a block of W while it is in the cache, instead of all of W in turn.
+std::vector<Dispatch> split_reduction(const DeviceQuirks& quirks, const Dispatch& d,
+                                      uint64_t row_bytes) {
+  push::MatmulBlocksParams p{};
+  std::memcpy(&p, d.push.data(), sizeof p);
+  const uint64_t rows = std::max<uint64_t>(4, kBlockCacheBytes / row_bytes / 4 * 4);
+  if (!quirks.texel_fetch_beats_storage_loads || p.accumulate == 1 ||
+      uint64_t(d.groups[1]) * d.groups[2] < 2 || p.N <= 2 * rows)
+    return {d};
+  const auto block = static_cast<uint32_t>(rows);
+  std::vector<Dispatch> out;
+  for (uint32_t n0 = 0; n0 < p.N; n0 += block) {
+    push::MatmulBlocksParams q = p;
+    q.n_begin = n0;
+    q.N = std::min(p.N, n0 + block);
+    if (n0 > 0) q.accumulate = kContinue;
+    Dispatch b = d;
+    b.push = push_bytes(q);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 // The bytes of piece p's rows, to the end of the word holding their last byte (a piece that is
 // not the last ends 256-byte aligned; the last one ends where the whole weight's words do).
 BufferSlice piece_words(BufferSlice w, const Piece& p, uint64_t row_bytes) {
@@ -214,15 +247,19 @@ std::vector<Dispatch> matmul_blocks_backward_input_pieces(const DeviceQuirks& qu
                                                           BufferSlice dinp, GradWrite mode) {
   const auto pieces = block_weight_pieces(quirks, s, ggml_type);
   const auto first = static_cast<uint32_t>(mode);
-  if (pieces.size() == 1)
-    return {backward_input(quirks, s, ggml_type, dout, w_blocks, dinp, first)};
-  check("matmul_blocks_backward_input", s, ggml_type, w_blocks);
   const uint64_t row = block_row_bytes(ggml_type, s.K);
+  if (pieces.size() == 1)
+    return split_reduction(quirks,
+                           backward_input(quirks, s, ggml_type, dout, w_blocks, dinp, first), row);
+  check("matmul_blocks_backward_input", s, ggml_type, w_blocks);
   std::vector<Dispatch> ds;
   for (std::size_t i = 0; i < pieces.size(); ++i)
-    ds.push_back(backward_input(quirks, piece_shape(s, pieces[i]), ggml_type, dout,
-                                piece_words(w_blocks, pieces[i], row), dinp,
-                                i == 0 ? first : kContinue));
+    for (Dispatch& d : split_reduction(quirks,
+                                       backward_input(quirks, piece_shape(s, pieces[i]), ggml_type,
+                                                      dout, piece_words(w_blocks, pieces[i], row),
+                                                      dinp, i == 0 ? first : kContinue),
+                                       row))
+      ds.push_back(std::move(d));
   return ds;
 }
 

@@ -370,6 +370,24 @@ TEST_CASE("matmul_blocks: W bound in pieces of whole rows gives the f32 kernels'
     }
 }
 
+TEST_CASE("matmul_blocks: a long input-gradient reduction runs in blocks of W, same bits") {
+  // 70000 rows of 34 bytes: on CPU drivers the sum over n runs as dispatches over blocks of
+  // 1 MiB of W (30840 rows), each continuing the chains the last stored, as the f32 kernel's
+  // does; an accumulated gradient stays one dispatch.
+  std::mt19937 rng(61);
+  const GgmlType t = GgmlType::q8_0;
+  const Problem p = problem(t, {20, 70000, 1, 1}, Source::moderate, rng);
+  const DeviceQuirks q = quirks_for(Path::texels);
+  for (GradWrite mode : {GradWrite::overwrite, GradWrite::accumulate}) {
+    Buffer dyb = test::garbage_buffer<float>(1, "dy"), wq = upload_blocks(p.blocks);
+    const auto ds = kernels::matmul_blocks_backward_input_pieces(q, p.s, id(t), dyb.whole(),
+                                                                 wq.whole(), dyb.whole(), mode);
+    REQUIRE(ds.size() == (mode == GradWrite::overwrite ? 3u : 1u));
+    require_backward(p, Path::texels, mode,
+                     mode == GradWrite::overwrite ? "in blocks, overwrite" : "accumulate");
+  }
+}
+
 TEST_CASE("matmul_blocks: more row groups than one grid axis holds") {
   // The storage path's tiles cover 4 rows: 270000 rows are 67500 row groups, past 65535 (the grid
   // continues along z), beyond what the f32 kernels dispatch; checked against the chains on the
