@@ -78,7 +78,9 @@ void check(const char* what, const MatmulShape& s, uint32_t ggml_type, BufferSli
 // the kernel reads W's words by texelFetch.
 Binding w_binding(BufferSlice w, const MatmulShape& s, uint32_t ggml_type, bool texels) {
   w.size = words_up(uint64_t(s.N) * block_row_bytes(ggml_type, s.K));
-  return {w, false, texels ? VK_FORMAT_R32_UINT : VK_FORMAT_R32G32B32A32_SFLOAT};
+  Binding b{w, false};
+  if (texels) b.texel_format = VK_FORMAT_R32_UINT;
+  return b;
 }
 
 // The grid: `x` groups along x, `row_groups` along y, continuing along z past kMaxGroups.

@@ -1,12 +1,14 @@
 // The block-weight matmuls (runtime/kernels/matmul_blocks.h) against the f32 kernels run on the
 // decoded weight (formats/gguf_blocks.h's decode_blocks), bit for bit: every quantized type the
 // GPU decodes, forward with and without bias, input gradient overwritten and accumulated, on
-// shapes with partial tiles (M not a tile multiple, N odd, K of 1, 2, 3 and 300 blocks), on both
-// kernel paths (storage buffers as on GPUs; texel views where texelFetch beats storage loads,
-// whose f32 kernels are matmul_dot_texels and matmul_outer_texels). Weights: blocks with moderate
-// random scales, blocks with any finite scale (zero, subnormal, extreme), and rows quantized by
-// ggml. Also: W in binding pieces, grids past 65535 groups, the refusals, and a hidden timing of
-// the block kernels against the f32 ones at Qwen2-0.5B's shapes ([.bench]).
+// shapes with partial tiles (M not a tile multiple, N odd, K of 1, 2, 3 and a few hundred blocks),
+// on both kernel paths (storage buffers as on GPUs, whose f32 kernels are matmul_forward and
+// matmul_backward_input; texel views where texelFetch beats storage loads, whose f32 kernels are
+// matmul_dot_texels and matmul_outer_texels), and against the same chains computed on the CPU.
+// Weights: blocks with moderate random scales, blocks with any finite scale (zero, subnormal,
+// extreme), and rows quantized by ggml. Also: W in binding pieces, the input gradient's reduction
+// in blocks, grids past 65535 row groups, the refusals, and a hidden timing of the block kernels
+// against the f32 ones at Qwen2-0.5B's shapes ([.bench]).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -117,7 +119,8 @@ std::vector<float> run(std::size_t count, const std::vector<float>& out0, const 
   return test::read<float>(ob, count);
 }
 
-// The first element where two results differ, as a failure naming both values' bits.
+// The first element where the block kernel's result differs from the expected one (the f32
+// kernel's on the decoded W, or the CPU's chains), as a failure naming both values' bits.
 void require_same_bits(const std::vector<float>& got, const std::vector<float>& want,
                        const std::string& what) {
   REQUIRE(got.size() == want.size());
@@ -125,7 +128,7 @@ void require_same_bits(const std::vector<float>& got, const std::vector<float>& 
   size_t i = 0;
   while (std::memcmp(&got[i], &want[i], sizeof(float)) == 0) ++i;
   FAIL(what << ": element " << i << " of " << got.size() << ": blocks " << std::hexfloat << got[i]
-            << ", f32 kernel on decoded W " << want[i]);
+            << ", expected " << want[i]);
 }
 
 struct Shape {
@@ -135,7 +138,7 @@ struct Shape {
     return ggml_type_info(t).block_values == 32 ? blocks32 : blocks256;
   }
 };
-// M not a multiple of any tile (a tile covers 32 or 128 rows), N odd or even (the texel path
+// M not a multiple of the tiles' 16 (texels) or 4 (storage) rows, N odd or even (the texel path
 // reads dout four n per texel where N allows), K of 1, 2, 3 and a few hundred blocks (60 of the
 // K-quants: K stays below 65536, as the scalar f32 kernel's one-k-per-iteration loop must on
 // llvmpipe, which ends an invocation's loops after 65535 iterations); one row of W.
@@ -158,8 +161,8 @@ Problem problem(GgmlType t, const Shape& c, Source src, std::mt19937& rng) {
 }
 
 // The chains every matmul kernel computes, on the CPU: one multiply-add per reduction step in
-// ascending order from 0, then + bias, or old + sum. The shaders' fma rounds once (std::fma) on
-// GPUs; llvmpipe rounds the product and the sum (`fused` false).
+// ascending order from 0, then + bias, or old + sum. Vulkan lets the shaders' fma round once
+// (std::fma) or twice, the product then the sum (`fused` false), as llvmpipe's does.
 float mad(float a, float b, float c, bool fused) {
   if (fused) return std::fma(a, b, c);
   volatile float product = a * b;  // rounded to float before the add, whatever the contraction
@@ -261,7 +264,8 @@ std::string label(GgmlType t, Path path, const Shape& c, Source src) {
 
 TEST_CASE("matmul_blocks forward: the f32 kernels' bits on the decoded weight") {
   std::mt19937 rng(41);
-  for (GgmlType t : kTypes) DYNAMIC_SECTION(name(t)) {
+  for (GgmlType t : kTypes) {
+    DYNAMIC_SECTION(name(t)) {
       size_t outputs = 0;
       for (Source src : {Source::moderate, Source::any_scale, Source::ggml})
         for (const Shape& c : kShapes) {
@@ -277,11 +281,13 @@ TEST_CASE("matmul_blocks forward: the f32 kernels' bits on the decoded weight") 
       std::printf("%-5s forward: %7zu outputs equal the f32 kernels' bits\n", name(t).c_str(),
                   outputs);
     }
+  }
 }
 
 TEST_CASE("matmul_blocks backward input: the f32 kernels' bits, overwritten and accumulated") {
   std::mt19937 rng(43);
-  for (GgmlType t : kTypes) DYNAMIC_SECTION(name(t)) {
+  for (GgmlType t : kTypes) {
+    DYNAMIC_SECTION(name(t)) {
       size_t outputs = 0;
       for (Source src : {Source::moderate, Source::any_scale, Source::ggml})
         for (const Shape& c : kShapes) {
@@ -299,6 +305,7 @@ TEST_CASE("matmul_blocks backward input: the f32 kernels' bits, overwritten and 
       std::printf("%-5s backward input: %7zu outputs equal the f32 kernels' bits\n",
                   name(t).c_str(), outputs);
     }
+  }
 }
 
 TEST_CASE("matmul_blocks: W bound in pieces of whole rows gives the f32 kernels' bits") {
@@ -306,7 +313,8 @@ TEST_CASE("matmul_blocks: W bound in pieces of whole rows gives the f32 kernels'
   // 64-row binding limit cuts 150 rows into 64 + 64 + 22. The f32 kernels cut their 256-byte
   // rows at the same rows under a limit of 64 of them.
   std::mt19937 rng(47);
-  for (Path path : {Path::storage, Path::texels}) DYNAMIC_SECTION(path_name(path)) {
+  for (Path path : {Path::storage, Path::texels}) {
+    DYNAMIC_SECTION(path_name(path)) {
       const GgmlType t = GgmlType::q8_0;
       const Problem p = problem(t, {21, 150, 2, 2}, Source::moderate, rng);
       DeviceQuirks q = quirks_for(path), qf = q;
@@ -368,6 +376,7 @@ TEST_CASE("matmul_blocks: W bound in pieces of whole rows gives the f32 kernels'
         }
       }
     }
+  }
 }
 
 TEST_CASE("matmul_blocks: a long input-gradient reduction runs in blocks of W, same bits") {
