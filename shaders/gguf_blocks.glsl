@@ -32,9 +32,11 @@
 //   gguf_row_value(type, r, k)          value k of a row of whole blocks starting at byte r
 //   gguf_row_run4(type, r, k)           values k..k+3 of a row, k % 4 == 0
 //   gguf_row_run8(type, r, k, lo, hi)   values k..k+7 of a row, k % 8 == 0
+//   gguf_row_run16(type, r, k, v)       values k..k+15 of a row in v[4], k % 16 == 0
 // The runs are the shape a matmul tile wants: a quantized run lies in one sub-block, so it reads
-// that sub-block's scale once (gguf_sub_scale) and its codes with one word fetch per array
-// (gguf_codes4), then applies one formula per lane (gguf_apply4); they equal gguf_row_value.
+// that sub-block's scale once (gguf_sub_scale) and its codes with one fetch per array
+// (gguf_codes4, gguf_codes16), then applies one formula per lane (gguf_apply4); they equal
+// gguf_row_value.
 #ifndef REMAT_GGUF_BLOCKS_GLSL
 #define REMAT_GGUF_BLOCKS_GLSL
 
