@@ -1,6 +1,6 @@
 // Included by matmul_blocks_backward_input*.comp, which say how the operands are read: storage
 // buffers (GPUs), or texel views where the wrapper defines MATMUL_BLOCKS_TEXELS (CPU drivers,
-// DeviceQuirks::texel_fetch_beats_storage_loads): W's words R32UI; dout RGBA32F with DOUT_VEC4
+// DeviceQuirks::texel_fetch_beats_storage_loads): W's words RGBA32UI; dout RGBA32F with DOUT_VEC4
 // = 1 (its rows and offset multiples of 4), else R32F.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -15,22 +15,23 @@
 // 2), stored as acc or, with accumulate 1, dinp + acc: their bits.
 //
 // A workgroup owns TI rows of dout, the same for all its invocations; each invocation owns TK
-// runs of 8 consecutive k and, for every n, decodes its runs of W row n (gguf_row_run8's steps:
-// one sub-block scale, two code fetches), every decoded value feeding TI fmas. X_LANES
+// runs of 16 consecutive k and, for every n, decodes its runs of W row n (gguf_row_run16's steps:
+// one sub-block scale, one 16-byte fetch per array of codes), every decoded value feeding TI
+// fmas. X_LANES
 // (shared_x.glsl): dout's texels, the same for every lane, are fetched once per subgroup.
 // No shared memory.
 layout(local_size_x_id = 0) in;
 // The ggml type id (gguf_block_ids.h): a constant, so the decoder's switches fold to one format.
 layout(constant_id = 3) const uint GGUF_TYPE = REMAT_GGUF_Q8_0;  // ids 0-2: workgroup size
 layout(constant_id = 4) const uint TI = 16;  // dout rows per workgroup
-layout(constant_id = 5) const uint TK = 1;   // runs of 8 values per invocation
+layout(constant_id = 5) const uint TK = 1;   // runs of 16 values per invocation
 layout(constant_id = 6) const uint X_LANES = 1;
 layout(constant_id = 7) const uint DOUT_VEC4 = 0;  // texel view: 1 RGBA32F, 0 R32F
 
 #ifdef MATMUL_BLOCKS_TEXELS
 layout(binding = 0) uniform samplerBuffer Dout;
-layout(binding = 1) uniform usamplerBuffer Wgt;  // an R32UI view of W's words
-#define GGUF_WORD(i) texelFetch(Wgt, int(i)).x
+layout(binding = 1) uniform usamplerBuffer Wgt;  // an RGBA32UI view of W's words
+#include "matmul_blocks_words.glsl"
 #else
 layout(std430, binding = 0) readonly buffer Dout { float dout[]; };
 layout(std430, binding = 1) readonly buffer Wgt { uint w_words[]; };
@@ -43,7 +44,8 @@ layout(push_constant) uniform Push { MatmulBlocksParams p; };
 
 const uint MAX_T = 16;
 #include "shared_x.glsl"
-const uint MAX_K = 4;
+const uint MAX_K = 2;
+const uint RUN = 16;
 
 // dout elements i..i+3 (i % 4 == 0 where DOUT_VEC4).
 vec4 dout4(uint i) {
@@ -66,10 +68,19 @@ float dout1(uint i) {
 #endif
 }
 
+// Values k..k+15 of W row n (k % 16 == 0) at byte offset boff of the row, k % per_block = e.
+void w_run(uint n, uint boff, uint e, out vec4 w[4]) {
+  const uint b = n * p.row_bytes + boff;
+  const GgufScale s = gguf_sub_scale(GGUF_TYPE, b, e);
+  ivec4 q[4];
+  gguf_codes16(GGUF_TYPE, b, e, q);
+  [[unroll]] for (uint u = 0; u < 4; ++u) w[u] = gguf_apply4(GGUF_TYPE, s, q[u]);
+}
+
 void main() {
   // More row groups than one grid dimension holds: they continue along z.
   const uint i0 = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * TI;
-  const uint k0 = gl_GlobalInvocationID.x * TK * 8;
+  const uint k0 = gl_GlobalInvocationID.x * TK * RUN;
   // Lanes past K stay to fetch dout for their subgroup; their runs are clamped, never stored.
   if (i0 >= p.M || (!SHARED_X && k0 >= p.K)) return;
 
@@ -78,7 +89,7 @@ void main() {
   uint boff[MAX_K];
   uint e[MAX_K];
   [[unroll]] for (uint t = 0; t < TK; ++t) {
-    const uint k = min(k0 + 8 * t, p.K - 8);
+    const uint k = min(k0 + RUN * t, p.K - RUN);
     boff[t] = k / per_block * block_bytes;
     e[t] = k % per_block;
   }
@@ -93,11 +104,11 @@ void main() {
     own[q] = min(i0 + q * X_LANES + gl_SubgroupInvocationID, p.M - 1) * p.ld + p.n_offset;
 
   // accumulate 2: a later piece of W's rows continues the sum the earlier pieces stored.
-  vec4 acc[MAX_T][2 * MAX_K];
+  vec4 acc[MAX_T][4 * MAX_K];
   [[unroll]] for (uint i = 0; i < TI; ++i)
-    [[unroll]] for (uint t = 0; t < 2 * TK; ++t) {
-      const uint o = rows[i] * p.K + min(k0 + 8 * (t / 2), p.K - 8) + 4 * (t % 2);
-      acc[i][t] =
+    [[unroll]] for (uint c = 0; c < 4 * TK; ++c) {
+      const uint o = rows[i] * p.K + min(k0 + RUN * (c / 4), p.K - RUN) + 4 * (c % 4);
+      acc[i][c] =
           p.accumulate == 2 ? vec4(dinp[o], dinp[o + 1], dinp[o + 2], dinp[o + 3]) : vec4(0.0);
     }
 
@@ -113,43 +124,36 @@ void main() {
     } else {
       [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = dout4(drow[i] + n);
     }
-    [[unroll]] for (uint u = 0; u < 4; ++u) {
-      const uint r = (n + u) * p.row_bytes;
+    [[unroll]] for (uint u = 0; u < 4; ++u)
       [[unroll]] for (uint t = 0; t < TK; ++t) {
-        const GgufScale s = gguf_sub_scale(GGUF_TYPE, r + boff[t], e[t]);
-        const vec4 lo = gguf_apply4(GGUF_TYPE, s, gguf_codes4(GGUF_TYPE, r + boff[t], e[t]));
-        const vec4 hi = gguf_apply4(GGUF_TYPE, s, gguf_codes4(GGUF_TYPE, r + boff[t], e[t] + 4));
-        [[unroll]] for (uint i = 0; i < TI; ++i) {
-          acc[i][2 * t] = fma(vec4(a[i][u]), lo, acc[i][2 * t]);
-          acc[i][2 * t + 1] = fma(vec4(a[i][u]), hi, acc[i][2 * t + 1]);
-        }
+        vec4 w[4];
+        w_run(n + u, boff[t], e[t], w);
+        [[unroll]] for (uint i = 0; i < TI; ++i)
+          [[unroll]] for (uint c = 0; c < 4; ++c)
+            acc[i][4 * t + c] = fma(vec4(a[i][u]), w[c], acc[i][4 * t + c]);
       }
-    }
   }
-  for (uint n = N4; n < p.N; ++n) {
-    const uint r = n * p.row_bytes;
+  for (uint n = N4; n < p.N; ++n)
     [[unroll]] for (uint t = 0; t < TK; ++t) {
-      const GgufScale s = gguf_sub_scale(GGUF_TYPE, r + boff[t], e[t]);
-      const vec4 lo = gguf_apply4(GGUF_TYPE, s, gguf_codes4(GGUF_TYPE, r + boff[t], e[t]));
-      const vec4 hi = gguf_apply4(GGUF_TYPE, s, gguf_codes4(GGUF_TYPE, r + boff[t], e[t] + 4));
+      vec4 w[4];
+      w_run(n, boff[t], e[t], w);
       [[unroll]] for (uint i = 0; i < TI; ++i) {
         const float a = dout1(drow[i] + n);
-        acc[i][2 * t] = fma(vec4(a), lo, acc[i][2 * t]);
-        acc[i][2 * t + 1] = fma(vec4(a), hi, acc[i][2 * t + 1]);
+        [[unroll]] for (uint c = 0; c < 4; ++c)
+          acc[i][4 * t + c] = fma(vec4(a), w[c], acc[i][4 * t + c]);
       }
     }
-  }
 
   [[unroll]] for (uint i = 0; i < TI; ++i) {
     const uint m = i0 + i;
     if (m >= p.M) break;
     [[unroll]] for (uint t = 0; t < TK; ++t) {
-      const uint k = k0 + 8 * t;
+      const uint k = k0 + RUN * t;
       if (k >= p.K) break;
-      [[unroll]] for (uint h = 0; h < 2; ++h)
-        [[unroll]] for (uint c = 0; c < 4; ++c) {
-          const uint o = m * p.K + k + 4 * h + c;
-          const float v = acc[i][2 * t + h][c];
+      [[unroll]] for (uint c = 0; c < 4; ++c)
+        [[unroll]] for (uint l = 0; l < 4; ++l) {
+          const uint o = m * p.K + k + 4 * c + l;
+          const float v = acc[i][4 * t + c][l];
           dinp[o] = p.accumulate == 1 ? dinp[o] + v : v;
         }
     }

@@ -1,6 +1,6 @@
 // Included by matmul_blocks_forward*.comp, which say how the operands are read: storage buffers
 // (GPUs), or texel views where the wrapper defines MATMUL_BLOCKS_TEXELS (CPU drivers,
-// DeviceQuirks::texel_fetch_beats_storage_loads): inp RGBA32F, W's words R32UI.
+// DeviceQuirks::texel_fetch_beats_storage_loads): inp RGBA32F, W's words RGBA32UI.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -15,8 +15,8 @@
 //
 // A workgroup owns TI rows of inp, the same for all its invocations; each invocation owns TJ rows
 // of W, WX apart, and decodes them in runs of 16 values: a run lies in one sub-block of every
-// block format, so its scale is decoded once (gguf_sub_scale) and its codes four at a time
-// (gguf_codes4, gguf_apply4), and every decoded value feeds TI fmas. X_LANES (shared_x.glsl):
+// block format, so its scale is decoded once (gguf_sub_scale) and its codes with one 16-byte
+// fetch per array (gguf_codes16), and every decoded value feeds TI fmas. X_LANES (shared_x.glsl):
 // inp's texels, the same for every lane, are fetched once per subgroup. No shared memory.
 layout(local_size_x_id = 0) in;
 // The ggml type id (gguf_block_ids.h): a constant, so the decoder's switches fold to one format.
@@ -28,8 +28,8 @@ layout(constant_id = 6) const uint X_LANES = 1;
 #ifdef MATMUL_BLOCKS_TEXELS
 layout(binding = 0) uniform samplerBuffer Inp;
 #define INP4(t) texelFetch(Inp, int(t))
-layout(binding = 1) uniform usamplerBuffer Wgt;  // an R32UI view of W's words
-#define GGUF_WORD(i) texelFetch(Wgt, int(i)).x
+layout(binding = 1) uniform usamplerBuffer Wgt;  // an RGBA32UI view of W's words
+#include "matmul_blocks_words.glsl"
 #else
 layout(std430, binding = 0) readonly buffer Inp { vec4 inp4[]; };
 #define INP4(t) inp4[t]
@@ -71,11 +71,12 @@ void main() {
   // K/16 iterations (llvmpipe ends an invocation's loops after 65535 in total).
   for (uint k = 0; k < p.K; k += RUN) {
     const uint e = k % per_block;
-    uint b[MAX_T];
     GgufScale s[MAX_T];
+    ivec4 q[MAX_T][4];
     [[unroll]] for (uint j = 0; j < TJ; ++j) {
-      b[j] = wrow[j] + k / per_block * block_bytes;
-      s[j] = gguf_sub_scale(GGUF_TYPE, b[j], e);
+      const uint b = wrow[j] + k / per_block * block_bytes;
+      s[j] = gguf_sub_scale(GGUF_TYPE, b, e);
+      gguf_codes16(GGUF_TYPE, b, e, q[j]);
     }
     [[unroll]] for (uint u = 0; u < RUN / 4; ++u) {
       vec4 a[MAX_T];
@@ -87,7 +88,7 @@ void main() {
         [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = INP4(xrow[i] + k / 4 + u);
       }
       [[unroll]] for (uint j = 0; j < TJ; ++j) {
-        const vec4 w = gguf_apply4(GGUF_TYPE, s[j], gguf_codes4(GGUF_TYPE, b[j], e + 4 * u));
+        const vec4 w = gguf_apply4(GGUF_TYPE, s[j], q[j][u]);
         [[unroll]] for (uint i = 0; i < TI; ++i) {
           float t = acc[i][j];
           t = fma(a[i].x, w.x, t);

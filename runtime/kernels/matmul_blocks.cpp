@@ -20,7 +20,7 @@ namespace {
 constexpr uint32_t kMaxGroups = 65535;
 
 // A workgroup covers `rows` rows of the activation, the same for all its invocations; each
-// invocation covers `cols` W rows (forward, WX apart) or runs of 8 k (input gradient,
+// invocation covers `cols` W rows (forward, WX apart) or runs of 16 k (input gradient,
 // consecutive). CPU drivers: 16 rows x 8 columns in one SIMD register of invocations, the size
 // of the texel matmuls' default tiles (matmul_tiles.cpp), fastest of those timed on llvmpipe
 // (16 x 4, 8 x 16, 16 x 16; 32 invocations); GPUs: the storage-buffer matmuls' tiles.
@@ -51,6 +51,9 @@ constexpr uint64_t kBlockCacheBytes = uint64_t{1} << 20;
 uint64_t words_up(uint64_t bytes) {
   return (bytes + 3) / 4 * 4;
 }
+uint64_t texels_up(uint64_t bytes) {
+  return (bytes + 15) / 16 * 16;
+}
 
 std::string who(const char* what, uint32_t ggml_type) {
   return std::string(what) + " (ggml type " + std::to_string(ggml_type) + ")";
@@ -74,12 +77,20 @@ void check(const char* what, const MatmulShape& s, uint32_t ggml_type, BufferSli
         " bytes in whole words, the weight's slice holds " + std::to_string(w.size));
 }
 
-// W's binding: its rows' words exactly (a texel view spans whole texels), an R32UI view where
-// the kernel reads W's words by texelFetch.
+// Whether the texel kernels run: on CPU drivers, where W's slice reaches a whole 16-byte texel
+// past its last byte (else the storage kernels, the same bits).
+bool texel_path(const DeviceQuirks& quirks, const MatmulShape& s, uint32_t ggml_type,
+                BufferSlice w) {
+  return quirks.texel_fetch_beats_storage_loads &&
+         w.size >= texels_up(uint64_t(s.N) * block_row_bytes(ggml_type, s.K));
+}
+
+// W's binding: its rows' words, or an RGBA32UI view of its rows' whole texels.
 Binding w_binding(BufferSlice w, const MatmulShape& s, uint32_t ggml_type, bool texels) {
-  w.size = words_up(uint64_t(s.N) * block_row_bytes(ggml_type, s.K));
+  const uint64_t bytes = uint64_t(s.N) * block_row_bytes(ggml_type, s.K);
+  w.size = texels ? texels_up(bytes) : words_up(bytes);
   Binding b{w, false};
-  if (texels) b.texel_format = VK_FORMAT_R32_UINT;
+  if (texels) b.texel_format = VK_FORMAT_R32G32B32A32_UINT;
   return b;
 }
 
@@ -101,7 +112,7 @@ Dispatch forward(const DeviceQuirks& quirks, const MatmulShape& s, uint32_t ggml
                                 ": inp holds fewer than M * K floats");
   inp.size = inp_bytes;  // whole RGBA32F texels: K is a multiple of 32
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
-  const bool texels = quirks.texel_fetch_beats_storage_loads;
+  const bool texels = texel_path(quirks, s, ggml_type, w);
   const Tile t = forward_tile(quirks);
   Dispatch d;
   d.kernel = texels ? KernelId::matmul_blocks_forward_texels : KernelId::matmul_blocks_forward;
@@ -119,7 +130,7 @@ Dispatch forward(const DeviceQuirks& quirks, const MatmulShape& s, uint32_t ggml
 Dispatch backward_input(const DeviceQuirks& quirks, const MatmulShape& s, uint32_t ggml_type,
                         BufferSlice dout, BufferSlice w, BufferSlice dinp, uint32_t accumulate) {
   check("matmul_blocks_backward_input", s, ggml_type, w);
-  const bool texels = quirks.texel_fetch_beats_storage_loads;
+  const bool texels = texel_path(quirks, s, ggml_type, w);
   const Tile t = backward_tile(quirks);
   // dout four n per RGBA32F texel where its rows, offset and binding keep texels aligned.
   const bool vec4 = texels && s.row_stride() % 4 == 0 && s.n_offset % 4 == 0 &&
@@ -135,7 +146,7 @@ Dispatch backward_input(const DeviceQuirks& quirks, const MatmulShape& s, uint32
       push_bytes(push::MatmulBlocksParams{s.M, s.N, s.K, uint32_t(block_row_bytes(ggml_type, s.K)),
                                           s.row_stride(), s.n_offset, 0, accumulate});
   d.groups =
-      grid("matmul_blocks_backward_input", div_up(s.K / 8, t.wx * t.cols), div_up(s.M, t.rows));
+      grid("matmul_blocks_backward_input", div_up(s.K / 16, t.wx * t.cols), div_up(s.M, t.rows));
   d.label = "matmul_blocks_backward_input";
   return d;
 }
@@ -168,11 +179,13 @@ std::vector<Dispatch> split_reduction(const DeviceQuirks& quirks, const Dispatch
   return out;
 }
 
-// The bytes of piece p's rows, to the end of the word holding their last byte (a piece that is
-// not the last ends 256-byte aligned; the last one ends where the whole weight's words do).
-BufferSlice piece_words(BufferSlice w, const Piece& p, uint64_t row_bytes) {
-  BufferSlice slice = piece_of(w, p, row_bytes);
-  slice.size = words_up(slice.size);
+// The bytes of piece p's rows, to the end of the 16-byte texel holding their last byte where
+// `whole` reaches it, else of the word (a piece that is not the last ends 256-byte aligned; the
+// last one ends where the whole weight's words do).
+BufferSlice piece_words(BufferSlice whole, const Piece& p, uint64_t row_bytes) {
+  BufferSlice slice = piece_of(whole, p, row_bytes);
+  const uint64_t room = whole.offset + whole.size - slice.offset;
+  slice.size = texels_up(slice.size) <= room ? texels_up(slice.size) : words_up(slice.size);
   return slice;
 }
 

@@ -35,7 +35,10 @@ uint64_t block_row_bytes(uint32_t ggml_type, uint32_t K);
 // The shape `s` (M, N, K, and the N-wide side's ld and n_offset as in MatmulShape) must be
 // out_in with f32 activations; w_dtype is not read and stays f32 (the weight's storage is
 // `ggml_type`). `w_blocks` holds W's N rows packed, N * block_row_bytes bytes, padded to whole
-// 4-byte words (the kernels read words). std::invalid_argument otherwise.
+// 4-byte words (the kernels read words). std::invalid_argument otherwise. On CPU drivers
+// (texel_fetch_beats_storage_loads) the kernels read W through 16-byte texels where the slice
+// reaches a whole texel past W's last byte (pad it to 16 bytes), else storage buffers, much
+// slower there; the bits are the same.
 
 // out[M,N] = inp[M,K] · Wᵀ + bias; `bias` may be {} (no bias).
 Dispatch matmul_blocks_forward(const DeviceQuirks& quirks, const MatmulShape& s, uint32_t ggml_type,

@@ -90,9 +90,10 @@ std::vector<float> decoded(GgmlType t, const std::vector<std::byte>& bytes, size
   return w;
 }
 
-// The bytes in a device buffer padded to whole 4-byte words (pad bytes arbitrary).
-Buffer upload_blocks(const std::vector<std::byte>& bytes) {
-  std::vector<uint8_t> words((bytes.size() + 3) / 4 * 4, 0xA5);
+// The bytes in a device buffer padded to a multiple of `pad` bytes (pad bytes arbitrary): 16
+// lets CPU drivers read W through 16-byte texels, 4 (whole words) is the least the kernels take.
+Buffer upload_blocks(const std::vector<std::byte>& bytes, size_t pad = 16) {
+  std::vector<uint8_t> words((bytes.size() + pad - 1) / pad * pad, 0xA5);
   for (size_t i = 0; i < bytes.size(); ++i) words[i] = uint8_t(bytes[i]);
   return test::upload_buffer(words, "w blocks");
 }
@@ -205,13 +206,21 @@ void require_cpu_chains(const std::vector<float>& got,
 
 // out[M,N] by the block kernel and by the f32 kernel on the decoded W, bit for bit, and the
 // same chains on the CPU.
-void require_forward(const Problem& p, Path path, bool with_bias, const std::string& what) {
+// The kernel a dispatch should run: the texel one on the texel path where W's slice reaches a
+// whole texel past its bytes.
+bool texel_kernel(Path path, const Problem& p, size_t pad) {
+  const size_t bytes = p.blocks.size();
+  return path == Path::texels && (bytes + pad - 1) / pad * pad >= (bytes + 15) / 16 * 16;
+}
+
+void require_forward(const Problem& p, Path path, bool with_bias, const std::string& what,
+                     size_t pad = 16) {
   const DeviceQuirks q = quirks_for(path);
   const auto& s = p.s;
   const auto x = test::random_floats(size_t(s.M) * s.K, s.M + s.K);
   const auto bias = test::random_floats(s.N, 7);
   Buffer xb = test::upload_buffer(x, "x"), bb = test::upload_buffer(bias, "bias");
-  Buffer wq = upload_blocks(p.blocks), wf = test::upload_buffer(p.w, "w f32");
+  Buffer wq = upload_blocks(p.blocks, pad), wf = test::upload_buffer(p.w, "w f32");
   const BufferSlice b = with_bias ? bb.whole() : BufferSlice{};
   const size_t count = size_t(s.M) * s.N;
   std::vector<Dispatch> dq;
@@ -223,8 +232,8 @@ void require_forward(const Problem& p, Path path, bool with_bias, const std::str
     return kernels::matmul_forward_pieces(q, s, xb.whole(), wf.whole(), b, out);
   });
   REQUIRE(dq.size() == 1);
-  REQUIRE(dq[0].kernel == (path == Path::texels ? KernelId::matmul_blocks_forward_texels
-                                                : KernelId::matmul_blocks_forward));
+  REQUIRE(dq[0].kernel == (texel_kernel(path, p, pad) ? KernelId::matmul_blocks_forward_texels
+                                                      : KernelId::matmul_blocks_forward));
   require_same_bits(got, want, what);
   require_cpu_chains(
       got,
@@ -234,7 +243,8 @@ void require_forward(const Problem& p, Path path, bool with_bias, const std::str
       what);
 }
 
-void require_backward(const Problem& p, Path path, GradWrite mode, const std::string& what) {
+void require_backward(const Problem& p, Path path, GradWrite mode, const std::string& what,
+                      size_t pad = 16) {
   const DeviceQuirks q = quirks_for(path);
   const auto& s = p.s;
   const auto dy = test::random_floats(size_t(s.M) * s.N, s.M + 1);
@@ -242,11 +252,15 @@ void require_backward(const Problem& p, Path path, GradWrite mode, const std::st
   const std::vector<float> dx0 =
       mode == GradWrite::accumulate ? test::random_floats(count, 5) : std::vector<float>{};
   Buffer dyb = test::upload_buffer(dy, "dy");
-  Buffer wq = upload_blocks(p.blocks), wf = test::upload_buffer(p.w, "w f32");
+  Buffer wq = upload_blocks(p.blocks, pad), wf = test::upload_buffer(p.w, "w f32");
+  std::vector<Dispatch> dq;
   const auto got = run(count, dx0, [&](BufferSlice dx) {
-    return kernels::matmul_blocks_backward_input_pieces(q, s, id(p.t), dyb.whole(), wq.whole(), dx,
-                                                        mode);
+    return dq = kernels::matmul_blocks_backward_input_pieces(q, s, id(p.t), dyb.whole(), wq.whole(),
+                                                             dx, mode);
   });
+  for (const Dispatch& d : dq)
+    REQUIRE(d.kernel == (texel_kernel(path, p, pad) ? KernelId::matmul_blocks_backward_input_texels
+                                                    : KernelId::matmul_blocks_backward_input));
   const auto want = run(count, dx0, [&](BufferSlice dx) {
     return kernels::matmul_backward_input_pieces(q, s, dyb.whole(), wf.whole(), dx, mode);
   });
@@ -308,6 +322,19 @@ TEST_CASE("matmul_blocks backward input: the f32 kernels' bits, overwritten and 
   }
 }
 
+TEST_CASE("matmul_blocks: W padded to whole words only runs the storage kernels, same bits") {
+  // Where W's slice ends short of a whole 16-byte texel, CPU drivers run the storage kernels.
+  std::mt19937 rng(45);
+  for (GgmlType t : kTypes) {
+    DYNAMIC_SECTION(name(t)) {
+      const Problem p = problem(t, {37, 9, 1, 1}, Source::moderate, rng);
+      require_forward(p, Path::texels, true, name(t) + " forward, W in words", 4);
+      for (GradWrite mode : {GradWrite::overwrite, GradWrite::accumulate})
+        require_backward(p, Path::texels, mode, name(t) + " backward input, W in words", 4);
+    }
+  }
+}
+
 TEST_CASE("matmul_blocks: W bound in pieces of whole rows gives the f32 kernels' bits") {
   // 64 q8_0 values are 68 bytes a row, so a piece starts 256-byte aligned every 64 rows: a
   // 64-row binding limit cuts 150 rows into 64 + 64 + 22. The f32 kernels cut their 256-byte
@@ -340,8 +367,9 @@ TEST_CASE("matmul_blocks: W bound in pieces of whole rows gives the f32 kernels'
                                                           bb.whole(), o);
       });
       REQUIRE(ds.size() == 3);
+      // Pieces bind whole words, or on the texel path whole 16-byte texels (W is padded to 16).
       for (const Dispatch& d : ds) REQUIRE(d.bindings[1].slice.size % 4 == 0);
-      REQUIRE(ds[2].bindings[1].slice.size == 22 * 68);
+      REQUIRE(ds[2].bindings[1].slice.size == (path == Path::texels ? 1504u : 22u * 68));
       require_same_bits(out,
                         run(out_count, {},
                             [&](BufferSlice o) {
