@@ -17,9 +17,8 @@
 // A workgroup owns TI rows of dout, the same for all its invocations; each invocation owns TK
 // runs of 16 consecutive k and, for every n, decodes its runs of W row n (gguf_row_run16's steps:
 // one sub-block scale, one 16-byte fetch per array of codes), every decoded value feeding TI
-// fmas. X_LANES
-// (shared_x.glsl): dout's texels, the same for every lane, are fetched once per subgroup.
-// No shared memory.
+// fmas. X_LANES (shared_x.glsl): dout's texels, the same for every lane, are fetched once per
+// subgroup. No shared memory.
 layout(local_size_x_id = 0) in;
 // The ggml type id (gguf_block_ids.h): a constant, so the decoder's switches fold to one format.
 layout(constant_id = 3) const uint GGUF_TYPE = REMAT_GGUF_Q8_0;  // ids 0-2: workgroup size
