@@ -23,7 +23,12 @@ void main() {
   const uint runs = (p.count + p.run - 1u) / p.run;
   for (uint r = gl_GlobalInvocationID.x; r < runs; r += stride) {
     const uint k = r * p.run;
-    if (p.run == 8u && k + 8u <= p.count) {
+    if (p.run == 16u && k + 16u <= p.count) {
+      vec4 v[4];
+      gguf_row_run16(GGUF_TYPE, 0u, k, v);
+      for (uint j = 0u; j < 4u; ++j)
+        for (uint i = 0u; i < 4u; ++i) y[k + 4u * j + i] = v[j][i];
+    } else if (p.run == 8u && k + 8u <= p.count) {
       vec4 lo, hi;
       gguf_row_run8(GGUF_TYPE, 0u, k, lo, hi);
       for (uint i = 0u; i < 4u; ++i) {

@@ -10,7 +10,8 @@ namespace remat::push {
 
 // y[i] = value i of the row of blocks in the block buffer, for i < count (a whole number of
 // blocks). Each invocation decodes `run` consecutive values: 1 through gguf_row_value, 4 through
-// gguf_row_run4, 8 through gguf_row_run8 (gguf_blocks.glsl); the same floats either way.
+// gguf_row_run4, 8 through gguf_row_run8, 16 through gguf_row_run16 (gguf_blocks.glsl); the same
+// floats either way.
 struct DequantizeBlocksParams {
   uint count;
   uint run;

@@ -1,10 +1,10 @@
-// Runs of 4 or 8 consecutive values of a GGUF block row decoded together (included by
+// Runs of 4, 8 or 16 consecutive values of a GGUF block row decoded together (included by
 // gguf_blocks.glsl, whose header describes the API): what a matmul tile calls. A run starts at a
 // multiple of its length, so in every block format it lies in one sub-block (16 or 32 values) and
-// shares its scale, and its codes are four consecutive bytes of each array the format keeps them
-// in: one scale decode (gguf_sub_scale), one word fetch per array and lane (gguf_codes4), then the
-// per-value formula of gguf_blocks.h on each lane (gguf_apply4), so a run equals gguf_row_value
-// value for value, bit for bit.
+// shares its scale, and its codes are consecutive bytes of each array the format keeps them in:
+// one scale decode (gguf_sub_scale), one fetch of four (gguf_codes4) or sixteen (gguf_codes16)
+// bytes per array, then the per-value formula of gguf_blocks.h on each lane (gguf_apply4), so a
+// run equals gguf_row_value value for value, bit for bit.
 #ifndef REMAT_GGUF_BLOCK_RUNS_GLSL
 #define REMAT_GGUF_BLOCK_RUNS_GLSL
 
@@ -172,6 +172,120 @@ void gguf_row_run8(uint type, uint r, uint k, out vec4 lo, out vec4 hi) {
   const GgufScale s = gguf_sub_scale(type, b, e);
   lo = gguf_apply4(type, s, gguf_codes4(type, b, e));
   hi = gguf_apply4(type, s, gguf_codes4(type, b, e + 4u));
+}
+
+// Runs of 16: every array of codes a run reads is 16 consecutive bytes (and Q5_0/Q5_1's qh
+// word), fetched as four words by gguf_bytes16; where the kernel reads its words through 16-byte
+// texels it defines GGUF_BYTES16(o) to fetch them with one or two texels instead of four words.
+// The codes and values equal gguf_codes4's and the per-value formulas', lane for lane.
+
+// Bytes o..o+15 as four little-endian u32, o any offset.
+uvec4 gguf_bytes16(uint o) {
+#ifdef GGUF_BYTES16
+  return GGUF_BYTES16(o);
+#else
+  return uvec4(gguf_u32(o), gguf_u32(o + 4u), gguf_u32(o + 8u), gguf_u32(o + 12u));
+#endif
+}
+
+// The four bytes of word w as lanes.
+uvec4 gguf_lanes(uint w) {
+  return (uvec4(w) >> uvec4(0u, 8u, 16u, 24u)) & 0xFFu;
+}
+
+// The integer codes of values e0..e0+15 (e0 % 16 == 0) of the quantized block at byte b, four
+// per element of q (q[j]: values e0 + 4j.., as gguf_codes4(type, b, e0 + 4j)).
+void gguf_codes16(uint type, uint b, uint e0, out ivec4 q[4]) {
+  switch (type) {
+    case REMAT_GGUF_Q8_0: {
+      const uvec4 w = gguf_bytes16(b + 2u + e0);
+      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4(gguf_lanes(w[j]) << 24) >> 24;
+      break;
+    }
+    case REMAT_GGUF_Q4_0:
+    case REMAT_GGUF_Q4_1: {  // low nibbles of the 16 code bytes for e0 = 0, high for 16
+      const uvec4 w = gguf_bytes16(b + (type == REMAT_GGUF_Q4_0 ? 2u : 4u));
+      const uint shift = e0 < 16u ? 0u : 4u;
+      const int bias = type == REMAT_GGUF_Q4_0 ? 8 : 0;
+      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4((gguf_lanes(w[j]) >> shift) & 15u) - bias;
+      break;
+    }
+    case REMAT_GGUF_Q5_0:
+    case REMAT_GGUF_Q5_1: {
+      const uint qh = b + (type == REMAT_GGUF_Q5_0 ? 2u : 4u);
+      const uvec4 w = gguf_bytes16(qh + 4u);
+      const uint shift = e0 < 16u ? 0u : 4u;
+      const uint high = gguf_u32(qh);
+      const int bias = type == REMAT_GGUF_Q5_0 ? 16 : 0;
+      for (uint j = 0u; j < 4u; ++j) {
+        const uvec4 h = (uvec4(high) >> (uvec4(0u, 1u, 2u, 3u) + e0 + 4u * j)) & 1u;
+        q[j] = ivec4(((gguf_lanes(w[j]) >> shift) & 15u) | h << 4) - bias;
+      }
+      break;
+    }
+    case REMAT_GGUF_Q2_K: {
+      const uvec4 w = gguf_bytes16(b + 16u + 32u * (e0 / 128u) + e0 % 32u);
+      const uint shift = 2u * ((e0 % 128u) / 32u);
+      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4((gguf_lanes(w[j]) >> shift) & 3u);
+      break;
+    }
+    case REMAT_GGUF_Q3_K: {
+      const uint g = 4u * (e0 / 128u) + (e0 % 128u) / 32u;
+      const uvec4 w = gguf_bytes16(b + 32u + 32u * (e0 / 128u) + e0 % 32u);
+      const uvec4 m = gguf_bytes16(b + e0 % 32u);
+      for (uint j = 0u; j < 4u; ++j) {
+        const uvec4 high = (gguf_lanes(m[j]) >> g) & 1u;
+        q[j] = ivec4((gguf_lanes(w[j]) >> (2u * (g % 4u))) & 3u) - 4 * (1 - ivec4(high));
+      }
+      break;
+    }
+    case REMAT_GGUF_Q4_K: {
+      const uvec4 w = gguf_bytes16(b + 16u + 32u * (e0 / 64u) + e0 % 32u);
+      const uint shift = 4u * ((e0 / 32u) % 2u);
+      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4((gguf_lanes(w[j]) >> shift) & 15u);
+      break;
+    }
+    case REMAT_GGUF_Q5_K: {
+      const uvec4 w = gguf_bytes16(b + 48u + 32u * (e0 / 64u) + e0 % 32u);
+      const uvec4 m = gguf_bytes16(b + 16u + e0 % 32u);
+      const uint shift = 4u * ((e0 / 32u) % 2u);
+      for (uint j = 0u; j < 4u; ++j) {
+        const uvec4 high = (gguf_lanes(m[j]) >> (e0 / 32u)) & 1u;
+        q[j] = ivec4(((gguf_lanes(w[j]) >> shift) & 15u) + 16u * high);
+      }
+      break;
+    }
+    default: {  // Q6_K
+      const uint h = e0 / 128u;
+      const uint g = (e0 % 128u) / 32u;
+      const uint l = e0 % 32u;
+      const uvec4 w = gguf_bytes16(b + 64u * h + 32u * (g % 2u) + l);
+      const uvec4 m = gguf_bytes16(b + 128u + 32u * h + l);
+      for (uint j = 0u; j < 4u; ++j) {
+        const uvec4 lo = (gguf_lanes(w[j]) >> (4u * (g / 2u))) & 15u;
+        const uvec4 hi = (gguf_lanes(m[j]) >> (2u * g)) & 3u;
+        q[j] = ivec4(lo | hi << 4) - 32;
+      }
+      break;
+    }
+  }
+}
+
+// Values k..k+15 of a row of whole blocks starting at byte r, k % 16 == 0, v[j] holding values
+// k + 4j..k + 4j + 3. A quantized run decodes its sub-block's scale once, its codes by
+// gguf_codes16.
+void gguf_row_run16(uint type, uint r, uint k, out vec4 v[4]) {
+  const uint per_block = gguf_block_values(type);
+  if (per_block == 1u) {
+    for (uint j = 0u; j < 4u; ++j) v[j] = gguf_row_run4(type, r, k + 4u * j);
+    return;
+  }
+  const uint b = r + k / per_block * gguf_block_bytes(type);
+  const uint e = k % per_block;
+  const GgufScale s = gguf_sub_scale(type, b, e);
+  ivec4 q[4];
+  gguf_codes16(type, b, e, q);
+  for (uint j = 0u; j < 4u; ++j) v[j] = gguf_apply4(type, s, q[j]);
 }
 
 #endif  // REMAT_GGUF_BLOCK_RUNS_GLSL

@@ -9,6 +9,10 @@
 //   layout(std430, binding = 0) readonly buffer W { uint w_words[]; };
 //   #define GGUF_WORDS w_words
 //   #include "gguf_blocks.glsl"
+// or, to read the words some other way (an R32UI texel view on CPU drivers, where texelFetch
+// beats storage loads), defines GGUF_WORD(i) as word i instead:
+//   layout(binding = 0) uniform usamplerBuffer w_texels;
+//   #define GGUF_WORD(i) texelFetch(w_texels, int(i)).x
 // Byte offsets are from the start of that array. Blocks are packed (a Q8_0 block is 34 bytes), so
 // fields sit at any byte offset; every block size is even, so a row that starts at an even byte
 // keeps every f16 field at an even byte (gguf_u16's requirement). The binding must reach the end
@@ -28,16 +32,21 @@
 //   gguf_row_value(type, r, k)          value k of a row of whole blocks starting at byte r
 //   gguf_row_run4(type, r, k)           values k..k+3 of a row, k % 4 == 0
 //   gguf_row_run8(type, r, k, lo, hi)   values k..k+7 of a row, k % 8 == 0
+//   gguf_row_run16(type, r, k, v)       values k..k+15 of a row in v[4], k % 16 == 0
 // The runs are the shape a matmul tile wants: a quantized run lies in one sub-block, so it reads
-// that sub-block's scale once (gguf_sub_scale) and its codes with one word fetch per array
-// (gguf_codes4), then applies one formula per lane (gguf_apply4); they equal gguf_row_value.
+// that sub-block's scale once (gguf_sub_scale) and its codes with one fetch per array
+// (gguf_codes4, gguf_codes16), then applies one formula per lane (gguf_apply4); they equal
+// gguf_row_value.
 #ifndef REMAT_GGUF_BLOCKS_GLSL
 #define REMAT_GGUF_BLOCKS_GLSL
 
 #include "gguf_block_ids.h"
 
+#ifndef GGUF_WORD
 #ifndef GGUF_WORDS
-#error "define GGUF_WORDS as the uint array that holds the blocks before including gguf_blocks.glsl"
+#error "define GGUF_WORDS (the uint array of the blocks) or GGUF_WORD(i) before gguf_blocks.glsl"
+#endif
+#define GGUF_WORD(i) GGUF_WORDS[i]
 #endif
 
 // ---- Layout facts.
@@ -85,7 +94,7 @@ uint gguf_row_bytes(uint type, uint values) {
 // ---- Bytes, halves and words at byte offsets.
 
 uint gguf_u8(uint o) {
-  return (GGUF_WORDS[o >> 2] >> ((o & 3u) << 3)) & 0xFFu;
+  return (GGUF_WORD(o >> 2) >> ((o & 3u) << 3)) & 0xFFu;
 }
 
 int gguf_i8(uint o) {
@@ -94,15 +103,15 @@ int gguf_i8(uint o) {
 
 // The little-endian u16 at an even byte offset (never straddles a word).
 uint gguf_u16(uint o) {
-  return (GGUF_WORDS[o >> 2] >> ((o & 2u) << 3)) & 0xFFFFu;
+  return (GGUF_WORD(o >> 2) >> ((o & 2u) << 3)) & 0xFFFFu;
 }
 
 // The little-endian u32 of bytes o..o+3, o any offset (two words where it straddles).
 uint gguf_u32(uint o) {
   const uint i = o >> 2;
   const uint s = (o & 3u) << 3;
-  uint w = GGUF_WORDS[i] >> s;
-  if (s != 0u) w |= GGUF_WORDS[i + 1u] << (32u - s);
+  uint w = GGUF_WORD(i) >> s;
+  if (s != 0u) w |= GGUF_WORD(i + 1u) << (32u - s);
   return w;
 }
 

@@ -47,8 +47,9 @@ Dispatch dequantize_blocks(uint32_t ggml_type, uint32_t count, BufferSlice block
     throw std::invalid_argument(who + ": " + std::to_string(count) +
                                 " values are not whole blocks of " +
                                 std::to_string(layout->values));
-  if (run != 1 && run != 4 && run != 8)
-    throw std::invalid_argument(who + ": runs are 1, 4 or 8 values, not " + std::to_string(run));
+  if (run != 1 && run != 4 && run != 8 && run != 16)
+    throw std::invalid_argument(who + ": runs are 1, 4, 8 or 16 values, not " +
+                                std::to_string(run));
   const uint64_t bytes = uint64_t(count) / layout->values * layout->bytes;
   const uint64_t words = (bytes + 3) / 4 * 4;
   if (blocks.size < words)

@@ -21,8 +21,9 @@ std::optional<GpuBlockLayout> gpu_block_layout(uint32_t ggml_type);
 
 // y[i] = value i of the blocks of type `ggml_type` at the start of `blocks`, for i < count:
 // `count` a whole number of blocks, `blocks` reaching the end of the last 4-byte word holding
-// their bytes, `y` at least count floats. Each invocation decodes `run` (1, 4 or 8) consecutive
-// values through gguf_row_value, gguf_row_run4 or gguf_row_run8: the same floats either way.
+// their bytes, `y` at least count floats. Each invocation decodes `run` (1, 4, 8 or 16)
+// consecutive values through gguf_row_value or gguf_row_run4, 8 or 16: the same floats either
+// way.
 // std::invalid_argument on an unsupported type, a count of partial blocks or short slices.
 Dispatch dequantize_blocks(uint32_t ggml_type, uint32_t count, BufferSlice blocks, BufferSlice y,
                            uint32_t run = 1);

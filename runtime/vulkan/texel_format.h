@@ -9,7 +9,8 @@
 namespace remat {
 
 // Bytes of one texel of a format the kernels read through a view (RGBA32F, R32F, RGBA16F,
-// R16F, RGBA16UI, R16UI); 0 for any other format.
+// R16F, RGBA16UI, R16UI; RGBA32UI and R32UI for raw words, as ggml blocks); 0 for any other
+// format.
 uint32_t texel_format_bytes(VkFormat f);
 
 }  // namespace remat

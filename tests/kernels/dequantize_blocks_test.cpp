@@ -2,7 +2,7 @@
 // against formats/gguf_blocks.h's decode_blocks, which is ggml's dequantize_row_* bit for bit:
 // every type, random blocks with zero, subnormal, negative and extreme f16 scales, rows quantized
 // by ggml's own quantizer where its library was fetched, every f16 and bf16 pattern, odd block
-// counts; per value, in runs of 4 and in runs of 8, all compared as uint32 bits. Also the
+// counts; per value and in runs of 4, 8 and 16, all compared as uint32 bits. Also the
 // dispatch's checks, and a hidden decode-throughput benchmark ([.bench]).
 #include <catch2/catch.hpp>
 
@@ -68,7 +68,7 @@ size_t require_gpu_decodes(GgmlType t, const std::vector<std::byte>& bytes,
   const std::vector<uint32_t> want = cpu_decode(t, bytes);
   const uint32_t per_block = ggml_type_info(t).block_values;
   std::vector<uint32_t> single;
-  for (uint32_t run : {1u, 4u, 8u}) {
+  for (uint32_t run : {1u, 4u, 8u, 16u}) {
     const std::vector<uint32_t> got = gpu_decode(t, bytes, run);
     REQUIRE(got.size() == want.size());
     for (size_t i = 0; i < got.size(); ++i) {
@@ -136,7 +136,7 @@ TEST_CASE("dequantize_blocks: the dispatch refuses what it cannot decode") {
   CHECK_THROWS_WITH(kernels::dequantize_blocks(q8, 48, blocks.whole(), y.whole()),
                     Catch::Contains("not whole blocks of 32"));
   CHECK_THROWS_WITH(kernels::dequantize_blocks(q8, 32, blocks.whole(), y.whole(), 2),
-                    Catch::Contains("runs are 1, 4 or 8"));
+                    Catch::Contains("runs are 1, 4, 8 or 16"));
   // Two Q8_0 blocks are 68 bytes: the slice must hold 68, the third word's bytes included.
   CHECK_THROWS_WITH(kernels::dequantize_blocks(q8, 64, {blocks.whole().buffer, 0, 64}, y.whole()),
                     Catch::Contains("take 68 bytes"));
@@ -159,7 +159,7 @@ TEST_CASE("dequantize_blocks: random blocks decode as decode_blocks decodes them
       }
       compared += require_gpu_decodes(t, edge_scale_blocks(t, rng), name(t) + ", edge scales");
       std::printf(
-          "%-5s %6zu values of random blocks, per value and in runs of 4 and 8: "
+          "%-5s %6zu values of random blocks, per value and in runs of 4, 8 and 16: "
           "0 mismatches\n",
           name(t).c_str(), compared);
     }
@@ -228,8 +228,8 @@ TEST_CASE("dequantize_blocks: rows quantized by ggml decode as decode_blocks dec
 
 TEST_CASE("dequantize_blocks: decode throughput per type", "[.bench]") {
   std::printf("device: %s\n", test::device().info().name.c_str());
-  std::printf("%-6s %12s %12s %12s  (Mvalues/s; runs of 1, 4, 8 values an invocation)\n", "type",
-              "value", "run4", "run8");
+  std::printf("%-6s %12s %12s %12s %12s  (Mvalues/s; runs of 1, 4, 8, 16 values an invocation)\n",
+              "type", "value", "run4", "run8", "run16");
   std::mt19937 rng(5);
   const uint32_t values = uint32_t(1) << 22;  // 4 Mi values a type
   for (GgmlType t : test::decodable_types()) {
@@ -241,9 +241,10 @@ TEST_CASE("dequantize_blocks: decode throughput per type", "[.bench]") {
       for (std::byte& b : bytes) b = std::byte(rng() & 0x3F);  // finite, normal values
     Buffer blocks = upload_blocks(bytes);
     Buffer y = test::garbage_buffer<float>(values, "y");
-    double rate[3] = {};
-    for (int i = 0; i < 3; ++i) {
-      const uint32_t run = i == 0 ? 1 : i == 1 ? 4 : 8;
+    const uint32_t runs[] = {1, 4, 8, 16};
+    double rate[4] = {};
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t run = runs[i];
       Executor ex(test::kernels(),
                   {kernels::dequantize_blocks(id(t), values, blocks.whole(), y.whole(), run)},
                   ExecutorOptions{.timestamps = true});
@@ -255,6 +256,7 @@ TEST_CASE("dequantize_blocks: decode throughput per type", "[.bench]") {
       }
       rate[i] = values / (best * 1e-3) / 1e6;
     }
-    std::printf("%-6s %12.0f %12.0f %12.0f\n", name(t).c_str(), rate[0], rate[1], rate[2]);
+    std::printf("%-6s %12.0f %12.0f %12.0f %12.0f\n", name(t).c_str(), rate[0], rate[1], rate[2],
+                rate[3]);
   }
 }
