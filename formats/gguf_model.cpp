@@ -120,12 +120,47 @@ void GgufWeights::read_row(const GgufTensor& t, uint64_t row, std::span<float> o
   decode_blocks(t.type, row_bytes_, out);
 }
 
-void GgufWeights::read(const SafetensorsEntry& e, uint64_t first, std::span<float> out) const {
+const GgufWeights::Source& GgufWeights::source_of(const SafetensorsEntry& e,
+                                                  const char* what) const {
   const SafetensorsEntry* begin = header_.tensors.data();
   if (&e < begin || &e >= begin + header_.tensors.size())
-    throw std::logic_error("GgufWeights::read: '" + e.name + "' is not a tensor of " +
+    throw std::logic_error(std::string(what) + ": '" + e.name + "' is not a tensor of " +
                            file_.origin());
-  const Source& s = sources_[static_cast<std::size_t>(&e - begin)];
+  return sources_[static_cast<std::size_t>(&e - begin)];
+}
+
+std::vector<BlockWeight> GgufWeights::block_weights() const {
+  std::vector<BlockWeight> out;
+  for (std::size_t i = 0; i < sources_.size(); ++i) {
+    const GgufTensor& t = *sources_[i].tensor;
+    const GgmlTypeInfo& info = ggml_type_info(t.type);
+    if (info.block_values <= 1 || t.ne.size() != 2 || sources_[i].layout.transposed) continue;
+    out.push_back({header_.tensors[i].name,
+                   {static_cast<uint32_t>(t.type), info.block_values, info.block_bytes,
+                    std::string(info.name)}});
+  }
+  return out;
+}
+
+void GgufWeights::read_blocks(const SafetensorsEntry& e, uint64_t offset,
+                              std::span<std::byte> out) const {
+  const Source& s = source_of(e, "GgufWeights::read_blocks");
+  const GgufTensor& t = *s.tensor;
+  const uint64_t row_bytes = ggml_row_bytes(t.type, t.ne[0]);
+  if (s.layout.transposed || t.ne.size() != 2 || offset + out.size() > t.rows() * row_bytes)
+    throw std::out_of_range("GgufWeights::read_blocks: not the blocks of '" + e.name + "'");
+  uint64_t done = 0;
+  while (done < out.size()) {
+    const uint64_t at = offset + done, row = at / row_bytes, col = at % row_bytes;
+    const uint64_t n = std::min<uint64_t>(row_bytes - col, out.size() - done);
+    const uint64_t stored = gguf_row_of(row, t.rows(), s.layout.rope_heads);
+    file_.read(t, stored * row_bytes + col, out.subspan(done, n));
+    done += n;
+  }
+}
+
+void GgufWeights::read(const SafetensorsEntry& e, uint64_t first, std::span<float> out) const {
+  const Source& s = source_of(e, "GgufWeights::read");
   const GgufTensor& t = *s.tensor;
   if (first + out.size() > t.elements())
     throw std::out_of_range("GgufWeights::read: past the end of '" + e.name + "'");

@@ -45,12 +45,22 @@ class GgufWeights {
   // at a time (bytes and floats), whatever the request.
   void read(const SafetensorsEntry& t, uint64_t first, std::span<float> out) const;
 
+  // The weights that can stay in their blocks on the device (QLoRA): every matrix stored in a
+  // block-quantized type whose rows are the Hugging Face rows (not gpt2's transposed ones), with
+  // its block format. The graph keeps those its matmuls alone read (graph/weight_dtype.h).
+  std::vector<BlockWeight> block_weights() const;
+  // Bytes [offset, offset + out.size()) of `t` (one of block_weights()) as a block tensor holds
+  // them: its rows in Hugging Face order (llama's RoPE permutation undone by moving whole rows),
+  // each row's blocks as stored. Host memory: one stored row at a time.
+  void read_blocks(const SafetensorsEntry& t, uint64_t offset, std::span<std::byte> out) const;
+
  private:
   struct Source {
     const GgufTensor* tensor;
     GgufLayout layout;
   };
   void read_row(const GgufTensor& t, uint64_t row, std::span<float> out) const;
+  const Source& source_of(const SafetensorsEntry& e, const char* what) const;
 
   GgufFile file_;
   ModelConfig model_;

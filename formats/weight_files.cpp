@@ -110,6 +110,15 @@ void WeightFiles::add(SafetensorsSource source) {
   files_.push_back(std::move(source));
 }
 
+void WeightFiles::read_blocks(const SafetensorsEntry& t, uint64_t offset,
+                              std::span<std::byte> out) const {
+  const SafetensorsEntry* begin = header_.tensors.data();
+  if (!gguf_ || &t < begin || &t >= begin + header_.tensors.size())
+    throw std::logic_error("WeightFiles::read_blocks: '" + t.name + "' has no blocks in " +
+                           origin_);
+  gguf_->read_blocks(gguf_->header().tensors[static_cast<std::size_t>(&t - begin)], offset, out);
+}
+
 void WeightFiles::read(const SafetensorsEntry& t, uint64_t first, std::span<float> out) const {
   const SafetensorsEntry* begin = header_.tensors.data();
   if (gguf_) {

@@ -47,6 +47,9 @@ class WeightFiles {
   // Elements [first, first + out.size()) of `t`, a tensor of header(), from its file: see
   // SafetensorsSource::read (non-finite values are refused naming that file).
   void read(const SafetensorsEntry& t, uint64_t first, std::span<float> out) const;
+  // Bytes [offset, offset + out.size()) of `t`'s blocks (GgufWeights::read_blocks): a GGUF
+  // model's block weight only, else std::logic_error.
+  void read_blocks(const SafetensorsEntry& t, uint64_t offset, std::span<std::byte> out) const;
 
  private:
   WeightFiles() = default;

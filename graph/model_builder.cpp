@@ -28,6 +28,7 @@ Graph build_training_model(const ModelConfig& config, const TrainShape& shape,
     apply_lora(g, resolved);
   }
   store_frozen_weights(g, shape.weight_dtype);
+  store_block_weights(g, shape.block_weights, shape.activation_dtype);
   autodiff(g);
   return g;
 }

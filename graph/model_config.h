@@ -64,6 +64,12 @@ struct ModelConfig {
 // begin on a 256-byte boundary (the largest minStorageBufferOffsetAlignment Vulkan permits).
 inline constexpr int kLossChunkAlign = 64;
 
+// A frozen weight kept on the device in its file's block type (QLoRA, graph/weight_dtype.h).
+struct BlockWeight {
+  std::string name;  // the parameter's name (Hugging Face's)
+  BlockFormat format;
+};
+
 struct TrainShape {
   int batch = 4;                        // B
   int seq = 64;                         // T, at most ctx
@@ -76,6 +82,9 @@ struct TrainShape {
   // Storage of frozen weights of two or more dimensions (f16/bf16 only with LoRA;
   // graph/weight_dtype.h). Trained parameters, gradients and moments are always f32.
   DType weight_dtype = DType::f32;
+  // Frozen weights kept in ggml block types instead (LoRA on a quantized GGUF base): each named
+  // weight a matmul alone reads is stored as its blocks; the others keep weight_dtype.
+  std::vector<BlockWeight> block_weights;
 
   // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1; the Llama family has
   // no dropout, so dropout must be 0 there).

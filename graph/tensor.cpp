@@ -13,8 +13,10 @@ int dtype_bytes(DType t) {
     case DType::f16:
     case DType::bf16:
       return 2;
+    case DType::blocks:
+      break;
   }
-  return 4;
+  throw std::logic_error("a block-stored tensor has no element size");
 }
 
 std::string_view dtype_name(DType t) {
@@ -27,6 +29,8 @@ std::string_view dtype_name(DType t) {
       return "bf16";
     case DType::u32:
       return "u32";
+    case DType::blocks:
+      return "blocks";
   }
   return "?";
 }
@@ -71,7 +75,12 @@ int64_t Tensor::elements() const {
 }
 
 uint64_t Tensor::bytes() const {
-  return static_cast<uint64_t>(elements()) * static_cast<uint64_t>(dtype_bytes(dtype));
+  const auto n = static_cast<uint64_t>(elements());
+  if (dtype != DType::blocks) return n * static_cast<uint64_t>(dtype_bytes(dtype));
+  if (blocks.block_values == 0 || shape.empty() || shape.back() % blocks.block_values != 0)
+    throw std::logic_error("'" + name + "': rows of " + std::to_string(shape.back()) +
+                           " values are not whole blocks of " + blocks.name);
+  return align_up(n / blocks.block_values * blocks.block_bytes, kBlockTensorPad);
 }
 
 uint64_t align_up(uint64_t bytes, uint64_t alignment) {

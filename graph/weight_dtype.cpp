@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "graph/op_schema.h"
+
 namespace remat {
 
 DType parse_weight_dtype(std::string_view text) {
@@ -30,6 +32,57 @@ void store_frozen_weights(Graph& g, DType t) {
     Tensor& w = g.tensors.at(static_cast<std::size_t>(id));
     if (w.shape.size() >= 2) w.dtype = t;
   }
+}
+
+}  // namespace remat
+
+namespace remat {
+
+namespace {
+
+// Whether every op of `g` that reads `id` is a matmul reading it as its weight [out, in] (rows of
+// the reduction, as a GGUF file stores them), and only there.
+bool only_matmuls_read(const Graph& g, TensorId id) {
+  bool read = false;
+  for (const Op& op : g.ops)
+    for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+      if (op.inputs[i] != id) continue;
+      if (op.kind != OpKind::matmul || i != slot::matmul::weight ||
+          op.attrs.w_layout != WeightLayout::out_in)
+        return false;
+      read = true;
+    }
+  return read;
+}
+
+}  // namespace
+
+std::vector<std::string> store_block_weights(Graph& g, const std::vector<BlockWeight>& blocks,
+                                             DType activation_dtype) {
+  if (blocks.empty()) return {};
+  if (activation_dtype != DType::f32)
+    throw std::invalid_argument("a base kept in quantized blocks needs f32 activations (--act-dtype " +
+                                std::string(dtype_name(activation_dtype)) + " is not supported there)");
+  std::vector<std::string> decoded;
+  for (const BlockWeight& b : blocks) {
+    TensorId id = kNoTensor;
+    for (TensorId f : g.frozen)
+      if (g.tensor(f).name == b.name) id = f;
+    if (id == kNoTensor)
+      throw std::invalid_argument("'" + b.name + "' is not a frozen weight of this model");
+    Tensor& w = g.tensors.at(static_cast<std::size_t>(id));
+    if (w.shape.size() != 2 || b.format.block_values == 0 ||
+        w.shape.back() % b.format.block_values != 0)
+      throw std::invalid_argument("'" + b.name + "' " + shape_text(w.shape) +
+                                  " is not rows of whole " + b.format.name + " blocks");
+    if (!only_matmuls_read(g, id)) {
+      decoded.push_back(b.name);
+      continue;
+    }
+    w.dtype = DType::blocks;
+    w.blocks = b.format;
+  }
+  return decoded;
 }
 
 }  // namespace remat

@@ -6,9 +6,12 @@
 // dtype on the graph's tensors is what makes the planner count them at their real size.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "graph/graph.h"
+#include "graph/model_config.h"
 #include "graph/tensor.h"
 
 namespace remat {
@@ -24,5 +27,15 @@ void check_weight_dtype(DType t, bool has_frozen);
 // std::invalid_argument when `t` is not f32 and nothing is frozen (no LoRA), or `t` is not a
 // floating-point storage type.
 void store_frozen_weights(Graph& g, DType t);
+
+// Stores each weight `blocks` names as its ggml block format (DType::blocks): a frozen 2-D tensor
+// of `g` (after apply_lora, before autodiff) whose rows are whole blocks and that only matmuls
+// read as their weight, so the block matmuls (forward and input gradient) are its only readers.
+// The others named (an embedding table, a head the loss reads) keep their dtype and are returned
+// by name: their kernels read no blocks, so the caller decodes them. std::invalid_argument for a
+// name that is not a frozen tensor of `g`, rows that are not whole blocks, or 16-bit activations
+// (the block matmuls read f32 activations).
+std::vector<std::string> store_block_weights(Graph& g, const std::vector<BlockWeight>& blocks,
+                                             DType activation_dtype);
 
 }  // namespace remat

@@ -18,18 +18,25 @@ uint64_t aligned_sum(const Plan& p, const std::vector<TensorId>& ids) {
 }
 
 // "f32", or "bf16" when the 2-D weights are 16-bit and the 1-D gains and biases stay f32
-// (graph/weight_dtype.h); "mixed" for any other combination.
+// (graph/weight_dtype.h); "mixed" for any other combination; a QLoRA base's block types first
+// ("q4_K/q6_K blocks, f32").
 std::string frozen_dtype(const Plan& p) {
-  std::string name;
+  std::string name, blocks;
   for (TensorId t : p.frozen) {
     const Tensor& tensor = p.tensors.at(size_t(t)).tensor;
+    if (tensor.dtype == DType::blocks) {
+      if (("/" + blocks + "/").find("/" + tensor.blocks.name + "/") == std::string::npos)
+        blocks += (blocks.empty() ? "" : "/") + tensor.blocks.name;
+      continue;
+    }
     if (tensor.shape.size() < 2 && tensor.dtype == DType::f32) continue;
     const std::string d(dtype_name(tensor.dtype));
     if (!name.empty() && name != d) return "mixed";
     name = d;
   }
-  if (name.empty() && !p.frozen.empty()) return "f32";
-  return name == "f32" ? name : name + ", 1-D f32";
+  std::string rest = name.empty() || name == "f32" ? "f32" : name + ", 1-D f32";
+  if (p.frozen.empty()) rest = "";
+  return blocks.empty() ? rest : blocks + " blocks, " + rest;
 }
 
 // The smallest arena of `g` under the request's policy, and a plan with the same persistent

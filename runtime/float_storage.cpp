@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "base/half_float.h"
+#include "formats/gguf_blocks.h"
+#include "formats/gguf_types.h"
 
 namespace remat {
 
@@ -81,6 +83,61 @@ Staging::Drain drain_floats(DType t, ConsumeFloats consume) {
     widen_floats(piece, t, *scratch);
     consume(done / size, *scratch);
   };
+}
+
+StoredRange stored_range(const Tensor& t, uint64_t first, uint64_t count) {
+  if (first + count > static_cast<uint64_t>(t.elements()))
+    throw std::out_of_range("'" + t.name + "': elements past its end");
+  if (t.dtype != DType::blocks) {
+    const auto size = static_cast<uint64_t>(dtype_bytes(t.dtype));
+    return {first * size, count * size, first};
+  }
+  const uint64_t values = t.blocks.block_values, bytes = t.blocks.block_bytes;
+  const uint64_t b0 = first / values, b1 = (first + count + values - 1) / values;
+  return {b0 * bytes, (b1 - b0) * bytes, b0 * values};
+}
+
+Staging::Drain drain_values(const Tensor& t, const StoredRange& range, ConsumeFloats consume) {
+  if (t.dtype != DType::blocks)
+    return drain_floats(t.dtype, [first = range.first_stored, consume = std::move(consume)](
+                                     uint64_t at, std::span<const float> x) {
+      consume(first + at, x);
+    });
+  // Staging pieces end anywhere: a block split between two waits in `carry` for its rest.
+  struct State {
+    std::vector<std::byte> carry;
+    std::vector<float> values;
+    uint64_t next = 0;
+  };
+  auto st = std::make_shared<State>();
+  st->next = range.first_stored;
+  const auto type = static_cast<GgmlType>(t.blocks.ggml_type);
+  const std::size_t bb = t.blocks.block_bytes, bv = t.blocks.block_values;
+  return [st, type, bb, bv, consume = std::move(consume)](std::span<const std::byte> piece,
+                                                          uint64_t) {
+    st->carry.insert(st->carry.end(), piece.begin(), piece.end());
+    const std::size_t blocks = st->carry.size() / bb;
+    if (blocks == 0) return;
+    st->values.resize(blocks * bv);
+    decode_blocks(type, std::span(st->carry).first(blocks * bb), st->values);
+    consume(st->next, st->values);
+    st->next += blocks * bv;
+    st->carry.erase(st->carry.begin(), st->carry.begin() + std::ptrdiff_t(blocks * bb));
+  };
+}
+
+void download_values(Staging& staging, const BufferSlice& slice, const Tensor& t, uint64_t first,
+                     std::span<float> out) {
+  const StoredRange r = stored_range(t, first, out.size());
+  BufferSlice part = slice;
+  part.offset += r.offset;
+  part.size = r.size;
+  staging.download(part, drain_values(t, r, [&](uint64_t at, std::span<const float> x) {
+                     // Whole blocks may reach past the request on either side.
+                     for (std::size_t i = 0; i < x.size(); ++i)
+                       if (at + i >= first && at + i < first + out.size())
+                         out[std::size_t(at + i - first)] = x[i];
+                   }));
 }
 
 }  // namespace remat

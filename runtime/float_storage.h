@@ -30,4 +30,23 @@ Staging::Fill fill_floats(DType t, ProduceFloats produce);
 using ConsumeFloats = std::function<void(uint64_t first, std::span<const float> values)>;
 Staging::Drain drain_floats(DType t, ConsumeFloats consume);
 
+// The bytes of tensor `t` that hold its elements [first, first + count): for a block tensor
+// (DType::blocks, a QLoRA base) the whole blocks covering them. `first_stored` is the element those
+// bytes begin with.
+struct StoredRange {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t first_stored = 0;
+};
+StoredRange stored_range(const Tensor& t, uint64_t first, uint64_t count);
+
+// A Staging::Drain for the bytes stored_range gave for `t` (any float dtype or blocks): consume
+// gets its elements from range.first_stored on, as floats (blocks decoded as ggml decodes them,
+// formats/gguf_blocks.h, the values the kernels compute with).
+Staging::Drain drain_values(const Tensor& t, const StoredRange& range, ConsumeFloats consume);
+
+// Elements [first, first + out.size()) of `t`, whose whole storage is `slice`, read back.
+void download_values(Staging& staging, const BufferSlice& slice, const Tensor& t, uint64_t first,
+                     std::span<float> out);
+
 }  // namespace remat

@@ -23,6 +23,7 @@
 #include "runtime/kernels/layernorm.h"
 #include "runtime/kernels/matmul.h"
 #include "runtime/kernels/matmul_backward.h"
+#include "runtime/kernels/matmul_blocks.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/kernels/residual.h"
 #include "runtime/kernels/rmsnorm.h"
@@ -103,6 +104,8 @@ struct LoweringContext {
                                                         : kernels::WeightLayout::out_in;
     m.N = m.layout == kernels::WeightLayout::in_out ? dim(w, 1) : dim(w, 0);
     m.w_dtype = tensor(w).dtype;  // a frozen base may be stored in 16 bits
+    // or in blocks, which the block matmuls decode (their shape's w_dtype stays f32)
+    if (m.w_dtype == DType::blocks) m.w_dtype = DType::f32;
     m.x_dtype = tensor(x).dtype;  // activations may be too (dx, given for a frozen weight's x, is
     m.y_dtype = m.x_dtype;        // f32: dinp's kernel reads neither)
     return m;

@@ -65,6 +65,11 @@ void LoweringContext::step(const Step& s) {
       auto shape = matmul_shape(s, in(m::x), in(m::weight));
       shape.y_dtype = act({in(m::x), out(m::y)});
       const BufferSlice bias = s.attrs.has_bias ? bin(m::bias) : BufferSlice{};
+      if (const Tensor& w = tensor(in(m::weight)); w.dtype == DType::blocks)
+        return add(kernels::matmul_blocks_forward_pieces(quirks, shape, w.blocks.ggml_type,
+                                                         bin(m::x), bin(m::weight), bias,
+                                                         bout(m::y)),
+                   s);
       return add(kernels::matmul_forward_pieces(quirks, shape, bin(m::x), bin(m::weight), bias,
                                                 bout(m::y)),
                  s);
@@ -74,6 +79,11 @@ void LoweringContext::step(const Step& s) {
       // dx has x's shape; x itself is not an input when the weight is frozen.
       auto shape = matmul_shape(s, out(m::dx), in(m::weight));
       if (!s.attrs.frozen) shape.x_dtype = tensor(in(m::x)).dtype;
+      if (const Tensor& w = tensor(in(m::weight)); w.dtype == DType::blocks)  // always frozen
+        return add(kernels::matmul_blocks_backward_input_pieces(quirks, shape, w.blocks.ggml_type,
+                                                                bin(m::dy), bin(m::weight),
+                                                                bout(m::dx), mode(s, m::dx)),
+                   s);
       add(kernels::matmul_backward_input_pieces(quirks, shape, bin(m::dy), bin(m::weight),
                                                 bout(m::dx), mode(s, m::dx)),
           s);

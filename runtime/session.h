@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -31,6 +32,7 @@
 #include "runtime/vulkan/device.h"
 #include "runtime/vulkan/executor.h"
 #include "runtime/vulkan/kernel_cache.h"
+#include "runtime/vulkan/staging.h"
 
 namespace remat {
 
@@ -188,6 +190,9 @@ class Session {
   void zero_optimizer_state();  // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
   void load_from(const WeightFiles& source);
+  // A block tensor's bytes straight from its file (a QLoRA base; `progress` gets bytes read).
+  void upload_blocks(Staging& staging, const WeightFiles& source, const SafetensorsEntry& entry,
+                     const PlannedTensor& p, const std::function<void(uint64_t)>& progress);
   void choose_matmul_tiles();
   void record();
   std::vector<CopyRegion> io_inputs() const;  // tokens, targets: io staging -> plan tensors

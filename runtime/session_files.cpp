@@ -43,14 +43,8 @@ const std::vector<TensorId>& model_weights(const Plan& plan) {
 // Elements [first, first + out.size()) of a persistent tensor, downloaded through `staging`.
 void read_values(const Session& session, Staging& staging, TensorId id, uint64_t first,
                  std::span<float> out) {
-  const Tensor& t = tensor_of(session.plan(), id);
-  const uint64_t size = static_cast<uint64_t>(dtype_bytes(t.dtype));
-  BufferSlice slice = session.persistent_slice(id);
-  slice.offset += first * size;
-  slice.size = out.size() * size;
-  staging.download(slice, drain_floats(t.dtype, [&](uint64_t at, std::span<const float> x) {
-                     std::copy(x.begin(), x.end(), out.begin() + std::ptrdiff_t(at));
-                   }));
+  download_values(staging, session.persistent_slice(id), tensor_of(session.plan(), id), first,
+                  out);
 }
 
 // Adds adapter `a`'s scale·B·A to elements [first, first + w.size()) of its base weight, each

@@ -30,6 +30,19 @@ void for_each_piece(uint64_t elements, uint64_t piece_bytes, F&& f) {
     f(first, std::min(per_piece, elements - first));
 }
 
+// Bytes `values` elements of `t` take as stored (a block tensor's averaged over its blocks), for
+// progress reports.
+uint64_t stored_bytes(const Tensor& t, uint64_t values) {
+  if (t.dtype != DType::blocks) return values * static_cast<uint64_t>(dtype_bytes(t.dtype));
+  return values * t.blocks.block_bytes / t.blocks.block_values;
+}
+
+// A Staging::Fill of zero bytes: a block weight before its file is loaded (every block type
+// decodes zero bytes to zeros).
+void zero_fill(std::span<std::byte> piece, uint64_t) {
+  std::fill(piece.begin(), piece.end(), std::byte{0});
+}
+
 }  // namespace
 
 uint64_t Session::parameter_bytes() const {
@@ -82,11 +95,16 @@ void Session::initialize_parameters(const ProgressFn& progress) {
   // The model's weights get the values they have without LoRA (the same seed, the same index).
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i]));
-    const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
+    if (p.tensor.dtype == DType::blocks) {  // a QLoRA base: only ever its file's values
+      staging.upload(persistent_->slice(p.offset, p.bytes), zero_fill);
+      report_progress(progress, "init", done += p.bytes, total);
+      continue;
+    }
     staging.upload(persistent_->slice(p.offset, p.bytes),
                    fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
                      initial_values(specs[i], config_.model, config_.seed, i, first, out);
-                     report_progress(progress, "init", done += out.size() * size, total);
+                     report_progress(progress, "init",
+                                     done += stored_bytes(p.tensor, out.size()), total);
                    }));
   }
   for (std::size_t i = 0; i < plan_.adapters.size(); ++i) {
@@ -107,11 +125,8 @@ std::vector<float> Session::values(TensorId id) const {
   if (p.placement != Placement::persistent)
     throw std::logic_error("'" + p.tensor.name + "' is not in the persistent buffer");
   std::vector<float> v(static_cast<std::size_t>(p.tensor.elements()));
-  Staging(device_).download(
-      persistent_->slice(p.offset, p.bytes),
-      drain_floats(p.tensor.dtype, [&](uint64_t first, std::span<const float> x) {
-        std::copy(x.begin(), x.end(), v.begin() + std::ptrdiff_t(first));
-      }));
+  Staging staging(device_);
+  download_values(staging, persistent_->slice(p.offset, p.bytes), p.tensor, 0, v);
   return v;
 }
 
@@ -154,11 +169,12 @@ void Session::save(const std::filesystem::path& path) const {
   report_progress(config_.progress, "save", 0, total);
   for (TensorId id : model_weights()) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
-    const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
-    staging.download(persistent_->slice(p.offset, p.bytes),
-                     drain_floats(p.tensor.dtype, [&](uint64_t, std::span<const float> x) {
+    const StoredRange whole = stored_range(p.tensor, 0, uint64_t(p.tensor.elements()));
+    staging.download(persistent_->slice(p.offset + whole.offset, whole.size),
+                     drain_values(p.tensor, whole, [&](uint64_t, std::span<const float> x) {
                        writer.write(x);
-                       report_progress(config_.progress, "save", done += x.size() * size, total);
+                       report_progress(config_.progress, "save",
+                                       done += stored_bytes(p.tensor, x.size()), total);
                      }));
   }
   writer.commit();
@@ -170,6 +186,24 @@ void Session::load(const std::filesystem::path& path) {
 
 void Session::load(std::span<const std::byte> bytes, std::string_view origin) {
   load_from(WeightFiles::single(SafetensorsSource::view(bytes, std::string(origin))));
+}
+
+void Session::upload_blocks(Staging& staging, const WeightFiles& source,
+                            const SafetensorsEntry& entry, const PlannedTensor& p,
+                            const std::function<void(uint64_t)>& progress) {
+  const uint64_t bytes = stored_range(p.tensor, 0, uint64_t(p.tensor.elements())).size;
+  if (entry.dtype != p.tensor.blocks.name)
+    throw std::invalid_argument(source.origin() + ": '" + entry.name + "' is " + entry.dtype +
+                                ", but this session keeps it as " + p.tensor.blocks.name +
+                                " blocks");
+  // The file's blocks as they are; the padding after them (kBlockTensorPad) is zeros.
+  staging.upload(persistent_->slice(p.offset, p.bytes),
+                 [&](std::span<std::byte> piece, uint64_t at) {
+                   const uint64_t n = at < bytes ? std::min<uint64_t>(piece.size(), bytes - at) : 0;
+                   if (n) source.read_blocks(entry, at, piece.first(n));
+                   std::fill(piece.begin() + std::ptrdiff_t(n), piece.end(), std::byte{0});
+                   progress(n);
+                 });
 }
 
 void Session::load_from(const WeightFiles& source) {
@@ -187,11 +221,11 @@ void Session::load_from(const WeightFiles& source) {
   std::vector<float> scratch(Staging::kDefaultBytes / sizeof(float));
   for (std::size_t i = 0; i < matched.size(); ++i) {
     const Tensor& stored = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i])).tensor;
-    const uint64_t size = static_cast<uint64_t>(dtype_bytes(stored.dtype));
     for_each_piece(matched[i]->elements(), Staging::kDefaultBytes,
                    [&](uint64_t first, uint64_t count) {
                      source.read(*matched[i], first, std::span(scratch).first(count));
-                     report_progress(config_.progress, "load", done += count * size, total);
+                     report_progress(config_.progress, "load",
+                                     done += stored_bytes(stored, count), total);
                    });
   }
   // Second pass: straight into staging memory, piece by piece.
@@ -199,13 +233,19 @@ void Session::load_from(const WeightFiles& source) {
     Staging staging(device_);
     for (std::size_t i = 0; i < matched.size(); ++i) {
       const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i]));
-      const uint64_t size = static_cast<uint64_t>(dtype_bytes(p.tensor.dtype));
+      if (p.tensor.dtype == DType::blocks) {
+        upload_blocks(staging, source, *matched[i], p, [&](uint64_t bytes) {
+          report_progress(config_.progress, "load", done += bytes, total);
+        });
+        continue;
+      }
       // F32, F16 and BF16 values are read as floats and rounded to the stored dtype: a file
       // in the stored dtype itself round-trips exactly.
       staging.upload(persistent_->slice(p.offset, p.bytes),
                      fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
                        source.read(*matched[i], first, out);
-                       report_progress(config_.progress, "load", done += out.size() * size, total);
+                       report_progress(config_.progress, "load",
+                                       done += stored_bytes(p.tensor, out.size()), total);
                      }));
     }
   } catch (...) {

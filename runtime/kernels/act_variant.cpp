@@ -16,6 +16,7 @@ KernelId act_variant(DType act, const ActVariants& v) {
     case DType::bf16:
       return v.bf16;
     case DType::u32:
+    case DType::blocks:
       break;
   }
   throw std::invalid_argument("activations are stored as f32, f16 or bf16, not " +

@@ -130,6 +130,7 @@ VkFormat texel_format(DType t, bool vec4) {
     case DType::bf16:
       return vec4 ? VK_FORMAT_R16G16B16A16_UINT : VK_FORMAT_R16_UINT;
     case DType::u32:
+    case DType::blocks:
       break;
   }
   throw std::invalid_argument("no texel view format for " + std::string(dtype_name(t)));

@@ -1,5 +1,6 @@
 #include "model_args.h"
 
+#include "formats/weight_files.h"
 #include "graph/weight_dtype.h"
 #include "planner/loss_chunk.h"
 
@@ -40,6 +41,10 @@ std::vector<FlagSpec> model_flags() {
        "storage of the frozen weights under --lora: f32, f16 or bf16 (1-D gains and biases stay "
        "f32)",
        "f32"},
+      {"--base-blocks", "yes|no",
+       "with --lora on a quantized .gguf --init: keep its quantized matrices in their ggml "
+       "blocks on the device, read by the matmuls (no: decode them to --weights-dtype)",
+       "yes"},
       {"--arena", "SIZE",
        "cap on activation memory, e.g. 48MiB; the planner picks what to recompute", ""},
       {"--memory", "SIZE",
@@ -185,6 +190,17 @@ std::string model_shape_text(const ModelConfig& m) {
     s += " KV" + std::to_string(m.kv_head_count()) + " FFN" + std::to_string(m.mlp_width()) +
          (m.tied_head ? " tied" : " untied");
   return s;
+}
+
+void keep_base_blocks(ModelSelection& sel, const Args& a,
+                      const std::optional<std::filesystem::path>& init, const LoraSpec& lora) {
+  const bool gguf = init && names_gguf_file(*init);
+  const bool keep = yes_no(a.get_or_default("--base-blocks"), "--base-blocks");
+  if (a.has("--base-blocks") && !(gguf && lora.enabled()))
+    throw UsageError("--base-blocks is for --lora on a .gguf --init");
+  if (!gguf || !lora.enabled() || !keep) return;
+  const WeightFiles w = WeightFiles::open(*init);
+  sel.shape.block_weights = w.gguf()->block_weights();
 }
 
 }  // namespace remat::cli

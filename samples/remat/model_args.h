@@ -2,6 +2,7 @@
 // per-field overrides), the step's shape, and the checkpoint policy or arena budget.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,12 @@ ModelSelection parse_model_selection(const Args& args,
 // With --loss-chunk auto: shape.loss_chunk becomes the chunk planner/loss_chunk.h picks for
 // --arena, planning the LoRA graph when `lora` is enabled. Otherwise nothing changes.
 void choose_auto_loss_chunk(ModelSelection& sel, const LoraSpec& lora = {});
+
+// With LoRA on a .gguf `init`, keeps its block-quantized matrices in their blocks on the device
+// (shape.block_weights: a QLoRA base), unless --base-blocks no decodes them to --weights-dtype.
+// --base-blocks without such an init is a UsageError.
+void keep_base_blocks(ModelSelection& sel, const Args& args,
+                      const std::optional<std::filesystem::path>& init, const LoraSpec& lora);
 
 // --lora R, --lora-alpha A, --lora-targets LIST (remat plan and remat train).
 std::vector<FlagSpec> lora_flags();

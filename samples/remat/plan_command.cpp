@@ -57,6 +57,9 @@ Options parse_options(const std::vector<std::string>& argv) {
   }
   o.sel = parse_model_selection(a, base);
   o.lora = parse_lora_flags(a);
+  std::optional<std::filesystem::path> init;
+  if (auto w = a.get("--init")) init = *w;
+  keep_base_blocks(o.sel, a, init, o.lora);
   choose_auto_loss_chunk(o.sel, o.lora);
   o.alignment = static_cast<uint64_t>(a.get_int_or_default("--alignment", 1, 1 << 20));
   o.json = a.has("--json");
@@ -119,6 +122,7 @@ std::optional<LoraSummary> lora_summary(const Graph& g, const Options& o) {
   }
   TrainShape full_shape = o.sel.shape;
   full_shape.weight_dtype = DType::f32;  // full fine-tuning trains (so stores) every weight in f32
+  full_shape.block_weights.clear();
   const Graph full = build_training_model(o.sel.model, full_shape);
   const int mid = static_cast<int>(g.blocks.size()) / 2;
   s.layer = layer_activation_bytes(g, mid, o.alignment);

@@ -247,6 +247,7 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   if (o.init && names_gguf_file(*o.init))
     o.gguf.extra = gguf_tokenizer_metadata(GgufFile::open(*o.init).metadata());
   if (o.init && !o.lora.spec.enabled()) refuse_quantized_full_fine_tune(*o.init);
+  keep_base_blocks(o.sel, a, o.init, o.lora.spec);
   choose_auto_loss_chunk(o.sel, o.lora.spec);
   if (o.sample > 0 && o.sel.shape.loss_chunk != 0)
     throw UsageError("--sample reads a row's whole logits; it needs --loss-chunk 0");

@@ -114,3 +114,46 @@ TEST_CASE("LoRA on a q8_0 GGUF base trains exactly as on its decoded values") {
             ": tensor 'token_embd.weight' is q8_0; a quantized model is fine-tuned with LoRA: "
             "add --lora R");
 }
+
+TEST_CASE("QLoRA: a q8_0 base kept in its blocks trains exactly as on its decoded values") {
+  test::TempFolder d("gguf_qlora_training");
+  const Session source(test::device(), block_llama(false));
+  test::write_gguf_model(d / "q8.gguf", params_of(source), block_llama(true).model,
+                         GgufArch::llama, GgmlType::q8_0);
+  const GgufWeights g(GgufFile::open(d / "q8.gguf"));
+
+  SessionConfig decoded = block_llama(true);
+  SessionConfig blocks = decoded;
+  blocks.shape.block_weights = g.block_weights();
+  // Every quantized matrix is offered: the embedding table and the head too.
+  REQUIRE(blocks.shape.block_weights.size() == 2 + 7 * std::size_t(decoded.model.layers));
+
+  Session reference(test::device(), decoded);
+  reference.load(d / "q8.gguf");
+  const std::vector<float> want = three_steps(reference);
+  save_adapter(reference, d / "reference", "");
+
+  for (const char* policy : {"none", "every:1"}) {
+    INFO(policy);
+    blocks.policy = Policy::parse(policy);
+    Session qlora(test::device(), blocks);
+    qlora.load(d / "q8.gguf");
+    // What only matmuls read is kept as blocks: the projections and the untied head (whole
+    // logits, loss_chunk 0, are a matmul); the embedding table (read by the gather) is decoded.
+    int kept = 0;
+    for (TensorId id : qlora.plan().frozen) {
+      const PlannedTensor& p = qlora.plan().tensors.at(std::size_t(id));
+      if (p.tensor.dtype != DType::blocks) continue;
+      ++kept;
+      CHECK(p.tensor.blocks.name == "q8_0");
+      CHECK(p.bytes == align_up(uint64_t(p.tensor.elements()) / 32 * 34, kBlockTensorPad));
+      CHECK(qlora.values(id) == reference.values(id));  // the device holds the file's blocks
+    }
+    CHECK(kept == 7 * decoded.model.layers + 1);
+    CHECK(qlora.plan().persistent_bytes < reference.plan().persistent_bytes);
+    CHECK(three_steps(qlora) == want);
+    save_adapter(qlora, d / policy, "");
+    CHECK(test::read_bytes(d / policy / "adapter_model.safetensors") ==
+          test::read_bytes(d / "reference" / "adapter_model.safetensors"));
+  }
+}
