@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/ignore_target.h"
+#include "formats/gguf_model.h"
 #include "formats/gguf_model_writer.h"
 #include "formats/gguf_writer.h"
 #include "formats/safetensors.h"
@@ -307,6 +308,81 @@ TEST_CASE("a LoRA adapter remat saved as GGUF moves llama.cpp to remat's log-pro
     }
     write_wrong_adapter(d / "a.gguf", d / "wrong.gguf", m, {1, false, false, true});
     CHECK(model.adapter(d / "wrong.gguf") == nullptr);
+  }
+#else
+  test::llama_cpp();
+#endif
+}
+
+TEST_CASE("QLoRA on a base llama.cpp quantized: an adapter trained on its blocks runs in llama.cpp") {
+#if REMAT_HAVE_LLAMA_H
+  const test::LlamaCpp* l = test::llama_cpp();
+  if (!l) return;
+  test::TempFolder d("gguf_llama_cpp_qlora");
+  // Rows of 256 values, so the K-quants apply (llama.cpp falls back for other widths).
+  ModelConfig m = llama(false);
+  m.dim = 256;
+  m.ffn = 512;
+  {
+    Session full(test::device(), config(m, 0));
+    load_random_weights(full, d.path());
+    save_checkpoint(full, d / "f32.gguf");
+  }
+  const std::pair<const char*, llama_ftype> presets[] = {{"Q8_0", LLAMA_FTYPE_MOSTLY_Q8_0},
+                                                         {"Q4_K_M", LLAMA_FTYPE_MOSTLY_Q4_K_M}};
+  for (const auto& [name, ftype] : presets) {
+    INFO(name);
+    const fs::path q = d / (std::string(name) + ".gguf");
+    llama_model_quantize_params qp = l->quantize_default_params();
+    qp.ftype = ftype;
+    qp.nthread = 2;
+    REQUIRE(l->quantize((d / "f32.gguf").c_str(), q.c_str(), &qp) == 0);
+    const GgufWeights g(GgufFile::open(q));
+    SessionConfig c = config(m, 4);
+    c.shape.block_weights = g.block_weights();
+    std::string types;
+    for (const BlockWeight& b : c.shape.block_weights)
+      if (types.find(b.format.name) == std::string::npos) types += " " + b.format.name;
+    Session s(test::device(), c);
+    s.load(q);
+    int kept = 0;
+    for (TensorId id : s.plan().frozen)
+      kept += s.plan().tensors[std::size_t(id)].tensor.dtype == DType::blocks;
+    CHECK(kept == 7 * m.layers + 1);  // the projections and the untied head
+    // Two steps of training on the blocks, then the adapter as GGUF.
+    for (uint32_t step = 0; step < 2; ++step)
+      s.step(test::random_indices(kSeq, 30 + step, uint32_t(m.vocab)),
+             test::random_indices(kSeq, 40 + step, uint32_t(m.vocab)));
+    randomize_adapters(s);
+    save_adapter(s, d / "a.gguf", "");
+    const Reference r = remat_reference(s);
+    // llama.cpp on the values remat's blocks decode to, saved as an F32 GGUF, with the adapter:
+    // the same model, so as close as any float model.
+    save_checkpoint(s, d / "decoded.gguf");  // under LoRA: the frozen base, decoded
+    test::LlamaCppModel decoded(*l, d / "decoded.gguf");
+    REQUIRE(decoded.loaded());
+    llama_adapter_lora* on_decoded = decoded.adapter(d / "a.gguf");
+    REQUIRE(on_decoded != nullptr);
+    const double exact = worst_difference(decoded, r, m.vocab, on_decoded);
+    // llama.cpp on the quantized file itself.
+    test::LlamaCppModel model(*l, q);
+    REQUIRE(model.loaded());
+    const double base = worst_difference(model, r, m.vocab);
+    llama_adapter_lora* adapter = model.adapter(d / "a.gguf");
+    REQUIRE(adapter != nullptr);
+    const double worst = worst_difference(model, r, m.vocab, adapter);
+    std::printf(
+        "llama.cpp %s base (%s) with remat's QLoRA adapter: worst |log p difference| %.3g on the "
+        "decoded base, %.3g on the quantized file (base alone: %.3g)\n",
+        name, types.c_str() + 1, exact, worst, base);
+    CHECK(exact < tolerance(m));
+    // On the quantized file llama.cpp's CPU path multiplies the blocks with activations rounded
+    // to 8 bits (ggml's vec_dot_type q8_K / q8_0): with these large random weights (logits of
+    // tens) that moves log-probabilities by up to about 0.8; remat multiplies the decoded
+    // weights in f32, as llama.cpp does on the decoded base above. Without the adapter the
+    // difference is ten times larger.
+    CHECK(worst < 1.0);
+    CHECK(base > 8 * worst);
   }
 #else
   test::llama_cpp();

@@ -51,6 +51,8 @@ struct LlamaCpp {
   decltype(&llama_adapter_lora_init) adapter_init = nullptr;
   decltype(&llama_adapter_lora_free) adapter_free = nullptr;
   decltype(&llama_set_adapters_lora) set_adapters = nullptr;
+  decltype(&llama_model_quantize_default_params) quantize_default_params = nullptr;
+  decltype(&llama_model_quantize) quantize = nullptr;
 };
 
 // llama.cpp's messages: errors only (a refused file says why there).
@@ -117,6 +119,8 @@ inline const void* llama_cpp() {
     symbol(l.adapter_init, "llama_adapter_lora_init");
     symbol(l.adapter_free, "llama_adapter_lora_free");
     symbol(l.set_adapters, "llama_set_adapters_lora");
+    symbol(l.quantize_default_params, "llama_model_quantize_default_params");
+    symbol(l.quantize, "llama_model_quantize");
     if (!error.empty()) return l;
     l.log_set(llama_cpp_log, nullptr);
     // ggml's CPU backend is a library of its own, chosen for this processor among the variants.
