@@ -40,16 +40,29 @@ namespace remat {
 
 namespace {
 
-// Whether every op of `g` that reads `id` is a matmul reading it as its weight [out, in] (rows of
-// the reduction, as a GGUF file stores them), and only there.
-bool only_matmuls_read(const Graph& g, TensorId id) {
+// Whether a kernel that decodes blocks reads operand `slot` of `op`: a matmul's weight [out, in]
+// (rows of the reduction, as a GGUF file stores them), the token embedding's table, the chunked
+// head's weight [V, C]. Their backward ops read the weight the same ways.
+bool reads_blocks(const Op& op, std::size_t slot) {
+  switch (op.kind) {
+    case OpKind::matmul:
+      return slot == slot::matmul::weight && op.attrs.w_layout == WeightLayout::out_in;
+    case OpKind::token_embedding:
+      return slot == slot::token_embedding::wte;
+    case OpKind::head_loss:
+      return slot == slot::head_loss::weight;
+    default:
+      return false;
+  }
+}
+
+// Whether every op of `g` that reads `id` reads it through a block-decoding kernel.
+bool only_block_readers(const Graph& g, TensorId id) {
   bool read = false;
   for (const Op& op : g.ops)
     for (std::size_t i = 0; i < op.inputs.size(); ++i) {
       if (op.inputs[i] != id) continue;
-      if (op.kind != OpKind::matmul || i != slot::matmul::weight ||
-          op.attrs.w_layout != WeightLayout::out_in)
-        return false;
+      if (!reads_blocks(op, i)) return false;
       read = true;
     }
   return read;
@@ -61,8 +74,9 @@ std::vector<std::string> store_block_weights(Graph& g, const std::vector<BlockWe
                                              DType activation_dtype) {
   if (blocks.empty()) return {};
   if (activation_dtype != DType::f32)
-    throw std::invalid_argument("a base kept in quantized blocks needs f32 activations (--act-dtype " +
-                                std::string(dtype_name(activation_dtype)) + " is not supported there)");
+    throw std::invalid_argument(
+        "a base kept in quantized blocks needs f32 activations (--act-dtype " +
+        std::string(dtype_name(activation_dtype)) + " is not supported there)");
   std::vector<std::string> decoded;
   for (const BlockWeight& b : blocks) {
     TensorId id = kNoTensor;
@@ -75,7 +89,7 @@ std::vector<std::string> store_block_weights(Graph& g, const std::vector<BlockWe
         w.shape.back() % b.format.block_values != 0)
       throw std::invalid_argument("'" + b.name + "' " + shape_text(w.shape) +
                                   " is not rows of whole " + b.format.name + " blocks");
-    if (!only_matmuls_read(g, id)) {
+    if (!only_block_readers(g, id)) {
       decoded.push_back(b.name);
       continue;
     }

@@ -29,12 +29,12 @@ void check_weight_dtype(DType t, bool has_frozen);
 void store_frozen_weights(Graph& g, DType t);
 
 // Stores each weight `blocks` names as its ggml block format (DType::blocks): a frozen 2-D tensor
-// of `g` (after apply_lora, before autodiff) whose rows are whole blocks and that only matmuls
-// read as their weight, so the block matmuls (forward and input gradient) are its only readers.
-// The others named (an embedding table, a head the loss reads) keep their dtype and are returned
-// by name: their kernels read no blocks, so the caller decodes them. std::invalid_argument for a
-// name that is not a frozen tensor of `g`, rows that are not whole blocks, or 16-bit activations
-// (the block matmuls read f32 activations).
+// of `g` (after apply_lora, before autodiff) whose rows are whole blocks and that only kernels
+// decoding blocks read: matmuls reading it [out, in] (forward and input gradient), the token
+// embedding, the chunked head and loss. The others named (GPT-2's position-added embedding, its
+// [in, out] matrices) keep their dtype and are returned by name: the caller decodes them.
+// std::invalid_argument for a name that is not a frozen tensor of `g`, rows that are not whole
+// blocks, or 16-bit activations (the block matmuls read f32 activations).
 std::vector<std::string> store_block_weights(Graph& g, const std::vector<BlockWeight>& blocks,
                                              DType activation_dtype);
 

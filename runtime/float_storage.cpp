@@ -99,10 +99,9 @@ StoredRange stored_range(const Tensor& t, uint64_t first, uint64_t count) {
 
 Staging::Drain drain_values(const Tensor& t, const StoredRange& range, ConsumeFloats consume) {
   if (t.dtype != DType::blocks)
-    return drain_floats(t.dtype, [first = range.first_stored, consume = std::move(consume)](
-                                     uint64_t at, std::span<const float> x) {
-      consume(first + at, x);
-    });
+    return drain_floats(t.dtype,
+                        [first = range.first_stored, consume = std::move(consume)](
+                            uint64_t at, std::span<const float> x) { consume(first + at, x); });
   // Staging pieces end anywhere: a block split between two waits in `carry` for its rest.
   struct State {
     std::vector<std::byte> carry;
@@ -113,17 +112,17 @@ Staging::Drain drain_values(const Tensor& t, const StoredRange& range, ConsumeFl
   st->next = range.first_stored;
   const auto type = static_cast<GgmlType>(t.blocks.ggml_type);
   const std::size_t bb = t.blocks.block_bytes, bv = t.blocks.block_values;
-  return [st, type, bb, bv, consume = std::move(consume)](std::span<const std::byte> piece,
-                                                          uint64_t) {
-    st->carry.insert(st->carry.end(), piece.begin(), piece.end());
-    const std::size_t blocks = st->carry.size() / bb;
-    if (blocks == 0) return;
-    st->values.resize(blocks * bv);
-    decode_blocks(type, std::span(st->carry).first(blocks * bb), st->values);
-    consume(st->next, st->values);
-    st->next += blocks * bv;
-    st->carry.erase(st->carry.begin(), st->carry.begin() + std::ptrdiff_t(blocks * bb));
-  };
+  return
+      [st, type, bb, bv, consume = std::move(consume)](std::span<const std::byte> piece, uint64_t) {
+        st->carry.insert(st->carry.end(), piece.begin(), piece.end());
+        const std::size_t blocks = st->carry.size() / bb;
+        if (blocks == 0) return;
+        st->values.resize(blocks * bv);
+        decode_blocks(type, std::span(st->carry).first(blocks * bb), st->values);
+        consume(st->next, st->values);
+        st->next += blocks * bv;
+        st->carry.erase(st->carry.begin(), st->carry.begin() + std::ptrdiff_t(blocks * bb));
+      };
 }
 
 void download_values(Staging& staging, const BufferSlice& slice, const Tensor& t, uint64_t first,

@@ -18,6 +18,7 @@
 #include "runtime/kernels/cross_entropy.h"
 #include "runtime/kernels/dropout.h"
 #include "runtime/kernels/embedding.h"
+#include "runtime/kernels/embedding_blocks.h"
 #include "runtime/kernels/gelu.h"
 #include "runtime/kernels/head_loss.h"
 #include "runtime/kernels/layernorm.h"

@@ -66,10 +66,10 @@ void LoweringContext::step(const Step& s) {
       shape.y_dtype = act({in(m::x), out(m::y)});
       const BufferSlice bias = s.attrs.has_bias ? bin(m::bias) : BufferSlice{};
       if (const Tensor& w = tensor(in(m::weight)); w.dtype == DType::blocks)
-        return add(kernels::matmul_blocks_forward_pieces(quirks, shape, w.blocks.ggml_type,
-                                                         bin(m::x), bin(m::weight), bias,
-                                                         bout(m::y)),
-                   s);
+        return add(
+            kernels::matmul_blocks_forward_pieces(quirks, shape, w.blocks.ggml_type, bin(m::x),
+                                                  bin(m::weight), bias, bout(m::y)),
+            s);
       return add(kernels::matmul_forward_pieces(quirks, shape, bin(m::x), bin(m::weight), bias,
                                                 bout(m::y)),
                  s);
@@ -173,6 +173,11 @@ void LoweringContext::step(const Step& s) {
     case OpKind::token_embedding: {
       namespace e = slot::token_embedding;
       const TensorId wte = in(e::wte);
+      if (const Tensor& w = tensor(wte); w.dtype == DType::blocks)
+        return add(kernels::embedding_blocks_forward(
+                       quirks, {count(in(e::tokens)), dim(wte, 1), dim(wte, 0), w.blocks.ggml_type},
+                       bin(e::tokens), bin(e::wte), bout(e::x)),
+                   s);
       const kernels::EmbeddingShape shape{
           dim(in(e::tokens), 0), dim(in(e::tokens), 1), dim(wte, 1), dim(wte, 0), 0,
           tensor(wte).dtype};
@@ -282,9 +287,14 @@ void LoweringContext::gqa_attention(const Step& s) {
 // x is [BT, C] and the weight [V, C]; the chunk comes from the attributes.
 kernels::HeadLossShape LoweringContext::head_loss_shape(const Step& s, TensorId x,
                                                         TensorId w) const {
-  return {
+  kernels::HeadLossShape shape{
       count(x) / dim(x, -1), dim(x, -1),     dim(w, 0), static_cast<uint32_t>(s.attrs.chunk_rows),
       tensor(w).dtype,       tensor(x).dtype};
+  if (tensor(w).dtype == DType::blocks) {  // a QLoRA base's head: the block matmuls read it
+    shape.w_dtype = DType::f32;
+    shape.w_block_type = tensor(w).blocks.ggml_type;
+  }
+  return shape;
 }
 
 void LoweringContext::head_loss(const Step& s) {

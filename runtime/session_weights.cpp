@@ -103,8 +103,8 @@ void Session::initialize_parameters(const ProgressFn& progress) {
     staging.upload(persistent_->slice(p.offset, p.bytes),
                    fill_floats(p.tensor.dtype, [&](uint64_t first, std::span<float> out) {
                      initial_values(specs[i], config_.model, config_.seed, i, first, out);
-                     report_progress(progress, "init",
-                                     done += stored_bytes(p.tensor, out.size()), total);
+                     report_progress(progress, "init", done += stored_bytes(p.tensor, out.size()),
+                                     total);
                    }));
   }
   for (std::size_t i = 0; i < plan_.adapters.size(); ++i) {
@@ -221,12 +221,11 @@ void Session::load_from(const WeightFiles& source) {
   std::vector<float> scratch(Staging::kDefaultBytes / sizeof(float));
   for (std::size_t i = 0; i < matched.size(); ++i) {
     const Tensor& stored = plan_.tensors.at(static_cast<std::size_t>(model_weights()[i])).tensor;
-    for_each_piece(matched[i]->elements(), Staging::kDefaultBytes,
-                   [&](uint64_t first, uint64_t count) {
-                     source.read(*matched[i], first, std::span(scratch).first(count));
-                     report_progress(config_.progress, "load",
-                                     done += stored_bytes(stored, count), total);
-                   });
+    for_each_piece(
+        matched[i]->elements(), Staging::kDefaultBytes, [&](uint64_t first, uint64_t count) {
+          source.read(*matched[i], first, std::span(scratch).first(count));
+          report_progress(config_.progress, "load", done += stored_bytes(stored, count), total);
+        });
   }
   // Second pass: straight into staging memory, piece by piece.
   try {

@@ -6,6 +6,7 @@
 #include "runtime/kernels/act_variant.h"
 #include "runtime/kernels/matmul.h"
 #include "runtime/kernels/matmul_backward.h"
+#include "runtime/kernels/matmul_blocks.h"
 
 namespace remat::kernels {
 
@@ -45,7 +46,10 @@ void append(std::vector<Dispatch>& out, std::vector<Dispatch> ds) {
 // The chunk's logits into `ws` (f32), rounded to x's storage type when that is 16-bit.
 void logits_of(std::vector<Dispatch>& out, const DeviceQuirks& quirks, const HeadLossShape& s,
                const MatmulShape& m, BufferSlice xs, BufferSlice w, BufferSlice ws) {
-  append(out, matmul_forward_pieces(quirks, m, xs, w, {}, ws));
+  if (s.w_block_type)
+    append(out, matmul_blocks_forward_pieces(quirks, m, *s.w_block_type, xs, w, {}, ws));
+  else
+    append(out, matmul_forward_pieces(quirks, m, xs, w, {}, ws));
   if (s.x_dtype != DType::f32) out.push_back(round_to_act(m.M * s.V, ws, s.x_dtype));
 }
 
@@ -84,9 +88,14 @@ std::vector<Dispatch> head_loss_backward(const DeviceQuirks& quirks, const HeadL
     logits_of(out, quirks, s, m, xs, w, ws);
     out.push_back(
         cross_entropy_backward(quirks, {m.M, s.V}, ws, rows_of(targets, s, i, 4), ws, scale));
-    append(out, matmul_backward_input_pieces(quirks, m, ws, w, rows_of(dx, s, i, uint64_t{s.C} * 4),
-                                             dx_mode));
+    const BufferSlice dxs = rows_of(dx, s, i, uint64_t{s.C} * 4);
+    if (s.w_block_type)
+      append(out,
+             matmul_blocks_backward_input_pieces(quirks, m, *s.w_block_type, ws, w, dxs, dx_mode));
+    else
+      append(out, matmul_backward_input_pieces(quirks, m, ws, w, dxs, dx_mode));
     if (dw.buffer == VK_NULL_HANDLE) continue;
+    if (s.w_block_type) throw std::logic_error("head_loss: a block weight is frozen (no dW)");
     append(out, matmul_backward_weight_pieces(quirks, m, ws, xs, dw,
                                               i == 0 ? dw_mode : GradWrite::accumulate));
   }

@@ -3,6 +3,8 @@
 // and cross-entropy kernels, so the full [rows, V] logits never exist.
 #pragma once
 
+#include <optional>
+
 #include <vector>
 
 #include "graph/tensor.h"
@@ -22,6 +24,9 @@ struct HeadLossShape {
   // x's storage. The logits workspaces are f32; with 16-bit x they are rounded to x's type
   // before the loss reads them, as a stored logits tensor would be.
   DType x_dtype = DType::f32;
+  // A frozen head kept in a ggml block type (a QLoRA base): its type; the matmuls are then the
+  // block matmuls (matmul_blocks.h), w_dtype f32 and x f32.
+  std::optional<uint32_t> w_block_type;
   uint32_t chunks() const { return (rows + chunk_rows - 1) / chunk_rows; }
 };
 

@@ -142,7 +142,11 @@ void print_lora(const Options& o, const LoraSummary& s) {
       o.lora.rank, o.lora.effective_alpha(), double(o.lora.scale()), targets.c_str(),
       double(s.trained_elements) / 1e6, double(s.model_elements) / 1e6,
       format_bytes(s.model_bytes).c_str(),
-      std::string(dtype_name(o.sel.shape.weight_dtype)).c_str());
+      (o.sel.shape.block_weights.empty()
+           ? std::string(dtype_name(o.sel.shape.weight_dtype))
+           : "in the file's blocks where read by matmuls, the embedding or the head, else " +
+                 std::string(dtype_name(o.sel.shape.weight_dtype)))
+          .c_str());
   std::printf("  persistent %s with full fine-tuning\n",
               format_bytes(s.full_persistent_bytes).c_str());
   std::printf(

@@ -4,6 +4,7 @@
 // converter writes them (tests/support/gguf_model_files.h).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "tests/support/test_device.h"
 
 using namespace remat;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -115,31 +117,36 @@ TEST_CASE("LoRA on a q8_0 GGUF base trains exactly as on its decoded values") {
             "add --lora R");
 }
 
-TEST_CASE("QLoRA: a q8_0 base kept in its blocks trains exactly as on its decoded values") {
-  test::TempFolder d("gguf_qlora_training");
-  const Session source(test::device(), block_llama(false));
-  test::write_gguf_model(d / "q8.gguf", params_of(source), block_llama(true).model,
-                         GgufArch::llama, GgmlType::q8_0);
-  const GgufWeights g(GgufFile::open(d / "q8.gguf"));
-
+// Trains LoRA on a q8_0 base kept in its blocks and on the same base decoded to f32: the same
+// losses and adapters, bit for bit, under two checkpoint policies.
+static void check_qlora(bool tied_head, int loss_chunk, const fs::path& dir) {
   SessionConfig decoded = block_llama(true);
+  decoded.model.tied_head = tied_head;
+  decoded.shape.loss_chunk = loss_chunk;
+  SessionConfig full = decoded;
+  full.lora.rank = 0;
+  const Session source(test::device(), full);
+  test::write_gguf_model(dir / "q8.gguf", params_of(source), decoded.model, GgufArch::llama,
+                         GgmlType::q8_0);
+  const GgufWeights g(GgufFile::open(dir / "q8.gguf"));
   SessionConfig blocks = decoded;
   blocks.shape.block_weights = g.block_weights();
-  // Every quantized matrix is offered: the embedding table and the head too.
-  REQUIRE(blocks.shape.block_weights.size() == 2 + 7 * std::size_t(decoded.model.layers));
+  // Every quantized matrix is offered: the embedding table and the untied head too.
+  const int matrices = 7 * decoded.model.layers + (tied_head ? 1 : 2);
+  REQUIRE(blocks.shape.block_weights.size() == std::size_t(matrices));
 
   Session reference(test::device(), decoded);
-  reference.load(d / "q8.gguf");
+  reference.load(dir / "q8.gguf");
   const std::vector<float> want = three_steps(reference);
-  save_adapter(reference, d / "reference", "");
+  save_adapter(reference, dir / "reference", "");
 
   for (const char* policy : {"none", "every:1"}) {
     INFO(policy);
     blocks.policy = Policy::parse(policy);
     Session qlora(test::device(), blocks);
-    qlora.load(d / "q8.gguf");
-    // What only matmuls read is kept as blocks: the projections and the untied head (whole
-    // logits, loss_chunk 0, are a matmul); the embedding table (read by the gather) is decoded.
+    qlora.load(dir / "q8.gguf");
+    // Every one is kept in blocks: the projections and the head (a matmul, or the chunked
+    // head and loss) and the token embedding read them.
     int kept = 0;
     for (TensorId id : qlora.plan().frozen) {
       const PlannedTensor& p = qlora.plan().tensors.at(std::size_t(id));
@@ -149,11 +156,21 @@ TEST_CASE("QLoRA: a q8_0 base kept in its blocks trains exactly as on its decode
       CHECK(p.bytes == align_up(uint64_t(p.tensor.elements()) / 32 * 34, kBlockTensorPad));
       CHECK(qlora.values(id) == reference.values(id));  // the device holds the file's blocks
     }
-    CHECK(kept == 7 * decoded.model.layers + 1);
+    CHECK(kept == matrices);
     CHECK(qlora.plan().persistent_bytes < reference.plan().persistent_bytes);
     CHECK(three_steps(qlora) == want);
-    save_adapter(qlora, d / policy, "");
-    CHECK(test::read_bytes(d / policy / "adapter_model.safetensors") ==
-          test::read_bytes(d / "reference" / "adapter_model.safetensors"));
+    save_adapter(qlora, dir / policy, "");
+    CHECK(test::read_bytes(dir / policy / "adapter_model.safetensors") ==
+          test::read_bytes(dir / "reference" / "adapter_model.safetensors"));
+  }
+}
+
+TEST_CASE("QLoRA: a q8_0 base kept in its blocks trains exactly as on its decoded values") {
+  test::TempFolder d("gguf_qlora_training");
+  SECTION("untied head, whole logits") {
+    check_qlora(false, 0, d.path());
+  }
+  SECTION("tied head, chunked loss") {
+    check_qlora(true, 64, d.path());
   }
 }

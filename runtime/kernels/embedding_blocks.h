@@ -1,0 +1,31 @@
+// Dispatches for the token embedding of a table kept in a ggml block type (a QLoRA base's
+// token_embd): x = the decoded rows of the tokens, bit for bit decode_blocks's values
+// (formats/gguf_blocks.h), as embedding_forward gives on the decoded table. The table is frozen:
+// there is no backward dispatch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/executor.h"
+
+namespace remat::kernels {
+
+struct EmbeddingBlocksShape {
+  uint32_t rows = 0;       // BT
+  uint32_t C = 0;          // a whole number of the type's blocks
+  uint32_t V = 0;          // rows of the table
+  uint32_t ggml_type = 0;  // the table's block type (gguf_block_ids.h)
+};
+
+// x[rows, C] (f32) from tokens[rows] (u32) and `table`, V rows of C values in whole blocks,
+// packed (padded to whole 4-byte words). A table larger than one binding is bound in pieces of
+// whole rows, one dispatch each; together they write every element of x once. Tokens >= V give
+// NaN rows. std::invalid_argument for a type the GPU does not decode, C not whole blocks, or
+// short slices.
+std::vector<Dispatch> embedding_blocks_forward(const DeviceQuirks& quirks,
+                                               const EmbeddingBlocksShape& s, BufferSlice tokens,
+                                               BufferSlice table, BufferSlice x);
+
+}  // namespace remat::kernels
