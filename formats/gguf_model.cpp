@@ -74,7 +74,11 @@ ModelConfig gguf_model_config(const GgufFile& f) {
                   "; remat rotates whole heads of " + std::to_string(m.dim / m.heads));
     m.tied_head = f.tensor("output.weight") == nullptr;
     m.qkv_bias = f.tensor("blk.0.attn_q.bias") != nullptr;
-    if (f.tensor("rope_freqs.weight")) m.rope_scaling = RopeScaling::llama3;
+    if (f.tensor("rope_freqs.weight"))
+      fail(f,
+           "has 'rope_freqs.weight' (Llama 3's RoPE scaling as per-frequency factors), which "
+           "remat does not read; train from the Hugging Face folder, whose config.json has "
+           "the llama3 rope_scaling factors");
   }
   try {
     m.validate();

@@ -21,6 +21,15 @@ uint32_t u32(int v) {
 
 GgufArch gguf_arch_of(const ModelConfig& m) {
   if (m.arch == Architecture::gpt2) return GgufArch::gpt2;
+  if (m.rope_scaling != RopeScaling::none)
+    throw std::invalid_argument(
+        "a model with llama3 RoPE scaling cannot be written as GGUF (llama.cpp wants a "
+        "rope_freqs tensor, which remat does not write); use a Hugging Face folder or PEFT "
+        "adapter instead");
+  if (m.qk_norm || m.head_size != 0)
+    throw std::invalid_argument(
+        "a Qwen3 model (q/k norms, explicit head_dim) cannot be written as GGUF yet; use a "
+        "Hugging Face folder or PEFT adapter instead");
   return m.qkv_bias ? GgufArch::qwen2 : GgufArch::llama;
 }
 
@@ -46,9 +55,6 @@ GgufMetadata gguf_tokenizer_metadata(const GgufMetadata& input) {
 }
 
 GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& options) {
-  if (m.rope_scaling != RopeScaling::none)
-    throw std::invalid_argument(
-        "a model with RoPE scaling cannot be written as GGUF: remat writes the models it trains");
   const GgufArch arch = gguf_arch_of(m);
   const std::string a = std::string(gguf_arch_name(arch)) + ".";
   GgufMetadata md("gguf model");

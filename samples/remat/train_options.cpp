@@ -186,7 +186,6 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   // Resumed, the model is the state's; one named on the command line is compared with it.
   if (o.resumed) base = model_named ? std::nullopt : std::optional(o.resumed->state.model);
   o.sel = parse_model_selection(a, base);
-  if (const std::string why = o.sel.model.training_refusal(); !why.empty()) throw UsageError(why);
   if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs
   auto data = a.get("--data");
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");

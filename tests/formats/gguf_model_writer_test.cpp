@@ -133,9 +133,10 @@ TEST_CASE("a model's metadata is the converter's, tokenizer none unless carried 
   GgufModelOptions clash;
   clash.extra.set("general.name", GgufValue::of("x"));
   CHECK_THROWS_WITH(gguf_model_metadata(m, clash), Catch::Contains("'general.name'"));
-  ModelConfig scaled = m;
-  scaled.rope_scaling = RopeScaling::llama3;
-  CHECK_THROWS_WITH(gguf_model_metadata(scaled, {}), Catch::Contains("RoPE scaling"));
+  ModelConfig scaled = ModelConfig::preset("llama3.2-1b");
+  CHECK_THROWS_WITH(gguf_model_metadata(scaled, {}), Catch::Contains("llama3 RoPE scaling"));
+  CHECK_THROWS_WITH(gguf_model_metadata(ModelConfig::preset("qwen3-0.6b"), {}),
+                    Catch::Contains("Qwen3"));
   GgufModelOptions q4;
   q4.matrix_type = GgmlType::q4_0;
   CHECK_THROWS_WITH(gguf_model_metadata(m, q4), Catch::Contains("f32, f16 or bf16"));
