@@ -262,7 +262,9 @@ def reference_run(start, data, v, clip, eps):
         loss = llama_loss(params, tokens, targets, v, eps)
         loss.backward()
         norms.append(float(torch.nn.utils.clip_grad_norm_(list(params.values()), max_norm=clip)))
-        grads.append({n: p.grad.detach().clone() for n, p in params.items()})
+        # A parameter the (perturbed) model never reads has no gradient: zero.
+        grads.append({n: p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
+                      for n, p in params.items()})
         opt.step()
         losses.append(loss.item())
     return losses, norms, {n: p.detach() for n, p in params.items()}, grads
