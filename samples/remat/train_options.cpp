@@ -123,8 +123,9 @@ CommandSpec train_spec() {
        {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
        {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
        {"--init", "PATH",
-        "start from these weights: a Hugging Face model folder (gpt2, llama, qwen2), which sets "
-        "the model, or a .safetensors file (GPT-2 sets the model; Llama-family needs --model)",
+        "start from these weights: a Hugging Face model folder (gpt2, llama, qwen2, qwen3), which "
+        "sets the model, or a .safetensors file (GPT-2 sets the model; Llama-family needs "
+        "--model)",
         ""}}};
   for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
   const std::vector<FlagSpec> training = {
