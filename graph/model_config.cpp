@@ -62,8 +62,8 @@ ModelConfig ModelConfig::preset(std::string_view name) {
   // A small Llama-family model for the README and tests (untied, 2 KV heads for 4 query heads).
   if (name == "llama-tiny")
     return llama(4, 128, 4, 2, 352, 256, 256, 10000.0f, 1e-5f, false, false);
-  // The Hugging Face config.json files of HuggingFaceTB/SmolLM2-135M and -360M, Qwen/Qwen2.5-0.5B
-  // (the others above).
+  // The Hugging Face config.json files of HuggingFaceTB/SmolLM2-135M and -360M, Qwen/Qwen2.5-0.5B,
+  // and (through llama32() and qwen3() above) Llama 3.2 and Qwen3.
   if (name == "smollm2-135m")
     return llama(30, 576, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f, true, false);
   if (name == "smollm2-360m")
