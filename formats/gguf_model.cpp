@@ -26,11 +26,32 @@ int required_int(const GgufFile& f, const std::string& key) {
   return static_cast<int>(v);
 }
 
+// attention.key_length (and value_length, which must equal it) when given, else C / heads; RoPE
+// must rotate whole heads.
+void read_head_size(const GgufFile& f, const std::string& a, ModelConfig& m) {
+  const std::optional<uint64_t> key = f.metadata().uint(a + "attention.key_length");
+  const std::optional<uint64_t> value = f.metadata().uint(a + "attention.value_length");
+  if (value && (!key || *value != *key))
+    fail(f, a + "attention.value_length differs from key_length; remat's heads are one size");
+  if (key && (*key == 0 || *key > 4096)) fail(f, a + "attention.key_length is out of range");
+  if (key && !(m.dim % m.heads == 0 && *key == uint64_t(m.dim / m.heads)))
+    m.head_size = static_cast<int>(*key);
+  if (m.head_size == 0 && m.dim % m.heads != 0)
+    fail(f, std::to_string(m.heads) + " heads do not divide " + a + "embedding_length " +
+                std::to_string(m.dim) + " and there is no " + a + "attention.key_length");
+  const uint64_t d = static_cast<uint64_t>(m.head_dim());
+  if (const std::optional<uint64_t> rot = f.metadata().uint(a + "rope.dimension_count");
+      rot && *rot != d)
+    fail(f, a + "rope.dimension_count is " + std::to_string(*rot) +
+                "; remat rotates whole heads of " + std::to_string(d));
+}
+
 GgufArch architecture(const GgufFile& f) {
   const std::optional<std::string> name = f.metadata().string("general.architecture");
   if (!name) fail(f, "has no 'general.architecture'");
   const std::optional<GgufArch> arch = gguf_arch(*name);
-  if (!arch) fail(f, "general.architecture is '" + *name + "'; remat reads llama, qwen2 and gpt2");
+  if (!arch)
+    fail(f, "general.architecture is '" + *name + "'; remat reads llama, qwen2, qwen3 and gpt2");
   return *arch;
 }
 
@@ -68,13 +89,16 @@ ModelConfig gguf_model_config(const GgufFile& f) {
     if (!eps) fail(f, "has no '" + a + "attention.layer_norm_rms_epsilon'");
     m.norm_eps = static_cast<float>(*eps);
     m.rope_theta = static_cast<float>(f.metadata().number(a + "rope.freq_base").value_or(10000.0));
-    if (const std::optional<uint64_t> rot = f.metadata().uint(a + "rope.dimension_count");
-        rot && *rot != static_cast<uint64_t>(m.dim / m.heads))
-      fail(f, a + "rope.dimension_count is " + std::to_string(*rot) +
-                  "; remat rotates whole heads of " + std::to_string(m.dim / m.heads));
+    read_head_size(f, a, m);
     m.tied_head = f.tensor("output.weight") == nullptr;
     m.qkv_bias = f.tensor("blk.0.attn_q.bias") != nullptr;
-    if (f.tensor("rope_freqs.weight")) m.rope_scaling = RopeScaling::llama3;
+    m.qk_norm = arch == GgufArch::qwen3;
+    if (m.qk_norm && m.qkv_bias) fail(f, "is a qwen3 model with q/k/v biases, which Qwen3 has not");
+    if (f.tensor("rope_freqs.weight"))
+      fail(f,
+           "has 'rope_freqs.weight' (Llama 3's RoPE scaling as per-frequency factors), which "
+           "remat does not read; train from the Hugging Face folder, whose config.json has "
+           "the llama3 rope_scaling factors");
   }
   try {
     m.validate();

@@ -19,13 +19,15 @@
 
 namespace remat {
 
-// The model `file` holds: general.architecture llama, qwen2 or gpt2; hyperparameters from
+// The model `file` holds: general.architecture llama, qwen2, qwen3 (q/k norms) or gpt2;
+// hyperparameters from
 // <arch>.block_count, .embedding_length, .feed_forward_length, .attention.head_count,
 // .attention.head_count_kv, .rope.freq_base, .attention.layer_norm_rms_epsilon (llama, qwen2),
-// .context_length; the vocabulary from token_embd's rows; the head tied when the file has no
-// `output` tensor; q/k/v biases when blk.0.attn_q.bias exists; RoPE scaling llama3 when it has
-// rope_freqs (such a model plans but does not train). std::invalid_argument "<origin>: ..." naming
-// the key or tensor that is missing, of the wrong type, or not supported.
+// .context_length, .attention.key_length (the head size, when given); the vocabulary from
+// token_embd's rows; the head tied when the file has no `output` tensor; q/k/v biases when
+// blk.0.attn_q.bias exists. A rope_freqs tensor (Llama 3's scaling as factors) is refused.
+// std::invalid_argument "<origin>: ..." naming the key or tensor that is missing, of the wrong
+// type, or not supported.
 ModelConfig gguf_model_config(const GgufFile& file);
 
 // A GGUF model's tensors as a safetensors-like header (remat's parameter names, row-major Hugging

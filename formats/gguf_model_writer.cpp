@@ -21,7 +21,15 @@ uint32_t u32(int v) {
 
 GgufArch gguf_arch_of(const ModelConfig& m) {
   if (m.arch == Architecture::gpt2) return GgufArch::gpt2;
-  return m.qkv_bias ? GgufArch::qwen2 : GgufArch::llama;
+  if (m.rope_scaling != RopeScaling::none)
+    throw std::invalid_argument(
+        "a model with llama3 RoPE scaling cannot be written as GGUF (llama.cpp wants a "
+        "rope_freqs tensor, which remat does not write); use a Hugging Face folder or PEFT "
+        "adapter instead");
+  if (m.qk_norm && m.qkv_bias)
+    throw std::invalid_argument(
+        "a model with q/k norms and q/k/v biases has no GGUF architecture (qwen3 has no biases)");
+  return m.qk_norm ? GgufArch::qwen3 : m.qkv_bias ? GgufArch::qwen2 : GgufArch::llama;
 }
 
 uint32_t gguf_file_type(GgmlType matrix_type) {
@@ -46,9 +54,6 @@ GgufMetadata gguf_tokenizer_metadata(const GgufMetadata& input) {
 }
 
 GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& options) {
-  if (m.rope_scaling != RopeScaling::none)
-    throw std::invalid_argument(
-        "a model with RoPE scaling cannot be written as GGUF: remat writes the models it trains");
   const GgufArch arch = gguf_arch_of(m);
   const std::string a = std::string(gguf_arch_name(arch)) + ".";
   GgufMetadata md("gguf model");
@@ -67,6 +72,10 @@ GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& o
     set(md, a + "rope.freq_base", m.rope_theta);
     set(md, a + "attention.layer_norm_rms_epsilon", m.norm_eps);
     set(md, a + "rope.dimension_count", u32(m.head_dim()));
+    if (m.head_size != 0 || arch == GgufArch::qwen3) {  // as the converter writes head_dim
+      set(md, a + "attention.key_length", u32(m.head_dim()));
+      set(md, a + "attention.value_length", u32(m.head_dim()));
+    }
   }
   set(md, a + "vocab_size", u32(m.vocab));
   set(md, "general.file_type", gguf_file_type(options.matrix_type));

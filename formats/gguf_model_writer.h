@@ -27,6 +27,8 @@ inline constexpr uint64_t kGgufWritePieceFloats = uint64_t(1) << 22;
 
 // The GGUF architecture of a remat model: gpt2; qwen2 for the Llama family with q/k/v biases
 // (Qwen2's layout, RoPE on halves); llama otherwise (RoPE rows permuted in the file).
+// qwen3 for q/k norms (Hugging Face's order, like qwen2). std::invalid_argument for a model remat
+// has no GGUF form for: llama3 RoPE scaling (llama.cpp's rope_freqs), q/k norms with biases.
 GgufArch gguf_arch_of(const ModelConfig& m);
 
 // general.file_type (llama_ftype) of a model whose matrices are `matrix_type`: ALL_F32 0,

@@ -19,6 +19,8 @@ constexpr std::array kLlamaBlock = {
     Pair{"self_attn.k_proj.bias", "attn_k.bias"},
     Pair{"self_attn.v_proj.weight", "attn_v.weight"},
     Pair{"self_attn.v_proj.bias", "attn_v.bias"},
+    Pair{"self_attn.q_norm.weight", "attn_q_norm.weight"},
+    Pair{"self_attn.k_norm.weight", "attn_k_norm.weight"},
     Pair{"self_attn.o_proj.weight", "attn_output.weight"},
     Pair{"post_attention_layernorm.weight", "ffn_norm.weight"},
     Pair{"mlp.gate_proj.weight", "ffn_gate.weight"},
@@ -82,6 +84,7 @@ std::optional<std::string> map_name(std::string_view name, const Top& top, const
 std::optional<GgufArch> gguf_arch(std::string_view name) {
   if (name == "llama") return GgufArch::llama;
   if (name == "qwen2") return GgufArch::qwen2;
+  if (name == "qwen3") return GgufArch::qwen3;
   if (name == "gpt2") return GgufArch::gpt2;
   return std::nullopt;
 }
@@ -92,6 +95,8 @@ std::string_view gguf_arch_name(GgufArch a) {
       return "llama";
     case GgufArch::qwen2:
       return "qwen2";
+    case GgufArch::qwen3:
+      return "qwen3";
     case GgufArch::gpt2:
       return "gpt2";
   }

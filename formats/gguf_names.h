@@ -1,13 +1,14 @@
 // Tensor names and layouts between remat's parameters (Hugging Face names and shapes) and the
 // GGUF files llama.cpp's converter writes, for the architectures remat trains: `llama` (Llama,
-// SmolLM2), `qwen2` and `gpt2`. Names follow llama.cpp's gguf-py tensor map (token_embd,
-// blk.N.attn_q, ..., output); layouts its converter's choices:
+// SmolLM2), `qwen2`, `qwen3` (q/k norms: blk.N.attn_q_norm, attn_k_norm) and `gpt2`. Names follow
+// llama.cpp's gguf-py tensor map (token_embd, blk.N.attn_q, ..., output); layouts its converter's
+// choices:
 //   - gpt2's Conv1D weights ([in, out] in Hugging Face files) are stored transposed, as [out, in]
 //     rows like every other matrix in GGUF;
 //   - `llama` files store the rows of attn_q and attn_k permuted for llama.cpp's RoPE, which
 //     rotates adjacent pairs (2i, 2i+1) where Hugging Face's rotates (i, i + d/2): within each
-//     head of d rows, Hugging Face row t·d/2 + i is GGUF row 2i + t (t in {0, 1}). `qwen2` files
-//     keep Hugging Face's order (llama.cpp rotates them the Hugging Face way).
+//     head of d rows, Hugging Face row t·d/2 + i is GGUF row 2i + t (t in {0, 1}). `qwen2` and
+//     `qwen3` files keep Hugging Face's order (llama.cpp rotates them the Hugging Face way).
 // Row permutations move whole rows, so a quantized row keeps its blocks.
 #pragma once
 
@@ -18,7 +19,7 @@
 
 namespace remat {
 
-enum class GgufArch { llama, qwen2, gpt2 };
+enum class GgufArch { llama, qwen2, qwen3, gpt2 };
 
 // general.architecture's value; nullopt for any other architecture.
 std::optional<GgufArch> gguf_arch(std::string_view name);

@@ -136,16 +136,47 @@ ModelConfig gpt2_from(const Keys& k) {
   return m;
 }
 
+// The llama3 factors of a rope_scaling object, each required.
+Llama3Scaling llama3_factors(const Keys& scaling, const std::string& key) {
+  const auto need = [&](const char* name) {
+    if (auto v = scaling.number(name)) return *v;
+    throw std::invalid_argument(key + " of rope_type llama3 has no '" + name +
+                                "' (a positive number)");
+  };
+  Llama3Scaling s;
+  s.factor = static_cast<float>(need("factor"));
+  s.low_freq_factor = static_cast<float>(need("low_freq_factor"));
+  s.high_freq_factor = static_cast<float>(need("high_freq_factor"));
+  const double orig = need("original_max_position_embeddings");
+  if (orig != std::floor(orig) || orig > 2147483647.0)
+    refuse(key + ".original_max_position_embeddings",
+           *scaling.given("original_max_position_embeddings"), "it must be a positive integer");
+  s.original_ctx = static_cast<int>(orig);
+  return s;
+}
+
 // rope_scaling (transformers 4) or rope_parameters (transformers 5): none or llama3.
-RopeScaling rope_scaling_of(const Keys& k, const std::string& key) {
+RopeScaling rope_scaling_of(const Keys& k, const std::string& key, Llama3Scaling* factors) {
   const JsonValue* v = k.given(key);
   if (!v) return RopeScaling::none;
   if (v->type != JsonValue::Type::object) refuse(key, *v, "it must be an object or null");
   const Keys scaling(*v);
   const std::string type = scaling.string("rope_type", scaling.string("type", "default"));
-  if (type == "llama3") return RopeScaling::llama3;
+  if (type == "llama3") {
+    *factors = llama3_factors(scaling, key);
+    return RopeScaling::llama3;
+  }
   if (type == "default") return RopeScaling::none;
-  refuse(key, *v, "remat implements plain RoPE (and plans Llama 3's 'llama3' scaling)");
+  refuse(key, *v, "remat implements plain RoPE and Llama 3's 'llama3' scaling");
+}
+
+// Keys of other families that change the computation when set.
+void refuse_other_maths(const Keys& k) {
+  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
+    if (const JsonValue* v = k.given(key)) refuse(key, *v, "remat does not soft-cap logits");
+  if (const JsonValue* v = k.given("partial_rotary_factor");
+      v && !(v->type == JsonValue::Type::number && v->number == 1.0))
+    refuse("partial_rotary_factor", *v, "remat rotates whole heads");
 }
 
 void refuse_sliding_window(const Keys& k) {
@@ -156,7 +187,12 @@ void refuse_sliding_window(const Keys& k) {
         refuse("layer_types", *types, "every layer must be full_attention");
 }
 
-ModelConfig llama_from(const Keys& k, bool qwen2) {
+// model_type llama, qwen2 (q/k/v biases) or qwen3 (q/k norms, no biases, head_dim 128 unless
+// given).
+enum class LlamaKind { llama, qwen2, qwen3 };
+
+ModelConfig llama_from(const Keys& k, LlamaKind kind) {
+  const bool qwen = kind != LlamaKind::llama;
   ModelConfig m;
   m.arch = Architecture::llama;
   m.layers = k.required_int("num_hidden_layers");
@@ -164,30 +200,39 @@ ModelConfig llama_from(const Keys& k, bool qwen2) {
   m.heads = k.required_int("num_attention_heads");
   m.ffn = k.required_int("intermediate_size");
   m.vocab = k.required_int("vocab_size");
-  // Qwen2Config defaults an absent num_key_value_heads to 32, LlamaConfig to the query heads.
-  m.kv_heads = k.positive_int("num_key_value_heads").value_or(qwen2 ? 32 : m.heads);
-  if (auto hd = k.positive_int("head_dim"); hd && (m.dim % m.heads != 0 || *hd != m.dim / m.heads))
-    refuse("head_dim", *k.given("head_dim"),
-           "remat needs head_dim = hidden_size / num_attention_heads (" +
-               std::to_string(m.dim / m.heads) + ")");
-  m.ctx = k.positive_int("max_position_embeddings").value_or(qwen2 ? 32768 : 2048);
+  // Qwen2Config and Qwen3Config default an absent num_key_value_heads to 32, LlamaConfig to the
+  // query heads; Qwen3Config's head_dim defaults to 128, the others' to hidden / heads.
+  m.kv_heads = k.positive_int("num_key_value_heads").value_or(qwen ? 32 : m.heads);
+  const int head_dim =
+      k.positive_int("head_dim")
+          .value_or(kind == LlamaKind::qwen3 ? 128 : (m.dim % m.heads == 0 ? m.dim / m.heads : 0));
+  if (head_dim == 0)
+    throw std::invalid_argument(
+        "config.json has no 'head_dim' and num_attention_heads does not "
+        "divide hidden_size");
+  m.head_size = m.dim % m.heads == 0 && head_dim == m.dim / m.heads ? 0 : head_dim;
+  m.ctx = k.positive_int("max_position_embeddings").value_or(qwen ? 32768 : 2048);
   if (const std::string act = k.string("hidden_act", "silu"); act != "silu")
     refuse("hidden_act", *k.given("hidden_act"), "the Llama family here uses silu (SwiGLU)");
   m.norm_eps = static_cast<float>(k.number("rms_norm_eps").value_or(1e-6));
   m.rope_theta = static_cast<float>(k.number("rope_theta").value_or(10000.0));
-  m.rope_scaling = rope_scaling_of(k, "rope_scaling");
+  m.rope_scaling = rope_scaling_of(k, "rope_scaling", &m.llama3);
   if (const JsonValue* p = k.given("rope_parameters")) {
-    if (m.rope_scaling == RopeScaling::none) m.rope_scaling = rope_scaling_of(k, "rope_parameters");
+    if (m.rope_scaling == RopeScaling::none)
+      m.rope_scaling = rope_scaling_of(k, "rope_parameters", &m.llama3);
     if (auto theta = Keys(*p).number("rope_theta")) m.rope_theta = static_cast<float>(*theta);
   }
   m.tied_head = k.boolean("tie_word_embeddings", false);
-  // Qwen2 always has q/k/v biases; Llama's attention_bias would also put one on o_proj.
-  m.qkv_bias = qwen2;
-  if (!qwen2)
+  // Qwen2 always has q/k/v biases; Llama's and Qwen3's attention_bias would also put one on
+  // o_proj.
+  m.qkv_bias = kind == LlamaKind::qwen2;
+  m.qk_norm = kind == LlamaKind::qwen3;
+  if (kind != LlamaKind::qwen2)
     k.require_bool("attention_bias", false, false,
-                   "Llama's attention_bias also biases o_proj, which remat does not implement");
+                   "attention_bias also biases o_proj, which remat does not implement");
   k.require_bool("mlp_bias", false, false, "remat's SwiGLU MLP has no biases");
   refuse_sliding_window(k);
+  refuse_other_maths(k);
   return m;
 }
 
@@ -215,14 +260,31 @@ void write_gpt2(JsonWriter& w, const ModelConfig& m) {
       .field("tie_word_embeddings", true);
 }
 
+void write_rope_scaling(JsonWriter& w, const ModelConfig& m) {
+  if (m.rope_scaling == RopeScaling::none) {
+    w.field("rope_scaling", nullptr);
+    return;
+  }
+  w.key("rope_scaling").begin_object();
+  w.field("rope_type", "llama3")
+      .field("factor", decimal(m.llama3.factor))
+      .field("low_freq_factor", decimal(m.llama3.low_freq_factor))
+      .field("high_freq_factor", decimal(m.llama3.high_freq_factor))
+      .field("original_max_position_embeddings", m.llama3.original_ctx);
+  w.end_object();
+}
+
 void write_llama(JsonWriter& w, const ModelConfig& m) {
-  if (m.rope_scaling != RopeScaling::none)
+  if (m.qk_norm && m.qkv_bias)
     throw std::invalid_argument(
-        "config.json cannot be written for rope_scaling 'llama3': remat does not keep its factors");
-  const bool qwen2 = m.qkv_bias;
-  w.key("architectures").begin_array().value(qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM");
+        "config.json cannot describe q/k norms together with q/k/v biases (Qwen3 has no biases)");
+  const bool qwen2 = m.qkv_bias, qwen3 = m.qk_norm;
+  w.key("architectures").begin_array();
+  w.value(qwen3 ? "Qwen3ForCausalLM" : qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM");
   w.end_array();
-  w.field("model_type", qwen2 ? "qwen2" : "llama")
+  w.field("model_type", qwen3   ? "qwen3"
+                        : qwen2 ? "qwen2"
+                                : "llama")
       .field("num_hidden_layers", m.layers)
       .field("hidden_size", m.dim)
       .field("intermediate_size", m.mlp_width())
@@ -233,13 +295,12 @@ void write_llama(JsonWriter& w, const ModelConfig& m) {
       .field("max_position_embeddings", m.ctx)
       .field("hidden_act", "silu")
       .field("rms_norm_eps", decimal(m.norm_eps))
-      .field("rope_theta", decimal(m.rope_theta))
-      .field("rope_scaling", nullptr)
-      .field("tie_word_embeddings", m.tied_head);
-  if (qwen2)
-    w.field("use_sliding_window", false).field("max_window_layers", m.layers);
-  else
-    w.field("attention_bias", false).field("mlp_bias", false);
+      .field("rope_theta", decimal(m.rope_theta));
+  write_rope_scaling(w, m);
+  w.field("tie_word_embeddings", m.tied_head);
+  if (qwen2 || qwen3) w.field("use_sliding_window", false).field("max_window_layers", m.layers);
+  if (!qwen2) w.field("attention_bias", false);
+  if (!qwen2 && !qwen3) w.field("mlp_bias", false);
 }
 
 }  // namespace
@@ -254,11 +315,14 @@ ModelConfig model_config_from_hf(const JsonValue& config) {
   ModelConfig m;
   if (type->type == JsonValue::Type::string && type->string == "gpt2")
     m = gpt2_from(k);
-  else if (type->type == JsonValue::Type::string &&
-           (type->string == "llama" || type->string == "qwen2"))
-    m = llama_from(k, type->string == "qwen2");
+  else if (type->type == JsonValue::Type::string && type->string == "llama")
+    m = llama_from(k, LlamaKind::llama);
+  else if (type->type == JsonValue::Type::string && type->string == "qwen2")
+    m = llama_from(k, LlamaKind::qwen2);
+  else if (type->type == JsonValue::Type::string && type->string == "qwen3")
+    m = llama_from(k, LlamaKind::qwen3);
   else
-    refuse("model_type", *type, "remat reads gpt2, llama and qwen2");
+    refuse("model_type", *type, "remat reads gpt2, llama, qwen2 and qwen3");
   try {
     m.validate();
   } catch (const std::invalid_argument& e) {

@@ -1,5 +1,6 @@
 // Hugging Face config.json to and from ModelConfig: the keys of transformers' GPT2Config
-// (model_type gpt2), LlamaConfig (llama) and Qwen2Config (qwen2, a Llama with q/k/v biases). A pure
+// (model_type gpt2), LlamaConfig (llama, with Llama 3's llama3 rope_scaling), Qwen2Config (qwen2, a
+// Llama with q/k/v biases) and Qwen3Config (qwen3: per-head q/k RMSNorm, explicit head_dim). A pure
 // mapping, no files, so that planning a checkpoint's model needs no device and no runtime. Every
 // config remat cannot reproduce exactly is refused: a model that loads but computes something else
 // would be worse than an error.
@@ -16,15 +17,17 @@ namespace remat {
 // The model a config.json describes, validated. Absent optional keys take transformers' defaults
 // for that model_type. Anything remat does not implement is std::invalid_argument, one line
 // naming the key and its value, e.g. "hidden_act is \"gelu\"; the Llama family here uses silu".
-// rope_scaling of type llama3 is kept as RopeScaling::llama3 (plans work, training refuses).
+// rope_scaling of type llama3 needs its four factors; other RoPE types, soft-capping and
+// mixture-of-experts keys are refused naming the key.
 ModelConfig model_config_from_hf(const JsonValue& config);
 // The same from config.json's text (a JSON syntax error is std::invalid_argument too).
 ModelConfig model_config_from_hf_json(std::string_view text);
 
 // config.json text for `model`, in transformers' spelling with "architectures" and torch_dtype
-// float32: GPT2LMHeadModel, LlamaForCausalLM, or Qwen2ForCausalLM when q/k/v have biases.
-// std::invalid_argument for a model config.json cannot describe (RoPE scaling llama3, whose
-// factors remat does not keep).
+// float32: GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM when q/k/v have biases, or
+// Qwen3ForCausalLM with q/k norms; head_dim and a llama3 rope_scaling written out, so the folder
+// reads back as the same model. std::invalid_argument for a model config.json cannot describe
+// (q/k norms with q/k/v biases).
 std::string hf_config_json(const ModelConfig& model);
 
 }  // namespace remat

@@ -10,7 +10,8 @@ void llama_initial_values(const TensorSpec& p, uint64_t seed, std::size_t parame
                           uint64_t first, std::span<float> out) {
   if (p.name.ends_with(".bias")) {
     std::fill(out.begin(), out.end(), 0.0f);
-  } else if (p.name.ends_with("layernorm.weight") || p.name == "model.norm.weight") {
+  } else if (p.name.ends_with("layernorm.weight") || p.name.ends_with("_norm.weight") ||
+             p.name == "model.norm.weight") {
     std::fill(out.begin(), out.end(), 1.0f);
   } else {
     seeded_normal_values(seed, parameter_index, 0.02, first, out);

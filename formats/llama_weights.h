@@ -12,9 +12,9 @@
 namespace remat {
 
 // LlamaPreTrainedModel._init_weights: Linear and Embedding weights N(0, 0.02)
-// (initializer_range), RMSNorm weights 1, biases (Qwen2's q/k/v) 0. Elements [first,
-// first + out.size()) of parameter `parameter_index`, deterministic for a seed on every machine
-// (the same generator as GPT-2's, formats/model_weights.h).
+// (initializer_range), RMSNorm weights 1 (Qwen3's q_norm and k_norm too), biases (Qwen2's q/k/v) 0.
+// Elements [first, first + out.size()) of parameter `parameter_index`, deterministic for a seed on
+// every machine (the same generator as GPT-2's, formats/model_weights.h).
 void llama_initial_values(const TensorSpec& p, uint64_t seed, std::size_t parameter_index,
                           uint64_t first, std::span<float> out);
 

@@ -24,7 +24,17 @@ void write_model(JsonWriter& j, const ModelConfig& m) {
       .field("norm_eps", double(m.norm_eps))
       .field("tied_head", m.tied_head)
       .field("qkv_bias", m.qkv_bias)
-      .field("rope_scaling", m.rope_scaling == RopeScaling::none ? "none" : "llama3");
+      .field("rope_scaling", m.rope_scaling == RopeScaling::none ? "none" : "llama3")
+      .field("head_size", m.head_size)
+      .field("qk_norm", m.qk_norm);
+  if (m.rope_scaling == RopeScaling::llama3) {
+    j.key("llama3").begin_object();
+    j.field("factor", double(m.llama3.factor))
+        .field("low_freq_factor", double(m.llama3.low_freq_factor))
+        .field("high_freq_factor", double(m.llama3.high_freq_factor))
+        .field("original_ctx", m.llama3.original_ctx);
+    j.end_object();
+  }
   j.end_object();
 }
 
@@ -121,6 +131,16 @@ ModelConfig read_model(const Fields& f) {
   if (scaling != "none" && scaling != "llama3")
     f.fail(f.name("rope_scaling"), "\"none\" or \"llama3\"");
   m.rope_scaling = scaling == "none" ? RopeScaling::none : RopeScaling::llama3;
+  // States written before Qwen3 and trained llama3 scaling lack these: the defaults are theirs.
+  if (f.has("head_size")) m.head_size = f.size("head_size");
+  if (f.has("qk_norm")) m.qk_norm = f.boolean("qk_norm");
+  if (m.rope_scaling == RopeScaling::llama3) {
+    const Fields l = f.object("llama3");
+    m.llama3.factor = static_cast<float>(l.number("factor"));
+    m.llama3.low_freq_factor = static_cast<float>(l.number("low_freq_factor"));
+    m.llama3.high_freq_factor = static_cast<float>(l.number("high_freq_factor"));
+    m.llama3.original_ctx = l.size("original_ctx");
+  }
   return m;
 }
 

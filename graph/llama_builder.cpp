@@ -20,12 +20,28 @@ TensorId rmsnorm(BlockEmitter& e, TensorId x, const std::string& prefix, int64_t
   return y;
 }
 
+// Qwen3's q_norm / k_norm: RMSNorm over each head of x [B, T, heads·D] with one gain [D] shared
+// by the heads. The rmsnorm op normalises rows as long as its weight (runtime/lowering_context.h),
+// so x is read as B·T·heads rows of D where it lies, with no reshape.
+TensorId head_rmsnorm(BlockEmitter& e, const Graph& g, TensorId x, const std::string& prefix,
+                      int64_t heads, int64_t d, float eps) {
+  const std::vector<int64_t> shape = g.tensor(x).shape;
+  TensorId w = e.param(prefix + ".weight", {d});
+  TensorId y = e.activation(prefix + ".out", shape);
+  TensorId rstd = e.activation(prefix + ".rstd", {shape[0] * shape[1] * heads}, true);
+  OpAttrs a;
+  a.eps = eps;
+  e.op(OpKind::rmsnorm, {{"x", x}, {"weight", w}}, {{"y", y}, {"rstd", rstd}}, a);
+  return y;
+}
+
 TensorId rope(BlockEmitter& e, const Graph& g, TensorId x, const std::string& name, int heads,
-              float theta) {
+              const ModelConfig& m) {
   TensorId y = e.activation(name, g.tensor(x).shape);
   OpAttrs a;
   a.heads = heads;
-  a.rope_theta = theta;
+  a.rope_theta = m.rope_theta;
+  a.rope_llama3 = m.llama3;
   e.op(OpKind::rope, {{"x", x}}, {{"y", y}}, a);
   return y;
 }
@@ -44,8 +60,12 @@ TensorId emit_attention(BlockEmitter& e, Graph& g, const ModelConfig& m, const T
   TensorId q = e.linear(n, p + ".q_proj", {s.batch, s.seq, nh * d}, c, m.qkv_bias);
   TensorId k = e.linear(n, p + ".k_proj", {s.batch, s.seq, kv * d}, c, m.qkv_bias);
   TensorId v = e.linear(n, p + ".v_proj", {s.batch, s.seq, kv * d}, c, m.qkv_bias);
-  TensorId qr = rope(e, g, q, p + ".q_rope", m.heads, m.rope_theta);
-  TensorId kr = rope(e, g, k, p + ".k_rope", m.kv_head_count(), m.rope_theta);
+  if (m.qk_norm) {
+    q = head_rmsnorm(e, g, q, p + ".q_norm", nh, d, m.norm_eps);
+    k = head_rmsnorm(e, g, k, p + ".k_norm", kv, d, m.norm_eps);
+  }
+  TensorId qr = rope(e, g, q, p + ".q_rope", m.heads, m);
+  TensorId kr = rope(e, g, k, p + ".k_rope", m.kv_head_count(), m);
   TensorId att = e.activation(p + ".out", {s.batch, s.seq, nh * d});
   TensorId lse = e.activation(p + ".lse", {s.batch, nh, s.seq}, true);
   OpAttrs a;

@@ -1,4 +1,5 @@
-// Builds the forward graph of a Llama-family model (Llama, SmolLM2, Qwen2) as a chain of blocks:
+// Builds the forward graph of a Llama-family model (Llama, SmolLM2, Qwen2, Qwen3) as a chain of
+// blocks:
 // token embedding -> decoder layers -> final RMSNorm + head + cross-entropy, with Hugging Face's
 // parameter names (model.embed_tokens.weight, model.layers.{i}.self_attn.q_proj.weight, ...,
 // model.norm.weight, lm_head.weight when the head is not tied).
@@ -8,6 +9,10 @@
 //   y = h + down_proj(silu(gate_proj(m)) * up_proj(m)),                      m = rmsnorm2(h)
 // q, k, v, gate and up are separate matmuls with separate weights ([out, in], nn.Linear), so each
 // can be addressed by name; q/k/v have biases when the config says so (Qwen2), nothing else does.
+// Qwen3 (ModelConfig::qk_norm) normalises each head of q and of k (self_attn.q_norm, k_norm:
+// RMSNorm with a [D] gain, eps rms_norm_eps) after the projections and before RoPE, and its head
+// size D is explicit, so heads·D need not equal the width C. RoPE's frequencies carry the
+// config's llama3 scaling (graph/rope_scaling.h) when it has one.
 // q, k, v and the attention output are [B, T, heads·D] activations; the rest are [B·T, width].
 #pragma once
 
@@ -17,8 +22,7 @@
 namespace remat {
 
 // Validates config and shape (std::invalid_argument; the family has no dropout) and builds the
-// forward graph; run autodiff() for the training graph. A config with RoPE scaling builds with
-// plain RoPE: such graphs can be planned, not trained (ModelConfig::training_refusal).
+// forward graph; run autodiff() for the training graph.
 Graph build_llama(const ModelConfig& config, const TrainShape& shape);
 
 }  // namespace remat

@@ -1,5 +1,6 @@
 #include "graph/model_config.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -13,8 +14,7 @@ namespace {
 
 // Llama-family shape from Hugging Face config.json values.
 ModelConfig llama(int layers, int dim, int heads, int kv_heads, int ffn, int vocab, int ctx,
-                  float theta, float eps, bool tied, bool qkv_bias,
-                  RopeScaling scaling = RopeScaling::none) {
+                  float theta, float eps, bool tied, bool qkv_bias) {
   ModelConfig m{layers, dim, heads, vocab, ctx};
   m.arch = Architecture::llama;
   m.kv_heads = kv_heads;
@@ -23,7 +23,22 @@ ModelConfig llama(int layers, int dim, int heads, int kv_heads, int ffn, int voc
   m.norm_eps = eps;
   m.tied_head = tied;
   m.qkv_bias = qkv_bias;
-  m.rope_scaling = scaling;
+  return m;
+}
+
+// Llama 3.2 (meta-llama/Llama-3.2-1B and -3B config.json): tied, llama3 RoPE scaling 32/1/4/8192.
+ModelConfig llama32(int layers, int dim, int heads) {
+  ModelConfig m = llama(layers, dim, heads, 8, 8192, 128256, 131072, 500000.0f, 1e-5f, true, false);
+  m.rope_scaling = RopeScaling::llama3;
+  m.llama3 = {32.0f, 1.0f, 4.0f, 8192};
+  return m;
+}
+
+// Qwen3 (Qwen/Qwen3-0.6B and -1.7B config.json): tied, head_dim 128 whatever the width, q/k norms.
+ModelConfig qwen3(int dim, int ffn) {
+  ModelConfig m = llama(28, dim, 16, 8, ffn, 151936, 40960, 1000000.0f, 1e-6f, true, false);
+  m.head_size = dim / 16 == 128 ? 0 : 128;  // 0: the default dim / heads
+  m.qk_norm = true;
   return m;
 }
 
@@ -31,8 +46,9 @@ ModelConfig llama(int layers, int dim, int heads, int kv_heads, int ffn, int voc
 
 const std::vector<std::string_view>& ModelConfig::preset_names() {
   static const std::vector<std::string_view> names = {
-      "tiny",       "gpt2",         "gpt2-medium",  "gpt2-large",   "gpt2-xl",
-      "llama-tiny", "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b"};
+      "tiny",        "gpt2",         "gpt2-medium",  "gpt2-large",   "gpt2-xl",
+      "llama-tiny",  "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b",
+      "llama3.2-3b", "qwen3-0.6b",   "qwen3-1.7b"};
   return names;
 }
 
@@ -46,17 +62,18 @@ ModelConfig ModelConfig::preset(std::string_view name) {
   // A small Llama-family model for the README and tests (untied, 2 KV heads for 4 query heads).
   if (name == "llama-tiny")
     return llama(4, 128, 4, 2, 352, 256, 256, 10000.0f, 1e-5f, false, false);
-  // The Hugging Face config.json files of HuggingFaceTB/SmolLM2-135M and -360M, Qwen/Qwen2.5-0.5B
-  // and meta-llama/Llama-3.2-1B.
+  // The Hugging Face config.json files of HuggingFaceTB/SmolLM2-135M and -360M, Qwen/Qwen2.5-0.5B,
+  // and (through llama32() and qwen3() above) Llama 3.2 and Qwen3.
   if (name == "smollm2-135m")
     return llama(30, 576, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f, true, false);
   if (name == "smollm2-360m")
     return llama(32, 960, 15, 5, 2560, 49152, 8192, 100000.0f, 1e-5f, true, false);
   if (name == "qwen2.5-0.5b")
     return llama(24, 896, 14, 2, 4864, 151936, 32768, 1000000.0f, 1e-6f, true, true);
-  if (name == "llama3.2-1b")
-    return llama(16, 2048, 32, 8, 8192, 128256, 131072, 500000.0f, 1e-5f, true, false,
-                 RopeScaling::llama3);
+  if (name == "llama3.2-1b") return llama32(16, 2048, 32);
+  if (name == "llama3.2-3b") return llama32(28, 3072, 24);
+  if (name == "qwen3-0.6b") return qwen3(1024, 3072);
+  if (name == "qwen3-1.7b") return qwen3(2048, 6144);
   std::string list;
   for (std::string_view n : preset_names()) list += (list.empty() ? "" : ", ") + std::string(n);
   throw std::invalid_argument("unknown model '" + std::string(name) + "'; use one of " + list);
@@ -66,13 +83,6 @@ std::string_view ModelConfig::name() const {
   for (std::string_view preset : preset_names())
     if (ModelConfig::preset(preset) == *this) return preset;
   return "custom";
-}
-
-std::string ModelConfig::training_refusal() const {
-  if (rope_scaling == RopeScaling::llama3)
-    return "rope_scaling 'llama3' (Llama 3.1+ frequency scaling) is not supported for training; "
-           "only plans can be made for this model";
-  return {};
 }
 
 void ModelConfig::validate() const {
@@ -86,7 +96,8 @@ void ModelConfig::validate() const {
   positive(heads, "heads");
   positive(vocab, "vocab");
   positive(ctx, "ctx");
-  if (dim % heads != 0)
+  if (head_size < 0) throw std::invalid_argument("head_size must not be negative");
+  if (head_size == 0 && dim % heads != 0)
     throw std::invalid_argument("heads (" + std::to_string(heads) + ") must divide dim (" +
                                 std::to_string(dim) + ")");
   if (kv_heads < 0 || ffn < 0) throw std::invalid_argument("kv_heads and ffn must not be negative");
@@ -95,16 +106,37 @@ void ModelConfig::validate() const {
                                 ") must divide heads (" + std::to_string(heads) + ")");
   if (arch == Architecture::gpt2) {
     if (kv_head_count() != heads || mlp_width() != 4 * dim || !tied_head || qkv_bias ||
-        rope_scaling != RopeScaling::none)
+        rope_scaling != RopeScaling::none || head_size != 0 || qk_norm)
       throw std::invalid_argument(
-          "gpt2 models have kv_heads = heads, an MLP 4*dim wide and a tied head");
+          "gpt2 models have kv_heads = heads, head size dim/heads, an MLP 4*dim wide and a tied "
+          "head");
     return;
   }
   if (head_dim() % 2 != 0)
-    throw std::invalid_argument("head size (dim/heads = " + std::to_string(head_dim()) +
+    throw std::invalid_argument("head size (" + std::to_string(head_dim()) +
                                 ") must be even for RoPE");
   if (!(rope_theta > 0.0f)) throw std::invalid_argument("rope_theta must be positive");
   if (!(norm_eps > 0.0f)) throw std::invalid_argument("rms_norm_eps must be positive");
+  validate_llama3();
+}
+
+void ModelConfig::validate_llama3() const {
+  const Llama3Scaling& s = llama3;
+  if (rope_scaling == RopeScaling::none) {
+    if (s != Llama3Scaling{})
+      throw std::invalid_argument("llama3 RoPE factors are set but rope_scaling is none");
+    return;
+  }
+  if (!(s.factor >= 1.0f) || !std::isfinite(s.factor))
+    throw std::invalid_argument("rope_scaling factor must be at least 1, got " +
+                                std::to_string(s.factor));
+  if (!(s.low_freq_factor > 0.0f && s.low_freq_factor < s.high_freq_factor) ||
+      !std::isfinite(s.high_freq_factor))
+    throw std::invalid_argument("rope_scaling needs 0 < low_freq_factor < high_freq_factor, got " +
+                                std::to_string(s.low_freq_factor) + " and " +
+                                std::to_string(s.high_freq_factor));
+  if (s.original_ctx <= 0)
+    throw std::invalid_argument("rope_scaling original_max_position_embeddings must be positive");
 }
 
 uint64_t ModelConfig::parameter_count() const {
@@ -119,7 +151,8 @@ uint64_t ModelConfig::parameter_count() const {
   }
   const uint64_t q = static_cast<uint64_t>(heads) * head_dim();
   const uint64_t kv = static_cast<uint64_t>(kv_head_count()) * head_dim();
-  const uint64_t attention = c * q + 2 * c * kv + q * c + (qkv_bias ? q + 2 * kv : 0);
+  const uint64_t attention = c * q + 2 * c * kv + q * c + (qkv_bias ? q + 2 * kv : 0) +
+                             (qk_norm ? 2 * static_cast<uint64_t>(head_dim()) : 0);
   const uint64_t per_block = 2 * c + attention + 3 * c * f;
   return v * c + static_cast<uint64_t>(layers) * per_block + c + (tied_head ? 0 : v * c);
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graph/rope_scaling.h"
 #include "graph/tensor.h"
 
 namespace remat {
@@ -16,12 +17,13 @@ namespace remat {
 //          biases everywhere, head tied to wte.
 //   llama: no position table (RoPE on q and k), RMSNorm (weight only), separate q/k/v/o
 //          projections in nn.Linear layout [out,in] with optional q/k/v biases (Qwen2),
-//          grouped-query attention, SwiGLU MLP (gate, up, down), tied or untied head.
+//          grouped-query attention, SwiGLU MLP (gate, up, down), tied or untied head;
+//          optionally (Qwen3) an RMSNorm over each head of q and of k before RoPE.
 enum class Architecture { gpt2, llama };
 std::string_view architecture_name(Architecture a);
 
-// RoPE frequency scaling a checkpoint asks for. Only `none` can be trained; `llama3` (Llama 3.1+
-// long-context scaling) is kept so such a model can still be planned, and refused for training.
+// RoPE frequency scaling a checkpoint asks for: none, or Llama 3.1+'s `llama3`
+// (graph/rope_scaling.h).
 enum class RopeScaling { none, llama3 };
 
 struct ModelConfig {
@@ -41,9 +43,13 @@ struct ModelConfig {
   bool tied_head = true;        // lm_head shares the token embedding (tie_word_embeddings)
   bool qkv_bias = false;        // q/k/v projections have biases (attention_bias, Qwen2)
   RopeScaling rope_scaling = RopeScaling::none;
+  Llama3Scaling llama3;  // rope_scaling == llama3 only; zeros otherwise
+  int head_size = 0;     // head_dim when given explicitly (Qwen3); 0 = dim / heads
+  bool qk_norm = false;  // RMSNorm over each head of q and k before RoPE (Qwen3's q_norm, k_norm)
 
   // "tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-tiny", "smollm2-135m",
-  // "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b"; unknown names are invalid_argument.
+  // "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b", "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b";
+  // unknown names are invalid_argument.
   static ModelConfig preset(std::string_view name);
   static const std::vector<std::string_view>& preset_names();
   // Throws invalid_argument naming the bad field and what would be right.
@@ -53,11 +59,12 @@ struct ModelConfig {
   std::string_view name() const;
 
   int kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
-  int head_dim() const { return dim / heads; }
+  int head_dim() const { return head_size > 0 ? head_size : dim / heads; }
   int mlp_width() const { return ffn > 0 ? ffn : 4 * dim; }
-  // Empty when this model can be trained; otherwise why not (one line), e.g. RoPE scaling.
-  std::string training_refusal() const;
   bool operator==(const ModelConfig&) const = default;
+
+ private:
+  void validate_llama3() const;
 };
 
 // Loss chunks start on row multiples of this, so every chunk's rows of x, targets and losses

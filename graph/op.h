@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graph/rope_scaling.h"
 #include "graph/tensor.h"
 
 namespace remat {
@@ -62,6 +63,7 @@ struct OpAttrs {
   int heads = 0;        // (gqa_)attention, rope and their backwards: query heads, or rope's heads
   int kv_heads = 0;     // gqa_attention / gqa_attention_backward: key/value heads (divide heads)
   float rope_theta = 10000.0f;  // rope / rope_backward: the RoPE base
+  Llama3Scaling rope_llama3;    // rope / rope_backward: frequency scaling (all zero: none)
   float dropout_p = 0.0f;       // dropout / dropout_backward
   uint32_t dropout_id = 0;      // RNG stream id: the same for an op, its recompute and its backward
   float eps = 1e-5f;            // layernorm / rmsnorm epsilon

@@ -162,11 +162,14 @@ inline constexpr OpSchema kOpSchemas[] = {
     REMAT_SCHEMA(token_embedding_backward,
                  "deterministic as embedding_backward: dwte rows without tokens untouched when "
                  "accumulating, 0 when overwriting"),
-    REMAT_SCHEMA(rmsnorm, "y = x·rstd·weight, rstd = 1/√(mean(x²) + eps); eps attribute"),
+    REMAT_SCHEMA(rmsnorm,
+                 "y = x·rstd·weight, rstd = 1/√(mean(x²) + eps) over rows as long as the weight "
+                 "(Qwen3's q/k norms: x [B,T,H·D] as B·T·H rows of D); eps attribute"),
     REMAT_SCHEMA(rmsnorm_backward, "dx and dweight each with their own accumulate flag"),
     REMAT_SCHEMA(rope,
                  "rotary position embedding (Hugging Face rotate_half) of each of `heads` heads "
-                 "of size D at position t, angle t·theta^(−2i/D); `rope_theta` attribute"),
+                 "of size D at position t, angle t·theta^(−2i/D), scaled as Llama 3 scales it "
+                 "when `rope_llama3` is set; `rope_theta` attribute"),
     REMAT_SCHEMA(rope_backward, "rotation by the negative angle"),
     REMAT_SCHEMA(gqa_attention,
                  "causal grouped-query attention, scale 1/√D: query head h reads key/value head "

@@ -126,10 +126,16 @@ struct LoweringContext {
   // x is [B, T, heads·D] (graph/llama_builder.h).
   kernels::RopeShape rope_shape(const Step& s, TensorId x) const {
     const uint32_t heads = static_cast<uint32_t>(s.attrs.heads);
-    return {dim(x, 0), dim(x, 1), heads, dim(x, -1) / heads, s.attrs.rope_theta};
+    return {dim(x, 0),          dim(x, 1),          heads,
+            dim(x, -1) / heads, s.attrs.rope_theta, s.attrs.rope_llama3};
   }
-  kernels::RmsnormShape rmsnorm_shape(const Step& s, TensorId x) const {
-    return {count(x) / dim(x, -1), dim(x, -1), s.attrs.eps};
+  // Rows as long as the weight: [B·T, C] for a layer's norm, B·T·heads rows of D for Qwen3's
+  // per-head q_norm and k_norm over x [B, T, heads·D] (graph/llama_builder.cpp).
+  kernels::RmsnormShape rmsnorm_shape(const Step& s, TensorId x, TensorId weight) const {
+    const uint32_t c = count(weight);
+    if (c == 0 || count(x) % c != 0)
+      throw std::logic_error("rmsnorm: x's elements are no whole rows of the weight's length");
+    return {count(x) / c, c, s.attrs.eps};
   }
   kernels::DropoutKey dropout_key(const Step& s) const {
     // The step comes from AdamWHyper::step, which the host rewrites before every submission.

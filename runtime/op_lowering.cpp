@@ -197,18 +197,19 @@ void LoweringContext::step(const Step& s) {
     }
     case OpKind::rmsnorm: {
       namespace r = slot::rmsnorm;
-      return add(
-          kernels::rmsnorm_forward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::x), bin(r::weight),
-                                   bout(r::y), bout(r::rstd), act({in(r::x), out(r::y)})),
-          s);
+      return add(kernels::rmsnorm_forward(quirks, rmsnorm_shape(s, in(r::x), in(r::weight)),
+                                          bin(r::x), bin(r::weight), bout(r::y), bout(r::rstd),
+                                          act({in(r::x), out(r::y)})),
+                 s);
     }
     case OpKind::rmsnorm_backward: {
       namespace r = slot::rmsnorm_backward;
       const BufferSlice dw = s.attrs.frozen ? BufferSlice{} : bout(r::dweight);
-      return add(kernels::rmsnorm_backward(quirks, rmsnorm_shape(s, in(r::x)), bin(r::dy),
-                                           bin(r::x), bin(r::weight), bin(r::rstd), bout(r::dx), dw,
-                                           mode(s, r::dx), mode(s, r::dweight), act({in(r::x)})),
-                 s);
+      return add(
+          kernels::rmsnorm_backward(quirks, rmsnorm_shape(s, in(r::x), in(r::weight)), bin(r::dy),
+                                    bin(r::x), bin(r::weight), bin(r::rstd), bout(r::dx), dw,
+                                    mode(s, r::dx), mode(s, r::dweight), act({in(r::x)})),
+          s);
     }
     case OpKind::rope: {
       namespace r = slot::rope;

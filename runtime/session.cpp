@@ -53,8 +53,6 @@ Session::Session(Device& device, const SessionConfig& config)
       quirks_(session_quirks(device, config)),
       plan_(session_plan(device, config_, quirks_)),
       extras_(session_extras(plan_, quirks_.max_binding_bytes)) {
-  if (const std::string why = config_.model.training_refusal(); !why.empty())
-    throw std::invalid_argument(why);
   check_fits_device();
   if (config_.memory_budget)
     check_allocation_sizes(device_, plan_, extras_, *config_.memory_budget);

@@ -88,10 +88,10 @@ uint64_t session_alignment(const Device& device);
 class Session {
  public:
   // Plans (std::invalid_argument for bad shapes, a budget below the minimum, or a plan the
-  // device cannot hold or bind; a model that cannot be trained, ModelConfig::training_refusal),
-  // allocates, initialises the family's weights from config.seed (formats/model_weights.h; streamed
-  // tensor by tensor; gradients and moments zeroed on the device) and records the step.
-  // Cancelled (from config.progress) frees everything allocated so far.
+  // device cannot hold or bind), allocates, initialises the family's weights from config.seed
+  // (formats/model_weights.h; streamed tensor by tensor; gradients and moments zeroed on the
+  // device) and records the step. Cancelled (from config.progress) frees everything allocated so
+  // far.
   Session(Device& device, const SessionConfig& config);
   ~Session();
   Session(const Session&) = delete;

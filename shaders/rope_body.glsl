@@ -19,15 +19,18 @@ layout(std430, binding = 0) readonly buffer In { ACT_T src[]; };
 layout(std430, binding = 1) buffer Out { ACT_T dst[]; };
 layout(push_constant) uniform Push { RopeParams p; };
 
-// theta^(-2i/D), see rope_params.h. `precise`: no fused multiply-adds, which would change the
-// roundings the reference reproduces.
+// theta^(-2i/D) times Llama 3's frequency scale, see rope_params.h. `precise`: no fused
+// multiply-adds, which would change the roundings the reference reproduces.
 float inv_freq(uint i) {
   precise float x = -(float(2 * i) * p.inv_D) * p.log2_theta;
   precise float n = floor(x + 0.5);
   precise float f = x - n;
   precise float q;
   REMAT_ROPE_EXP2_POLYNOMIAL(q, f);
-  return ldexp(q, int(n));
+  precise float base = ldexp(q, int(n));
+  precise float s = clamp(base * p.scale_slope - p.scale_offset, 0.0, 1.0);
+  precise float scale = p.inv_factor + s * (1.0 - p.inv_factor);
+  return base * scale;
 }
 
 // angle - k 2pi for the nearest k, with 2pi = P1 + P2 + P3: P1 (8 bits) and P2 (7 bits) are short

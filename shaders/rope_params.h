@@ -14,7 +14,12 @@ namespace remat::push {
 // (b T + t) in_stride + in_offset + h D + d, and likewise for the output. A compact q or k is
 // stride H D, offset 0; q and k inside a fused qkv row are the same buffer at two offsets.
 // Forward: out = rotate(in, +angle). Backward: out (=|+=) rotate(in, -angle), in = dL/d(out of
-// the forward). angle(t, i) = t * theta^(-2i/D) for pair (i, i + D/2), i < D/2.
+// the forward). angle(t, i) = t * inv_freq_i for pair (i, i + D/2), i < D/2, where inv_freq_i is
+// theta^(-2i/D) times Llama 3's frequency scale (graph/rope_scaling.h):
+//   s = clamp(theta^(-2i/D) * scale_slope - scale_offset, 0, 1),
+//   scale = inv_factor + s * (1 - inv_factor),
+// each operation rounded on its own; without scaling slope = offset = 0 and inv_factor = 1, so
+// scale is exactly 1.
 struct RopeParams {
   uint B;
   uint T;
@@ -24,11 +29,14 @@ struct RopeParams {
   uint in_offset;
   uint out_stride;
   uint out_offset;
-  float inv_D;       // 1 / D rounded to float (a multiply, correctly rounded; division is not)
-  float log2_theta;  // log2 of the base theta (10000 for Llama 2, 500000 for Llama 3)
-  uint accumulate;   // backward only: 0 overwrite, 1 add
+  float inv_D;         // 1 / D rounded to float (a multiply, correctly rounded; division is not)
+  float log2_theta;    // log2 of the base theta (10000 for Llama 2, 500000 for Llama 3)
+  uint accumulate;     // backward only: 0 overwrite, 1 add
+  float scale_slope;   // original_ctx / (2 pi (high_freq_factor - low_freq_factor)), or 0
+  float scale_offset;  // low_freq_factor / (high_freq_factor - low_freq_factor), or 0
+  float inv_factor;    // 1 / factor, or 1
 };
-REMAT_PUSH_WORDS(RopeParams, 11)
+REMAT_PUSH_WORDS(RopeParams, 14)
 
 // inv_freq_i = theta^(-2i/D) = 2^x with x = -(2i * inv_D) * log2_theta, and 2^x = 2^n * 2^f for
 // n = floor(x + 0.5), f = x - n in [-0.5, 0.5]: 2^f is the degree-7 Taylor polynomial of e^(f ln 2)

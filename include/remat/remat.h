@@ -129,7 +129,8 @@ typedef struct remat_session_params {
   size_t struct_size; /* sizeof(remat_session_params); set by remat_session_params_default */
 
   /* The model: a preset ("tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", or of the
-   * Llama family "llama-tiny", "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b") or NULL; each
+   * Llama family "llama-tiny", "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b",
+   * "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b") or NULL; each
    * nonzero field below overrides the preset's value (with NULL all five must be set, and the
    * model is GPT-2). A Llama-family checkpoint needs its preset named here. */
   const char* model;

@@ -43,9 +43,11 @@ Dispatch rope(KernelId kernel, const RopeShape& s, BufferSlice in, RopeLayout in
   d.kernel = kernel;
   d.spec = {kGroup};
   d.bindings = {{in, false}, {out, true}};
+  const RopeScaleTerms scale = rope_scale_terms(s.llama3);
   d.push = push_bytes(push::RopeParams{s.B, s.T, s.H, s.D, in_layout.stride, in_layout.offset,
                                        out_layout.stride, out_layout.offset, rope_inv_d(s.D),
-                                       rope_log2_theta(s.theta), static_cast<uint32_t>(mode)});
+                                       rope_log2_theta(s.theta), static_cast<uint32_t>(mode),
+                                       scale.slope, scale.offset, scale.inv_factor});
   d.groups = {grid_stride_groups(uint64_t(s.B) * s.T * s.H * (s.D / 2), kGroup), 1, 1};
   return d;
 }

@@ -12,8 +12,9 @@
 // with their own head counts: grouped-query attention has fewer key/value heads than query heads.
 //
 // cos and sin are computed in float on the device, by instructions the forward and backward
-// kernels share (rope_body.glsl). The angle float(t) * theta^(-2i/D) is formed from 1/D and
-// log2(theta) (rope_inv_d, rope_log2_theta) with correctly rounded float operations only, so
+// kernels share (rope_body.glsl). The angle float(t) * theta^(-2i/D) (times Llama 3's frequency
+// scale, from rope_scale_terms) is formed from 1/D and log2(theta) (rope_inv_d, rope_log2_theta)
+// with correctly rounded float operations only, so
 // tests/reference/rope.cpp reproduces it bit for bit; what remains is the device's cos and sin
 // (after reducing the angle to [-pi, pi]) against double precision.
 // Tested against the double reference (tests/kernels/rope_test.cpp) at 2e-6 relative + 2e-6
@@ -22,6 +23,7 @@
 // Storage buffers only, like the other elementwise kernels (GELU, residual): no texel variant.
 #pragma once
 
+#include "graph/rope_scaling.h"
 #include "runtime/kernels/act_variant.h"
 #include "runtime/kernels/grad_write.h"
 #include "runtime/vulkan/executor.h"
@@ -33,6 +35,7 @@ struct RopeShape {
   uint32_t H = 0;  // heads of this tensor: query heads for q, key/value heads for k
   uint32_t D = 0;  // head size, even
   float theta = 10000.0f;
+  Llama3Scaling llama3;  // Llama 3's frequency scaling; all zero: none (graph/rope_scaling.h)
 };
 
 // Where the heads of a [B, T, H, D] tensor lie: row (b, t) starts at (b T + t) * stride floats,

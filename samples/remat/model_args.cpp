@@ -10,7 +10,7 @@ std::vector<FlagSpec> model_flags() {
   return {
       {"--model", "NAME",
        "tiny, gpt2, gpt2-medium, gpt2-large, gpt2-xl, llama-tiny, smollm2-135m, smollm2-360m, "
-       "qwen2.5-0.5b or llama3.2-1b; or give it as MODEL",
+       "qwen2.5-0.5b, llama3.2-1b, llama3.2-3b, qwen3-0.6b or qwen3-1.7b; or give it as MODEL",
        "tiny"},
       {"--layers", "N", "transformer blocks", "the model's"},
       {"--dim", "N", "channels", "the model's"},
@@ -188,7 +188,10 @@ std::string model_shape_text(const ModelConfig& m) {
                   std::to_string(m.ctx);
   if (m.arch == Architecture::llama)
     s += " KV" + std::to_string(m.kv_head_count()) + " FFN" + std::to_string(m.mlp_width()) +
-         (m.tied_head ? " tied" : " untied");
+         (m.tied_head ? " tied" : " untied") +
+         (m.head_size ? " head_dim" + std::to_string(m.head_size) : "") +
+         (m.qk_norm ? " qk-norm" : "") +
+         (m.rope_scaling == RopeScaling::llama3 ? " llama3-rope" : "");
   return s;
 }
 

@@ -123,8 +123,9 @@ CommandSpec train_spec() {
        {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
        {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
        {"--init", "PATH",
-        "start from these weights: a Hugging Face model folder (gpt2, llama, qwen2), which sets "
-        "the model, or a .safetensors file (GPT-2 sets the model; Llama-family needs --model)",
+        "start from these weights: a Hugging Face model folder (gpt2, llama, qwen2, qwen3), which "
+        "sets the model, or a .safetensors file (GPT-2 sets the model; Llama-family needs "
+        "--model)",
         ""}}};
   for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
   const std::vector<FlagSpec> training = {
@@ -186,7 +187,6 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   // Resumed, the model is the state's; one named on the command line is compared with it.
   if (o.resumed) base = model_named ? std::nullopt : std::optional(o.resumed->state.model);
   o.sel = parse_model_selection(a, base);
-  if (const std::string why = o.sel.model.training_refusal(); !why.empty()) throw UsageError(why);
   if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs
   auto data = a.get("--data");
   if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");

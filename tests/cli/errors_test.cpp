@@ -42,8 +42,8 @@ class Fixture {
     st[0] = static_cast<char>(header.size());
     write("not_gpt2.safetensors", st + header + std::string(4, '\0'));
     write("bad_costs.json", "{\"default\": ");
-    // Hugging Face folders: a config remat refuses, one it plans but does not train, one without
-    // weights.
+    // Hugging Face folders: configs remat refuses (a RoPE type it does not implement, llama3
+    // scaling without its factors), one without weights.
     const std::string llama = R"({"model_type": "llama", "hidden_size": 32, "intermediate_size": 48,
       "num_hidden_layers": 1, "num_attention_heads": 2, "vocab_size": 256, )";
     fs::create_directories(dir_ / "hf_dynamic");
@@ -209,7 +209,7 @@ TEST_CASE("malformed remat invocations exit 2 with one line that says what was w
       {"train " + data + "--init " + fx.path("hf_dynamic") + outputs,
        R"(hf_dynamic/config.json: rope_scaling is {"factor":2,"type":"dynamic"})"},
       {"train " + data + "--init " + fx.path("hf_llama3") + outputs,
-       "rope_scaling 'llama3' (Llama 3.1+ frequency scaling) is not supported for training"},
+       "hf_llama3/config.json: rope_scaling of rope_type llama3 has no 'factor'"},
       {"train " + data + "--init " + fx.path("hf_no_weights") + outputs,
        "hf_no_weights: is a folder without model.safetensors or model.safetensors.index.json"},
       {"generate --tokenizer " + fx.path("a_folder") + " --prompt x --init " +

@@ -72,7 +72,7 @@ TEST_CASE("remat train trains a Llama model, saves it and starts again from the 
   CHECK(other.err.find("mlp.gate_proj.weight' has shape") != std::string::npos);
 }
 
-TEST_CASE("Llama-only flags, dropout and RoPE scaling are refused with one line") {
+TEST_CASE("Llama-only flags and dropout are refused with one line") {
   Folder d;
   const std::string data = "--data " + d.path("data.txt") + " ";
   const auto kv = run_remat("plan tiny --kv-heads 2");
@@ -84,10 +84,15 @@ TEST_CASE("Llama-only flags, dropout and RoPE scaling are refused with one line"
   const auto dropout = run_remat("train llama-tiny " + kSmall + data + "--dropout 0.1");
   CHECK(dropout.exit_code == 2);
   CHECK(dropout.err.find("no dropout") != std::string::npos);
-  const auto scaled = run_remat(
-      "train llama3.2-1b --layers 1 --dim 64 --heads 2 --kv-heads 1 "
-      "--ffn 64 --vocab 300 --seq 16 --batch 1 " +
-      data);
-  CHECK(scaled.exit_code == 2);
-  CHECK(scaled.err.find("rope_scaling") != std::string::npos);
+}
+
+TEST_CASE("Llama 3.2 and Qwen3 presets plan, LoRA on a bf16 base included") {
+  const auto qwen3 = run_remat("plan qwen3-0.6b --lora 8 --weights-dtype bf16 --batch 1 --seq 512");
+  INFO(qwen3.err);
+  CHECK(qwen3.exit_code == 0);
+  CHECK(qwen3.out.find("qwen3-0.6b") != std::string::npos);
+  CHECK(qwen3.out.find("head_dim128 qk-norm") != std::string::npos);
+  const auto llama = run_remat("plan llama3.2-3b --batch 1 --seq 256");
+  CHECK(llama.exit_code == 0);
+  CHECK(llama.out.find("llama3-rope") != std::string::npos);
 }

@@ -204,5 +204,28 @@ TEST_CASE("a GGUF model remat cannot train is refused naming the key") {
   md = llama_metadata(m, "llama");
   md.set("llama.attention.head_count", GgufValue::of(uint32_t(7)));
   refused(md, "heads");
+  md = llama_metadata(m, "llama");
+  md.set("llama.attention.key_length", GgufValue::of(uint32_t(8)));
+  md.set("llama.attention.value_length", GgufValue::of(uint32_t(16)));
+  refused(md, "value_length differs from key_length");
+  fs::remove(path);
+}
+
+TEST_CASE("a GGUF model with Llama 3's rope_freqs is refused naming the tensor") {
+  const ModelConfig m = odd_llama();
+  const fs::path path = temp_file("rope_freqs.gguf");
+  {
+    const uint64_t d = uint64_t(m.dim / m.heads);
+    std::vector<float> embd(static_cast<std::size_t>(m.vocab * m.dim), 0.5f);
+    std::vector<float> freqs(d / 2, 1.0f);
+    GgufWriter w(path, llama_metadata(m, "llama"),
+                 {{"token_embd.weight", GgmlType::f32, {uint64_t(m.dim), uint64_t(m.vocab)}},
+                  {"rope_freqs.weight", GgmlType::f32, {d / 2}}});
+    w.write(std::span<const float>(embd));
+    w.write(std::span<const float>(freqs));
+    w.commit();
+  }
+  CHECK_THROWS_WITH(gguf_model_config(GgufFile::open(path)),
+                    Catch::Contains("has 'rope_freqs.weight'"));
   fs::remove(path);
 }

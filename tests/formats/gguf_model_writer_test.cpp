@@ -48,6 +48,14 @@ ModelConfig llama_model(bool qkv_bias, bool tied) {
   return m;
 }
 
+// Qwen3: q/k norms, heads of 12 on a width of 32 (q_proj 48 rows).
+ModelConfig qwen3_model() {
+  ModelConfig m = llama_model(false, true);
+  m.qk_norm = true;
+  m.head_size = 12;
+  return m;
+}
+
 ModelConfig gpt2_model() {
   return ModelConfig{2, 32, 4, 40, 16};
 }
@@ -133,9 +141,11 @@ TEST_CASE("a model's metadata is the converter's, tokenizer none unless carried 
   GgufModelOptions clash;
   clash.extra.set("general.name", GgufValue::of("x"));
   CHECK_THROWS_WITH(gguf_model_metadata(m, clash), Catch::Contains("'general.name'"));
-  ModelConfig scaled = m;
-  scaled.rope_scaling = RopeScaling::llama3;
-  CHECK_THROWS_WITH(gguf_model_metadata(scaled, {}), Catch::Contains("RoPE scaling"));
+  ModelConfig scaled = ModelConfig::preset("llama3.2-1b");
+  CHECK_THROWS_WITH(gguf_model_metadata(scaled, {}), Catch::Contains("llama3 RoPE scaling"));
+  ModelConfig biased = ModelConfig::preset("qwen3-0.6b");
+  biased.qkv_bias = true;
+  CHECK_THROWS_WITH(gguf_model_metadata(biased, {}), Catch::Contains("qwen3 has no biases"));
   GgufModelOptions q4;
   q4.matrix_type = GgmlType::q4_0;
   CHECK_THROWS_WITH(gguf_model_metadata(m, q4), Catch::Contains("f32, f16 or bf16"));
@@ -143,7 +153,8 @@ TEST_CASE("a model's metadata is the converter's, tokenizer none unless carried 
 
 TEST_CASE("F32 models read back bit for bit: llama permuted, qwen2 with biases, gpt2 transposed") {
   test::TempFolder d("gguf_model_writer_f32");
-  for (const ModelConfig& m : {llama_model(false, false), llama_model(true, true), gpt2_model()}) {
+  for (const ModelConfig& m :
+       {llama_model(false, false), llama_model(true, true), gpt2_model(), qwen3_model()}) {
     INFO(architecture_name(m.arch) << (m.qkv_bias ? " with q/k/v biases" : ""));
     const std::vector<Param> params = random_params(m, 7);
     write(d / "m.gguf", m, params, {});
@@ -157,10 +168,19 @@ TEST_CASE("F32 models read back bit for bit: llama permuted, qwen2 with biases, 
       CHECK(f.tensor("position_embd.weight")->ne == std::vector<uint64_t>{32, 16});
       CHECK_FALSE(f.tensor("output.weight"));
     } else {
-      CHECK(f.tensor("blk.1.attn_k.weight")->ne == std::vector<uint64_t>{32, 16});
+      CHECK(f.tensor("blk.1.attn_k.weight")->ne ==
+            std::vector<uint64_t>{32, uint64_t(m.kv_head_count() * m.head_dim())});
       CHECK(f.tensor("blk.1.ffn_gate.weight")->ne == std::vector<uint64_t>{32, 48});
       CHECK((f.tensor("output.weight") != nullptr) == !m.tied_head);
       CHECK((f.tensor("blk.0.attn_q.bias") != nullptr) == m.qkv_bias);
+      CHECK((f.tensor("blk.1.attn_k_norm.weight") != nullptr) == m.qk_norm);
+    }
+    if (m.qk_norm) {  // qwen3: the head size written as the converter writes head_dim
+      CHECK(f.metadata().uint("qwen3.attention.key_length") == 12u);
+      CHECK(f.metadata().uint("qwen3.attention.value_length") == 12u);
+      CHECK(f.metadata().uint("qwen3.rope.dimension_count") == 12u);
+      CHECK(f.tensor("blk.0.attn_q.weight")->ne == std::vector<uint64_t>{32, 48});
+      CHECK(f.tensor("blk.0.attn_q_norm.weight")->ne == std::vector<uint64_t>{12});
     }
     check_reads_back(d / "m.gguf", m, params, [](float v, bool) { return v; });
   }

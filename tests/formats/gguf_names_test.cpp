@@ -71,8 +71,21 @@ TEST_CASE("GGUF architectures remat reads") {
   CHECK(gguf_arch("llama") == GgufArch::llama);
   CHECK(gguf_arch("qwen2") == GgufArch::qwen2);
   CHECK(gguf_arch("gpt2") == GgufArch::gpt2);
+  CHECK(gguf_arch("qwen3") == GgufArch::qwen3);
+  CHECK(gguf_arch_name(GgufArch::qwen3) == "qwen3");
   CHECK_FALSE(gguf_arch("qwen3moe"));
   CHECK(gguf_arch_name(GgufArch::qwen2) == "qwen2");
+}
+
+TEST_CASE("qwen3's q/k norms have llama.cpp's names, and its q and k rows keep their order") {
+  CHECK(gguf_tensor_name("model.layers.5.self_attn.q_norm.weight", GgufArch::qwen3) ==
+        "blk.5.attn_q_norm.weight");
+  CHECK(hf_tensor_name("blk.5.attn_k_norm.weight", GgufArch::qwen3) ==
+        "model.layers.5.self_attn.k_norm.weight");
+  CHECK(gguf_layout("model.layers.0.self_attn.q_proj.weight", GgufArch::qwen3, 16, 8).rope_heads ==
+        0);
+  CHECK(gguf_layout("model.layers.0.self_attn.k_proj.weight", GgufArch::qwen3, 16, 8).rope_heads ==
+        0);
 }
 
 TEST_CASE("llama's q and k rows are permuted as llama.cpp's converter permutes them") {

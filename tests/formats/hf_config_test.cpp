@@ -100,15 +100,54 @@ TEST_CASE("transformers 5's rope_parameters and a matching head_dim are read",
       R"("head_dim": 8, "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0})"));
   CHECK(m.rope_theta == 500000.0f);
   CHECK(m.rope_scaling == RopeScaling::none);
-  // Llama 3.1+ scaling is recorded: the model can be planned, training refuses it.
+  // Llama 3.1+ scaling with its four factors, from either key.
   const ModelConfig l3 = model_config_from_hf_json(tiny_llama(
       R"("rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
           "original_max_position_embeddings": 8192, "rope_type": "llama3"})"));
   CHECK(l3.rope_scaling == RopeScaling::llama3);
-  CHECK_FALSE(l3.training_refusal().empty());
-  CHECK(model_config_from_hf_json(
-            tiny_llama(R"("rope_parameters": {"rope_type": "llama3", "factor": 8.0})"))
-            .rope_scaling == RopeScaling::llama3);
+  CHECK(l3.llama3 == Llama3Scaling{32.0f, 1.0f, 4.0f, 8192});
+  const ModelConfig p3 = model_config_from_hf_json(tiny_llama(
+      R"("rope_parameters": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1,
+          "high_freq_factor": 4, "original_max_position_embeddings": 100, "rope_theta": 5e5})"));
+  CHECK(p3.llama3 == Llama3Scaling{8.0f, 1.0f, 4.0f, 100});
+  CHECK(p3.rope_theta == 500000.0f);
+}
+
+// Qwen/Qwen3-0.6B's config.json, abridged: head_dim 128 with hidden_size 1024 and 16 heads.
+const std::string kQwen3 = R"({
+  "architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu",
+  "hidden_size": 1024, "initializer_range": 0.02, "intermediate_size": 3072,
+  "max_position_embeddings": 40960, "max_window_layers": 28, "model_type": "qwen3",
+  "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000, "sliding_window": null,
+  "tie_word_embeddings": true, "torch_dtype": "bfloat16", "use_cache": true,
+  "use_sliding_window": false, "vocab_size": 151936})";
+
+// meta-llama/Llama-3.2-1B's config.json, abridged.
+const std::string kLlama32 = R"({
+  "architectures": ["LlamaForCausalLM"], "attention_bias": false, "bos_token_id": 128000,
+  "eos_token_id": 128001, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2048,
+  "intermediate_size": 8192, "max_position_embeddings": 131072, "mlp_bias": false,
+  "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 16,
+  "num_key_value_heads": 8, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+  "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                   "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+  "rope_theta": 500000.0, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+  "vocab_size": 128256})";
+
+TEST_CASE("Qwen3 and Llama 3.2 configs are their presets", "[graph][hf_config]") {
+  CHECK(model_config_from_hf_json(kQwen3) == ModelConfig::preset("qwen3-0.6b"));
+  CHECK(model_config_from_hf_json(kLlama32) == ModelConfig::preset("llama3.2-1b"));
+  // Qwen3Config's head_dim defaults to 128, and its q/k norms come with the model type.
+  const ModelConfig q = model_config_from_hf_json(R"({"model_type": "qwen3", "hidden_size": 48,
+      "intermediate_size": 80, "num_hidden_layers": 2, "num_attention_heads": 6,
+      "num_key_value_heads": 2, "vocab_size": 300})");
+  CHECK(q.head_dim() == 128);
+  CHECK(q.qk_norm);
+  CHECK_FALSE(q.qkv_bias);
+  // An explicit head_dim other than hidden / heads is read for Llama too.
+  CHECK(model_config_from_hf_json(tiny_llama(R"("head_dim": 16)")).head_dim() == 16);
 }
 
 TEST_CASE("every unsupported config is refused naming the key and its value",
@@ -137,7 +176,21 @@ TEST_CASE("every unsupported config is refused naming the key and its value",
       {tiny_llama(R"("n_routed_experts": 64)"), "n_routed_experts is 64"},
       {tiny_llama(R"("num_experts_per_tok": 2)"), "num_experts_per_tok is 2"},
       {tiny_llama(R"("hidden_act": "gelu")"), R"(hidden_act is "gelu")"},
-      {tiny_llama(R"("head_dim": 16)"), "head_dim is 16"},
+      {tiny_llama(R"("head_dim": 7)"), "head size (7) must be even"},
+      {tiny_llama(R"("rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1,
+                      "high_freq_factor": 4})"),
+       "rope_scaling of rope_type llama3 has no 'original_max_position_embeddings'"},
+      {tiny_llama(R"("rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 4,
+                      "high_freq_factor": 1, "original_max_position_embeddings": 64})"),
+       "0 < low_freq_factor < high_freq_factor"},
+      {tiny_llama(R"("attn_logit_softcapping": 50.0)"), "attn_logit_softcapping is 50"},
+      {tiny_llama(R"("final_logit_softcapping": 30.0)"), "final_logit_softcapping is 30"},
+      {tiny_llama(R"("partial_rotary_factor": 0.5)"), "partial_rotary_factor is 0.5"},
+      {R"({"model_type": "qwen3", "hidden_size": 48, "intermediate_size": 80,
+           "num_hidden_layers": 2, "num_attention_heads": 6, "vocab_size": 300,
+           "attention_bias": true})",
+       "attention_bias is true"},
+      {R"({"model_type": "qwen3_moe", "hidden_size": 48})", R"(model_type is "qwen3_moe")"},
       {tiny_llama(R"("attention_bias": true)"), "attention_bias is true"},
       {tiny_llama(R"("mlp_bias": true)"), "mlp_bias is true"},
       {tiny_llama(R"("tie_word_embeddings": "yes")"), R"(tie_word_embeddings is "yes")"},
@@ -178,10 +231,18 @@ TEST_CASE("config.json written for a model reads back as the same model", "[grap
   ModelConfig odd = ModelConfig::preset("llama-tiny");
   odd.norm_eps = 3e-6f;
   odd.rope_theta = 12345.5f;
+  ModelConfig scaled = odd;
+  scaled.rope_scaling = RopeScaling::llama3;
+  scaled.llama3 = {8.0f, 1.5f, 4.25f, 100};
+  ModelConfig qwen3_odd = ModelConfig::preset("qwen3-0.6b");
+  qwen3_odd.head_size = 12;
+  qwen3_odd.dim = 50;
   for (const ModelConfig& m :
        {ModelConfig::preset("tiny"), ModelConfig::preset("gpt2-xl"), ModelConfig{3, 48, 3, 256, 29},
         ModelConfig::preset("llama-tiny"), ModelConfig::preset("smollm2-360m"),
-        ModelConfig::preset("qwen2.5-0.5b"), odd}) {
+        ModelConfig::preset("qwen2.5-0.5b"), odd, ModelConfig::preset("llama3.2-1b"),
+        ModelConfig::preset("llama3.2-3b"), ModelConfig::preset("qwen3-0.6b"),
+        ModelConfig::preset("qwen3-1.7b"), scaled, qwen3_odd}) {
     const std::string text = hf_config_json(m);
     INFO(text);
     CHECK(model_config_from_hf_json(text) == m);
@@ -189,12 +250,19 @@ TEST_CASE("config.json written for a model reads back as the same model", "[grap
     CHECK(doc.find("torch_dtype")->string == "float32");
     CHECK(doc.find("architectures")->array.at(0).string == (m.arch == Architecture::gpt2
                                                                 ? "GPT2LMHeadModel"
+                                                            : m.qk_norm  ? "Qwen3ForCausalLM"
                                                             : m.qkv_bias ? "Qwen2ForCausalLM"
                                                                          : "LlamaForCausalLM"));
   }
   // Written in decimal as the float prints, not as the double nearest the float.
   CHECK(hf_config_json(ModelConfig::preset("smollm2-135m")).find("\"rms_norm_eps\": 1e-05") !=
         std::string::npos);
-  CHECK_THROWS_WITH(hf_config_json(ModelConfig::preset("llama3.2-1b")),
-                    Catch::Contains("rope_scaling 'llama3'"));
+  const JsonValue l3 = parse_json(hf_config_json(ModelConfig::preset("llama3.2-1b")));
+  CHECK(l3.find("rope_scaling")->find("rope_type")->string == "llama3");
+  CHECK(l3.find("rope_scaling")->find("original_max_position_embeddings")->number == 8192);
+  CHECK(parse_json(hf_config_json(ModelConfig::preset("qwen3-0.6b"))).find("model_type")->string ==
+        "qwen3");
+  ModelConfig both = ModelConfig::preset("qwen3-0.6b");
+  both.qkv_bias = true;
+  CHECK_THROWS_WITH(hf_config_json(both), Catch::Contains("q/k norms together with q/k/v biases"));
 }

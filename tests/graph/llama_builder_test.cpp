@@ -79,7 +79,8 @@ TEST_CASE("llama graph: Qwen2 has q/k/v biases and nothing else has one") {
 }
 
 TEST_CASE("llama graph: parameter count equals ModelConfig's on every Llama preset") {
-  for (const char* name : {"llama-tiny", "smollm2-360m", "llama3.2-1b"}) {
+  for (const char* name :
+       {"llama-tiny", "smollm2-360m", "llama3.2-1b", "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b"}) {
     INFO(name);
     const ModelConfig m = ModelConfig::preset(name);
     CHECK(parameter_total(build_llama(m, TrainShape{1, 4, 0.0f, DType::f32})) ==
@@ -147,7 +148,52 @@ TEST_CASE("llama graph: tied heads read the token embedding and every op fits it
   }
 }
 
-TEST_CASE("llama graph: build_model dispatches, build_gpt and build_llama refuse the other family") {
+TEST_CASE("llama graph: Qwen3 normalises each head of q and k before RoPE") {
+  const ModelConfig m = ModelConfig::preset("qwen3-0.6b");  // 16 heads, 8 KV heads of 128
+  const TrainShape s{2, 8, 0.0f, DType::f32};
+  const Graph g = build_llama(m, s);
+  const auto shapes = parameter_shapes(g);
+  CHECK(shapes.at("model.layers.0.self_attn.q_proj.weight") == Shape{2048, 1024});
+  CHECK(shapes.at("model.layers.0.self_attn.k_proj.weight") == Shape{1024, 1024});
+  CHECK(shapes.at("model.layers.0.self_attn.o_proj.weight") == Shape{1024, 2048});
+  CHECK(shapes.at("model.layers.27.self_attn.q_norm.weight") == Shape{128});
+  CHECK(shapes.at("model.layers.27.self_attn.k_norm.weight") == Shape{128});
+  CHECK(parameter_total(g) == 596049920u);  // Qwen3-0.6B as published
+  const Op& qn = forward_op_writing(g, "model.layers.1.self_attn.q_norm.out");
+  CHECK(qn.kind == OpKind::rmsnorm);
+  CHECK(qn.attrs.eps == 1e-6f);
+  CHECK(g.tensor(qn.inputs[slot::rmsnorm::x]).name == "model.layers.1.self_attn.q_proj.out");
+  CHECK(g.tensor(qn.outputs[slot::rmsnorm::rstd]).shape == Shape{2 * 8 * 16});
+  const Op& kn = forward_op_writing(g, "model.layers.1.self_attn.k_norm.out");
+  CHECK(g.tensor(kn.outputs[slot::rmsnorm::rstd]).shape == Shape{2 * 8 * 8});
+  const Op& qr = forward_op_writing(g, "model.layers.1.self_attn.q_rope");
+  CHECK(g.tensor(qr.inputs[slot::rope::x]).name == "model.layers.1.self_attn.q_norm.out");
+  CHECK(count_kind(g, OpKind::rmsnorm) == 4 * 28 + 1);
+  // Trained in full fine-tuning: the gains get gradients (LoRA freezes them with the rest).
+  const Graph t = build_training_model(m, s);
+  int gains = 0;
+  for (const Op& op : t.ops)
+    if (op.kind == OpKind::rmsnorm_backward && !op.attrs.frozen &&
+        t.tensor(op.outputs[slot::rmsnorm_backward::dweight]).name.find("_norm.weight") !=
+            std::string::npos)
+      ++gains;
+  CHECK(gains == 2 * 28);
+}
+
+TEST_CASE("llama graph: Llama 3.2's RoPE ops carry the llama3 factors") {
+  const ModelConfig m = ModelConfig::preset("llama3.2-1b");
+  const Graph g = build_llama(m, TrainShape{1, 4, 0.0f, DType::f32});
+  const Op& kr = forward_op_writing(g, "model.layers.0.self_attn.k_rope");
+  CHECK(kr.attrs.rope_llama3 == Llama3Scaling{32.0f, 1.0f, 4.0f, 8192});
+  CHECK(kr.attrs.rope_theta == 500000.0f);
+  const Graph tiny =
+      build_llama(ModelConfig::preset("llama-tiny"), TrainShape{1, 4, 0.0f, DType::f32});
+  const Op& plain = forward_op_writing(tiny, "model.layers.0.self_attn.k_rope");
+  CHECK(plain.attrs.rope_llama3 == Llama3Scaling{});
+}
+
+TEST_CASE(
+    "llama graph: build_model dispatches, build_gpt and build_llama refuse the other family") {
   const TrainShape s{2, 8, 0.0f, DType::f32};
   CHECK(build_model(ModelConfig::preset("tiny"), s).tensor(1).name == "targets");
   CHECK(count_kind(build_model(ModelConfig::preset("llama-tiny"), s), OpKind::rope) == 8);

@@ -8,6 +8,7 @@
 #include "graph/autodiff.h"
 #include "graph/gpt_builder.h"
 #include "graph/lora.h"
+#include "graph/model_builder.h"
 #include "graph/op_schema.h"
 
 namespace remat {
@@ -185,6 +186,28 @@ TEST_CASE("lora: the adapted output feeds every later reader of the base output"
       if (op.kind == OpKind::attention) CHECK(op.inputs[0] != base->id);
       if (op.kind == OpKind::attention && b.name == "h.0") CHECK(op.inputs[0] == merged->id);
     }
+}
+
+}  // namespace remat
+
+namespace remat {
+
+TEST_CASE("lora: Qwen3's q/k norm gains are frozen with the base, adapters on PEFT's targets") {
+  ModelConfig m = ModelConfig::preset("qwen3-0.6b");
+  m.layers = 2;
+  LoraSpec spec;
+  spec.rank = 4;
+  spec.targets = default_lora_targets(Architecture::llama);
+  const Graph g = build_training_model(m, TrainShape{1, 8, 0.0f, DType::f32}, spec);
+  CHECK(g.adapters.size() == 2 * 7);
+  std::set<std::string> frozen;
+  for (TensorId t : g.frozen) frozen.insert(g.tensor(t).name);
+  CHECK(frozen.count("model.layers.1.self_attn.q_norm.weight") == 1);
+  CHECK(frozen.count("model.layers.1.self_attn.k_norm.weight") == 1);
+  for (TensorId p : g.parameters)
+    CHECK(g.tensor(p).name.find(".lora_") != std::string::npos);  // only adapters train
+  for (const Op& op : g.ops)
+    if (op.kind == OpKind::rmsnorm_backward) CHECK(op.attrs.frozen);
 }
 
 }  // namespace remat

@@ -27,11 +27,25 @@ TEST_CASE("llama presets carry their Hugging Face config values", "[graph][model
   CHECK(s.parameter_count() == 134515008u);
   // Qwen2.5-0.5B: 494,032,768 parameters with q/k/v biases and a tied head.
   CHECK(ModelConfig::preset("qwen2.5-0.5b").parameter_count() == 494032768u);
-  // Llama-3.2-1B: 1,235,814,400 parameters.
-  CHECK(ModelConfig::preset("llama3.2-1b").parameter_count() == 1235814400u);
-  CHECK(ModelConfig::preset("llama3.2-1b").training_refusal().find("rope_scaling") !=
-        std::string::npos);
-  CHECK(s.training_refusal().empty());
+  // Llama-3.2-1B: 1,235,814,400 parameters; -3B: 3,212,749,824 (both tied).
+  const ModelConfig l1 = ModelConfig::preset("llama3.2-1b");
+  CHECK(l1.parameter_count() == 1235814400u);
+  CHECK(ModelConfig::preset("llama3.2-3b").parameter_count() == 3212749824u);
+  CHECK(l1.rope_scaling == RopeScaling::llama3);
+  CHECK(l1.llama3 == Llama3Scaling{32.0f, 1.0f, 4.0f, 8192});
+  CHECK(ModelConfig::preset("llama3.2-3b").head_dim() == 128);
+}
+
+TEST_CASE("qwen3 presets have explicit head_dim and q/k norms", "[graph][model_config]") {
+  // Qwen3-0.6B: 596,049,920 parameters, Qwen3-1.7B: 1,720,574,976 (tied; each layer adds two
+  // [128] norm gains; q_proj is 16 x 128 = 2048 wide whatever the hidden size).
+  const ModelConfig q = ModelConfig::preset("qwen3-0.6b");
+  CHECK(q.parameter_count() == 596049920u);
+  CHECK(ModelConfig::preset("qwen3-1.7b").parameter_count() == 1720574976u);
+  CHECK(q.head_dim() == 128);
+  CHECK(q.heads * q.head_dim() == 2 * q.dim);
+  CHECK(q.qk_norm);
+  CHECK_FALSE(q.qkv_bias);
 }
 
 TEST_CASE("gpt2 parameter count is unchanged", "[graph][model_config]") {
@@ -49,4 +63,18 @@ TEST_CASE("model validation names the bad field", "[graph][model_config]") {
   shape.dropout = 0.1f;
   CHECK_THROWS_WITH(shape.validate(ModelConfig::preset("llama-tiny")),
                     "the Llama family has no dropout; use --dropout 0");
+  ModelConfig q = ModelConfig::preset("qwen3-0.6b");
+  q.head_size = 7;
+  CHECK_THROWS_WITH(q.validate(), "head size (7) must be even for RoPE");
+  ModelConfig l = ModelConfig::preset("llama3.2-1b");
+  l.llama3.high_freq_factor = 1.0f;
+  CHECK_THROWS_WITH(l.validate(), Catch::Contains("0 < low_freq_factor < high_freq_factor"));
+  l = ModelConfig::preset("llama3.2-1b");
+  l.llama3.factor = 0.5f;
+  CHECK_THROWS_WITH(l.validate(), Catch::Contains("factor must be at least 1"));
+  l.rope_scaling = RopeScaling::none;
+  CHECK_THROWS_WITH(l.validate(), Catch::Contains("rope_scaling is none"));
+  ModelConfig g2 = ModelConfig::preset("tiny");
+  g2.qk_norm = true;
+  CHECK_THROWS_AS(g2.validate(), std::invalid_argument);
 }

@@ -1,5 +1,7 @@
 // Random small Llama-family configs for graph and planner tests: tied or untied head, q/k/v
-// biases or not, one key/value head, fewer than the query heads, or as many.
+// biases or not, one key/value head, fewer than the query heads, or as many; Qwen3's q/k norms
+// and explicit head size, and Llama 3's RoPE scaling, drawn last so earlier draws keep their
+// values.
 #pragma once
 
 #include <random>
@@ -34,6 +36,13 @@ inline LlamaCase random_llama(uint32_t seed) {
   m.rope_theta = pick(0, 1) ? 10000.0f : 500000.0f;
   c.shape.batch = pick(1, 4);
   c.shape.seq = pick(3, 32);
+  m.qk_norm = !m.qkv_bias && pick(0, 2) == 0;
+  if (pick(0, 2) == 0) m.head_size = 4 * pick(1, 3);
+  if (m.head_size == m.dim / m.heads) m.head_size = 0;
+  if (pick(0, 3) == 0) {
+    m.rope_scaling = RopeScaling::llama3;
+    m.llama3 = {8.0f, 1.0f, 4.0f, 16};
+  }
   return c;
 }
 

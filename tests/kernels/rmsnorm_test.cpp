@@ -15,8 +15,12 @@ namespace {
 
 constexpr float kEps = 1e-5f;
 
+// Rows of a layer (5 rows of 7), and Qwen3's per-head q/k norm: [B2, T3, 4 heads of 6] read as
+// 24 rows of 6 sharing one gain, whose gradient sums over positions and heads alike.
 TEST_CASE("rmsnorm reference backward matches finite differences") {
-  const std::size_t rows = 5, C = 7;
+  const auto shape = GENERATE(std::pair<std::size_t, std::size_t>{5, 7},
+                              std::pair<std::size_t, std::size_t>{2 * 3 * 4, 6});
+  const std::size_t rows = shape.first, C = shape.second;
   auto x = test::random_doubles(rows * C, 41, -2, 2);
   auto w = test::random_doubles(C, 42, 0.5, 1.5);
   auto weights = test::random_doubles(rows * C, 43);  // dL/dy
@@ -107,7 +111,10 @@ TEST_CASE("rmsnorm GPU forward and backward match the reference") {
   struct Shape {
     std::size_t rows, C;
   };
-  for (Shape sh : {Shape{3 * 23, 48}, Shape{1, 1}, Shape{7, 33}, Shape{2 * 64, 576}}) {
+  // The last two are Qwen3's per-head q_norm: B·T·heads rows of the head size (an odd B3 T23 with
+  // 6 heads of 12, and Qwen3-0.6B's 16 heads of 128 at B2 T8).
+  for (Shape sh : {Shape{3 * 23, 48}, Shape{1, 1}, Shape{7, 33}, Shape{2 * 64, 576},
+                   Shape{3 * 23 * 6, 12}, Shape{2 * 8 * 16, 128}}) {
     for (bool texels : {false, true}) {
       DYNAMIC_SECTION("rows " << sh.rows << " C " << sh.C << " texels " << texels) {
         auto in = make_inputs(sh.rows, sh.C, false);

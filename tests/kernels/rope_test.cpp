@@ -1,12 +1,14 @@
 // Rotary position embedding forward and backward: the convention on a hand-worked case, the
 // reference backward against finite differences, the GPU kernels against the reference on q and
-// k inside a fused grouped-query qkv row and at a long Llama 3 context, accumulation, untouched
+// k inside a fused grouped-query qkv row and at a long Llama 3 context (with and without Llama 3's
+// frequency scaling, whose angles are checked against transformers' rule), accumulation, untouched
 // columns, bit-identity and the shape checks.
 #include <catch2/catch.hpp>
 
 #include <bit>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include "runtime/kernels/rope.h"
 #include "tests/kernels/kernel_checks.h"
@@ -53,6 +55,37 @@ TEST_CASE("rope angles are t * theta^(-2i/D) to a few float ulps") {
   }
 }
 
+// With Llama 3's scaling the kernels' frequency is the graph/rope_scaling.h form of
+// transformers' rule: inv_freq · scale, scale = 1/factor + s (1 − 1/factor), s = clamp(inv_freq ·
+// slope − offset, 0, 1), each step rounded once. Next to the plain angle's error it adds s's
+// rounding, at most (inv_freq · slope + offset) 2^-24 per operation times (1 − 1/factor), relative
+// to a scale that may be as small as 1/factor; and the three constants' and products' roundings.
+TEST_CASE("rope angles with llama3 scaling follow transformers' rule to a few float ulps") {
+  const Llama3Scaling llama32{32.0f, 1.0f, 4.0f, 8192};  // Llama 3.2
+  const Llama3Scaling small{8.0f, 1.0f, 4.0f, 100};      // the band in reach of D = 8 heads
+  for (const auto& [theta, D, scaling] : {std::tuple{500000.0f, std::size_t(64), llama32},
+                                          std::tuple{500000.0f, std::size_t(128), llama32},
+                                          std::tuple{10000.0f, std::size_t(8), small},
+                                          std::tuple{10000.0f, std::size_t(16), small}}) {
+    const ref::RopeDims d{1, 1, 1, D, theta, scaling};
+    const RopeScaleTerms k = rope_scale_terms(scaling);
+    int blended = 0;
+    for (std::size_t t : {std::size_t(1), std::size_t(23), std::size_t(4095)})
+      for (std::size_t i = 0; i < D / 2; ++i) {
+        const double x = 2.0 * double(i) / double(D) * std::log2(double(theta));
+        const double plain = std::exp2(-x);
+        const double exact = double(t) * llama3_scaled_inv_freq(plain, scaling);
+        const double scale = exact / (double(t) * plain);
+        const double s_error = 3 * (plain * k.slope + k.offset) * 0x1p-24;
+        const double tol = (6 + 4 * std::log(2.0) * x) * 0x1p-24 + s_error / scale;
+        if (scale > 1.0 / scaling.factor && scale < 1.0) blended += t == 1;
+        INFO("theta " << theta << " D " << D << " t " << t << " i " << i << " scale " << scale);
+        CHECK(std::abs(ref::rope_angle(d, t, i) - exact) <= tol * exact);
+      }
+    CHECK(blended > 0);  // every case has frequencies in the blended band
+  }
+}
+
 TEST_CASE("rope reference backward matches finite differences") {
   const ref::RopeDims d{2, 5, 3, 6, 10000.0f};
   const std::size_t n = d.B * d.T * d.H * d.D;
@@ -73,9 +106,10 @@ TEST_CASE("rope reference backward matches finite differences") {
 struct Qkv {
   std::size_t B, T, H, KV, D;
   float theta;
+  Llama3Scaling llama3 = {};
   std::size_t row() const { return (H + 2 * KV) * D; }
   std::size_t k_offset() const { return H * D; }
-  ref::RopeDims dims(std::size_t heads) const { return {B, T, heads, D, theta}; }
+  ref::RopeDims dims(std::size_t heads) const { return {B, T, heads, D, theta, llama3}; }
 };
 
 // Columns [offset, offset + heads * D) of every row of a fused buffer, as a compact tensor.
@@ -106,7 +140,8 @@ RopeRun run_gpu(const Qkv& s, const std::vector<float>& qkv, const std::vector<f
   Buffer bdqkv = acc ? test::upload_buffer(dqkv0, "dqkv")
                      : test::garbage_buffer<float>(rows * s.row(), "dqkv");
   const auto row = uint32_t(s.row()), k_off = uint32_t(s.k_offset());
-  const kernels::RopeShape qs{uint32_t(s.B), uint32_t(s.T), uint32_t(s.H), uint32_t(s.D), s.theta};
+  const kernels::RopeShape qs{uint32_t(s.B), uint32_t(s.T), uint32_t(s.H),
+                              uint32_t(s.D), s.theta,       s.llama3};
   kernels::RopeShape ks = qs;
   ks.H = uint32_t(s.KV);
   test::run_once({kernels::rope_forward(qs, bqkv.whole(), {row, 0}, bq.whole(), {}),
@@ -164,9 +199,11 @@ void require_v_untouched(const Qkv& s, const std::vector<float>& before,
 
 TEST_CASE("rope GPU forward and backward match the reference on grouped-query q and k") {
   for (Qkv s : {Qkv{3, 23, 3, 1, 16, 10000.0f}, Qkv{1, 1, 1, 1, 2, 10000.0f},
-                Qkv{2, 7, 4, 2, 6, 10000.0f}, Qkv{1, 4096, 2, 1, 128, 500000.0f}}) {
+                Qkv{2, 7, 4, 2, 6, 10000.0f}, Qkv{1, 4096, 2, 1, 128, 500000.0f},
+                Qkv{1, 4096, 2, 1, 64, 500000.0f, {32.0f, 1.0f, 4.0f, 8192}},
+                Qkv{3, 23, 3, 1, 8, 10000.0f, {8.0f, 1.0f, 4.0f, 100}}}) {
     DYNAMIC_SECTION("B " << s.B << " T " << s.T << " heads " << s.H << " KV heads " << s.KV << " D "
-                         << s.D << " theta " << s.theta) {
+                         << s.D << " theta " << s.theta << " llama3 factor " << s.llama3.factor) {
       auto in = make_inputs(s, false);
       auto g = run_gpu(s, in.qkv, in.dq, in.dk, {});
       check_against_reference(s, in, g);

@@ -1,5 +1,6 @@
 #include "tests/reference/rope.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "shaders/rope_params.h"
@@ -22,7 +23,11 @@ float rope_angle(const RopeDims& d, std::size_t t, std::size_t i) {
   const float f = x - n;
   float q;
   REMAT_ROPE_EXP2_POLYNOMIAL(q, f);
-  return float(t) * std::ldexp(q, int(n));
+  const float base = std::ldexp(q, int(n));
+  const RopeScaleTerms k = rope_scale_terms(d.llama3);
+  const float s = std::min(std::max(base * k.slope - k.offset, 0.0f), 1.0f);
+  const float scale = k.inv_factor + s * (1.0f - k.inv_factor);
+  return float(t) * (base * scale);
 }
 
 namespace {

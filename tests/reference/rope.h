@@ -5,15 +5,19 @@
 #include <cstddef>
 #include <vector>
 
+#include "graph/rope_scaling.h"
+
 namespace remat::ref {
 
 struct RopeDims {
   std::size_t B, T, H, D;  // D even
   float theta;
+  Llama3Scaling llama3 = {};  // Llama 3's frequency scaling; all zero: none
 };
 
-// The angle of pair (i, i + D/2) at position t, float(t) * theta^(-2i/D), formed in float with
-// exactly the kernels' operations (shaders/rope_params.h, rope_body.glsl): bit-identical angles.
+// The angle of pair (i, i + D/2) at position t, float(t) * theta^(-2i/D) (times the llama3
+// frequency scale), formed in float with exactly the kernels' operations (shaders/rope_params.h,
+// rope_body.glsl): bit-identical angles.
 float rope_angle(const RopeDims& d, std::size_t t, std::size_t i);
 
 // y = x with each pair (i, i + D/2) of every head at position t rotated by +rope_angle. Resizes y.

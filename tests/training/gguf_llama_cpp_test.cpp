@@ -4,8 +4,8 @@
 // a LoRA adapter a session saved loads with llama_adapter_lora_init and moves llama.cpp's
 // log-probabilities to remat's with the adapter, while adapters written wrong (B's q/k rows not
 // permuted, the scale doubled, the update transposed) miss them and one stored transposed is
-// refused. For llama (q/k rows permuted), qwen2 (q/k/v biases, rows as they are) and gpt2 (fused,
-// transposed matrices).
+// refused. For llama (q/k rows permuted), qwen2 (q/k/v biases, rows as they are), qwen3 (q/k
+// norms, explicit head size) and gpt2 (fused, transposed matrices).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -57,6 +57,17 @@ ModelConfig llama(bool qkv_bias) {
   m.tied_head = qkv_bias;  // qwen2 tied, llama untied: both heads
   m.rope_theta = 10000.0f;
   m.norm_eps = 1e-5f;
+  return m;
+}
+
+// Qwen3: q/k norms before RoPE, heads of 24 on a width of 64 (q_proj 96 rows), tied; an MLP as
+// wide as the model, so that its matrices are square for the transposed-update check.
+ModelConfig qwen3() {
+  ModelConfig m = llama(false);
+  m.qk_norm = true;
+  m.head_size = 24;
+  m.ffn = 64;
+  m.tied_head = true;
   return m;
 }
 
@@ -222,7 +233,7 @@ TEST_CASE("a model remat saved as GGUF runs in llama.cpp with remat's log-probab
   const test::LlamaCpp* l = test::llama_cpp();
   if (!l) return;
   test::TempFolder d("gguf_llama_cpp_model");
-  for (const ModelConfig& m : {llama(false), llama(true), gpt2()}) {
+  for (const ModelConfig& m : {llama(false), llama(true), gpt2(), qwen3()}) {
     INFO(label(m));
     Session s(test::device(), config(m, 0));
     load_random_weights(s, d.path());
@@ -272,7 +283,7 @@ TEST_CASE("a LoRA adapter remat saved as GGUF moves llama.cpp to remat's log-pro
   const test::LlamaCpp* l = test::llama_cpp();
   if (!l) return;
   test::TempFolder d("gguf_llama_cpp_adapter");
-  for (const ModelConfig& m : {llama(false), llama(true), gpt2()}) {
+  for (const ModelConfig& m : {llama(false), llama(true), gpt2(), qwen3()}) {
     INFO(label(m));
     Session s(test::device(), config(m, 4));
     load_random_weights(s, d.path());

@@ -1,7 +1,7 @@
 // The Llama family trains on the same guarantees as GPT-2: byte-identical weights under every
-// checkpoint policy and arena, planned bytes equal to allocated bytes, Hugging Face's
-// initialisation, and weights saved and loaded by their Hugging Face names (F32, F16, BF16),
-// refusing a file that does not fit the model.
+// checkpoint policy and arena (Llama 3's RoPE scaling and Qwen3's q/k norms included), planned
+// bytes equal to allocated bytes, Hugging Face's initialisation, and weights saved and loaded by
+// their Hugging Face names (F32, F16, BF16), refusing a file that does not fit the model.
 #include <catch2/catch.hpp>
 
 #include <bit>
@@ -81,6 +81,20 @@ TEST_CASE("llama: weights are byte-identical across policies and arenas after 3 
 
 TEST_CASE("llama with a tied head and q/k/v biases: byte-identical across policies") {
   check_llama_policies(odd_config(true, true));
+}
+
+TEST_CASE("llama with Llama 3's llama3 RoPE scaling: byte-identical across policies") {
+  SessionConfig c = odd_config(true, false);
+  c.model.rope_scaling = RopeScaling::llama3;
+  c.model.llama3 = {8.0f, 1.0f, 4.0f, 100};
+  check_llama_policies(c);
+}
+
+TEST_CASE("qwen3 with q/k norms and head_dim 12 != C/heads: byte-identical across policies") {
+  SessionConfig c = odd_config(true, false);
+  c.model.qk_norm = true;
+  c.model.head_size = 12;
+  check_llama_policies(c);
 }
 
 TEST_CASE("llama: Hugging Face initialisation, deterministic per seed") {
@@ -185,13 +199,10 @@ TEST_CASE("llama: BF16 checkpoints with the model's shapes load exactly") {
   b.load(bytes_of(bf16_image(with_head)), "bf16 with head");
 }
 
-TEST_CASE("llama: dropout and RoPE scaling are refused for training") {
+TEST_CASE("llama: dropout is refused for training") {
   SessionConfig c = odd_config(false, false);
   c.shape.dropout = 0.1f;
   CHECK_THROWS_WITH(Session(test::device(), c), Catch::Contains("no dropout"));
-  c = odd_config(false, false);
-  c.model.rope_scaling = RopeScaling::llama3;
-  CHECK_THROWS_WITH(Session(test::device(), c), Catch::Contains("rope_scaling"));
 }
 
 TEST_CASE("llama: evaluation and sampling read the head's logits") {

@@ -1,16 +1,21 @@
 #!/usr/bin/python3
 """remat against PyTorch for the Llama family, end to end, through Hugging Face model folders.
 
-Builds two odd-sized Llama-family models (L=3, C=48, 6 query heads sharing 2 key/value heads, MLP
-80 wide, vocabulary 300, RoPE theta 10000): one Llama with an untied head, one Qwen2 (q/k/v biases)
-with a tied head. Writes each as a Hugging Face folder (config.json and model.safetensors; the
-Qwen2 one sharded behind model.safetensors.index.json), trains it for 2 AdamW steps with
+Builds odd-sized Llama-family models (L=3, C=48, 6 query heads sharing 2 key/value heads, MLP
+80 wide, vocabulary 300, RoPE theta 10000): a Llama with an untied head, a Qwen2 (q/k/v biases)
+with a tied head, a Llama 3 with llama3 RoPE scaling (factor 8, low 1, high 4, original context
+100, so that at head size 8 one frequency is kept, one blended and two divided within the 23
+positions), and a Qwen3 (RMSNorm over each head of q and k before RoPE, head_dim 12 so that
+heads x head_dim = 72 is not the width 48). Writes each as a Hugging Face folder (config.json and
+model.safetensors; the Qwen2 and Qwen3 ones sharded behind model.safetensors.index.json), trains
+it for 2 AdamW steps with
 `remat train --init DIR --save OUT_DIR` (under the policies none and every:1 and under an arena
 cap), repeats the same steps in float64 PyTorch written here (RMSNorm, rotate_half RoPE, repeat_kv
 grouped-query attention, SwiGLU), and compares per-step losses, gradient norms and every saved
 weight, with the tolerances of the GPT-2 comparison (pytorch_reference.py), whose helpers it uses.
 
-Usage: pytorch_llama_reference.py --remat PATH/TO/remat --workdir DIR [--perturb eps|rope|kv]
+Usage: pytorch_llama_reference.py --remat PATH/TO/remat --workdir DIR [--variants A,B]
+       [--perturb eps|rope|kv|llama3|qnorm]
 --perturb plants one mistake in the reference (see PERTURBATIONS): the comparison must then fail.
 Exit status 0 when every comparison passes, 1 on any mismatch or failure.
 """
@@ -31,7 +36,6 @@ import pytorch_reference as common  # noqa: E402  (safetensors, data, AdamW run,
 
 # ---- the configuration under test: odd sizes everywhere, no tile multiples ----
 LAYERS, DIM, HEADS, KV_HEADS, FFN, VOCAB, CTX = 3, 48, 6, 2, 80, 300, 29
-HEAD_DIM = DIM // HEADS  # 8
 THETA, RMS_EPS = 10000.0, 1e-5
 # BATCH, SEQ (23), STEPS, the AdamW settings and the tolerances are the GPT-2 comparison's.
 BATCH, SEQ, STEPS = common.BATCH, common.SEQ, common.STEPS
@@ -39,15 +43,23 @@ LR, WD, BETAS, EPS = common.LR, common.WD, common.BETAS, common.EPS
 SEED = 20251123
 # Per variant, the clip threshold lies between the two steps' gradient norms (one step clipped,
 # the other not), for the reason the GPT-2 script gives; check_variant() checks that it does.
+# head_dim: given only where it is not DIM / HEADS (8); llama3: rope_scaling's factors.
+LLAMA3 = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 100}
 VARIANTS = {
     "llama_untied": {"tied": False, "qkv_bias": False, "sharded": False},
     "qwen2_tied_qkv_bias": {"tied": True, "qkv_bias": True, "sharded": True},
+    "llama3_scaled_rope": {"tied": True, "qkv_bias": False, "sharded": False, "llama3": LLAMA3},
+    "qwen3_qk_norm": {"tied": True, "qkv_bias": False, "sharded": True, "qk_norm": True,
+                      "head_dim": 12},
 }
 # --perturb NAME plants one mistake in the reference, to show that the comparison catches it.
 PERTURBATIONS = {
     "eps": "RMSNorm eps 1e-6 instead of 1e-5",
     "rope": "RoPE on interleaved pairs (GPT-J) instead of the two halves of each head",
     "kv": "query head h reads key/value head h % KV_HEADS instead of h // (HEADS / KV_HEADS)",
+    "llama3": "plain RoPE frequencies: the llama3 scaling dropped",
+    "qnorm": "no q_norm (k_norm kept)",
 }
 PERTURB = None
 
@@ -55,8 +67,13 @@ PERTURB = None
 # ---------------------------------------------------------------------------------------------
 # Parameters by Hugging Face name (nn.Linear weights are [out, in]).
 # ---------------------------------------------------------------------------------------------
+def head_dim(v):
+    return v.get("head_dim", DIM // HEADS)
+
+
 def parameter_shapes(v):
-    C, Q, KV = DIM, HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
+    D = head_dim(v)
+    C, Q, KV = DIM, HEADS * D, KV_HEADS * D
     shapes = [("model.embed_tokens.weight", [VOCAB, C])]
     for i in range(LAYERS):
         p = f"model.layers.{i}."
@@ -65,6 +82,8 @@ def parameter_shapes(v):
             shapes.append((p + f"self_attn.{proj}.weight", [rows, C]))
             if v["qkv_bias"]:
                 shapes.append((p + f"self_attn.{proj}.bias", [rows]))
+        if v.get("qk_norm"):
+            shapes += [(p + "self_attn.q_norm.weight", [D]), (p + "self_attn.k_norm.weight", [D])]
         shapes += [
             (p + "self_attn.o_proj.weight", [C, Q]),
             (p + "post_attention_layernorm.weight", [C]),
@@ -91,6 +110,8 @@ def initial_weights(v):
             w = 0.1 * noise
         elif name.endswith("o_proj.weight") or name.endswith("down_proj.weight"):
             w = noise * (0.15 / math.sqrt(2 * LAYERS))
+        elif v.get("qk_norm") and (name.endswith("q_proj.weight") or name.endswith("k_proj.weight")):
+            w = 0.4 * noise  # heads far from unit RMS, so that the per-head norms matter
         else:
             w = 0.15 * noise
         weights[name] = w.to(torch.float32)
@@ -98,18 +119,24 @@ def initial_weights(v):
 
 
 def hf_config(v):
+    model_type = "qwen3" if v.get("qk_norm") else "qwen2" if v["qkv_bias"] else "llama"
     config = {
-        "architectures": ["Qwen2ForCausalLM" if v["qkv_bias"] else "LlamaForCausalLM"],
-        "model_type": "qwen2" if v["qkv_bias"] else "llama",
+        "architectures": [{"qwen3": "Qwen3ForCausalLM", "qwen2": "Qwen2ForCausalLM",
+                           "llama": "LlamaForCausalLM"}[model_type]],
+        "model_type": model_type,
         "hidden_size": DIM, "intermediate_size": FFN, "num_hidden_layers": LAYERS,
         "num_attention_heads": HEADS, "num_key_value_heads": KV_HEADS, "vocab_size": VOCAB,
         "max_position_embeddings": CTX, "hidden_act": "silu", "rms_norm_eps": RMS_EPS,
         "rope_theta": THETA, "rope_scaling": None, "tie_word_embeddings": v["tied"],
         "torch_dtype": "float32",
     }
-    if v["qkv_bias"]:
+    if "head_dim" in v:
+        config["head_dim"] = v["head_dim"]
+    if "llama3" in v:
+        config["rope_scaling"] = {"rope_type": "llama3", **v["llama3"]}
+    if model_type != "llama":
         config["use_sliding_window"] = False
-    else:
+    if model_type != "qwen2":
         config["attention_bias"] = False
     return config
 
@@ -151,10 +178,27 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def rope(x, T):
-    """x: [B, heads, T, hd]. Position t, pair i rotates by t * theta^(-2i/hd); the two halves of
-    the head (not interleaved pairs) form the pairs, as in transformers."""
-    inv_freq = 1.0 / (THETA ** (torch.arange(0, HEAD_DIM, 2, dtype=torch.float64) / HEAD_DIM))
+def llama3_inv_freq(inv_freq, s):
+    """transformers' _compute_llama3_parameters, in float64."""
+    orig, low, high = s["original_max_position_embeddings"], s["low_freq_factor"], \
+        s["high_freq_factor"]
+    low_freq_wavelen, high_freq_wavelen = orig / low, orig / high
+    wavelen = 2 * math.pi / inv_freq
+    scaled = torch.where(wavelen > low_freq_wavelen, inv_freq / s["factor"], inv_freq)
+    smooth = (orig / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * scaled / s["factor"] + smooth * scaled
+    medium = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
+    return torch.where(medium, smoothed, scaled)
+
+
+def rope(x, T, v):
+    """x: [B, heads, T, hd]. Position t, pair i rotates by t * theta^(-2i/hd) (llama3-scaled when
+    the variant says so); the two halves of the head (not interleaved pairs) form the pairs, as
+    in transformers."""
+    D = x.shape[-1]
+    inv_freq = 1.0 / (THETA ** (torch.arange(0, D, 2, dtype=torch.float64) / D))
+    if "llama3" in v and PERTURB != "llama3":
+        inv_freq = llama3_inv_freq(inv_freq, v["llama3"])
     freqs = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
     if PERTURB == "rope":
@@ -162,26 +206,31 @@ def rope(x, T):
     return x * emb.cos() + rotate_half(x) * emb.sin()
 
 
-def attention(P, p, h, v):
+def attention(P, p, h, v, eps):
     B, T, _ = h.shape
+    D = head_dim(v)
 
-    def proj(name, heads):
+    def proj(name, heads, norm=None):
         y = h @ P[p + f"self_attn.{name}.weight"].T
         if v["qkv_bias"]:
             y = y + P[p + f"self_attn.{name}.bias"]
-        return y.view(B, T, heads, HEAD_DIM).transpose(1, 2)
+        y = y.view(B, T, heads, D)
+        if norm:  # Qwen3: RMSNorm over each head, before RoPE
+            y = rmsnorm(y, P[p + f"self_attn.{norm}.weight"], eps)
+        return y.transpose(1, 2)
 
-    q = rope(proj("q_proj", HEADS), T)
-    k = rope(proj("k_proj", KV_HEADS), T)
+    q_norm = "q_norm" if v.get("qk_norm") and PERTURB != "qnorm" else None
+    q = rope(proj("q_proj", HEADS, q_norm), T, v)
+    k = rope(proj("k_proj", KV_HEADS, "k_norm" if v.get("qk_norm") else None), T, v)
     val = proj("v_proj", KV_HEADS)
     # repeat_kv: query head h reads key/value head h // (HEADS / KV_HEADS).
     repeat = (lambda t: t.repeat(1, HEADS // KV_HEADS, 1, 1)) if PERTURB == "kv" else \
         (lambda t: t.repeat_interleave(HEADS // KV_HEADS, dim=1))
     k, val = repeat(k), repeat(val)
-    scores = (q @ k.transpose(-2, -1)) / math.sqrt(HEAD_DIM)
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(D)
     causal = torch.ones(T, T, dtype=torch.bool).tril()
     y = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1) @ val
-    return y.transpose(1, 2).reshape(B, T, HEADS * HEAD_DIM) @ P[p + "self_attn.o_proj.weight"].T
+    return y.transpose(1, 2).reshape(B, T, HEADS * D) @ P[p + "self_attn.o_proj.weight"].T
 
 
 def llama_loss(P, tokens, targets, v, eps):
@@ -189,7 +238,7 @@ def llama_loss(P, tokens, targets, v, eps):
     x = P["model.embed_tokens.weight"][tokens]
     for i in range(LAYERS):
         p = f"model.layers.{i}."
-        x = x + attention(P, p, rmsnorm(x, P[p + "input_layernorm.weight"], eps), v)
+        x = x + attention(P, p, rmsnorm(x, P[p + "input_layernorm.weight"], eps), v, eps)
         h = rmsnorm(x, P[p + "post_attention_layernorm.weight"], eps)
         gate = torch.nn.functional.silu(h @ P[p + "mlp.gate_proj.weight"].T)
         x = x + (gate * (h @ P[p + "mlp.up_proj.weight"].T)) @ P[p + "mlp.down_proj.weight"].T
@@ -213,7 +262,9 @@ def reference_run(start, data, v, clip, eps):
         loss = llama_loss(params, tokens, targets, v, eps)
         loss.backward()
         norms.append(float(torch.nn.utils.clip_grad_norm_(list(params.values()), max_norm=clip)))
-        grads.append({n: p.grad.detach().clone() for n, p in params.items()})
+        # A parameter the (perturbed) model never reads has no gradient: zero.
+        grads.append({n: p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
+                      for n, p in params.items()})
         opt.step()
         losses.append(loss.item())
     return losses, norms, {n: p.detach() for n, p in params.items()}, grads
@@ -309,7 +360,14 @@ def main():
     ap.add_argument("--workdir", required=True, help="directory for the folders, data and logs")
     ap.add_argument("--perturb", choices=sorted(PERTURBATIONS),
                     help="plant this mistake in the reference: the comparison must then fail")
+    ap.add_argument("--variants", default=",".join(VARIANTS),
+                    help="comma-separated models to compare (default: all of " +
+                    ", ".join(VARIANTS) + ")")
     args = ap.parse_args()
+    chosen = args.variants.split(",")
+    for name in chosen:
+        if name not in VARIANTS:
+            ap.error(f"unknown variant {name!r}; choose from {', '.join(VARIANTS)}")
     global PERTURB
     PERTURB = args.perturb
     os.makedirs(args.workdir, exist_ok=True)
@@ -319,8 +377,9 @@ def main():
         f.write(data_bytes)
     eps = 1e-6 if PERTURB == "eps" else RMS_EPS
     checks = common.Checks()
-    for name, v in VARIANTS.items():
-        check_variant(checks, args.remat, args.workdir, name, v, data_bytes, data, eps)
+    for name in chosen:
+        check_variant(checks, args.remat, args.workdir, name, VARIANTS[name], data_bytes, data,
+                      eps)
     print(f"pytorch llama comparison: {checks.passed} passed, {checks.failed} failed")
     return 0 if checks.failed == 0 else 1
 

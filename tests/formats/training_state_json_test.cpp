@@ -1,0 +1,55 @@
+// state.json's model: Llama 3's RoPE factors and Qwen3's head size and q/k norms read back as
+// written, and a state written before those fields still reads as the model it described.
+#include "formats/training_state_json.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+using namespace remat;
+
+namespace {
+
+TrainingState state_of(const ModelConfig& m) {
+  TrainingState s;
+  s.step = 3;
+  s.model = m;
+  s.shape.batch = 1;
+  s.shape.seq = 8;
+  s.policy = Policy::parse("none");
+  return s;
+}
+
+TEST_CASE("state.json keeps Llama 3's RoPE factors and Qwen3's head size and q/k norms") {
+  for (const char* name : {"llama3.2-1b", "qwen3-0.6b", "qwen3-1.7b", "smollm2-135m", "tiny"}) {
+    INFO(name);
+    const std::string text = training_state_json(state_of(ModelConfig::preset(name)));
+    CHECK(parse_training_state(text, "state.json").model == ModelConfig::preset(name));
+  }
+  ModelConfig odd = ModelConfig::preset("qwen3-0.6b");
+  odd.head_size = 12;
+  odd.dim = 50;
+  odd.rope_scaling = RopeScaling::llama3;
+  odd.llama3 = {8.0f, 1.5f, 4.25f, 100};
+  CHECK(parse_training_state(training_state_json(state_of(odd)), "s").model == odd);
+}
+
+TEST_CASE("a state written before head_size and qk_norm reads with their defaults") {
+  std::string text = training_state_json(state_of(ModelConfig::preset("smollm2-135m")));
+  for (const std::string key : {",\n    \"head_size\": 0", ",\n    \"qk_norm\": false"}) {
+    const std::size_t at = text.find(key);
+    REQUIRE(at != std::string::npos);
+    text.erase(at, key.size());
+  }
+  REQUIRE(text.find("qk_norm") == std::string::npos);
+  CHECK(parse_training_state(text, "s").model == ModelConfig::preset("smollm2-135m"));
+}
+
+TEST_CASE("a llama3 state without its factors is refused naming the member") {
+  std::string text = training_state_json(state_of(ModelConfig::preset("llama3.2-1b")));
+  const std::size_t at = text.find("\"factor\"");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 8, "\"factors\"");
+  CHECK_THROWS_WITH(parse_training_state(text, "s"), Catch::Contains("model.llama3.factor"));
+}
+
+}  // namespace
