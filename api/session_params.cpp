@@ -10,6 +10,7 @@
 #include "api/error_boundary.h"
 #include "base/progress.h"
 #include "formats/gpt2_weights.h"
+#include "formats/weight_files.h"
 #include "planner/loss_chunk.h"
 #include "planner/policy.h"
 
@@ -191,14 +192,15 @@ void fill_default_params(remat_session_params& p) {
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
 // schedule, the one that ends before the LoRA fields, the ones that end before loss_chunk and
-// before memory_bytes, and the ones that end before weights_dtype and before act_dtype.
+// before memory_bytes, and the ones that end before weights_dtype, act_dtype and quantized_base.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
          size == offsetof(remat_session_params, loss_chunk) ||
          size == offsetof(remat_session_params, memory_bytes) ||
          size == offsetof(remat_session_params, weights_dtype) ||
-         size == offsetof(remat_session_params, act_dtype);
+         size == offsetof(remat_session_params, act_dtype) ||
+         size == offsetof(remat_session_params, quantized_base);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -257,6 +259,19 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   p.act_dtype = remat_dtype_of(st.shape.activation_dtype);
 }
 
+// The block weights of params->quantized_base (a .gguf file), for a LoRA session of its model.
+std::vector<BlockWeight> quantized_base_blocks(const char* path, const SessionConfig& c) {
+  if (!c.lora.enabled())
+    invalid("params->quantized_base keeps a frozen base in its blocks: it needs params->lora_rank");
+  if (!names_gguf_file(path))
+    invalid("params->quantized_base '" + std::string(path) + "' is not a .gguf file");
+  const WeightFiles w = WeightFiles::open(path);
+  if (w.gguf()->model() != c.model)
+    invalid("params->quantized_base '" + std::string(path) +
+            "' holds another model than the params describe");
+  return w.gguf()->block_weights();
+}
+
 SessionConfig session_config(const remat_session_params* params) {
   const remat_session_params p = read_params(params);
   SessionConfig c;
@@ -285,6 +300,7 @@ SessionConfig session_config(const remat_session_params* params) {
   c.shape.weight_dtype = dtype_of(p.weights_dtype, "weights_dtype");
   if (c.shape.weight_dtype != DType::f32 && !c.lora.enabled())
     invalid("params->weights_dtype applies to frozen weights: it needs params->lora_rank");
+  if (p.quantized_base) c.shape.block_weights = quantized_base_blocks(p.quantized_base, c);
   // Under a whole-memory cap, auto is chosen together with the rest of the plan.
   if (p.loss_chunk == -1 && c.memory_budget)
     c.choose_loss_chunk = true;

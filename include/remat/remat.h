@@ -207,6 +207,14 @@ typedef struct remat_session_params {
    * moments stay F32. Needs a device with 16-bit storage buffer access. A struct that ends before
    * it (struct_size = offsetof(remat_session_params, act_dtype)) is read as F32. */
   int32_t act_dtype;
+  /* Since 0.5: a quantized .gguf model file whose matrices the session keeps in their ggml blocks
+   * (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K ... Q6_K) on the device, decoded by the kernels where they
+   * read them (QLoRA): no float copy of them exists; the plan and memory_bytes count their block
+   * bytes. Needs lora_rank > 0 and F32 activations; the model fields must describe the file's
+   * model, and the session then loads that file (remat_session_load_file). NULL (default): every
+   * frozen weight is stored as weights_dtype. A struct that ends before it (struct_size =
+   * offsetof(remat_session_params, quantized_base)) has none. */
+  const char* quantized_base;
 } remat_session_params;
 
 /* Fills *params with the defaults above (model "tiny"). */

@@ -1,6 +1,6 @@
 // LoRA through the C API: params fields, PEFT's adapter files in and out, llama.cpp's GGUF
-// adapters and models for .gguf paths, merged weights, the errors that name what is wrong, a params struct from before the LoRA fields, and the frozen
-// base and the activations stored in 16 bits.
+// adapters and models for .gguf paths, merged weights, the errors that name what is wrong, a params
+// struct from before the LoRA fields, and the frozen base and the activations stored in 16 bits.
 #include <catch2/catch.hpp>
 
 #include <cstddef>
@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "formats/gguf_model.h"
 #include "remat/remat.h"
 #include "tests/api/api_test_params.h"
+#include "tests/support/gguf_model_files.h"
 
 using remat::test::Handles;
 using remat::test::pattern_batch;
@@ -208,4 +210,66 @@ TEST_CASE("c api: act_dtype stores activations in 16 bits, on a 16-bit base too"
   p.struct_size = offsetof(remat_session_params, act_dtype);
   REQUIRE(remat_plan(&p, &bf16) == REMAT_OK);
   CHECK(bf16.arena_bytes == f32.arena_bytes);
+}
+
+TEST_CASE("c api: a quantized GGUF base kept in its blocks trains as its decoded values") {
+  const auto dir = remat::test::scratch_dir("quantized_base");
+  remat_session_params p;
+  REQUIRE(remat_session_params_default(&p) == REMAT_OK);
+  p.model = "llama-tiny";
+  p.batch = 2;
+  p.seq = 16;
+  p.policy = "none";
+  p.pipeline_cache_dir = "";
+  // The preset's seeded weights, saved by a full session, then quantized to q8_0.
+  {
+    Handles full;
+    REQUIRE(remat_device_open(nullptr, &full.device) == REMAT_OK);
+    REQUIRE(remat_session_create(full.device, &p, &full.session) == REMAT_OK);
+    REQUIRE(remat_session_save_file(full.session, (dir / "f32.gguf").string().c_str()) == REMAT_OK);
+  }
+  const remat::GgufWeights f32(remat::GgufFile::open(dir / "f32.gguf"));
+  std::vector<remat::test::GgufParam> params;
+  for (const remat::SafetensorsEntry& e : f32.header().tensors) {
+    remat::test::GgufParam q{e.name, e.shape, std::vector<float>(std::size_t(e.elements()))};
+    f32.read(e, 0, q.values);
+    params.push_back(std::move(q));
+  }
+  const std::string q8 = (dir / "q8.gguf").string();
+  remat::test::write_gguf_model(q8, params, f32.model(), remat::GgufArch::llama,
+                                remat::GgmlType::q8_0);
+
+  p.lora_rank = 4;
+  remat_session_params blocks = p;
+  blocks.quantized_base = q8.c_str();
+  remat_plan_report decoded_plan{sizeof(remat_plan_report)}, blocks_plan{sizeof(remat_plan_report)};
+  REQUIRE(remat_plan(&p, &decoded_plan) == REMAT_OK);
+  REQUIRE(remat_plan(&blocks, &blocks_plan) == REMAT_OK);
+  CHECK(blocks_plan.persistent_bytes < decoded_plan.persistent_bytes);
+
+  std::vector<float> losses[2];
+  for (int i = 0; i < 2; ++i) {
+    Handles h;
+    REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
+    REQUIRE(remat_session_create(h.device, i ? &blocks : &p, &h.session) == REMAT_OK);
+    REQUIRE(remat_session_load_file(h.session, q8.c_str()) == REMAT_OK);
+    for (int step = 0; step < 2; ++step) {
+      const auto b = pattern_batch(32, 256, step);
+      float loss = -1;
+      REQUIRE(remat_session_step(h.session, b.tokens.data(), b.targets.data(), b.tokens.size(),
+                                 &loss) == REMAT_OK);
+      losses[i].push_back(loss);
+    }
+  }
+  CHECK(losses[0] == losses[1]);
+
+  remat_plan_report r{sizeof(remat_plan_report)};
+  remat_session_params bad = blocks;
+  bad.lora_rank = 0;
+  CHECK(remat_plan(&bad, &r) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(remat_last_error()).find("needs params->lora_rank") != std::string::npos);
+  bad = blocks;
+  bad.model = "smollm2-135m";
+  CHECK(remat_plan(&bad, &r) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(remat_last_error()).find("another model") != std::string::npos);
 }
