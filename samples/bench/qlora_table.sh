@@ -3,7 +3,7 @@
 # shape, quantized by llama.cpp's own quantizer (build/bin/remat_random_gguf_model, built with the
 # tests once .ci/fetch-test-data has run), LoRA r 8 on all seven projections, batch 4, seq 256.
 # For each base (the file's blocks, or decoded to bf16 or f32): the smallest whole-session
-# memory that plans, and the step time at one fixed plan (--policy every:1, loss in chunks of 256
+# memory that plans, and the step time at one fixed plan (--policy every:1, loss in chunks of 128
 # rows), the median of the steps after the first.
 #   samples/bench/qlora_table.sh [OUT_DIR] [STEPS]
 set -euo pipefail
@@ -26,7 +26,7 @@ smallest() {
 }
 
 step_ms() {
-  "$bin/remat" train --init "$1" --lora 8 --batch 4 --seq 256 --policy every:1 --loss-chunk 256 \
+  "$bin/remat" train --init "$1" --lora 8 --batch 4 --seq 256 --policy every:1 --loss-chunk 128 \
     --steps "$steps" --data "$data" --data-format bytes "${@:2}" 2>&1 |
     awk '/^step /{for(i=1;i<=NF;i++) if($i=="ms/step") print $(i-1)}' | tail -n +2 | sort -n |
     awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
