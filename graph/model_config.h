@@ -76,6 +76,10 @@ struct TrainShape {
   // Storage of frozen weights of two or more dimensions (f16/bf16 only with LoRA;
   // graph/weight_dtype.h). Trained parameters, gradients and moments are always f32.
   DType weight_dtype = DType::f32;
+  // Rows hold several examples (formats/example_rows.h): the graph gains a `positions` input
+  // [B,T] u32, each token's position in its example. Attention is block-diagonal within a row,
+  // and RoPE and GPT-2's learned positions read those positions (graph/op_schema.h, if_packed).
+  bool packed = false;
 
   // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1; the Llama family has
   // no dropout, so dropout must be 0 there).

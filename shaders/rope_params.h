@@ -27,8 +27,9 @@ struct RopeParams {
   float inv_D;       // 1 / D rounded to float (a multiply, correctly rounded; division is not)
   float log2_theta;  // log2 of the base theta (10000 for Llama 2, 500000 for Llama 3)
   uint accumulate;   // backward only: 0 overwrite, 1 add
+  uint packed;       // 1: t is positions[b T + t] (binding 2, packed rows); 0: the row position
 };
-REMAT_PUSH_WORDS(RopeParams, 11)
+REMAT_PUSH_WORDS(RopeParams, 12)
 
 // inv_freq_i = theta^(-2i/D) = 2^x with x = -(2i * inv_D) * log2_theta, and 2^x = 2^n * 2^f for
 // n = floor(x + 0.5), f = x - n in [-0.5, 0.5]: 2^f is the degree-7 Taylor polynomial of e^(f ln 2)
