@@ -58,7 +58,7 @@ ExampleRows::ExampleRows(std::vector<TokenExample> examples, int seq, uint32_t p
   packing_.seq = seq;
   packing_.plain_rows = examples_.size();
   for (const TokenExample& e : examples_) packing_.filled += e.ids.size() - 1;
-  packing_.packed_rows = pack_ ? pass_rows(0).size() : 0;
+  packing_.packed_rows = pass_rows(0).size();  // reported unpacked too: what --pack would give
 }
 
 std::vector<std::size_t> ExampleRows::pass_order(uint64_t pass) const {

@@ -51,7 +51,7 @@ struct ExampleRowsReport {
 struct PackingReport {
   uint64_t filled = 0;       // positions over one pass
   uint64_t plain_rows = 0;   // one example a row: the kept examples
-  uint64_t packed_rows = 0;  // packed, first pass
+  uint64_t packed_rows = 0;  // packed, first pass (also when not packing: what it would give)
   double plain_padding() const { return padding(plain_rows); }
   double packed_padding() const { return padding(packed_rows); }
   int seq = 0;
