@@ -191,14 +191,16 @@ void fill_default_params(remat_session_params& p) {
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
 // schedule, the one that ends before the LoRA fields, the ones that end before loss_chunk and
-// before memory_bytes, and the ones that end before weights_dtype and before act_dtype.
+// before memory_bytes, and the ones that end before weights_dtype, before act_dtype and before
+// packed.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
          size == offsetof(remat_session_params, loss_chunk) ||
          size == offsetof(remat_session_params, memory_bytes) ||
          size == offsetof(remat_session_params, weights_dtype) ||
-         size == offsetof(remat_session_params, act_dtype);
+         size == offsetof(remat_session_params, act_dtype) ||
+         size == offsetof(remat_session_params, packed);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -255,6 +257,7 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   p.min_lr_ratio = st.schedule.min_lr_ratio;
   p.loss_chunk = st.shape.loss_chunk;
   p.act_dtype = remat_dtype_of(st.shape.activation_dtype);
+  p.packed = st.shape.packed ? 1 : 0;
 }
 
 SessionConfig session_config(const remat_session_params* params) {
@@ -267,6 +270,7 @@ SessionConfig session_config(const remat_session_params* params) {
   c.shape.batch = p.batch;
   c.shape.seq = p.seq;
   c.shape.activation_dtype = dtype_of(p.act_dtype, "act_dtype");
+  c.shape.packed = p.packed != 0;
   c.shape.validate(c.model);
   c.accum = p.accum;
   if (p.arena_bytes != 0) c.arena_budget = p.arena_bytes;
