@@ -1,7 +1,7 @@
 // Packing in the C API: examples loaded with options->pack give the library's packed rows and
 // positions and report how full they are; a session created with params->packed trains on them
-// with remat_session_step_packed, bit-identically to the library's Session; wrong combinations,
-// bad positions and wrong struct sizes are clean errors.
+// with remat_session_step_packed, bit-identically to the library's Session (and through the C++
+// wrappers); wrong combinations, bad positions and wrong struct sizes are clean errors.
 #include <catch2/catch.hpp>
 
 #include <cstddef>
@@ -10,6 +10,7 @@
 
 #include "formats/example_rows.h"
 #include "remat/remat.h"
+#include "remat/remat.hpp"
 #include "runtime/session.h"
 #include "tests/api/api_test_params.h"
 #include "tests/api/chat_files.h"
@@ -165,4 +166,28 @@ TEST_CASE("a session without packed rows refuses positions, and older structs re
               REMAT_ERROR_INVALID_ARGUMENT, "struct_size");
   check_error(remat_examples_load_with(f.jsonl.c_str(), f.tokenizer.c_str(), nullptr, &e),
               REMAT_ERROR_INVALID_ARGUMENT, "options is NULL");
+}
+
+TEST_CASE("the C++ wrappers load packed examples and step a packed session like the C calls") {
+  ChatFiles f;
+  const auto examples =
+      remat::api::Examples::load_packed(f.jsonl.string(), f.tokenizer.string(), kSeq);
+  CHECK(examples.packing().packed == 1);
+  CHECK(examples.packing().packed_rows < examples.packing().plain_rows);
+  auto device = remat::api::Device::open();
+  remat::api::Session wrapped(device, packed_params());
+  Handles h;
+  REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
+  const remat_session_params p = packed_params();
+  REQUIRE(remat_session_create(h.device, &p, &h.session) == REMAT_OK);
+  std::vector<uint32_t> tokens, targets, positions;
+  for (uint64_t step = 0; step < 2; ++step) {
+    examples.batch(step, kBatch, tokens, targets, positions);
+    float loss = 0;
+    REQUIRE(remat_session_step_packed(h.session, tokens.data(), targets.data(), positions.data(),
+                                      tokens.size(), &loss) == REMAT_OK);
+    CHECK(wrapped.step(tokens, targets, positions) == loss);
+  }
+  positions.pop_back();
+  CHECK_THROWS_AS(wrapped.step(tokens, targets, positions), remat::api::Error);
 }
