@@ -8,7 +8,8 @@
 //          (bytes, optional), "init" (safetensors to start from), "save" (where the weights go),
 //          "steps": [{"tokens": [...], "targets": [...]}, ...]} with accum·batch·seq ids each;
 //          optionally "packed": true, and then each step's "positions" (base/row_positions.h)
-//          for tests/training/pytorch_packed_reference.py.
+//          for tests/training/pytorch_packed_reference.py, and "arch": "llama" with "kv_heads",
+//          "ffn" and "tied" for a Llama-family model (llama-tiny's other settings).
 // Prints one JSON object per step ({"step", "loss", "grad_norm"}), then {"policy",
 // "arena_bytes"}; exit status 1 with one line on stderr on any error.
 #include <cstdio>
@@ -44,6 +45,18 @@ SessionConfig session_config(const JsonValue& c) {
   SessionConfig s;
   s.model = ModelConfig{integer(c, "layers"), integer(c, "dim"), integer(c, "heads"),
                         integer(c, "vocab"), integer(c, "ctx")};
+  if (const JsonValue* arch = c.find("arch"); arch && arch->string == "llama") {
+    const ModelConfig gpt = s.model;
+    s.model = ModelConfig::preset("llama-tiny");
+    s.model.layers = gpt.layers;
+    s.model.dim = gpt.dim;
+    s.model.heads = gpt.heads;
+    s.model.vocab = gpt.vocab;
+    s.model.ctx = gpt.ctx;
+    s.model.kv_heads = integer(c, "kv_heads");
+    s.model.ffn = integer(c, "ffn");
+    s.model.tied_head = member(c, "tied").boolean;
+  }
   s.shape.batch = integer(c, "batch");
   s.shape.seq = integer(c, "seq");
   if (const JsonValue* packed = c.find("packed")) s.shape.packed = packed->boolean;

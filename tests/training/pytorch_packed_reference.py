@@ -14,6 +14,12 @@ Two planted mistakes must each fail the same comparison, which shows it can see 
 not restarted (wpe[t] for the row position t), and attention across examples (a plain causal mask
 over the whole row).
 
+The untied Llama of pytorch_llama_reference.py (grouped-query attention, RoPE, SwiGLU) trains
+the same way on the same rows, against its float64 model with the block-diagonal mask and RoPE
+at each token's position in its example. Its planted mistake is attention across examples: RoPE
+positions that do not restart would not show, since a rotation by a position shared by a whole
+example cancels in every score of that example (that is why RoPE is relative).
+
 Usage: pytorch_packed_reference.py --app PATH/TO/remat_masked_training_app --workdir DIR
 Exit status 0 when every comparison passes, 1 on any mismatch or failure.
 """
@@ -28,6 +34,7 @@ import torch
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pytorch_llama_reference as lref  # noqa: E402  (the Llama family in float64)
 import pytorch_reference as ref  # noqa: E402  (the model, file formats and comparison)
 
 IGNORE = 0xFFFFFFFF  # remat's ignored target (base/ignore_target.h)
@@ -39,7 +46,7 @@ ROWS = [[[6, 9, 8], [12, 2, 11], [24]],
         [[3, 4, 5, 6, 7], [20, 4], [9, 9]]]
 
 
-def packed_rows(gen, rows):
+def packed_rows(gen, rows, vocab=ref.VOCAB):
     """Tokens, positions and targets of one [BATCH, SEQ] micro-batch of packed examples, each
     example's first two targets untrained (a prompt). Returns (tokens, positions, remat targets
     with IGNORE, PyTorch targets with -100), tensors [BATCH, SEQ] but the remat targets."""
@@ -49,7 +56,7 @@ def packed_rows(gen, rows):
     for b, lengths in enumerate(rows):
         t = 0
         for n in lengths:
-            ids = torch.randint(0, ref.VOCAB, (n,), generator=gen)
+            ids = torch.randint(0, vocab, (n,), generator=gen)
             for i in range(n - 1):
                 tokens[b, t] = ids[i]
                 positions[b, t] = i
@@ -109,7 +116,52 @@ def gpt2_logits(P, tokens, positions, mistake):
     return (x @ P["wte.weight"].T).reshape(B * T, ref.VOCAB)
 
 
-def reference_run(start, steps, mistake=None):
+def llama_loss(P, tokens, positions, targets, mistake):
+    """pytorch_llama_reference.llama_loss on packed rows (the untied variant)."""
+    B, T = tokens.shape
+    L = lref
+    mask = block_diagonal(positions)
+    if mistake == "attention across examples":
+        mask = torch.ones(T, T, dtype=torch.bool).tril().expand(B, T, T)
+    inv_freq = 1.0 / (L.THETA ** (torch.arange(0, L.HEAD_DIM, 2, dtype=torch.float64) /
+                                  L.HEAD_DIM))
+    freqs = positions.to(torch.float64)[:, :, None] * inv_freq  # [B, T, hd/2]
+    emb = torch.cat((freqs, freqs), dim=-1)[:, None, :, :]  # [B, 1, T, hd]
+
+    def attention(p, h):
+        def proj(name, heads):
+            y = h @ P[p + f"self_attn.{name}.weight"].T
+            return y.view(B, T, heads, L.HEAD_DIM).transpose(1, 2)
+
+        def rope(x):
+            return x * emb.cos() + L.rotate_half(x) * emb.sin()
+
+        q, k = rope(proj("q_proj", L.HEADS)), rope(proj("k_proj", L.KV_HEADS))
+        val = proj("v_proj", L.KV_HEADS)
+        k = k.repeat_interleave(L.HEADS // L.KV_HEADS, dim=1)
+        val = val.repeat_interleave(L.HEADS // L.KV_HEADS, dim=1)
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(L.HEAD_DIM)
+        y = torch.softmax(scores.masked_fill(~mask[:, None, :, :], float("-inf")), dim=-1) @ val
+        return y.transpose(1, 2).reshape(B, T, -1) @ P[p + "self_attn.o_proj.weight"].T
+
+    x = P["model.embed_tokens.weight"][tokens]
+    for i in range(L.LAYERS):
+        p = f"model.layers.{i}."
+        x = x + attention(p, L.rmsnorm(x, P[p + "input_layernorm.weight"], L.RMS_EPS))
+        h = L.rmsnorm(x, P[p + "post_attention_layernorm.weight"], L.RMS_EPS)
+        gate = torch.nn.functional.silu(h @ P[p + "mlp.gate_proj.weight"].T)
+        x = x + (gate * (h @ P[p + "mlp.up_proj.weight"].T)) @ P[p + "mlp.down_proj.weight"].T
+    x = L.rmsnorm(x, P["model.norm.weight"], L.RMS_EPS)
+    logits = (x @ P["lm_head.weight"].T).reshape(B * T, L.VOCAB)
+    return torch.nn.functional.cross_entropy(logits, targets.reshape(-1))
+
+
+def gpt2_loss(P, tokens, positions, targets, mistake):
+    return torch.nn.functional.cross_entropy(gpt2_logits(P, tokens, positions, mistake),
+                                             targets.reshape(-1))
+
+
+def reference_run(start, steps, mistake=None, loss_fn=gpt2_loss, clip=ref.CLIP):
     """2 float64 AdamW steps on the packed micro-batches, as pytorch_reference.reference_run."""
     params = {n: w.to(torch.float64).clone().requires_grad_(True) for n, w in start.items()}
     decay = [p for p in params.values() if p.dim() == 2]
@@ -120,18 +172,16 @@ def reference_run(start, steps, mistake=None):
     losses, norms, grads = [], [], []
     for tokens, positions, _, targets in steps:
         opt.zero_grad()
-        logits = gpt2_logits(params, tokens, positions, mistake)
-        loss = torch.nn.functional.cross_entropy(logits, targets.reshape(-1))  # trained mean
+        loss = loss_fn(params, tokens, positions, targets, mistake)  # mean over trained targets
         loss.backward()
-        norms.append(float(torch.nn.utils.clip_grad_norm_(list(params.values()),
-                                                          max_norm=ref.CLIP)))
+        norms.append(float(torch.nn.utils.clip_grad_norm_(list(params.values()), max_norm=clip)))
         grads.append({n: p.grad.detach().clone() for n, p in params.items()})
         opt.step()
         losses.append(loss.item())
     return losses, norms, {n: p.detach() for n, p in params.items()}, grads
 
 
-def remat_run(app, workdir, name, weights, steps, policy):
+def remat_run(app, workdir, name, weights, steps, policy, model=None):
     out = os.path.join(workdir, f"{name}.safetensors")
     if os.path.exists(out):
         os.remove(out)
@@ -139,7 +189,7 @@ def remat_run(app, workdir, name, weights, steps, policy):
               "ctx": ref.CTX, "batch": ref.BATCH, "seq": ref.SEQ, "accum": 1, "lr": ref.LR,
               "wd": ref.WD, "beta1": ref.BETAS[0], "beta2": ref.BETAS[1], "eps": ref.EPS,
               "grad_clip": ref.CLIP, "init": weights, "save": out, "policy": policy,
-              "packed": True,
+              "packed": True, **(model or {}),
               "steps": [{"tokens": tokens.flatten().tolist(), "targets": targets,
                          "positions": positions.flatten().tolist()}
                         for tokens, positions, targets, _ in steps]}
@@ -160,6 +210,38 @@ class QuietChecks(ref.Checks):
             self.passed += 1
         else:
             self.failed += 1
+
+
+def check_llama(checks, args, gen):
+    """The untied Llama on packed rows of its vocabulary, under none and every:1."""
+    v = lref.VARIANTS["llama_untied"]
+    start = lref.initial_weights(v)
+    weights = os.path.join(args.workdir, "llama_init.safetensors")
+    ref.write_safetensors(weights, [(n, start[n]) for n, _ in lref.parameter_shapes(v)], {})
+    steps = [packed_rows(gen, rows, lref.VOCAB) for rows in ROWS]
+    clip = 1e6  # no clipping: the norms are compared as logged, before clipping
+    model = {"arch": "llama", "layers": lref.LAYERS, "dim": lref.DIM, "heads": lref.HEADS,
+             "kv_heads": lref.KV_HEADS, "ffn": lref.FFN, "vocab": lref.VOCAB, "ctx": lref.CTX,
+             "tied": False, "grad_clip": clip}
+    want = reference_run(start, steps, None, llama_loss, clip)
+    wrong_ref = reference_run(start, steps, "attention across examples", llama_loss, clip)
+    saved_by_run = []
+    for policy in ("none", "every:1"):
+        label = f"packed llama, {policy}"
+        got = remat_run(args.app, args.workdir, "packed_llama_" + policy.replace(":", "_"),
+                        weights, steps, policy, model)
+        losses, norms, saved, summary = got
+        ref.compare(checks, label, losses, norms, saved, summary, *want, start)
+        wrong = QuietChecks()
+        ref.compare(wrong, f"{label}, against attention across examples (must fail)", losses,
+                    norms, saved, summary, *wrong_ref, start)
+        checks.check(wrong.failed > 0, f"{label}: remat also matches a reference with attention "
+                     "across examples: the comparison cannot see that mistake")
+        print(f"{label}: {wrong.failed} of {wrong.passed + wrong.failed} checks fail against a "
+              "reference with attention across examples, as they must")
+        saved_by_run.append(saved)
+    checks.check(all(torch.equal(saved_by_run[0][n], saved_by_run[1][n]) for n in want[2]),
+                 "the packed llama's none and every:1 runs saved different weights")
 
 
 def main():
@@ -201,6 +283,7 @@ def main():
                  "the none and every:1 runs saved different weights")
     print(f"PyTorch float64 losses: {', '.join(f'{l:.6f}' for l in ref_losses)}; gradient norms: "
           f"{', '.join(f'{n:.6f}' for n in ref_norms)}")
+    check_llama(checks, args, gen)
     print(f"pytorch packed comparison: {checks.passed} passed, {checks.failed} failed")
     return 0 if checks.failed == 0 else 1
 
