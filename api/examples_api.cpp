@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/error_boundary.h"
+#include "base/row_positions.h"
 #include "formats/example_rows.h"
 #include "formats/tokenizer_source.h"
 #include "text/chat_examples.h"
@@ -37,9 +38,10 @@ void require_exists(const char* path) {
     throw ApiError(REMAT_ERROR_IO, std::string(path) + ": no such file or folder");
 }
 
-// Pad id 0, no shuffle: the rows samples/finetune.cpp and `remat finetune` train on.
+// Pad id 0, no shuffle: the rows samples/finetune.cpp and `remat finetune` train on, packed or
+// one example a row.
 std::unique_ptr<remat::ExampleRows> read_examples(const char* jsonl, const char* tokenizer_path,
-                                                  const char* template_file, int seq) {
+                                                  const char* template_file, int seq, bool pack) {
   const auto tokenizer = remat::load_tokenizer_from(tokenizer_path);
   std::optional<std::filesystem::path> chat_template;
   if (template_file != nullptr) chat_template = template_file;
@@ -47,7 +49,8 @@ std::unique_ptr<remat::ExampleRows> read_examples(const char* jsonl, const char*
   std::vector<remat::TokenExample> rows;
   for (remat::text::MaskedTokens& m : chat.encode_file(jsonl))
     rows.push_back({std::move(m.ids), std::move(m.mask), m.line});
-  return std::make_unique<remat::ExampleRows>(std::move(rows), seq, /*pad=*/0, jsonl);
+  return std::make_unique<remat::ExampleRows>(std::move(rows), seq, /*pad=*/0, jsonl, std::nullopt,
+                                              pack);
 }
 
 }  // namespace
@@ -57,7 +60,20 @@ extern "C" {
 remat_status remat_examples_load(const char* jsonl_path, const char* tokenizer_path,
                                  const char* chat_template_path_or_null, int32_t seq,
                                  remat_examples** examples) {
+  remat_examples_options o{};
+  o.struct_size = sizeof o;
+  o.seq = seq;
+  o.chat_template_path = chat_template_path_or_null;
+  return remat_examples_load_with(jsonl_path, tokenizer_path, &o, examples);
+}
+
+remat_status remat_examples_load_with(const char* jsonl_path, const char* tokenizer_path,
+                                      const remat_examples_options* options,
+                                      remat_examples** examples) {
   return guarded([&] {
+    remat::capi::require_struct(options, "options");
+    const int32_t seq = options->seq;
+    const char* chat_template_path_or_null = options->chat_template_path;
     require(examples != nullptr, "examples is NULL");
     *examples = nullptr;
     require(jsonl_path != nullptr, "jsonl_path is NULL");
@@ -67,7 +83,8 @@ remat_status remat_examples_load(const char* jsonl_path, const char* tokenizer_p
     require_exists(tokenizer_path);
     if (chat_template_path_or_null != nullptr) require_exists(chat_template_path_or_null);
     auto e = std::make_unique<remat_examples>();
-    e->rows = read_examples(jsonl_path, tokenizer_path, chat_template_path_or_null, seq);
+    e->rows = read_examples(jsonl_path, tokenizer_path, chat_template_path_or_null, seq,
+                            options->pack != 0);
     e->seq = seq;
     *examples = e.release();
   });
@@ -98,6 +115,41 @@ remat_status remat_examples_batch(const remat_examples* examples, uint64_t index
     const remat::Batch b = e.rows->batch(index, batch);
     std::memcpy(tokens, b.tokens.data(), b.tokens.size() * sizeof(uint32_t));
     std::memcpy(targets, b.targets.data(), b.targets.size() * sizeof(uint32_t));
+  });
+}
+
+remat_status remat_examples_batch_packed(const remat_examples* examples, uint64_t index,
+                                         int32_t batch, uint32_t* tokens, uint32_t* targets,
+                                         uint32_t* positions) {
+  return guarded([&] {
+    const remat_examples& e = examples_of(examples);
+    if (batch < 1) invalid("batch is " + std::to_string(batch) + ", it must be at least 1");
+    require(tokens != nullptr, "tokens is NULL");
+    require(targets != nullptr, "targets is NULL");
+    require(positions != nullptr, "positions is NULL");
+    remat::Batch b = e.rows->batch(index, batch);
+    if (b.positions.empty()) {  // one example a row: positions 0 .. seq-1
+      b.positions.resize(b.tokens.size());
+      remat::fill_plain_positions(b.positions, e.seq);
+    }
+    std::memcpy(tokens, b.tokens.data(), b.tokens.size() * sizeof(uint32_t));
+    std::memcpy(targets, b.targets.data(), b.targets.size() * sizeof(uint32_t));
+    std::memcpy(positions, b.positions.data(), b.positions.size() * sizeof(uint32_t));
+  });
+}
+
+remat_status remat_examples_packing(const remat_examples* examples, remat_packing_report* report) {
+  return guarded([&] {
+    const remat_examples& e = examples_of(examples);
+    remat::capi::require_struct(report, "report");
+    const remat::PackingReport& p = e.rows->packing();
+    report->examples = e.rows->size();
+    report->filled = p.filled;
+    report->plain_rows = p.plain_rows;
+    report->packed_rows = p.packed_rows;
+    report->plain_padding = p.plain_padding();
+    report->packed_padding = p.packed_padding();
+    report->packed = e.rows->packed() ? 1 : 0;
   });
 }
 

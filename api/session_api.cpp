@@ -245,6 +245,22 @@ remat_status remat_session_step(remat_session* session, const uint32_t* tokens,
   });
 }
 
+remat_status remat_session_step_packed(remat_session* session, const uint32_t* tokens,
+                                       const uint32_t* targets, const uint32_t* positions,
+                                       size_t count, float* loss) {
+  return guarded([&] {
+    remat::Session& s = session_of(session);
+    require(loss != nullptr, "loss (the output pointer) is NULL");
+    if (!s.config().shape.packed)
+      invalid("the session was created without params->packed: use remat_session_step");
+    const auto in = span_of(tokens, count, "tokens");
+    const auto out = span_of(targets, count, "targets");
+    const auto pos = span_of(positions, count, "positions");
+    const auto lock = lock_device(session);
+    *loss = s.step(in, out, pos);
+  });
+}
+
 remat_status remat_session_set_learning_rate(remat_session* session, double learning_rate) {
   return guarded([&] {
     remat::Session& s = session_of(session);

@@ -192,7 +192,8 @@ void fill_default_params(remat_session_params& p) {
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
 // schedule, the one that ends before the LoRA fields, the ones that end before loss_chunk and
-// before memory_bytes, and the ones that end before weights_dtype, act_dtype and quantized_base.
+// before memory_bytes, and the ones that end before weights_dtype, act_dtype, packed and
+// quantized_base.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
@@ -200,6 +201,7 @@ static bool older_params_size(std::size_t size) {
          size == offsetof(remat_session_params, memory_bytes) ||
          size == offsetof(remat_session_params, weights_dtype) ||
          size == offsetof(remat_session_params, act_dtype) ||
+         size == offsetof(remat_session_params, packed) ||
          size == offsetof(remat_session_params, quantized_base);
 }
 
@@ -257,6 +259,7 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   p.min_lr_ratio = st.schedule.min_lr_ratio;
   p.loss_chunk = st.shape.loss_chunk;
   p.act_dtype = remat_dtype_of(st.shape.activation_dtype);
+  p.packed = st.shape.packed ? 1 : 0;
 }
 
 // The block weights of params->quantized_base (a .gguf file), for a LoRA session of its model.
@@ -282,6 +285,7 @@ SessionConfig session_config(const remat_session_params* params) {
   c.shape.batch = p.batch;
   c.shape.seq = p.seq;
   c.shape.activation_dtype = dtype_of(p.act_dtype, "act_dtype");
+  c.shape.packed = p.packed != 0;
   c.shape.validate(c.model);
   c.accum = p.accum;
   if (p.arena_bytes != 0) c.arena_budget = p.arena_bytes;

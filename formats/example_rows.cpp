@@ -1,5 +1,6 @@
 #include "formats/example_rows.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -27,8 +28,8 @@ uint64_t trained_targets(const TokenExample& e) {
 }  // namespace
 
 ExampleRows::ExampleRows(std::vector<TokenExample> examples, int seq, uint32_t pad,
-                         std::string origin, std::optional<uint64_t> shuffle_seed)
-    : seq_(seq), pad_(pad), origin_(std::move(origin)), shuffle_seed_(shuffle_seed) {
+                         std::string origin, std::optional<uint64_t> shuffle_seed, bool pack)
+    : seq_(seq), pad_(pad), origin_(std::move(origin)), shuffle_seed_(shuffle_seed), pack_(pack) {
   if (seq < 1) throw std::invalid_argument("sequence length must be at least 1");
   report_.examples = examples.size();
   const std::size_t keep = std::size_t(seq) + 1;
@@ -54,6 +55,68 @@ ExampleRows::ExampleRows(std::vector<TokenExample> examples, int seq, uint32_t p
     throw std::invalid_argument(origin_ + ": none of its " + std::to_string(report_.examples) +
                                 " examples has a trained token within --seq " +
                                 std::to_string(seq) + " + 1 tokens");
+  packing_.seq = seq;
+  packing_.plain_rows = examples_.size();
+  for (const TokenExample& e : examples_) packing_.filled += e.ids.size() - 1;
+  packing_.packed_rows = pass_rows(0).size();  // reported unpacked too: what --pack would give
+}
+
+std::vector<std::size_t> ExampleRows::pass_order(uint64_t pass) const {
+  if (shuffle_seed_) return permutation(pass);
+  std::vector<std::size_t> order(examples_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  return order;
+}
+
+const std::vector<PackedRow>& ExampleRows::pass_rows(uint64_t pass) const {
+  if (!shuffle_seed_) pass = 0;  // every pass in file order packs alike
+  if (auto it = pass_rows_.find(pass); it != pass_rows_.end()) return it->second;
+  if (pass_rows_.size() >= 4) pass_rows_.erase(pass_rows_.begin());  // a batch spans few passes
+  const std::vector<std::size_t> order = pass_order(pass);
+  std::vector<int> lengths(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    lengths[i] = int(examples_[order[i]].ids.size()) - 1;
+  std::vector<PackedRow> rows = pack_first_fit(lengths, seq_);
+  for (PackedRow& r : rows)  // pass positions to example indices
+    for (std::size_t& e : r.examples) e = order[e];
+  return pass_rows_.emplace(pass, std::move(rows)).first->second;
+}
+
+std::pair<uint64_t, std::size_t> ExampleRows::locate(uint64_t k) const {
+  if (!shuffle_seed_) {
+    const uint64_t n = packing_.packed_rows;
+    return {k / n, std::size_t(k % n)};
+  }
+  if (pass_starts_.empty()) pass_starts_.push_back(0);
+  while (pass_starts_.back() <= k)
+    pass_starts_.push_back(pass_starts_.back() + pass_rows(pass_starts_.size() - 1).size());
+  const auto next = std::upper_bound(pass_starts_.begin(), pass_starts_.end(), k);
+  const uint64_t pass = uint64_t(next - pass_starts_.begin()) - 1;
+  return {pass, std::size_t(k - pass_starts_[pass])};
+}
+
+uint64_t ExampleRows::pass_of_row(uint64_t k) const {
+  return pack_ ? locate(k).first : k / examples_.size();
+}
+
+std::vector<std::size_t> ExampleRows::examples_of_row(uint64_t k) const {
+  if (!pack_) return {example_of_row(k)};
+  const auto [pass, row] = locate(k);
+  return pass_rows(pass)[row].examples;
+}
+
+void ExampleRows::fill_packed_row(uint64_t k, uint32_t* tokens, uint32_t* targets,
+                                  uint32_t* positions) const {
+  std::size_t t = 0;
+  for (std::size_t which : examples_of_row(k)) {
+    const TokenExample& e = examples_[which];
+    for (std::size_t i = 0; i + 1 < e.ids.size(); ++i, ++t) {
+      tokens[t] = e.ids[i];
+      if (e.mask[i + 1]) targets[t] = e.ids[i + 1];
+      positions[t] = uint32_t(i);
+    }
+  }
+  for (uint32_t p = 0; t < std::size_t(seq_); ++t, ++p) positions[t] = p;  // padding
 }
 
 std::vector<std::size_t> ExampleRows::permutation(uint64_t epoch) const {
@@ -66,6 +129,7 @@ std::vector<std::size_t> ExampleRows::permutation(uint64_t epoch) const {
 }
 
 std::size_t ExampleRows::example_of_row(uint64_t k) const {
+  if (pack_) throw std::logic_error("example_of_row: packed rows hold several examples");
   const uint64_t n = examples_.size();
   if (!shuffle_seed_) return std::size_t(k % n);
   return permutation(k / n)[std::size_t(k % n)];
@@ -76,6 +140,13 @@ Batch ExampleRows::batch(uint64_t index, int batch_size) const {
   Batch b;
   b.tokens.assign(std::size_t(batch_size) * T, pad_);
   b.targets.assign(b.tokens.size(), kIgnoreTarget);
+  if (pack_) {
+    b.positions.assign(b.tokens.size(), 0);
+    for (std::size_t row = 0; row < std::size_t(batch_size); ++row)
+      fill_packed_row(index * uint64_t(batch_size) + row, b.tokens.data() + row * T,
+                      b.targets.data() + row * T, b.positions.data() + row * T);
+    return b;
+  }
   const uint64_t n = examples_.size();
   std::map<uint64_t, std::vector<std::size_t>> orders;  // the epochs this batch spans
   for (std::size_t row = 0; row < std::size_t(batch_size); ++row) {

@@ -14,6 +14,9 @@ namespace remat {
 struct Batch {
   std::vector<uint32_t> tokens;   // [B, T]
   std::vector<uint32_t> targets;  // [B, T]
+  // [B, T] each token's position in its example when rows are packed (base/row_positions.h);
+  // empty for rows of one example or window each.
+  std::vector<uint32_t> positions;
 };
 
 // The whole of a --data file. Throws std::invalid_argument naming it: missing, unreadable, a

@@ -185,6 +185,8 @@ std::string training_state_json(const TrainingState& s) {
       .field("loss_chunk", s.shape.loss_chunk)
       .field("act_dtype", dtype_name(s.shape.activation_dtype))
       .field("accum", s.accum);
+  // Only when packed, so that other states read as they always did.
+  if (s.shape.packed) j.field("packed", true);
   j.end_object();
   // A string: JSON numbers are exact only up to 2^53, seeds take 64 bits.
   j.field("seed", std::to_string(s.seed));
@@ -239,6 +241,7 @@ TrainingState parse_training_state(std::string_view text, const std::string& ori
     checked(origin,
             [&] { s.shape.activation_dtype = parse_activation_dtype(shape.string("act_dtype")); });
   s.accum = static_cast<int>(shape.integer("accum", 1, 1 << 20));
+  s.shape.packed = shape.has("packed") && shape.boolean("packed");
   checked(origin, [&] {
     s.model.validate();
     s.shape.validate(s.model);

@@ -65,7 +65,10 @@ class Differentiator {
             bool frozen = false, Named workspaces = {}) {
     Op o;
     o.kind = kind;
-    o.inputs = named_operands(kind, false, inputs);
+    // A packed forward's backward reads the same positions (its last input).
+    std::vector<std::pair<std::string_view, TensorId>> in(inputs);
+    if (fwd.attrs.packed && takes_positions(kind)) in.emplace_back("positions", fwd.inputs.back());
+    o.inputs = named_operands(kind, false, in);
     o.attrs = fwd.attrs;
     o.attrs.frozen = frozen;
     o.block = fwd.block;

@@ -17,6 +17,9 @@ Graph start_chain(const TrainShape& shape) {
   Graph g;
   g.tokens = g.add_tensor("tokens", {shape.batch, shape.seq}, DType::u32, Role::input, -1, true);
   g.targets = g.add_tensor("targets", {shape.batch, shape.seq}, DType::u32, Role::input, -1, true);
+  if (shape.packed)
+    g.positions =
+        g.add_tensor("positions", {shape.batch, shape.seq}, DType::u32, Role::input, -1, true);
   // The loss is produced by the head's forward but read by the host: persistent, never recomputed.
   g.losses =
       g.add_tensor("losses", {shape.batch, shape.seq}, DType::f32, Role::activation, -1, true);
@@ -41,7 +44,14 @@ TensorId BlockEmitter::param(const std::string& name, std::vector<int64_t> dims)
 void BlockEmitter::op(OpKind kind, Named in, Named out, OpAttrs attrs) {
   Op o;
   o.kind = kind;
-  o.inputs = named_operands(kind, false, in);
+  // Packed rows: every op that reads positions gets the graph's, so the model builders need not
+  // know about packing.
+  std::vector<std::pair<std::string_view, TensorId>> inputs(in);
+  if (shape_.packed && takes_positions(kind)) {
+    attrs.packed = true;
+    inputs.emplace_back("positions", g_.positions);
+  }
+  o.inputs = named_operands(kind, false, inputs);
   o.outputs = named_operands(kind, true, out);
   o.attrs = std::move(attrs);
   o.block = block_;

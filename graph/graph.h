@@ -44,6 +44,7 @@ struct Graph {
   std::vector<int> optimizer_ops;         // grad_norm, then one adamw per parameter
   TensorId tokens = kNoTensor;            // [B,T] u32
   TensorId targets = kNoTensor;           // [B,T] u32
+  TensorId positions = kNoTensor;         // [B,T] u32, packed rows only (TrainShape::packed)
   TensorId losses = kNoTensor;            // [B,T] f32, read back by the host
   TensorId logits = kNoTensor;            // [B·T,V] head output (sampling reads it); GPT only
 

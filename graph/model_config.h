@@ -92,6 +92,10 @@ struct TrainShape {
   // Frozen weights kept in ggml block types instead (LoRA on a quantized GGUF base): each named
   // weight a matmul alone reads is stored as its blocks; the others keep weight_dtype.
   std::vector<BlockWeight> block_weights;
+  // Rows hold several examples (formats/example_rows.h): the graph gains a `positions` input
+  // [B,T] u32, each token's position in its example. Attention is block-diagonal within a row,
+  // and RoPE and GPT-2's learned positions read those positions (graph/op_schema.h, if_packed).
+  bool packed = false;
 
   // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1; the Llama family has
   // no dropout, so dropout must be 0 there).

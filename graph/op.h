@@ -69,6 +69,9 @@ struct OpAttrs {
   float eps = 1e-5f;            // layernorm / rmsnorm epsilon
   bool weight_decay = false;    // adamw: decay this parameter (2-D tensors only, PyTorch style)
   int chunk_rows = 0;           // head_loss(_backward): rows of logits that exist at a time
+  bool packed = false;  // embedding, rope, (gqa_)attention and their backwards: rows hold several
+                        // examples, and the graph's `positions` input (position of each token
+                        // in its example) is the op's last input (graph/packing.h)
   std::vector<uint8_t> accumulate;  // per output: 1 = add into it (+=), 0 = overwrite (=)
   bool operator==(const OpAttrs&) const = default;
 };

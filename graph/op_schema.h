@@ -23,6 +23,7 @@ struct OperandSpec {
     if_bias,          // present exactly when OpAttrs::has_bias (matmul's bias)
     if_trained,       // present exactly when !OpAttrs::frozen (a weight's gradient and its reads)
     if_trained_bias,  // present exactly when has_bias && !frozen (the bias gradient)
+    if_packed,        // present exactly when OpAttrs::packed (the rows' position ids)
     variadic,         // zero or more tensors, last in the list (grad_norm's gradients)
   };
   std::string_view name;   // how code addresses it
@@ -39,10 +40,13 @@ struct OpSchema {
 
 namespace schema_table {
 using P = OperandSpec::Presence;
-inline constexpr OperandSpec embedding_in[] = {
-    {"tokens", "[BT] u32"}, {"wte", "[V,C]"}, {"wpe", "[ctx,C]"}};
+inline constexpr OperandSpec embedding_in[] = {{"tokens", "[BT] u32"},
+                                               {"wte", "[V,C]"},
+                                               {"wpe", "[ctx,C]"},
+                                               {"positions", "[BT] u32", P::if_packed}};
 inline constexpr OperandSpec embedding_out[] = {{"x", "[BT,C]"}};
-inline constexpr OperandSpec embedding_backward_in[] = {{"tokens", ""}, {"dx", "[BT,C]"}};
+inline constexpr OperandSpec embedding_backward_in[] = {
+    {"tokens", ""}, {"dx", "[BT,C]"}, {"positions", "", P::if_packed}};
 inline constexpr OperandSpec embedding_backward_out[] = {{"dwte", "[V,C]"}, {"dwpe", "[ctx,C]"}};
 inline constexpr OperandSpec layernorm_in[] = {{"x", "[BT,C]"}, {"weight", "[C]"}, {"bias", "[C]"}};
 inline constexpr OperandSpec layernorm_out[] = {
@@ -58,10 +62,11 @@ inline constexpr OperandSpec matmul_backward_in[] = {
     {"dy", "[M,N]"}, {"weight", ""}, {"x", "[M,K]", P::if_trained}};
 inline constexpr OperandSpec matmul_backward_out[] = {
     {"dx", "[M,K]"}, {"dweight", "", P::if_trained}, {"dbias", "[N]", P::if_trained_bias}};
-inline constexpr OperandSpec attention_in[] = {{"qkv", "[BT,3C]"}};
+inline constexpr OperandSpec attention_in[] = {{"qkv", "[BT,3C]"},
+                                               {"positions", "[BT] u32", P::if_packed}};
 inline constexpr OperandSpec attention_out[] = {{"out", "[BT,C]"}, {"lse", "[B,NH,T] f32"}};
 inline constexpr OperandSpec attention_backward_in[] = {
-    {"dout", ""}, {"qkv", ""}, {"out", ""}, {"lse", ""}};
+    {"dout", ""}, {"qkv", ""}, {"out", ""}, {"lse", ""}, {"positions", "", P::if_packed}};
 inline constexpr OperandSpec attention_backward_out[] = {{"dqkv", "[BT,3C]"}};
 inline constexpr OperandSpec gelu_in[] = {{"x", ""}};
 inline constexpr OperandSpec gelu_out[] = {{"y", ""}};
@@ -88,15 +93,23 @@ inline constexpr OperandSpec rmsnorm_out[] = {{"y", "[BT,C]"}, {"rstd", "[BT] f3
 inline constexpr OperandSpec rmsnorm_backward_in[] = {
     {"dy", ""}, {"x", ""}, {"weight", ""}, {"rstd", ""}};
 inline constexpr OperandSpec rmsnorm_backward_out[] = {{"dx", ""}, {"dweight", "", P::if_trained}};
-inline constexpr OperandSpec rope_in[] = {{"x", "[B,T,H·D]"}};
+inline constexpr OperandSpec rope_in[] = {{"x", "[B,T,H·D]"},
+                                          {"positions", "[BT] u32", P::if_packed}};
 inline constexpr OperandSpec rope_out[] = {{"y", "[B,T,H·D]"}};
-inline constexpr OperandSpec rope_backward_in[] = {{"dy", ""}};
+inline constexpr OperandSpec rope_backward_in[] = {{"dy", ""}, {"positions", "", P::if_packed}};
 inline constexpr OperandSpec rope_backward_out[] = {{"dx", ""}};
-inline constexpr OperandSpec gqa_attention_in[] = {
-    {"q", "[B,T,NH·D]"}, {"k", "[B,T,KV·D]"}, {"v", "[B,T,KV·D]"}};
+inline constexpr OperandSpec gqa_attention_in[] = {{"q", "[B,T,NH·D]"},
+                                                   {"k", "[B,T,KV·D]"},
+                                                   {"v", "[B,T,KV·D]"},
+                                                   {"positions", "[BT] u32", P::if_packed}};
 inline constexpr OperandSpec gqa_attention_out[] = {{"out", "[B,T,NH·D]"}, {"lse", "[B,NH,T] f32"}};
-inline constexpr OperandSpec gqa_attention_backward_in[] = {{"dout", ""}, {"q", ""},   {"k", ""},
-                                                            {"v", ""},    {"out", ""}, {"lse", ""}};
+inline constexpr OperandSpec gqa_attention_backward_in[] = {{"dout", ""},
+                                                            {"q", ""},
+                                                            {"k", ""},
+                                                            {"v", ""},
+                                                            {"out", ""},
+                                                            {"lse", ""},
+                                                            {"positions", "", P::if_packed}};
 inline constexpr OperandSpec gqa_attention_backward_out[] = {{"dq", ""}, {"dk", ""}, {"dv", ""}};
 inline constexpr OperandSpec swiglu_in[] = {{"gate", "[BT,F]"}, {"up", "[BT,F]"}};
 inline constexpr OperandSpec swiglu_out[] = {{"h", "[BT,F]"}};
@@ -122,7 +135,7 @@ inline constexpr OperandSpec adamw_out[] = {{"param", ""}, {"m", ""}, {"v", ""}}
   }
 
 inline constexpr OpSchema kOpSchemas[] = {
-    REMAT_SCHEMA(embedding, "x = wte[token] + wpe[t]"),
+    REMAT_SCHEMA(embedding, "x = wte[token] + wpe[t], t the row position or, packed, positions[r]"),
     REMAT_SCHEMA(embedding_backward,
                  "deterministic: no atomics; rows of dwpe ≥ T are written 0 when overwriting; dwte "
                  "rows without tokens untouched when accumulating, 0 when overwriting"),
@@ -138,7 +151,7 @@ inline constexpr OpSchema kOpSchemas[] = {
                  "`has_bias`; a frozen weight (`frozen`): dx only, x not read"),
     REMAT_SCHEMA(attention,
                  "causal, scale 1/√(C/NH), flash-style: never stores T×T; B and T are read from "
-                 "lse"),
+                 "lse; packed: block-diagonal, query t sees keys t − positions[t] … t only"),
     REMAT_SCHEMA(attention_backward, "recomputes probabilities from q, k and lse"),
     REMAT_SCHEMA(gelu, "tanh approximation (GPT-2)"),
     REMAT_SCHEMA(gelu_backward, ""),
@@ -168,12 +181,13 @@ inline constexpr OpSchema kOpSchemas[] = {
     REMAT_SCHEMA(rmsnorm_backward, "dx and dweight each with their own accumulate flag"),
     REMAT_SCHEMA(rope,
                  "rotary position embedding (Hugging Face rotate_half) of each of `heads` heads "
-                 "of size D at position t, angle t·theta^(−2i/D), scaled as Llama 3 scales it "
-                 "when `rope_llama3` is set; `rope_theta` attribute"),
+                 "of size D at position t (packed: positions[t]), angle t·theta^(−2i/D), scaled as "
+                 "Llama 3 scales it when `rope_llama3` is set; `rope_theta` attribute"),
     REMAT_SCHEMA(rope_backward, "rotation by the negative angle"),
     REMAT_SCHEMA(gqa_attention,
                  "causal grouped-query attention, scale 1/√D: query head h reads key/value head "
-                 "h/(NH/KV); attributes `heads` NH and `kv_heads` KV; never stores T×T"),
+                 "h/(NH/KV); attributes `heads` NH and `kv_heads` KV; never stores T×T; packed: "
+                 "block-diagonal as attention"),
     REMAT_SCHEMA(gqa_attention_backward,
                  "dq, dk and dv share one accumulate flag; recomputes probabilities from q, k "
                  "and lse"),
@@ -209,6 +223,13 @@ constexpr std::size_t operand_slot(std::span<const OperandSpec> list, std::strin
     if (list[i].name == name) return i;
   throw std::logic_error("no such operand");
 }
+// Whether the kind reads the packed rows' positions (an input present iff OpAttrs::packed).
+constexpr bool takes_positions(OpKind kind) {
+  for (const OperandSpec& o : op_schema(kind).inputs)
+    if (o.presence == OperandSpec::Presence::if_packed) return true;
+  return false;
+}
+
 // Slot of a named operand, resolved at compile time: an unknown name does not compile.
 consteval std::size_t input_slot(OpKind kind, std::string_view name) {
   return operand_slot(op_schema(kind).inputs, name);
@@ -226,12 +247,12 @@ consteval std::size_t output_slot(OpKind kind, std::string_view name) {
 namespace slot {
 namespace embedding {
 inline constexpr OpKind kind = OpKind::embedding;
-REMAT_IN(tokens) REMAT_IN(wte) REMAT_IN(wpe)
+REMAT_IN(tokens) REMAT_IN(wte) REMAT_IN(wpe) REMAT_IN(positions)
 REMAT_OUT(x)
 }  // namespace embedding
 namespace embedding_backward {
 inline constexpr OpKind kind = OpKind::embedding_backward;
-REMAT_IN(tokens) REMAT_IN(dx)
+REMAT_IN(tokens) REMAT_IN(dx) REMAT_IN(positions)
 REMAT_OUT(dwte) REMAT_OUT(dwpe)
 }  // namespace embedding_backward
 namespace layernorm {
@@ -256,12 +277,12 @@ REMAT_OUT(dx) REMAT_OUT(dweight) REMAT_OUT(dbias)
 }  // namespace matmul_backward
 namespace attention {
 inline constexpr OpKind kind = OpKind::attention;
-REMAT_IN(qkv)
+REMAT_IN(qkv) REMAT_IN(positions)
 REMAT_OUT(out) REMAT_OUT(lse)
 }  // namespace attention
 namespace attention_backward {
 inline constexpr OpKind kind = OpKind::attention_backward;
-REMAT_IN(dout) REMAT_IN(qkv) REMAT_IN(out) REMAT_IN(lse)
+REMAT_IN(dout) REMAT_IN(qkv) REMAT_IN(out) REMAT_IN(lse) REMAT_IN(positions)
 REMAT_OUT(dqkv)
 }  // namespace attention_backward
 namespace gelu {
@@ -326,22 +347,22 @@ REMAT_OUT(dx) REMAT_OUT(dweight)
 }  // namespace rmsnorm_backward
 namespace rope {
 inline constexpr OpKind kind = OpKind::rope;
-REMAT_IN(x)
+REMAT_IN(x) REMAT_IN(positions)
 REMAT_OUT(y)
 }  // namespace rope
 namespace rope_backward {
 inline constexpr OpKind kind = OpKind::rope_backward;
-REMAT_IN(dy)
+REMAT_IN(dy) REMAT_IN(positions)
 REMAT_OUT(dx)
 }  // namespace rope_backward
 namespace gqa_attention {
 inline constexpr OpKind kind = OpKind::gqa_attention;
-REMAT_IN(q) REMAT_IN(k) REMAT_IN(v)
+REMAT_IN(q) REMAT_IN(k) REMAT_IN(v) REMAT_IN(positions)
 REMAT_OUT(out) REMAT_OUT(lse)
 }  // namespace gqa_attention
 namespace gqa_attention_backward {
 inline constexpr OpKind kind = OpKind::gqa_attention_backward;
-REMAT_IN(dout) REMAT_IN(q) REMAT_IN(k) REMAT_IN(v) REMAT_IN(out) REMAT_IN(lse)
+REMAT_IN(dout) REMAT_IN(q) REMAT_IN(k) REMAT_IN(v) REMAT_IN(out) REMAT_IN(lse) REMAT_IN(positions)
 REMAT_OUT(dq) REMAT_OUT(dk) REMAT_OUT(dv)
 }  // namespace gqa_attention_backward
 namespace swiglu {

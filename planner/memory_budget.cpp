@@ -115,6 +115,7 @@ SessionMemory session_memory(const Plan& p, int loss_chunk, uint64_t max_binding
   for (const auto* list : {&p.parameters, &p.parameter_grads, &p.adam_m, &p.adam_v})
     m.trainable_bytes += aligned_sum(p, *list);
   m.io_bytes = aligned_sum(p, {p.tokens, p.targets, p.losses});
+  if (p.positions != kNoTensor) m.io_bytes += aligned_sum(p, {p.positions});
   if (m.persistent_bytes() != p.persistent_bytes)
     throw std::logic_error("session_memory: the persistent parts do not sum to the plan's buffer");
   m.arena_bytes = p.arena_bytes;

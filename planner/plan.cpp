@@ -22,6 +22,7 @@ uint64_t lay_out_persistent(const Graph& g, uint64_t alignment, std::vector<Plan
   for (const auto* list : {&g.parameters, &g.parameter_grads, &g.adam_m, &g.adam_v, &g.frozen})
     order.insert(order.end(), list->begin(), list->end());
   order.insert(order.end(), {g.tokens, g.targets, g.losses});
+  if (g.positions != kNoTensor) order.push_back(g.positions);
   uint64_t offset = 0;
   for (TensorId t : order) {
     PlannedTensor& p = out[static_cast<size_t>(t)];
@@ -112,6 +113,7 @@ Plan plan_strategy(const Graph& g, const Strategy& strategy, const PlanRequest& 
   p.arena_lower_bound = live.lower_bound;
   p.tokens = g.tokens;
   p.targets = g.targets;
+  p.positions = g.positions;
   p.losses = g.losses;
   p.logits = g.logits;
   p.parameters = g.parameters;

@@ -53,6 +53,7 @@ struct Plan {
   uint64_t persistent_bytes = 0;          // one persistent allocation of exactly this size
   TensorId tokens = kNoTensor;            // [B,T] u32, persistent (written by the host)
   TensorId targets = kNoTensor;           // [B,T] u32, persistent (written by the host)
+  TensorId positions = kNoTensor;         // [B,T] u32, packed rows only (written by the host)
   TensorId losses = kNoTensor;            // [B,T] f32, persistent (read by the host)
   TensorId logits = kNoTensor;            // [B·T,V] arena, valid after the forward phase
   std::vector<TensorId> parameters;       // persistent, trained, in optimizer order

@@ -19,6 +19,11 @@ SessionExtras session_extras(const Plan& plan, uint64_t max_binding_bytes) {
   x.io_losses_offset = 2 * io_bytes;
   x.io_norm_offset = x.io_losses_offset + plan.tensors.at(size_t(plan.losses)).bytes;
   x.io_staging = x.io_norm_offset + sizeof(push::GradNormResult);
+  if (plan.positions != kNoTensor) {
+    // After everything else, so that unpacked sessions keep their layout.
+    x.io_positions_offset = (x.io_staging + 15) / 16 * 16;
+    x.io_staging = x.io_positions_offset + plan.tensors.at(size_t(plan.positions)).bytes;
+  }
   x.adamw_hyper = sizeof(push::AdamWHyper);
   std::vector<uint64_t> counts;
   for (TensorId g : plan.parameter_grads)

@@ -21,10 +21,11 @@ constexpr uint64_t kSmallestBindingLimit = uint64_t(1) << 27;
 struct SessionExtras {
   // Host-visible step io: tokens and targets in, losses and the gradient norm out, in this order.
   uint64_t io_staging = 0;
-  uint64_t io_losses_offset = 0;    // where the losses go in io_staging
-  uint64_t io_norm_offset = 0;      // where push::GradNormResult goes in io_staging
-  uint64_t adamw_hyper = 0;         // host-visible push::AdamWHyper, rewritten every step
-  uint64_t grad_norm_partials = 0;  // the gradient norm's partial sums
+  uint64_t io_losses_offset = 0;     // where the losses go in io_staging
+  uint64_t io_norm_offset = 0;       // where push::GradNormResult goes in io_staging
+  uint64_t io_positions_offset = 0;  // packed rows: where the positions go (0: none)
+  uint64_t adamw_hyper = 0;          // host-visible push::AdamWHyper, rewritten every step
+  uint64_t grad_norm_partials = 0;   // the gradient norm's partial sums
 
   // The allocations by name, in allocation order.
   std::vector<std::pair<std::string, uint64_t>> named() const;

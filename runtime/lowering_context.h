@@ -142,6 +142,10 @@ struct LoweringContext {
     constexpr uint32_t kStepWord = offsetof(push::AdamWHyper, step) / 4;
     return {extras.dropout_seed, 0, s.attrs.dropout_id, extras.adamw_hyper, kStepWord};
   }
+  // A packed step's positions (its input `slot`), or an empty slice for plain causal rows.
+  BufferSlice positions(const Step& s, size_t slot) const {
+    return s.attrs.packed ? at(s.inputs.at(slot)) : BufferSlice{};
+  }
   // Appends the dispatches of step `s` (runtime/op_lowering.cpp).
   void step(const Step& s);
 

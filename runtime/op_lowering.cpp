@@ -25,17 +25,18 @@ void LoweringContext::step(const Step& s) {
       if (tensor(in(e::wpe)).dtype != shape.table_dtype)  // one kernel variant reads both
         throw std::logic_error("embedding: wte and wpe are stored in different dtypes");
       return add(kernels::embedding_forward(quirks, embedding_out(shape, out(e::x)), bin(e::tokens),
-                                            bin(e::wte), bin(e::wpe), bout(e::x)),
+                                            bin(e::wte), bin(e::wpe), bout(e::x),
+                                            positions(s, e::positions)),
                  s);
     }
     case OpKind::embedding_backward: {
       namespace e = slot::embedding_backward;
       // dwte and dwpe shapes equal wte and wpe.
       const auto shape = embedding_shape(in(e::tokens), out(e::dwte), out(e::dwpe));
-      return add(
-          kernels::embedding_backward(quirks, shape, bin(e::tokens), bin(e::dx), bout(e::dwte),
-                                      bout(e::dwpe), acc(s, e::dwte), acc(s, e::dwpe)),
-          s);
+      return add(kernels::embedding_backward(quirks, shape, bin(e::tokens), bin(e::dx),
+                                             bout(e::dwte), bout(e::dwpe), acc(s, e::dwte),
+                                             acc(s, e::dwpe), positions(s, e::positions)),
+                 s);
     }
     case OpKind::layernorm: {
       namespace l = slot::layernorm;
@@ -100,17 +101,19 @@ void LoweringContext::step(const Step& s) {
     case OpKind::attention: {
       namespace a = slot::attention;
       const auto shape = attention_shape(s, in(a::qkv), out(a::lse));
-      return add(kernels::attention_forward(quirks, shape, bin(a::qkv), bout(a::out), bout(a::lse),
-                                            act({in(a::qkv), out(a::out)})),
-                 s);
+      return add(
+          kernels::attention_forward(quirks, shape, bin(a::qkv), bout(a::out), bout(a::lse),
+                                     act({in(a::qkv), out(a::out)}), positions(s, a::positions)),
+          s);
     }
     case OpKind::attention_backward: {
       namespace a = slot::attention_backward;
       const auto shape = attention_shape(s, in(a::qkv), in(a::lse));
-      return add(kernels::attention_backward(quirks, shape, bin(a::dout), bin(a::qkv), bin(a::out),
-                                             bin(a::lse), bout(a::dqkv), mode(s, a::dqkv),
-                                             act({in(a::qkv), in(a::out)})),
-                 s);
+      return add(
+          kernels::attention_backward(quirks, shape, bin(a::dout), bin(a::qkv), bin(a::out),
+                                      bin(a::lse), bout(a::dqkv), mode(s, a::dqkv),
+                                      act({in(a::qkv), in(a::out)}), positions(s, a::positions)),
+          s);
     }
     case OpKind::gelu: {
       namespace g = slot::gelu;
@@ -214,13 +217,13 @@ void LoweringContext::step(const Step& s) {
     case OpKind::rope: {
       namespace r = slot::rope;
       return add(kernels::rope_forward(rope_shape(s, in(r::x)), bin(r::x), {}, bout(r::y), {},
-                                       act({in(r::x), out(r::y)})),
+                                       act({in(r::x), out(r::y)}), positions(s, r::positions)),
                  s);
     }
     case OpKind::rope_backward: {
       namespace r = slot::rope_backward;
       return add(kernels::rope_backward(rope_shape(s, in(r::dy)), bin(r::dy), {}, bout(r::dx), {},
-                                        mode(s, r::dx)),
+                                        mode(s, r::dx), positions(s, r::positions)),
                  s);
     }
     case OpKind::gqa_attention:
@@ -271,17 +274,18 @@ void LoweringContext::gqa_attention(const Step& s) {
     const auto shape = gqa_shape(s, s.inputs.at(a::q), s.outputs.at(a::lse));
     return add(kernels::gqa_attention_forward(
                    quirks, shape, at_in(a::q), at_in(a::k), at_in(a::v), at_out(a::out),
-                   at_out(a::lse), act({s.inputs.at(a::q), s.inputs.at(a::k), s.inputs.at(a::v)})),
+                   at_out(a::lse), act({s.inputs.at(a::q), s.inputs.at(a::k), s.inputs.at(a::v)}),
+                   positions(s, a::positions)),
                s);
   }
   namespace a = slot::gqa_attention_backward;
   if (acc(s, a::dq) != acc(s, a::dk) || acc(s, a::dq) != acc(s, a::dv))
     throw std::logic_error("gqa_attention_backward: dq, dk and dv accumulate differently");
   const auto shape = gqa_shape(s, s.inputs.at(a::q), s.inputs.at(a::lse));
-  add(kernels::gqa_attention_backward(quirks, shape, at_in(a::dout), at_in(a::q), at_in(a::k),
-                                      at_in(a::v), at_in(a::out), at_in(a::lse), at_out(a::dq),
-                                      at_out(a::dk), at_out(a::dv), mode(s, a::dq),
-                                      act({s.inputs.at(a::q), s.inputs.at(a::out)})),
+  add(kernels::gqa_attention_backward(
+          quirks, shape, at_in(a::dout), at_in(a::q), at_in(a::k), at_in(a::v), at_in(a::out),
+          at_in(a::lse), at_out(a::dq), at_out(a::dk), at_out(a::dv), mode(s, a::dq),
+          act({s.inputs.at(a::q), s.inputs.at(a::out)}), positions(s, a::positions)),
       s);
 }
 

@@ -199,8 +199,15 @@ void Session::record() {
 
 std::vector<CopyRegion> Session::io_inputs() const {
   const BufferSlice tokens = slice_of(plan_.tokens), targets = slice_of(plan_.targets);
-  return {{io_->handle(), tokens.buffer, 0, tokens.offset, tokens.size},
-          {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
+  std::vector<CopyRegion> copies = {
+      {io_->handle(), tokens.buffer, 0, tokens.offset, tokens.size},
+      {io_->handle(), targets.buffer, tokens.size, targets.offset, targets.size}};
+  if (plan_.positions != kNoTensor) {
+    const BufferSlice positions = slice_of(plan_.positions);
+    copies.push_back({io_->handle(), positions.buffer, extras_.io_positions_offset,
+                      positions.offset, positions.size});
+  }
+  return copies;
 }
 
 const std::vector<TensorId>& Session::model_weights() const {

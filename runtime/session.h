@@ -121,12 +121,16 @@ class Session {
   // targets of all micro-batches together, each target weighing the same however the micro-
   // batches split them; it is returned, and its gradient is what AdamW steps on. A step with no
   // trained target is refused (std::invalid_argument) before anything runs.
-  float step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
+  // A session of packed rows (TrainShape::packed) takes each token's position in its example as
+  // well, as many as tokens (base/row_positions.h); other sessions take none.
+  float step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets,
+             std::span<const uint32_t> positions = {});
   // The mean loss over the trained targets of [B,T] tokens and targets (as step takes them)
   // without training: the plan's forward pass with dropout off, recorded on the first call. It
   // uses no device memory of its own and changes nothing training reads: weights, AdamW moments
   // and later steps' results are bit-identical with and without evaluations in between.
-  float evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets);
+  float evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets,
+                 std::span<const uint32_t> positions = {});
   // The schedule's peak (the rate itself under the default constant schedule).
   void set_learning_rate(double lr) { config_.optimizer.lr = lr; }
   // The rate the next step() uses: the schedule at steps_done().
@@ -195,7 +199,11 @@ class Session {
                      const PlannedTensor& p, const std::function<void(uint64_t)>& progress);
   void choose_matmul_tiles();
   void record();
-  std::vector<CopyRegion> io_inputs() const;  // tokens, targets: io staging -> plan tensors
+  std::vector<CopyRegion> io_inputs() const;  // tokens, targets (positions): io staging -> plan
+  // Refuses positions that do not fit the session (packed or not; base/row_positions.h).
+  void check_positions(std::span<const uint32_t> positions, std::size_t tokens) const;
+  // Writes micro-batch `m`'s positions of n tokens into the io staging (packed sessions only).
+  void stage_positions(std::span<const uint32_t> positions, std::size_t m, std::size_t n);
 
   Device& device_;
   SessionConfig config_;

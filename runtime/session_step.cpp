@@ -9,6 +9,7 @@
 
 #include "base/half_float.h"
 #include "base/ignore_target.h"
+#include "base/row_positions.h"
 #include "optimizer_params.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/vulkan/staging.h"
@@ -53,7 +54,30 @@ const float* logits_row(const void* mapped, DType dt, std::size_t begin, std::si
 
 }  // namespace
 
-float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
+void Session::check_positions(std::span<const uint32_t> positions, std::size_t tokens) const {
+  if (plan_.positions == kNoTensor) {
+    if (!positions.empty())
+      throw std::invalid_argument(
+          "this session's rows hold one example each; position ids need a session created for "
+          "packed rows");
+    return;
+  }
+  if (positions.size() != tokens)
+    throw std::invalid_argument(
+        "packed rows take one position id per token: " + std::to_string(tokens) + " tokens, " +
+        std::to_string(positions.size()) + " position ids");
+  const std::string why = row_positions_error(positions, config_.shape.seq);
+  if (!why.empty()) throw std::invalid_argument("packed rows: " + why);
+}
+
+void Session::stage_positions(std::span<const uint32_t> positions, std::size_t m, std::size_t n) {
+  if (plan_.positions == kNoTensor) return;
+  auto* io = static_cast<uint8_t*>(io_->mapped());
+  std::memcpy(io + extras_.io_positions_offset, positions.data() + m * n, n * 4);
+}
+
+float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets,
+                    std::span<const uint32_t> positions) {
   const std::size_t n = static_cast<std::size_t>(config_.shape.batch) * config_.shape.seq;
   const std::size_t micro = static_cast<std::size_t>(std::max(config_.accum, 1));
   if (tokens.size() != n * micro || targets.size() != n * micro)
@@ -64,6 +88,7 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
         std::to_string(targets.size()));
   // Counted over all micro-batches before the first runs: the loss is their joint mean.
   const std::size_t trained = trained_targets(tokens, targets, config_.model.vocab, "a step");
+  check_positions(positions, tokens.size());
   kernels::AdamWConfig adam;
   adam.lr = learning_rate();
   adam.beta1 = config_.optimizer.beta1;
@@ -83,6 +108,7 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
     std::memcpy(hyper_->mapped(), &hyper, sizeof hyper);
     std::memcpy(io, tokens.data() + m * n, n * 4);
     std::memcpy(io + n * 4, targets.data() + m * n, n * 4);
+    stage_positions(positions, m, n);
     (m == 0 ? executor_ : accumulate_)->run();
     for (std::size_t i = 0; i < n; ++i) sum += losses[i];
   }
@@ -97,7 +123,8 @@ void Session::reset_training() {
   steps_done_ = 0;
 }
 
-float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets) {
+float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets,
+                        std::span<const uint32_t> positions) {
   const std::size_t n = static_cast<std::size_t>(config_.shape.batch) * config_.shape.seq;
   if (tokens.size() != n || targets.size() != n)
     throw std::invalid_argument(
@@ -105,6 +132,7 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
         std::to_string(config_.shape.batch) + " × seq " + std::to_string(config_.shape.seq) +
         "), got " + std::to_string(tokens.size()) + " and " + std::to_string(targets.size()));
   const std::size_t trained = trained_targets(tokens, targets, config_.model.vocab, "evaluating");
+  check_positions(positions, tokens.size());
   if (!evaluator_) {
     // The loss of the model itself, not of a thinned one: dropout scales by 1 and keeps all.
     Plan forward = plan_;
@@ -125,6 +153,7 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
   auto* io = static_cast<uint8_t*>(io_->mapped());
   std::memcpy(io, tokens.data(), n * 4);
   std::memcpy(io + n * 4, targets.data(), n * 4);
+  stage_positions(positions, 0, n);
   evaluator_->run();
   const auto* losses = reinterpret_cast<const float*>(io + extras_.io_losses_offset);
   double sum = 0;  // in position order, in double, as step() sums
@@ -177,6 +206,8 @@ std::vector<uint32_t> Session::sample(std::span<const uint32_t> prompt, int coun
     return double((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
   };
   auto* io = static_cast<uint32_t*>(io_->mapped());
+  if (plan_.positions != kNoTensor)  // packed session: one example in each row
+    fill_plain_positions({io + extras_.io_positions_offset / 4, n}, config_.shape.seq);
   for (int g = 0; g < count; ++g) {
     // The model sees the last T tokens; causal attention makes the padding after them irrelevant.
     const std::size_t len = std::min(context.size(), T);

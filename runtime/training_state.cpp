@@ -165,6 +165,8 @@ void require_same_run(const TrainingState& st, const SessionConfig& c, const fs:
   if (st.shape.activation_dtype != c.shape.activation_dtype)
     differ("act_dtype", std::string(dtype_name(st.shape.activation_dtype)),
            std::string(dtype_name(c.shape.activation_dtype)));
+  if (st.shape.packed != c.shape.packed)
+    differ("packed rows", st.shape.packed ? "on" : "off", c.shape.packed ? "on" : "off");
   if (st.accum != std::max(c.accum, 1))
     differ("accum", std::to_string(st.accum), std::to_string(c.accum));
   if (st.seed != c.seed) differ("seed", std::to_string(st.seed), std::to_string(c.seed));

@@ -30,6 +30,7 @@ const uint H4 = HS / 4;
 layout(std430, binding = 6) buffer Dq { vec4 dq[]; };
 layout(std430, binding = 7) buffer Dk { vec4 dk[]; };
 layout(std430, binding = 8) buffer Dv { vec4 dv[]; };
+layout(std430, binding = 9) readonly buffer Positions { uint positions[]; };
 layout(push_constant) uniform Push { AttentionParams p; };
 
 // Per-invocation rows (see attention_rows.glsl for where they live): z = 0 uses r0..r2 as q,
@@ -50,6 +51,9 @@ uint head_vec4s() { return HEAD_VEC4S; }
 // Rows past T (the last invocation's spare rows) repeat row T - 1 and are not stored.
 uint clamp_row(uint i) { return min(i, p.T - 1); }
 
+// Where row i's example starts: 0 unless the rows are packed (attention_params.h).
+uint segment_start(uint b, uint i) { return p.segments != 0 ? i - positions[b * p.T + i] : 0; }
+
 // dq of query rows i0 .. i0 + R - 1 of head h in batch b. The rows share each key's reads; each
 // row's sums run in the order of the one-row kernel, and a key past a row (j > i) adds exactly 0
 // there, so the bits do not depend on R.
@@ -65,8 +69,10 @@ void dq_rows(uint b, uint h, uint i0, uint lane) {
   ROW_PRIVATE(r1)
   ROW_PRIVATE(r2)
   float D[R], L[R];
+  uint lo[R];  // where each row's example starts: keys before it are not visited or add 0
   [[unroll]] for (uint r = 0; r < R; ++r) {
     const uint i = clamp_row(i0 + r);
+    lo[r] = segment_start(b, i);
     D[r] = 0.0;
     HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
       [[unroll]] for (uint u = 0; u < U; ++u) {
@@ -80,7 +86,7 @@ void dq_rows(uint b, uint h, uint i0, uint lane) {
     L[r] = LSE((b * p.NH + h) * p.T + i);
   }
   const uint last = clamp_row(i0 + R - 1);
-  for (uint j = 0; j <= last; ++j) {
+  for (uint j = lo[0]; j <= last; ++j) {
     const uint ko = kbase + j * p.k_stride;
     const uint vo = vbase + j * p.v_stride;
     SHARED_READ(kj, K, ko)
@@ -95,7 +101,7 @@ void dq_rows(uint b, uint h, uint i0, uint lane) {
         }
       }
       // A select, not a product: exp(s - L) may overflow for keys past the row.
-      const float ds = j <= i0 + r ? exp(s - L[r]) * (dp - D[r]) : 0.0;
+      const float ds = j <= i0 + r && j >= lo[r] ? exp(s - L[r]) * (dp - D[r]) : 0.0;
       HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
         [[unroll]] for (uint u = 0; u < U; ++u) {
           const uint x = r * H4 + d0 + u;
@@ -139,12 +145,23 @@ void dkv_rows(uint b, uint g, uint j0, uint lane) {
       }
     }
   }
+  // Queries after the last row's example see none of these keys: the loops stop there (the
+  // examples' starts never decrease along a row).
+  const uint jmax = clamp_row(j0 + R - 1);
+  uint end = p.T;
+  if (p.segments != 0)
+    for (uint i = jmax + 1; i < p.T; ++i)
+      if (segment_start(b, i) > jmax) {
+        end = i;
+        break;
+      }
   for (uint h = g * group; h < (g + 1) * group; ++h) {
     const uint qbase = b * p.T * p.q_stride + p.q_offset + h * H4;
     const uint obase = b * p.T * O4 + h * H4;
     const uint lbase = (b * p.NH + h) * p.T;
-    for (uint i = j0; i < p.T; ++i) {
+    for (uint i = j0; i < end; ++i) {
       const uint qo = qbase + i * p.q_stride;
+      const uint lo = segment_start(b, i);  // keys before it are in another example
       const uint go = obase + i * O4;
       SHARED_READ(qi, Q, qo)
       SHARED_READ(gi, DOUT, go)
@@ -165,7 +182,7 @@ void dkv_rows(uint b, uint g, uint j0, uint lane) {
           }
         }
         // Selects, not products: exp(s - L) may overflow for queries before the row.
-        const bool causal = i >= j0 + r;
+        const bool causal = i >= j0 + r && j0 + r >= lo;
         const float P = causal ? exp(s - L) : 0.0;
         const float ds = causal ? P * (dp - D) : 0.0;
         HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {

@@ -28,6 +28,7 @@ const uint H4 = HS / 4;
 
 layout(std430, binding = 3) writeonly buffer Out { ACT4_T outp[]; };
 layout(std430, binding = 4) writeonly buffer Lse { float lse[]; };
+layout(std430, binding = 5) readonly buffer Positions { uint positions[]; };
 layout(push_constant) uniform Push { AttentionParams p; };
 
 // The row's q and output accumulator (q_s, acc_s): see attention_rows.glsl for where they live.
@@ -51,6 +52,14 @@ void main() {
   const uint kbase = b * p.T * p.k_stride + p.k_offset + g * H4;
   const uint vbase = b * p.T * p.v_stride + p.v_offset + g * H4;
   const uint last = min(t0 + R, p.T) - 1;  // rows past T repeat row T - 1 and are not stored
+  // Where each row's example starts (packed rows; else 0). Starts never decrease along a row, so
+  // the key blocks begin at the block holding the first row's start: earlier examples' blocks
+  // are skipped. Blocks stay at multiples of BC, so a row's sums do not depend on R.
+  uint lo[R];
+  [[unroll]] for (uint r = 0; r < R; ++r) {
+    const uint t = min(t0 + r, last);
+    lo[r] = p.segments != 0 ? t - positions[b * p.T + t] : 0;
+  }
 
   const uint lane = gl_LocalInvocationID.x;
   ROW_PRIVATE(q_s)
@@ -70,8 +79,9 @@ void main() {
     denom[r] = 0.0;
   }
 
-  for (uint s0 = 0; s0 <= last; s0 += BC) {
-    // Scores of this block; keys past a row (the causal mask) get NEG_BIG and weigh exactly 0.
+  for (uint s0 = lo[0] - lo[0] % BC; s0 <= last; s0 += BC) {
+    // Scores of this block; keys past a row (the causal mask) or before its example get NEG_BIG
+    // and weigh exactly 0.
     float sc[R * BC];
     float block_max[R];
     [[unroll]] for (uint r = 0; r < R; ++r) block_max[r] = row_max[r];
@@ -84,13 +94,14 @@ void main() {
           [[unroll]] for (uint u = 0; u < U; ++u)
             s += dot(ROW(q_s, r * H4 + d0 + u), READ_AT(kj, K, ko, d0 + u));
         }
-        sc[r * BC + j] = s0 + j <= t0 + r ? s : NEG_BIG;
+        sc[r * BC + j] = s0 + j <= t0 + r && s0 + j >= lo[r] ? s : NEG_BIG;
         block_max[r] = max(block_max[r], sc[r * BC + j]);
       }
     }
     // Rescale what was accumulated under the old maximum once per block. A block wholly past a
     // row (its last key block, for the invocation's later rows) leaves it exactly as it was: the
-    // selects make that exact even where exp(0) would not round to 1.
+    // selects make that exact even where exp(0) would not round to 1. A block wholly before a
+    // row's example leaves its maximum at NEG_BIG and nothing accumulated, which stays 0.
     [[unroll]] for (uint r = 0; r < R; ++r) {
       const float correction = s0 <= t0 + r ? exp(row_max[r] - block_max[r]) : 1.0;
       denom[r] *= correction;
@@ -102,7 +113,8 @@ void main() {
       const uint vo = vbase + min(s0 + j, last) * p.v_stride;
       SHARED_READ(vj, V, vo)
       [[unroll]] for (uint r = 0; r < R; ++r) {
-        const float w = s0 + j <= t0 + r ? exp(sc[r * BC + j] - block_max[r]) : 0.0;
+        const float w =
+            s0 + j <= t0 + r && s0 + j >= lo[r] ? exp(sc[r * BC + j] - block_max[r]) : 0.0;
         denom[r] += w;
         HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
           [[unroll]] for (uint u = 0; u < U; ++u) {

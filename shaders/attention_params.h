@@ -20,6 +20,12 @@ namespace remat::push {
 // dv lie exactly like q, k and v; out, dout and lse are compact. scale is 1/sqrt(D).
 // D4 = D/4 equals the kernels' HS/4 specialization constant; the head loops run to it (see
 // attention_forward_body.glsl). accumulate (backward only) 0: overwrite dq, dk, dv; 1: add.
+// segments 1: packed rows, block-diagonal attention. positions[b T + t] (a u32 binding, 5 in the
+// forward, 9 in the backward) is token t's position in its example, so its example starts at
+// row position t - positions[b T + t], and query t sees keys t - positions[b T + t] .. t only.
+// The kernels start their key (query) loops at the segment and stop them at its end, so the
+// blocks of other examples cost nothing. segments 0: plain causal rows; the binding is a
+// stand-in and is not read.
 struct AttentionParams {
   uint B;
   uint T;
@@ -34,8 +40,9 @@ struct AttentionParams {
   uint k_offset;
   uint v_stride;
   uint v_offset;
+  uint segments;
 };
-REMAT_PUSH_WORDS(AttentionParams, 13)
+REMAT_PUSH_WORDS(AttentionParams, 14)
 
 #ifdef __cplusplus
 }  // namespace remat::push

@@ -10,7 +10,9 @@
 //       order, the same on every run and under every checkpoint policy.
 //   the next C (first piece only):     one channel c of dwpe each; for every position t < T it
 //       sums dx[b*T + t, c] over the batch b = 0, 1, ... in order; rows t >= T get nothing
-//       (0 when overwriting).
+//       (0 when overwriting). Packed rows (p.packed): zeroes column c when overwriting, then
+//       walks the rows r = 0, 1, ... in order adding dx[r, c] to dwpe[row_positions[r], c], like
+//       dwte (for plain rows that is the same sum in the same order).
 // 2C invocations is little parallelism for a GPU, but the work is only 2*BT*C adds (plus the
 // V*C zeroing when overwriting, which is coalesced across neighbouring channels), and the group
 // count stays far below device limits for any ctx.
@@ -20,6 +22,7 @@ layout(std430, binding = 0) readonly buffer Tokens { uint tokens[]; };
 layout(std430, binding = 1) readonly buffer DX { float dx[]; };
 layout(std430, binding = 2) buffer DWte { float dwte[]; };
 layout(std430, binding = 3) buffer DWpe { float dwpe[]; };
+layout(std430, binding = 4) readonly buffer RowPositions { uint row_positions[]; };
 layout(push_constant) uniform Push { EmbeddingBackwardParams p; };
 
 void add_position(uint r, uint c) {
@@ -50,6 +53,21 @@ void main() {
     for (; r + 4 <= p.rows; r += 4)
       for (uint j = 0; j < 4; ++j) add_position(r + j, c);
     for (; r < p.rows; ++r) add_position(r, c);
+  } else if (p.packed != 0) {
+    uint c = i - wte_invocations;
+    if (c >= p.C) return;
+    if (p.accumulate_wpe == 0)
+      for (uint t = 0; t < p.ctx; ++t) dwpe[t * p.C + c] = 0.0;
+    uint r = 0;
+    for (; r + 4 <= p.rows; r += 4)
+      for (uint j = 0; j < 4; ++j) {
+        const uint k = row_positions[r + j] * p.C + c;
+        dwpe[k] = dwpe[k] + dx[(r + j) * p.C + c];
+      }
+    for (; r < p.rows; ++r) {
+      const uint k = row_positions[r] * p.C + c;
+      dwpe[k] = dwpe[k] + dx[r * p.C + c];
+    }
   } else {
     uint c = i - wte_invocations;
     if (c >= p.C) return;

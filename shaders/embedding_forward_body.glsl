@@ -3,7 +3,7 @@
 #include "embedding_params.h"
 #include "operand_storage.glsl"
 
-// x[r, c] = wte[tokens[r], c] + wpe[r % T, c], one element per invocation (grid-stride); without
+// x[r, c] = wte[tokens[r], c] + wpe[t, c], t = r % T or (packed rows) row_positions[r], one element per invocation (grid-stride); without
 // positions x[r, c] = wte[tokens[r], c] exactly (no + 0.0, which would turn -0.0 into +0.0).
 // wte is bound as the vocabulary rows [vocab_begin, vocab_begin + vocab_count) only; positions
 // whose token lies elsewhere are written by another piece's dispatch.
@@ -13,6 +13,8 @@ layout(std430, binding = 0) readonly buffer Tokens { uint tokens[]; };
 layout(std430, binding = 1) readonly buffer Wte { B_T wte[]; };
 layout(std430, binding = 2) readonly buffer Wpe { B_T wpe[]; };
 layout(std430, binding = 3) writeonly buffer X { C_T x[]; };
+// Packed rows: each token's position in its example (a stand-in, never read, when p.packed is 0).
+layout(std430, binding = 4) readonly buffer RowPositions { uint row_positions[]; };
 layout(push_constant) uniform Push { EmbeddingParams p; };
 
 void main() {
@@ -25,7 +27,8 @@ void main() {
     uint tok = tokens[r];
     if (tok >= p.vocab_begin && tok - p.vocab_begin < p.vocab_count) {
       const float e = B_LOAD(wte[(tok - p.vocab_begin) * p.C + c]);
-      x[i] = C_STORE(p.positions != 0 ? e + B_LOAD(wpe[(r % p.T) * p.C + c]) : e);
+      const uint t = p.packed != 0 ? row_positions[r] : r % p.T;
+      x[i] = C_STORE(p.positions != 0 ? e + B_LOAD(wpe[t * p.C + c]) : e);
     } else if (tok >= p.V && last_piece) {
       // An out-of-range token is a data bug: make it loud in the loss instead of reading
       // another row or memory outside the table.

@@ -21,8 +21,9 @@ struct EmbeddingParams {
   uint vocab_begin;
   uint vocab_count;
   uint positions;  // 1: add wpe[t]; 0: no position table
+  uint packed;     // 1: t is row_positions[r] (packed rows, binding 4); 0: t = r % T
 };
-REMAT_PUSH_WORDS(EmbeddingParams, 7)
+REMAT_PUSH_WORDS(EmbeddingParams, 8)
 
 // dwte[V,C] and dwpe[ctx,C] from dx[BT,C]; wte may be bound in vocabulary pieces as above.
 // Without a position table the dispatch has no dwpe invocations (its binding is a stand-in).
@@ -35,8 +36,9 @@ struct EmbeddingBackwardParams {
   uint vocab_count;
   uint accumulate_wte;  // 0 overwrite (rows without tokens become 0), 1 add
   uint accumulate_wpe;
+  uint packed;  // 1: row r adds to dwpe[row_positions[r]] (binding 4); 0: to dwpe[r % T]
 };
-REMAT_PUSH_WORDS(EmbeddingBackwardParams, 8)
+REMAT_PUSH_WORDS(EmbeddingBackwardParams, 9)
 
 #ifdef __cplusplus
 }  // namespace remat::push

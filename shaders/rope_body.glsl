@@ -17,6 +17,7 @@ layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer In { ACT_T src[]; };
 layout(std430, binding = 1) buffer Out { ACT_T dst[]; };
+layout(std430, binding = 2) readonly buffer Positions { uint positions[]; };  // packed rows
 layout(push_constant) uniform Push { RopeParams p; };
 
 // theta^(-2i/D) times Llama 3's frequency scale, see rope_params.h. `precise`: no fused
@@ -53,7 +54,7 @@ void main() {
     const uint i = k % half_d;
     const uint h = (k / half_d) % p.H;
     const uint bt = k / half_d / p.H;  // b * T + t
-    const uint t = bt % p.T;
+    const uint t = p.packed != 0 ? positions[bt] : bt % p.T;
 
     precise float angle = float(t) * inv_freq(i);
     const float r = reduce_angle(angle);

@@ -35,8 +35,9 @@ struct RopeParams {
   float scale_slope;   // original_ctx / (2 pi (high_freq_factor - low_freq_factor)), or 0
   float scale_offset;  // low_freq_factor / (high_freq_factor - low_freq_factor), or 0
   float inv_factor;    // 1 / factor, or 1
+  uint packed;         // 1: t is positions[b T + t] (binding 2, packed rows); 0: the row position
 };
-REMAT_PUSH_WORDS(RopeParams, 14)
+REMAT_PUSH_WORDS(RopeParams, 15)
 
 // inv_freq_i = theta^(-2i/D) = 2^x with x = -(2i * inv_D) * log2_theta, and 2^x = 2^n * 2^f for
 // n = floor(x + 0.5), f = x - n in [-0.5, 0.5]: 2^f is the degree-7 Taylor polynomial of e^(f ln 2)

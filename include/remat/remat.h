@@ -207,7 +207,13 @@ typedef struct remat_session_params {
    * moments stay F32. Needs a device with 16-bit storage buffer access. A struct that ends before
    * it (struct_size = offsetof(remat_session_params, act_dtype)) is read as F32. */
   int32_t act_dtype;
-  /* Since 0.5: a quantized .gguf model file whose matrices the session keeps in their ggml blocks
+  /* Since 0.4: nonzero = packed rows, several examples to a row (remat_examples_options.pack):
+   * every step then also takes each token's position in its example
+   * (remat_session_step_packed), attention stays within an example and positions restart at 0
+   * for each. A struct that ends before it (struct_size = offsetof(remat_session_params,
+   * packed)) is read as 0. */
+  int32_t packed;
+  /* Since 0.4: a quantized .gguf model file whose matrices the session keeps in their ggml blocks
    * (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K ... Q6_K) on the device, decoded by the kernels where they
    * read them (QLoRA): no float copy of them exists; the plan and memory_bytes count their block
    * bytes. Needs lora_rank > 0 and F32 activations; the model fields must describe the file's
@@ -299,6 +305,14 @@ REMAT_API remat_status remat_session_save_merged(remat_session* session, const c
  * whose targets are all REMAT_IGNORE_TARGET is REMAT_ERROR_INVALID_ARGUMENT; nothing runs. */
 REMAT_API remat_status remat_session_step(remat_session* session, const uint32_t* tokens,
                                           const uint32_t* targets, size_t count, float* loss);
+/* Since 0.4: remat_session_step for a session created with params->packed: `positions` holds
+ * each token's position in its example, `count` ids like tokens and targets (what
+ * remat_examples_batch_packed writes): each row starts at 0 and every id is 0 (a new example) or
+ * its predecessor + 1, else REMAT_ERROR_INVALID_ARGUMENT naming the first bad index. A session
+ * without packed rows refuses it, and a packed one refuses remat_session_step. */
+REMAT_API remat_status remat_session_step_packed(remat_session* session, const uint32_t* tokens,
+                                                 const uint32_t* targets, const uint32_t* positions,
+                                                 size_t count, float* loss);
 /* Sets the learning rate: the schedule's peak (the rate itself under CONSTANT). */
 REMAT_API remat_status remat_session_set_learning_rate(remat_session* session,
                                                        double learning_rate);
@@ -355,8 +369,8 @@ REMAT_API remat_status remat_session_memory_report(const remat_session* session,
 
 /* A byte-level BPE tokenizer (GPT-2 style): text bytes to token ids and back, exactly
  * (decode(encode(x)) == x for any bytes, where the vocabulary has a token for every byte; a GGUF
- * vocabulary without one leaves that byte out, as llama.cpp does). One tokenizer may be used from several threads; its
- * calls are serialised. */
+ * vocabulary without one leaves that byte out, as llama.cpp does). One tokenizer may be used from
+ * several threads; its calls are serialised. */
 typedef struct remat_tokenizer remat_tokenizer;
 
 /* Loads a tokenizer from a Hugging Face tokenizer.json (BPE with ByteLevel pre-tokenization), a
@@ -416,6 +430,47 @@ REMAT_API remat_status remat_examples_count(const remat_examples* examples, uint
  * run needs only its step count) into `tokens` and `targets`, batch*seq ids each. */
 REMAT_API remat_status remat_examples_batch(const remat_examples* examples, uint64_t index,
                                             int32_t batch, uint32_t* tokens, uint32_t* targets);
+
+/* Since 0.4: how remat_examples_load_with reads a file. */
+typedef struct remat_examples_options {
+  size_t struct_size;             /* sizeof(remat_examples_options) */
+  int32_t seq;                    /* positions per row (at least 1) */
+  const char* chat_template_path; /* a Jinja file replacing the tokenizer's template, or NULL */
+  /* Nonzero: several examples to a row. One pass over the examples, in file order, puts each
+   * in the first row of that pass with room left (first fit), else a new row; a row never takes
+   * examples of two passes, so each pass trains each example once, and row k is the same
+   * however the rows before it were read (a resumed run needs only its step count). An example
+   * of L tokens fills L - 1 positions (its last token is only a target), one cut to seq + 1
+   * tokens a whole row; padding after a row's last example has ignored targets. */
+  int32_t pack;
+} remat_examples_options;
+
+/* remat_examples_load with options: `options->pack` packs the rows (train them on a session
+ * created with params->packed). */
+REMAT_API remat_status remat_examples_load_with(const char* jsonl_path, const char* tokenizer_path,
+                                                const remat_examples_options* options,
+                                                remat_examples** examples);
+/* Packed examples: rows index*batch .. index*batch + batch - 1 with each token's position in its
+ * example (0 where an example or the padding starts), batch*seq ids in each array, for
+ * remat_session_step_packed. Unpacked examples write positions 0 .. seq-1 in every row. */
+REMAT_API remat_status remat_examples_batch_packed(const remat_examples* examples, uint64_t index,
+                                                   int32_t batch, uint32_t* tokens,
+                                                   uint32_t* targets, uint32_t* positions);
+
+/* Since 0.4: how full one pass over the examples' rows is, one example a row and packed. */
+typedef struct remat_packing_report {
+  size_t struct_size;    /* set to sizeof(remat_packing_report) before the call */
+  uint64_t examples;     /* kept examples */
+  uint64_t filled;       /* positions holding an example's input: L - 1 per example */
+  uint64_t plain_rows;   /* rows one example a row: the kept examples */
+  uint64_t packed_rows;  /* rows packed (the first pass) */
+  double plain_padding;  /* fraction of positions that are padding, one example a row */
+  double packed_padding; /* the same, packed */
+  int32_t packed;        /* whether remat_examples_batch* reads packed rows */
+} remat_packing_report;
+
+REMAT_API remat_status remat_examples_packing(const remat_examples* examples,
+                                              remat_packing_report* report);
 
 #ifdef __cplusplus
 }

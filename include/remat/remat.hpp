@@ -154,6 +154,19 @@ class Session {
     check(remat_session_step(handle(), tokens.data(), targets.data(), tokens.size(), &loss));
     return loss;
   }
+  // A session of packed rows (params.packed): each token's position in its example as well.
+  float step(std::span<const uint32_t> tokens, std::span<const uint32_t> targets,
+             std::span<const uint32_t> positions) {
+    if (tokens.size() != targets.size() || tokens.size() != positions.size())
+      throw Error(REMAT_ERROR_INVALID_ARGUMENT, "tokens, targets and positions differ in length (" +
+                                                    std::to_string(tokens.size()) + ", " +
+                                                    std::to_string(targets.size()) + " and " +
+                                                    std::to_string(positions.size()) + ")");
+    float loss = 0;
+    check(remat_session_step_packed(handle(), tokens.data(), targets.data(), positions.data(),
+                                    tokens.size(), &loss));
+    return loss;
+  }
   void set_learning_rate(double lr) { check(remat_session_set_learning_rate(handle(), lr)); }
   // The rate the next step uses (the schedule at steps_done()).
   double learning_rate() const {
@@ -272,6 +285,18 @@ class Examples {
                               chat_template.empty() ? nullptr : chat_template.c_str(), seq, &e));
     return Examples(e, seq);
   }
+  // Several examples to a row (remat_examples_options.pack), for a session with params.packed.
+  static Examples load_packed(const std::string& jsonl, const std::string& tokenizer, int32_t seq,
+                              const std::string& chat_template = {}) {
+    remat_examples_options o{};
+    o.struct_size = sizeof o;
+    o.seq = seq;
+    o.chat_template_path = chat_template.empty() ? nullptr : chat_template.c_str();
+    o.pack = 1;
+    remat_examples* e = nullptr;
+    check(remat_examples_load_with(jsonl.c_str(), tokenizer.c_str(), &o, &e));
+    return Examples(e, seq);
+  }
 
   // Kept examples.
   uint64_t size() const { return counts().first; }
@@ -284,6 +309,23 @@ class Examples {
     tokens.resize(n);
     targets.resize(n);
     check(remat_examples_batch(handle(), index, batch, tokens.data(), targets.data()));
+  }
+  // The same with each token's position in its example (packed rows restart at 0 per example).
+  void batch(uint64_t index, int32_t batch, std::vector<uint32_t>& tokens,
+             std::vector<uint32_t>& targets, std::vector<uint32_t>& positions) const {
+    const std::size_t n = static_cast<std::size_t>(batch > 0 ? batch : 0) * seq_;
+    tokens.resize(n);
+    targets.resize(n);
+    positions.resize(n);
+    check(remat_examples_batch_packed(handle(), index, batch, tokens.data(), targets.data(),
+                                      positions.data()));
+  }
+  // Rows, fill and padding of one pass, one example a row and packed.
+  remat_packing_report packing() const {
+    remat_packing_report r{};
+    r.struct_size = sizeof r;
+    check(remat_examples_packing(handle(), &r));
+    return r;
   }
 
   int32_t seq() const noexcept { return seq_; }

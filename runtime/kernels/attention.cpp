@@ -64,12 +64,13 @@ constexpr uint32_t kKeyBlock = 8;  // keys per online-softmax rescale in the for
 // T * (2 * hs / (4 * U) + 2) times, `group` times over for the backward's dk/dv rows (which loop
 // over the query heads of their group); refuse shapes beyond that rather than return wrong
 // numbers.
-void check_loop_budget(const DeviceQuirks& q, const AttentionShape& s, uint32_t hs,
-                       uint32_t group) {
+void check_loop_budget(const DeviceQuirks& q, const AttentionShape& s, uint32_t hs, uint32_t group,
+                       bool segments) {
   if (q.max_loop_iterations == 0) return;
   const uint64_t per_row = 2 * hs / (4 * unroll(hs)) + 2;
   const uint64_t iterations =
-      uint64_t(s.T) * group * per_row + uint64_t(s.T / kKeyBlock + 1) * hs / 4;
+      uint64_t(s.T) * group * per_row + uint64_t(s.T / kKeyBlock + 1) * hs / 4 +
+      (segments ? s.T : 0);  // packed rows: the backward's search for the example's end
   if (iterations > q.max_loop_iterations)
     throw std::invalid_argument("attention: T = " + std::to_string(s.T) + " with head size " +
                                 std::to_string(hs) + " and " + std::to_string(group) +
@@ -103,9 +104,9 @@ struct Checked {
 };
 
 Checked check(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayout& l,
-              GradWrite mode, bool backward) {
+              GradWrite mode, bool backward, bool segments) {
   const uint32_t hs = head_size(s), kv = kv_heads(s);
-  check_loop_budget(quirks, s, hs, backward ? s.NH / kv : 1);
+  check_loop_budget(quirks, s, hs, backward ? s.NH / kv : 1, segments);
   // Indices are 32-bit vec4 offsets in the kernels.
   const uint32_t widest = std::max({l.q.stride, l.k.stride, l.v.stride, s.C});
   if (uint64_t(s.B) * s.T * widest / 4 > UINT32_MAX)
@@ -123,14 +124,24 @@ Checked check(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayo
                                 l.k.stride / 4,
                                 l.k.offset / 4,
                                 l.v.stride / 4,
-                                l.v.offset / 4};
+                                l.v.offset / 4,
+                                segments ? 1u : 0u};
   return {hs, kv, p};
+}
+
+// Packed rows' positions, or (plain causal rows) a stand-in the kernel does not read.
+BufferSlice positions_or(BufferSlice positions, BufferSlice stand_in, const AttentionShape& s) {
+  if (positions.buffer == VK_NULL_HANDLE) return stand_in;
+  if (positions.size < uint64_t(s.B) * s.T * sizeof(uint32_t))
+    throw std::invalid_argument("attention: positions hold fewer than B*T ids");
+  return positions;
 }
 
 Dispatch forward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayout& l,
                  BufferSlice q, BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse,
-                 DType act) {
-  const Checked c = check(quirks, s, l, GradWrite::overwrite, false);
+                 DType act, BufferSlice positions) {
+  const bool segments = positions.buffer != VK_NULL_HANDLE;
+  const Checked c = check(quirks, s, l, GradWrite::overwrite, false, segments);
   const uint32_t wx = rows_per_group(quirks, c.hs, 2);  // q, acc
   Dispatch d;
   // CPU drivers read q, k, v through texel views (see attention_forward_texels.comp); same bits.
@@ -141,7 +152,8 @@ Dispatch forward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvL
                                      KernelId::attention_forward_bf16});
   const uint32_t rows = rows_per_invocation(texels, c.hs);
   d.spec = {wx, 1, 1, c.hs, kKeyBlock, unroll(c.hs), rows};
-  d.bindings = {{q, false}, {k, false}, {v, false}, {out, true}, {lse, true}};
+  d.bindings = {{q, false},  {k, false},  {v, false},
+                {out, true}, {lse, true}, {positions_or(positions, q, s), false}};
   d.push = push_bytes(c.params);
   d.groups = {div_up(s.T, wx * rows), s.B * s.NH, 1};
   return d;
@@ -149,11 +161,13 @@ Dispatch forward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvL
 
 struct BackwardIo {
   BufferSlice dout, q, k, v, out, lse, dq, dk, dv;
+  BufferSlice positions;  // packed rows only
 };
 
 Dispatch backward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayout& l,
                   const BackwardIo& io, GradWrite mode, DType act) {
-  const Checked c = check(quirks, s, l, mode, true);
+  const bool segments = io.positions.buffer != VK_NULL_HANDLE;
+  const Checked c = check(quirks, s, l, mode, true, segments);
   const uint32_t wx = rows_per_group(quirks, c.hs, 4);  // k, v, dk, dv (q, dout, dq for dq rows)
   Dispatch d;
   // CPU drivers read the inputs through texel views (see attention_backward_texels.comp).
@@ -164,8 +178,11 @@ Dispatch backward(const DeviceQuirks& quirks, const AttentionShape& s, const Qkv
                                      KernelId::attention_backward_bf16});
   const uint32_t rows = rows_per_invocation(texels, c.hs);
   d.spec = {wx, 1, 1, c.hs, unroll(c.hs), rows};
-  d.bindings = {{io.dout, false},    {io.q, false}, {io.k, false}, {io.v, false}, {io.out, false},
-                float_input(io.lse), {io.dq, true}, {io.dk, true}, {io.dv, true}};
+  d.bindings = {{io.dout, false}, {io.q, false},
+                {io.k, false},    {io.v, false},
+                {io.out, false},  float_input(io.lse),
+                {io.dq, true},    {io.dk, true},
+                {io.dv, true},    {positions_or(io.positions, io.q, s), false}};
   d.push = push_bytes(c.params);
   // z = 0: dq rows of the B*NH query heads; z = 1: dk/dv rows of the B*KV key/value heads (the
   // invocations past B*KV return at once).
@@ -183,28 +200,28 @@ void require_multi_head(const AttentionShape& s) {
 }  // namespace
 
 Dispatch attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice qkv,
-                           BufferSlice out, BufferSlice lse, DType act) {
+                           BufferSlice out, BufferSlice lse, DType act, BufferSlice positions) {
   require_multi_head(s);
-  Dispatch d = forward(quirks, s, fused_qkv(s), qkv, qkv, qkv, out, lse, act);
+  Dispatch d = forward(quirks, s, fused_qkv(s), qkv, qkv, qkv, out, lse, act, positions);
   d.label = "attention_forward";
   return d;
 }
 
 Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice dout,
                             BufferSlice qkv, BufferSlice out, BufferSlice lse, BufferSlice dqkv,
-                            GradWrite mode, DType act) {
+                            GradWrite mode, DType act, BufferSlice positions) {
   require_multi_head(s);
-  Dispatch d = backward(quirks, s, fused_qkv(s), {dout, qkv, qkv, qkv, out, lse, dqkv, dqkv, dqkv},
-                        mode, act);
+  Dispatch d = backward(quirks, s, fused_qkv(s),
+                        {dout, qkv, qkv, qkv, out, lse, dqkv, dqkv, dqkv, positions}, mode, act);
   d.label = "attention_backward";
   return d;
 }
 
 Dispatch gqa_attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice q,
                                BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse,
-                               DType act) {
-  Dispatch d =
-      forward(quirks, s, separate_qkv(s, head_size(s), kv_heads(s)), q, k, v, out, lse, act);
+                               DType act, BufferSlice positions) {
+  Dispatch d = forward(quirks, s, separate_qkv(s, head_size(s), kv_heads(s)), q, k, v, out, lse,
+                       act, positions);
   d.label = "gqa_attention_forward";
   return d;
 }
@@ -212,9 +229,9 @@ Dispatch gqa_attention_forward(const DeviceQuirks& quirks, const AttentionShape&
 Dispatch gqa_attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
                                 BufferSlice dout, BufferSlice q, BufferSlice k, BufferSlice v,
                                 BufferSlice out, BufferSlice lse, BufferSlice dq, BufferSlice dk,
-                                BufferSlice dv, GradWrite mode, DType act) {
+                                BufferSlice dv, GradWrite mode, DType act, BufferSlice positions) {
   Dispatch d = backward(quirks, s, separate_qkv(s, head_size(s), kv_heads(s)),
-                        {dout, q, k, v, out, lse, dq, dk, dv}, mode, act);
+                        {dout, q, k, v, out, lse, dq, dk, dv, positions}, mode, act);
   d.label = "gqa_attention_backward";
   return d;
 }

@@ -23,18 +23,23 @@ struct AttentionShape {
 // Head sizes must also be multiples of 4 (rows are read as vec4s).
 constexpr uint32_t kMaxAttentionHeadSize = 256;
 
+// Every function takes packed rows' `positions` [B,T] u32 last (shaders/attention_params.h): with
+// them attention is block-diagonal, each token seeing only the earlier tokens of its own example,
+// and the key blocks of other examples are skipped; without (an empty slice) it is plain causal.
+//
 // qkv[B,T,3C] -> out[B,T,C], lse[B,NH,T] (log-sum-exp of each row's scaled scores).
 // Throws std::invalid_argument for C % NH != 0, a head size that is not a multiple of 4 or above
 // kMaxAttentionHeadSize, KV != NH, or (on CPU drivers, see attention.cpp) a T too long for the
 // driver.
 Dispatch attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice qkv,
-                           BufferSlice out, BufferSlice lse, DType act = DType::f32);
+                           BufferSlice out, BufferSlice lse, DType act = DType::f32,
+                           BufferSlice positions = {});
 
 // dout[B,T,C], qkv, out, lse -> dqkv[B,T,3C] (overwritten or accumulated onto). One dispatch:
 // dq and dk/dv are computed by separate invocations that write disjoint elements.
 Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice dout,
                             BufferSlice qkv, BufferSlice out, BufferSlice lse, BufferSlice dqkv,
-                            GradWrite mode, DType act = DType::f32);
+                            GradWrite mode, DType act = DType::f32, BufferSlice positions = {});
 
 // Grouped-query attention, causal, scale 1/sqrt(D), positions 0..T-1: query head h attends with
 // key/value head h / (NH / KV) (Hugging Face's repeat_kv).
@@ -42,7 +47,7 @@ Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
 // Throws std::invalid_argument as attention_forward does, and for KV not dividing NH.
 Dispatch gqa_attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice q,
                                BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse,
-                               DType act = DType::f32);
+                               DType act = DType::f32, BufferSlice positions = {});
 
 // dout, q, k, v, out, lse -> dq [B,T,NH*D], dk, dv [B,T,KV*D], each overwritten or added to
 // (mode). dk and dv sum over the query heads of their group inside one invocation, in ascending
@@ -51,6 +56,7 @@ Dispatch gqa_attention_forward(const DeviceQuirks& quirks, const AttentionShape&
 Dispatch gqa_attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
                                 BufferSlice dout, BufferSlice q, BufferSlice k, BufferSlice v,
                                 BufferSlice out, BufferSlice lse, BufferSlice dq, BufferSlice dk,
-                                BufferSlice dv, GradWrite mode, DType act = DType::f32);
+                                BufferSlice dv, GradWrite mode, DType act = DType::f32,
+                                BufferSlice positions = {});
 
 }  // namespace remat::kernels

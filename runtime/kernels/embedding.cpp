@@ -24,18 +24,23 @@ BufferSlice rows_of(BufferSlice table, const Piece& p, uint32_t C, DType t) {
 
 std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const EmbeddingShape& s,
                                         BufferSlice tokens, BufferSlice wte, BufferSlice wpe,
-                                        BufferSlice x) {
+                                        BufferSlice x, BufferSlice row_positions) {
   std::vector<Dispatch> out;
   const uint32_t rows = s.B * s.T;
   const bool positions = wpe.buffer != VK_NULL_HANDLE;
+  const bool packed = row_positions.buffer != VK_NULL_HANDLE;
   for (const Piece& piece : vocab_pieces(quirks, s.V, s.C, s.table_dtype)) {
     Dispatch d;
     d.kernel = kernel_variant(KernelId::embedding_forward, {DType::f32, s.table_dtype, s.x_dtype});
     d.spec = {kForwardGroup};
     const BufferSlice table = rows_of(wte, piece, s.C, s.table_dtype);
-    d.bindings = {{tokens, false}, {table, false}, {positions ? wpe : table, false}, {x, true}};
-    d.push = push_bytes(
-        push::EmbeddingParams{rows, s.T, s.C, s.V, piece.begin, piece.count, positions ? 1u : 0u});
+    d.bindings = {{tokens, false},
+                  {table, false},
+                  {positions ? wpe : table, false},
+                  {x, true},
+                  {packed ? row_positions : tokens, false}};
+    d.push = push_bytes(push::EmbeddingParams{rows, s.T, s.C, s.V, piece.begin, piece.count,
+                                              positions ? 1u : 0u, packed ? 1u : 0u});
     d.groups = {grid_stride_groups(uint64_t(rows) * s.C, kForwardGroup), 1, 1};
     d.label = "embedding_forward";
     out.push_back(std::move(d));
@@ -45,11 +50,12 @@ std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const Embedd
 
 std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const EmbeddingShape& s,
                                          BufferSlice tokens, BufferSlice dx, BufferSlice dwte,
-                                         BufferSlice dwpe, bool accumulate_wte,
-                                         bool accumulate_wpe) {
+                                         BufferSlice dwpe, bool accumulate_wte, bool accumulate_wpe,
+                                         BufferSlice row_positions) {
   std::vector<Dispatch> out;
   const uint32_t rows = s.B * s.T;
   const bool positions = dwpe.buffer != VK_NULL_HANDLE;
+  const bool packed = row_positions.buffer != VK_NULL_HANDLE;
   const auto pieces = vocab_pieces(quirks, s.V, s.C, DType::f32);  // gradients are f32
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     // Only the first piece's dispatch includes the dwpe invocations, and only with positions.
@@ -61,10 +67,11 @@ std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const Embed
     d.bindings = {{tokens, false},
                   {dx, false},
                   {rows_of(dwte, pieces[i], s.C, DType::f32), true},
-                  {positions ? dwpe : dx, first}};
+                  {positions ? dwpe : dx, first},
+                  {packed ? row_positions : tokens, false}};
     d.push = push_bytes(push::EmbeddingBackwardParams{rows, s.T, s.C, s.ctx, pieces[i].begin,
                                                       pieces[i].count, accumulate_wte ? 1u : 0u,
-                                                      accumulate_wpe ? 1u : 0u});
+                                                      accumulate_wpe ? 1u : 0u, packed ? 1u : 0u});
     // dwte channels, then (first piece) dwpe channels, each range starting on a group boundary.
     d.groups = {div_up(s.C, kBackwardGroup) * (first ? 2 : 1), 1, 1};
     d.label = "embedding_backward";

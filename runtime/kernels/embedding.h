@@ -21,17 +21,19 @@ struct EmbeddingShape {
 // x[BT,C] from tokens[BT] (u32). When wte is larger than quirks.max_binding_bytes (GPT-2's is
 // 154 MB against lavapipe's 128 MiB), it is bound in vocabulary pieces, one dispatch each; all
 // pieces together write every element of x once. Tokens >= V give NaN rows. An empty wpe
-// (no buffer) means no position table: x = wte[token] (token_embedding).
+// (no buffer) means no position table: x = wte[token] (token_embedding). `positions` (packed rows,
+// [BT] u32) gives each token's wpe row; empty, row r reads wpe[r % T].
 std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const EmbeddingShape& s,
                                         BufferSlice tokens, BufferSlice wte, BufferSlice wpe,
-                                        BufferSlice x);
+                                        BufferSlice x, BufferSlice positions = {});
 
 // dwte[V,C] and dwpe[ctx,C] from dx[BT,C], deterministic without atomics (docs/ops.md): when
 // overwriting, dwte rows without tokens and dwpe rows >= T become 0; when accumulating they are
-// untouched. Pieces as for the forward. An empty dwpe means no position table.
+// untouched. Pieces as for the forward. An empty dwpe means no position table; `positions` as
+// for the forward.
 std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const EmbeddingShape& s,
                                          BufferSlice tokens, BufferSlice dx, BufferSlice dwte,
-                                         BufferSlice dwpe, bool accumulate_wte,
-                                         bool accumulate_wpe);
+                                         BufferSlice dwpe, bool accumulate_wte, bool accumulate_wpe,
+                                         BufferSlice positions = {});
 
 }  // namespace remat::kernels

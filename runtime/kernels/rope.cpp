@@ -35,19 +35,24 @@ RopeLayout resolve(const RopeShape& s, RopeLayout l, const char* which) {
 }
 
 Dispatch rope(KernelId kernel, const RopeShape& s, BufferSlice in, RopeLayout in_layout,
-              BufferSlice out, RopeLayout out_layout, GradWrite mode) {
+              BufferSlice out, RopeLayout out_layout, GradWrite mode, BufferSlice positions) {
   check_shape(s);
   in_layout = resolve(s, in_layout, "input");
   out_layout = resolve(s, out_layout, "output");
   Dispatch d;
   d.kernel = kernel;
   d.spec = {kGroup};
-  d.bindings = {{in, false}, {out, true}};
+  const bool packed = positions.buffer != VK_NULL_HANDLE;
+  if (packed && positions.size < uint64_t(s.B) * s.T * sizeof(uint32_t))
+    throw std::invalid_argument("rope: positions hold fewer than B*T ids");
+  // Plain rows: the input stands in for the positions, never read.
+  d.bindings = {{in, false}, {out, true}, {packed ? positions : in, false}};
   const RopeScaleTerms scale = rope_scale_terms(s.llama3);
   d.push = push_bytes(push::RopeParams{s.B, s.T, s.H, s.D, in_layout.stride, in_layout.offset,
                                        out_layout.stride, out_layout.offset, rope_inv_d(s.D),
                                        rope_log2_theta(s.theta), static_cast<uint32_t>(mode),
-                                       scale.slope, scale.offset, scale.inv_factor});
+                                       scale.slope, scale.offset, scale.inv_factor,
+                                       packed ? 1u : 0u});
   d.groups = {grid_stride_groups(uint64_t(s.B) * s.T * s.H * (s.D / 2), kGroup), 1, 1};
   return d;
 }
@@ -62,17 +67,19 @@ float rope_log2_theta(float theta) {
 }
 
 Dispatch rope_forward(const RopeShape& s, BufferSlice in, RopeLayout in_layout, BufferSlice out,
-                      RopeLayout out_layout, DType act) {
+                      RopeLayout out_layout, DType act, BufferSlice positions) {
   Dispatch d = rope(act_variant(act, {KernelId::rope_forward, KernelId::rope_forward_f16,
                                       KernelId::rope_forward_bf16}),
-                    s, in, in_layout, out, out_layout, GradWrite::overwrite);
+                    s, in, in_layout, out, out_layout, GradWrite::overwrite, positions);
   d.label = "rope_forward";
   return d;
 }
 
 Dispatch rope_backward(const RopeShape& s, BufferSlice d_out, RopeLayout d_out_layout,
-                       BufferSlice d_in, RopeLayout d_in_layout, GradWrite mode) {
-  Dispatch d = rope(KernelId::rope_backward, s, d_out, d_out_layout, d_in, d_in_layout, mode);
+                       BufferSlice d_in, RopeLayout d_in_layout, GradWrite mode,
+                       BufferSlice positions) {
+  Dispatch d =
+      rope(KernelId::rope_backward, s, d_out, d_out_layout, d_in, d_in_layout, mode, positions);
   d.label = "rope_backward";
   return d;
 }

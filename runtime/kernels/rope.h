@@ -52,11 +52,14 @@ float rope_log2_theta(float theta);
 // out = rotate(in, +angle). in and out must not overlap. Throws std::invalid_argument for an
 // odd or zero D, theta not positive and finite, a layout whose heads overrun their rows, or
 // sizes beyond 32-bit indexing.
+// `positions` (packed rows, [B,T] u32) gives each token's position t; empty, t is its row
+// position.
 Dispatch rope_forward(const RopeShape& s, BufferSlice in, RopeLayout in_layout, BufferSlice out,
-                      RopeLayout out_layout, DType act = DType::f32);
+                      RopeLayout out_layout, DType act = DType::f32, BufferSlice positions = {});
 
 // d_in (=|+=) rotate(d_out, -angle). d_out and d_in must not overlap. Throws as rope_forward.
 Dispatch rope_backward(const RopeShape& s, BufferSlice d_out, RopeLayout d_out_layout,
-                       BufferSlice d_in, RopeLayout d_in_layout, GradWrite mode);
+                       BufferSlice d_in, RopeLayout d_in_layout, GradWrite mode,
+                       BufferSlice positions = {});
 
 }  // namespace remat::kernels

@@ -16,6 +16,7 @@
 #include "base/ignore_target.h"
 #include "base/json_writer.h"
 #include "base/lr_schedule.h"
+#include "base/row_positions.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "formats/gpt2_weights.h"
@@ -122,7 +123,13 @@ ValidationLoss validation_loss(Session& session, const ValidationData& val) {
     // every batch counts once.
     const double trained = double(b.targets.size()) -
                            double(std::count(b.targets.begin(), b.targets.end(), kIgnoreTarget));
-    sum += session.evaluate(b.tokens, b.targets) * trained;
+    // Validation rows hold one example each; a packed session reads them with plain positions.
+    std::vector<uint32_t> positions;
+    if (session.config().shape.packed) {
+      positions.resize(b.tokens.size());
+      fill_plain_positions(positions, session.config().shape.seq);
+    }
+    sum += session.evaluate(b.tokens, b.targets, positions) * trained;
     targets += trained;
   }
   const auto t1 = std::chrono::steady_clock::now();
@@ -179,7 +186,11 @@ int run_train(const std::vector<std::string>& argv) {
   Session session(*device, cfg);
   if (o.init) session.load(*o.init);
   const auto load_start = std::chrono::steady_clock::now();
-  if (o.resumed) load_training_state(session, o.resumed->dir);
+  if (o.resumed) {
+    load_training_state(session, o.resumed->dir);
+    require_pack_position(*o.resumed,
+                          uint64_t(session.steps_done()) * o.accum * uint64_t(cfg.shape.batch));
+  }
   const double load_s = seconds_since(load_start);
   if (!o.resumed) load_lora_init(session, o.lora);
   const int start = static_cast<int>(session.steps_done());
@@ -187,6 +198,9 @@ int run_train(const std::vector<std::string>& argv) {
   auto save_state = [&] {
     if (!o.save_state) return;
     const auto t0 = std::chrono::steady_clock::now();
+    if (const ExampleRows* e = data.examples())
+      record_pack_position(run, *e,
+                           uint64_t(session.steps_done()) * o.accum * uint64_t(cfg.shape.batch));
     save_training_state(session, *o.save_state, run);
     if (!o.quiet)
       std::printf("%sstate    step %u saved in %s (%.2f s)\n", tty ? "\r" : "",
@@ -212,6 +226,8 @@ int run_train(const std::vector<std::string>& argv) {
   const char* unit = training.kind == "bytes" ? "byte" : "token";
   std::printf("data     %s: %s, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
               data.summary(unit).c_str(), data.unigram_entropy(), unit);
+  if (const std::string p = data.packing_summary(); !p.empty())
+    std::printf("rows     %s\n", p.c_str());
   if (val)
     std::printf("val      %s: %s; %d batches of %d × %d evaluated, dropout off\n",
                 o.val_data->string().c_str(), val->data.summary(unit).c_str(), val->batches,
@@ -240,10 +256,15 @@ int run_train(const std::vector<std::string>& argv) {
       const Batch micro = data.batch(static_cast<uint64_t>(s) * o.accum + m, cfg.shape.batch);
       b.tokens.insert(b.tokens.end(), micro.tokens.begin(), micro.tokens.end());
       b.targets.insert(b.targets.end(), micro.targets.begin(), micro.targets.end());
+      b.positions.insert(b.positions.end(), micro.positions.begin(), micro.positions.end());
     }
+    // The targets this step trains, all micro-batches together: what packing raises per step.
+    const auto trained_tokens =
+        uint64_t(b.targets.size()) -
+        uint64_t(std::count(b.targets.begin(), b.targets.end(), kIgnoreTarget));
     const double lr = session.learning_rate();
     const auto t0 = std::chrono::steady_clock::now();
-    const float loss = session.step(b.tokens, b.targets);
+    const float loss = session.step(b.tokens, b.targets, b.positions);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // Stop at the first non-finite loss or gradient norm: the update of this step may already
@@ -269,6 +290,8 @@ int run_train(const std::vector<std::string>& argv) {
         .field("lr", lr)
         .field("ms", ms)
         .field("tokens_per_s", tok_s)
+        .field("trained_tokens", trained_tokens)
+        .field("trained_tokens_per_s", double(trained_tokens) / (ms / 1000.0))
         .field("grad_norm", double(grad_norm))
         .field("device_bytes_allocated", device->ledger().stats().total_live_bytes)
         .field("host_rss_bytes", host_rss_bytes());

@@ -1,6 +1,7 @@
 #include "train_data.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 
@@ -45,7 +46,8 @@ TrainingRows read_examples(const std::filesystem::path& file, const TokenizerUse
   std::vector<TokenExample> examples;
   for (text::MaskedTokens& m : chat.encode_file(file))
     examples.push_back({std::move(m.ids), std::move(m.mask), m.line});
-  return TrainingRows(ExampleRows(std::move(examples), seq, 0, file.string(), jsonl.shuffle));
+  return TrainingRows(
+      ExampleRows(std::move(examples), seq, 0, file.string(), jsonl.shuffle, jsonl.pack));
 }
 
 // The rows of `file` under the rules of `format`. Token ids are not yet checked against the
@@ -107,6 +109,21 @@ std::size_t TrainingRows::stream_size() const {
   return stream ? stream->size() : 0;
 }
 
+std::string TrainingRows::packing_summary() const {
+  const ExampleRows* e = examples();
+  if (!e) return "";
+  const PackingReport& p = e->packing();
+  const auto rows = [&](uint64_t n, double padding, const char* how, bool used) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%s%s: %llu rows, %.2f examples/row, %.1f%% padding", how,
+                  used ? " (read)" : "", static_cast<unsigned long long>(n),
+                  double(e->size()) / double(n), 100.0 * padding);
+    return std::string(line);
+  };
+  return rows(p.plain_rows, p.plain_padding(), "one example a row", !e->packed()) + "; " +
+         rows(p.packed_rows, p.packed_padding(), "packed", e->packed());
+}
+
 std::string TrainingRows::summary(const char* unit) const {
   if (const auto* stream = std::get_if<TokenDataset>(&rows_))
     return std::to_string(stream->size()) + " " + unit + "s";
@@ -129,8 +146,10 @@ TrainingData load_training_data(const std::filesystem::path& file, const std::st
     throw UsageError("--data-format " + format + " needs --tokenizer PATH");
   if (format == "bytes" && tokenizer)
     throw UsageError("--data-format bytes trains on bytes; drop --tokenizer or the format");
-  if ((jsonl.chat_template || jsonl.shuffle) && !is_jsonl(file, format))
-    throw UsageError(std::string(jsonl.chat_template ? "--chat-template" : "--shuffle") +
+  if ((jsonl.chat_template || jsonl.shuffle || jsonl.pack) && !is_jsonl(file, format))
+    throw UsageError(std::string(jsonl.chat_template ? "--chat-template"
+                                 : jsonl.shuffle     ? "--shuffle"
+                                                     : "--pack") +
                      " applies to JSONL examples; --data " + file.string() +
                      " is not read as JSONL (a .jsonl file, or --data-format jsonl)");
   std::unique_ptr<text::Tokenizer> tok;
@@ -147,7 +166,9 @@ TrainingData load_training_data(const std::filesystem::path& file, const std::st
 ValidationData load_validation_data(const std::filesystem::path& file, const std::string& format,
                                     const TrainingData& training, int batch, int seq, int vocab,
                                     int max_batches) {
-  const JsonlOptions jsonl{training.jsonl.chat_template, std::nullopt};
+  // Validation rows hold one example each, unshuffled: a packed session reads them with plain
+  // positions (the loss is the same).
+  const JsonlOptions jsonl{training.jsonl.chat_template, std::nullopt, false};
   auto [data, kind] = read_dataset(
       file, format, {training.tokenizer.get(), training.tokenizer_path}, jsonl, seq, vocab);
   if (kind != training.kind)

@@ -30,6 +30,9 @@ class TrainingRows {
   void check_vocab(std::size_t vocab) const;
   // "N tokens", or "N examples, C cut to T+1 tokens, D dropped ..., K trained targets".
   std::string summary(const char* unit) const;
+  // Examples only ("" else): rows, examples per row and padding of one pass, one example a row
+  // and packed, the one read marked.
+  std::string packing_summary() const;
   const ExampleRows* examples() const { return std::get_if<ExampleRows>(&rows_); }
   // The first (up to) n tokens of row 0, padding left out: --sample's prompt.
   std::vector<uint32_t> first_tokens(std::size_t n) const;
@@ -41,10 +44,11 @@ class TrainingRows {
 };
 
 // A JSONL file's settings: the chat template that replaces the tokenizer folder's, and the seed
-// of a per-epoch shuffle of the rows (formats/example_rows.h).
+// of a per-epoch shuffle of the rows (formats/example_rows.h), and whether rows are packed.
 struct JsonlOptions {
   std::optional<std::filesystem::path> chat_template;
   std::optional<uint64_t> shuffle;
+  bool pack = false;  // several examples to a row (formats/example_packing.h)
 };
 
 struct TrainingData {

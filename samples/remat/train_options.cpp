@@ -108,7 +108,10 @@ CommandSpec train_spec() {
       "line: {\"text\"}, {\"prompt\", \"completion\"} or {\"messages\"} (remat tokenize --jsonl\n"
       "shows their tokens and loss masks). Each is one row, cut to T+1 tokens and padded, with\n"
       "only its trained tokens as targets; row k = (s*N + m)*B + b is example k mod n, or with\n"
-      "--shuffle SEED the (k mod n)-th of epoch k div n's permutation of them.\n"
+      "--shuffle SEED the (k mod n)-th of epoch k div n's permutation of them. --pack puts\n"
+      "several examples in a row instead: first fit, in file (or the epoch's) order, each\n"
+      "example in the first row of its pass with room left, rows never mixing two passes;\n"
+      "each example attends only to itself and its positions start at 0.\n"
       "--save-state DIR keeps everything needed to continue (weights, AdamW moments, step, the\n"
       "run's settings and data hash; docs/training-state.md) and --resume DIR continues it, bit\n"
       "for bit as if never stopped; SIGINT or SIGTERM stops at the next step, saving the state.\n",
@@ -119,6 +122,7 @@ CommandSpec train_spec() {
        {"--chat-template", "FILE", "render JSONL conversations with this Jinja template",
         "the tokenizer's"},
        {"--shuffle", "SEED", "read JSONL examples in a per-epoch permutation of this seed", ""},
+       {"--pack", "", "pack several JSONL examples into each row (first fit)", ""},
        {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
        {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
        {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
@@ -204,6 +208,8 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
     o.tokenizer = o.init->string();
   if (auto t = a.get("--chat-template")) o.jsonl.chat_template = *t;
   if (auto seed = a.get_int("--shuffle", 0, INT64_MAX)) o.jsonl.shuffle = uint64_t(*seed);
+  o.jsonl.pack = a.has("--pack");
+  o.sel.shape.packed = o.jsonl.pack;
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
   o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
   o.sample = static_cast<int>(a.get_int_or_default("--sample", 0, 100000));

@@ -75,6 +75,7 @@ std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::
   }
   if (auto f = st.run.settings.find("shuffle"); f != st.run.settings.end())
     add("--shuffle", f->second);
+  if (st.shape.packed && !given.has("--pack")) argv.push_back("--pack");
   for (const auto& [key, flag] :
        {std::pair{"lora_rank", "--lora"}, std::pair{"lora_alpha", "--lora-alpha"},
         std::pair{"lora_targets", "--lora-targets"}, std::pair{"weights_dtype", "--weights-dtype"}})
@@ -113,12 +114,26 @@ RunRecord training_run_record(const std::filesystem::path& data,
   if (jsonl.chat_template)
     run.files["chat-template"] = identify(*jsonl.chat_template, "--chat-template");
   if (jsonl.shuffle) run.settings["shuffle"] = std::to_string(*jsonl.shuffle);
+  if (jsonl.pack) run.settings["pack"] = "first-fit";
   if (init)
     run.files["init"] = identify(*init, "--init");
   else if (resumed && resumed->state.run.files.count("init"))
     run.files["init"] = resumed->state.run.files.at("init");
   run.settings["data_format"] = data_format;
   return run;
+}
+
+void record_pack_position(RunRecord& run, const ExampleRows& rows, uint64_t next_row) {
+  if (!rows.packed()) return;
+  run.settings["pack_next_row"] = std::to_string(next_row);
+  run.settings["pack_pass"] = std::to_string(rows.pass_of_row(next_row));
+}
+
+void require_pack_position(const Resumed& resumed, uint64_t next_row) {
+  const auto f = resumed.state.run.settings.find("pack_next_row");
+  if (f == resumed.state.run.settings.end() || f->second == std::to_string(next_row)) return;
+  throw UsageError("--resume: the state's run packed up to row " + f->second +
+                   ", but its step count reads on from row " + std::to_string(next_row));
 }
 
 void record_memory(RunRecord& run, std::optional<uint64_t> memory_bytes) {
@@ -188,6 +203,11 @@ void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const
     return f == record.settings.end() ? std::string("none") : f->second;
   };
   if (shuffle(run) != shuffle(st.run)) differ("--shuffle", shuffle(run), shuffle(st.run));
+  const auto pack = [](const RunRecord& record) {
+    const auto f = record.settings.find("pack");
+    return f == record.settings.end() ? std::string("none") : f->second;
+  };
+  if (pack(run) != pack(st.run)) differ("--pack", pack(run), pack(st.run));
   const auto weights = [](const RunRecord& record) {
     const auto f = record.settings.find("weights_dtype");
     return f == record.settings.end() ? std::string("f32") : f->second;

@@ -55,4 +55,11 @@ void record_memory(RunRecord& run, std::optional<uint64_t> memory_bytes);
 void require_same_run(const Resumed& resumed, const SessionConfig& config, int steps,
                       const RunRecord& run);
 
+// Packed rows: where packing stands when a state is saved, the next row to read and its pass
+// over the examples ("pack_next_row", "pack_pass"). Rows are a function of their index, so a
+// resumed run reads on from its step count; the record lets it check that it does.
+void record_pack_position(RunRecord& run, const ExampleRows& rows, uint64_t next_row);
+// Throws UsageError when the state records another next row than `next_row`.
+void require_pack_position(const Resumed& resumed, uint64_t next_row);
+
 }  // namespace remat::cli

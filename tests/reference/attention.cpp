@@ -23,16 +23,21 @@ struct Layout {
     return (b * Tn + t) * NH * hs + h * hs + d;
   }
   std::size_t kv_head(std::size_t h) const { return h / (NH / KV); }
+  const std::vector<uint32_t>* positions = nullptr;  // packed rows, or none
+  // The first key query t of row b sees: where its example starts.
+  std::size_t first_key(std::size_t b, std::size_t t) const {
+    return positions && !positions->empty() ? t - (*positions)[b * Tn + t] : 0;
+  }
 };
 
-Layout fused(std::size_t Tn, std::size_t C, std::size_t NH) {
-  return {Tn, NH, NH, C / NH, {3 * C, 0}, {3 * C, C}, {3 * C, 2 * C}};
+Layout fused(std::size_t Tn, std::size_t C, std::size_t NH, const std::vector<uint32_t>& pos) {
+  return {Tn, NH, NH, C / NH, {3 * C, 0}, {3 * C, C}, {3 * C, 2 * C}, &pos};
 }
-Layout separate(const GqaDims& n) {
-  return {n.T, n.NH, n.KV, n.D, {n.NH * n.D, 0}, {n.KV * n.D, 0}, {n.KV * n.D, 0}};
+Layout separate(const GqaDims& n, const std::vector<uint32_t>& pos) {
+  return {n.T, n.NH, n.KV, n.D, {n.NH * n.D, 0}, {n.KV * n.D, 0}, {n.KV * n.D, 0}, &pos};
 }
 
-// The causal probability matrix att[t][s] (s ≤ t; 0 above the diagonal) of query head h of
+// The causal probability matrix att[t][s] (first_key(t) ≤ s ≤ t; 0 elsewhere) of query head h of
 // batch b, and the log-sum-exp of each row's scores.
 template <class T>
 void probabilities(std::vector<double>& att, std::vector<double>& lse, const T* q, const T* k,
@@ -42,8 +47,9 @@ void probabilities(std::vector<double>& att, std::vector<double>& lse, const T* 
   att.assign(L.Tn * L.Tn, 0.0);
   lse.assign(L.Tn, 0.0);
   for (std::size_t t = 0; t < L.Tn; ++t) {
+    const std::size_t s0 = L.first_key(b, t);
     double maxval = -INFINITY;
-    for (std::size_t s = 0; s <= t; ++s) {
+    for (std::size_t s = s0; s <= t; ++s) {
       double dot = 0.0;
       for (std::size_t d = 0; d < L.hs; ++d)
         dot += double(q[L.at(L.q, b, t, h, d)]) * double(k[L.at(L.k, b, s, g, d)]);
@@ -51,8 +57,8 @@ void probabilities(std::vector<double>& att, std::vector<double>& lse, const T* 
       maxval = std::max(maxval, dot * scale);
     }
     double sum = 0.0;
-    for (std::size_t s = 0; s <= t; ++s) sum += std::exp(att[t * L.Tn + s] - maxval);
-    for (std::size_t s = 0; s <= t; ++s)
+    for (std::size_t s = s0; s <= t; ++s) sum += std::exp(att[t * L.Tn + s] - maxval);
+    for (std::size_t s = s0; s <= t; ++s)
       att[t * L.Tn + s] = std::exp(att[t * L.Tn + s] - maxval) / sum;
     lse[t] = maxval + std::log(sum);
   }
@@ -124,31 +130,36 @@ void round_to(std::vector<T>& dst, const std::vector<double>& src) {
 
 template <class T>
 void attention_forward(std::vector<T>& out, std::vector<T>& lse, const std::vector<T>& qkv,
-                       std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH) {
-  forward(out, lse, qkv.data(), qkv.data(), qkv.data(), fused(Tn, C, NH), B);
+                       std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH,
+                       const std::vector<uint32_t>& positions) {
+  forward(out, lse, qkv.data(), qkv.data(), qkv.data(), fused(Tn, C, NH, positions), B);
 }
 
 template <class T>
 void attention_backward(std::vector<T>& dqkv, const std::vector<T>& dout, const std::vector<T>& qkv,
-                        std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH) {
+                        std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH,
+                        const std::vector<uint32_t>& positions) {
   std::vector<double> grad(B * Tn * 3 * C, 0.0);
   const T* x = qkv.data();
-  backward(grad.data(), grad.data(), grad.data(), dout, x, x, x, fused(Tn, C, NH), B);
+  backward(grad.data(), grad.data(), grad.data(), dout, x, x, x, fused(Tn, C, NH, positions), B);
   round_to(dqkv, grad);
 }
 
 template <class T>
 void gqa_attention_forward(std::vector<T>& out, std::vector<T>& lse, const std::vector<T>& q,
-                           const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n) {
-  forward(out, lse, q.data(), k.data(), v.data(), separate(n), n.B);
+                           const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n,
+                           const std::vector<uint32_t>& positions) {
+  forward(out, lse, q.data(), k.data(), v.data(), separate(n, positions), n.B);
 }
 
 template <class T>
 void gqa_attention_backward(std::vector<T>& dq, std::vector<T>& dk, std::vector<T>& dv,
                             const std::vector<T>& dout, const std::vector<T>& q,
-                            const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n) {
+                            const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n,
+                            const std::vector<uint32_t>& positions) {
   std::vector<double> gq(q.size(), 0.0), gk(k.size(), 0.0), gv(v.size(), 0.0);
-  backward(gq.data(), gk.data(), gv.data(), dout, q.data(), k.data(), v.data(), separate(n), n.B);
+  backward(gq.data(), gk.data(), gv.data(), dout, q.data(), k.data(), v.data(),
+           separate(n, positions), n.B);
   round_to(dq, gq);
   round_to(dk, gk);
   round_to(dv, gv);
@@ -156,16 +167,18 @@ void gqa_attention_backward(std::vector<T>& dq, std::vector<T>& dk, std::vector<
 
 #define REMAT_REF_ATTENTION(T)                                                                    \
   template void attention_forward<T>(std::vector<T>&, std::vector<T>&, const std::vector<T>&,     \
-                                     std::size_t, std::size_t, std::size_t, std::size_t);         \
+                                     std::size_t, std::size_t, std::size_t, std::size_t,          \
+                                     const std::vector<uint32_t>&);                               \
   template void attention_backward<T>(std::vector<T>&, const std::vector<T>&,                     \
                                       const std::vector<T>&, std::size_t, std::size_t,            \
-                                      std::size_t, std::size_t);                                  \
+                                      std::size_t, std::size_t, const std::vector<uint32_t>&);    \
   template void gqa_attention_forward<T>(std::vector<T>&, std::vector<T>&, const std::vector<T>&, \
                                          const std::vector<T>&, const std::vector<T>&,            \
-                                         const GqaDims&);                                         \
-  template void gqa_attention_backward<T>(                                                        \
-      std::vector<T>&, std::vector<T>&, std::vector<T>&, const std::vector<T>&,                   \
-      const std::vector<T>&, const std::vector<T>&, const std::vector<T>&, const GqaDims&);
+                                         const GqaDims&, const std::vector<uint32_t>&);           \
+  template void gqa_attention_backward<T>(std::vector<T>&, std::vector<T>&, std::vector<T>&,      \
+                                          const std::vector<T>&, const std::vector<T>&,           \
+                                          const std::vector<T>&, const std::vector<T>&,           \
+                                          const GqaDims&, const std::vector<uint32_t>&);
 REMAT_REF_ATTENTION(float)
 REMAT_REF_ATTENTION(double)
 #undef REMAT_REF_ATTENTION

@@ -2,9 +2,14 @@
 // GPT-2's fused qkv, and grouped-query on separate q, k, v (the Llama family).
 // Unlike the kernels it materialises each head's full T x T score matrix: that independence is
 // what lets it check the flash-style kernels.
+//
+// Every function takes packed rows' `positions` [B,T] last (base/row_positions.h): given, token t
+// attends only to tokens t - positions[b T + t] .. t of its row (its own example), the block-
+// diagonal causal mask; empty, to tokens 0 .. t.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace remat::ref {
@@ -14,13 +19,15 @@ namespace remat::ref {
 // lse_t = log Σ_{s≤t} exp(scale q_t·k_s). Sums in double.
 template <class T>
 void attention_forward(std::vector<T>& out, std::vector<T>& lse, const std::vector<T>& qkv,
-                       std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH);
+                       std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH,
+                       const std::vector<uint32_t>& positions = {});
 
 // dout[B,T,C] -> dqkv[B,T,3C] (overwritten). Recomputes the probability matrix from qkv and
 // backpropagates through softmax the textbook way, dpre_s = att_s (datt_s - Σ_u att_u datt_u).
 template <class T>
 void attention_backward(std::vector<T>& dqkv, const std::vector<T>& dout, const std::vector<T>& qkv,
-                        std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH);
+                        std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH,
+                        const std::vector<uint32_t>& positions = {});
 
 // Grouped-query attention: NH query heads of D floats, KV key/value heads (KV divides NH), query
 // head h attending with key/value head h / (NH / KV) as Hugging Face's repeat_kv does.
@@ -32,13 +39,15 @@ struct GqaDims {
 // query head with scale 1/√D.
 template <class T>
 void gqa_attention_forward(std::vector<T>& out, std::vector<T>& lse, const std::vector<T>& q,
-                           const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n);
+                           const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n,
+                           const std::vector<uint32_t>& positions = {});
 
 // dout[B,T,NH*D] -> dq[B,T,NH*D], dk and dv [B,T,KV*D] (overwritten): a key/value head's
 // gradients sum those of every query head of its group.
 template <class T>
 void gqa_attention_backward(std::vector<T>& dq, std::vector<T>& dk, std::vector<T>& dv,
                             const std::vector<T>& dout, const std::vector<T>& q,
-                            const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n);
+                            const std::vector<T>& k, const std::vector<T>& v, const GqaDims& n,
+                            const std::vector<uint32_t>& positions = {});
 
 }  // namespace remat::ref

@@ -6,7 +6,10 @@
 // CONFIG: {"layers", "dim", "heads", "vocab", "ctx", "batch", "seq", "accum", "lr", "wd", "beta1",
 //          "beta2", "eps", "grad_clip", "policy" ("none", "every:K", ... or "auto"), "arena"
 //          (bytes, optional), "init" (safetensors to start from), "save" (where the weights go),
-//          "steps": [{"tokens": [...], "targets": [...]}, ...]} with accum·batch·seq ids each.
+//          "steps": [{"tokens": [...], "targets": [...]}, ...]} with accum·batch·seq ids each;
+//          optionally "packed": true, and then each step's "positions" (base/row_positions.h)
+//          for tests/training/pytorch_packed_reference.py, and "arch": "llama" with "kv_heads",
+//          "ffn" and "tied" for a Llama-family model (llama-tiny's other settings).
 // Prints one JSON object per step ({"step", "loss", "grad_norm"}), then {"policy",
 // "arena_bytes"}; exit status 1 with one line on stderr on any error.
 #include <cstdio>
@@ -42,8 +45,21 @@ SessionConfig session_config(const JsonValue& c) {
   SessionConfig s;
   s.model = ModelConfig{integer(c, "layers"), integer(c, "dim"), integer(c, "heads"),
                         integer(c, "vocab"), integer(c, "ctx")};
+  if (const JsonValue* arch = c.find("arch"); arch && arch->string == "llama") {
+    const ModelConfig gpt = s.model;
+    s.model = ModelConfig::preset("llama-tiny");
+    s.model.layers = gpt.layers;
+    s.model.dim = gpt.dim;
+    s.model.heads = gpt.heads;
+    s.model.vocab = gpt.vocab;
+    s.model.ctx = gpt.ctx;
+    s.model.kv_heads = integer(c, "kv_heads");
+    s.model.ffn = integer(c, "ffn");
+    s.model.tied_head = member(c, "tied").boolean;
+  }
   s.shape.batch = integer(c, "batch");
   s.shape.seq = integer(c, "seq");
+  if (const JsonValue* packed = c.find("packed")) s.shape.packed = packed->boolean;
   s.accum = integer(c, "accum");
   s.policy = Policy::parse(member(c, "policy").string);
   if (const JsonValue* arena = c.find("arena")) s.arena_budget = uint64_t(arena->number);
@@ -61,7 +77,9 @@ void run_steps(Session& session, const JsonValue& c) {
   session.load(std::filesystem::path(member(c, "init").string));
   int step = 0;
   for (const JsonValue& s : member(c, "steps").array) {
-    const float loss = session.step(ids(member(s, "tokens")), ids(member(s, "targets")));
+    const JsonValue* positions = s.find("positions");
+    const float loss = session.step(ids(member(s, "tokens")), ids(member(s, "targets")),
+                                    positions ? ids(*positions) : std::vector<uint32_t>{});
     std::printf("{\"step\": %d, \"loss\": %.9g, \"grad_norm\": %.9g}\n", ++step, loss,
                 session.last_grad_norm());
   }

@@ -1,0 +1,180 @@
+// Packed rows (formats/example_rows.h with pack): a micro-batch of several examples to a row gives
+// the loss and gradients of the same examples each in its own row, to float rounding (the sums
+// over rows run in another order), for GPT-2 and the Llama family, fully trained, under LoRA and
+// with the chunked head; and packed steps stay byte-identical across checkpoint policies.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "formats/example_rows.h"
+#include "runtime/session.h"
+#include "tests/support/random_fill.h"
+#include "tests/support/test_device.h"
+#include "tests/training/policy_run.h"
+
+using namespace remat;
+
+namespace {
+
+constexpr int kSeq = 32;
+
+// Examples of awkward lengths (1 .. 33 tokens: a one-position example, one cut to T + 1), each
+// with an untrained prompt of a few tokens, as a chat example has.
+std::vector<TokenExample> examples(uint32_t vocab) {
+  const std::size_t lengths[] = {6, 13, 2, 21, 9, 40, 5, 17, 11, 3};
+  std::vector<TokenExample> out;
+  for (std::size_t i = 0; i < std::size(lengths); ++i) {
+    TokenExample e;
+    e.ids = test::random_indices(lengths[i], 300 + i, vocab);
+    e.mask.assign(lengths[i], 1);
+    for (std::size_t t = 0; t < std::min<std::size_t>(3, lengths[i] - 1); ++t) e.mask[t] = 0;
+    e.line = i + 1;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+struct Run {
+  std::vector<float> losses;
+  std::vector<std::vector<float>> grads;  // after the last step, in parameter order
+  std::vector<std::vector<float>> weights;
+};
+
+// Two AdamW steps on one batch of every example (the second step's gradients are taken where
+// LoRA's B is no longer zero, so every adapter has a gradient).
+Run train(SessionConfig c, bool pack, const std::string& policy = "none") {
+  const ExampleRows rows(examples(uint32_t(c.model.vocab)), kSeq, 0, "examples", std::nullopt,
+                         pack);
+  const int batch = int(pack ? rows.packing().packed_rows : rows.size());
+  c.shape.batch = batch;
+  c.shape.seq = kSeq;
+  c.shape.packed = pack;
+  c.policy = Policy::parse(policy);
+  const Batch b = rows.batch(0, batch);
+  Session s(test::device(), c);
+  Run r;
+  for (int step = 0; step < 2; ++step) r.losses.push_back(s.step(b.tokens, b.targets, b.positions));
+  for (TensorId g : s.plan().parameter_grads) r.grads.push_back(s.values(g));
+  for (TensorId p : s.plan().parameters) r.weights.push_back(s.values(p));
+  return r;
+}
+
+// Each gradient element within `tol` of its tensor's largest magnitude.
+double worst_difference(const std::vector<std::vector<float>>& a,
+                        const std::vector<std::vector<float>>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (std::size_t p = 0; p < a.size(); ++p) {
+    REQUIRE(a[p].size() == b[p].size());
+    double largest = 0;
+    for (float x : b[p]) largest = std::max(largest, double(std::abs(x)));
+    if (largest == 0) continue;
+    for (std::size_t i = 0; i < a[p].size(); ++i)
+      worst = std::max(worst, std::abs(double(a[p][i]) - double(b[p][i])) / largest);
+  }
+  return worst;
+}
+
+void require_packed_equals_plain(const SessionConfig& c, const char* what) {
+  const Run packed = train(c, true), plain = train(c, false);
+  for (std::size_t i = 0; i < plain.losses.size(); ++i)
+    REQUIRE(packed.losses[i] == Approx(plain.losses[i]).epsilon(1e-6));
+  const double worst = worst_difference(packed.grads, plain.grads);
+  std::printf("packed vs one example a row, %s: losses %.7f %.7f, worst gradient %.2e\n", what,
+              double(packed.losses[1]), double(plain.losses[1]), worst);
+  REQUIRE(worst < 1e-5);
+}
+
+bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+SessionConfig gpt2() {
+  SessionConfig c = test::odd_gpt2_session();
+  c.model.ctx = kSeq;
+  c.optimizer.grad_clip = 0;  // the gradients themselves are compared
+  // eps 1 makes AdamW's update nearly linear in the gradient, so the first step's rounding
+  // differences stay rounding-sized in the second step's weights (accumulation_test.cpp).
+  c.optimizer.eps = 1.0;
+  return c;
+}
+
+SessionConfig llama() {
+  SessionConfig c = gpt2();
+  c.model = test::odd_llama(2, false);
+  return c;
+}
+
+SessionConfig with_lora(SessionConfig c) {
+  c.lora.rank = 4;
+  c.lora.alpha = 8;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the examples under test pack 10 rows into 4") {
+  const ExampleRows rows(examples(101), kSeq, 0, "examples", std::nullopt, true);
+  REQUIRE(rows.size() == 10);
+  REQUIRE(rows.packing().plain_rows == 10);
+  REQUIRE(rows.packing().packed_rows == 4);
+  REQUIRE(rows.packing().packed_padding() < rows.packing().plain_padding());
+}
+
+TEST_CASE("packed GPT-2 rows give the loss and gradients of one example a row") {
+  require_packed_equals_plain(gpt2(), "gpt2");
+}
+
+TEST_CASE("packed GPT-2 rows under LoRA with a chunked head give one example a row's") {
+  SessionConfig c = with_lora(gpt2());
+  c.shape.loss_chunk = 64;
+  require_packed_equals_plain(c, "gpt2 lora chunked");
+}
+
+TEST_CASE("packed Llama rows give the loss and gradients of one example a row") {
+  require_packed_equals_plain(llama(), "llama");
+}
+
+TEST_CASE("packed Llama rows under LoRA with a chunked head give one example a row's") {
+  SessionConfig c = with_lora(llama());
+  c.shape.loss_chunk = 64;
+  require_packed_equals_plain(c, "llama lora chunked");
+}
+
+TEST_CASE("packed steps are byte-identical across checkpoint policies") {
+  for (const SessionConfig& c : {gpt2(), llama(), with_lora(llama())}) {
+    const Run none = train(c, true, "none");
+    for (const char* policy : {"every:1", "selective"}) {
+      INFO(policy);
+      const Run other = train(c, true, policy);
+      REQUIRE(other.losses == none.losses);
+      for (std::size_t p = 0; p < none.weights.size(); ++p)
+        REQUIRE(same_bytes(other.weights[p], none.weights[p]));
+    }
+  }
+}
+
+TEST_CASE("a packed session refuses rows without valid positions, a plain one any positions") {
+  SessionConfig c = gpt2();
+  c.shape.batch = 1;
+  c.shape.seq = 4;
+  c.shape.packed = true;
+  Session packed(test::device(), c);
+  const std::vector<uint32_t> tokens = {1, 2, 3, 4}, targets = {2, 3, 4, 5};
+  REQUIRE_THROWS_AS(packed.step(tokens, targets), std::invalid_argument);
+  const std::vector<uint32_t> bad = {0, 1, 3, 0}, starts_late = {1, 2, 0, 1};
+  REQUIRE_THROWS_WITH(packed.step(tokens, targets, bad),
+                      Catch::Contains("neither 0 nor the previous id + 1"));
+  REQUIRE_THROWS_WITH(packed.step(tokens, targets, starts_late),
+                      Catch::Contains("rows start at 0"));
+  const std::vector<uint32_t> good = {0, 1, 0, 1};
+  REQUIRE(std::isfinite(packed.step(tokens, targets, good)));
+  c.shape.packed = false;
+  Session plain(test::device(), c);
+  REQUIRE_THROWS_WITH(plain.step(tokens, targets, good), Catch::Contains("packed rows"));
+}
