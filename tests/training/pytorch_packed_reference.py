@@ -123,15 +123,15 @@ def llama_loss(P, tokens, positions, targets, mistake):
     mask = block_diagonal(positions)
     if mistake == "attention across examples":
         mask = torch.ones(T, T, dtype=torch.bool).tril().expand(B, T, T)
-    inv_freq = 1.0 / (L.THETA ** (torch.arange(0, L.HEAD_DIM, 2, dtype=torch.float64) /
-                                  L.HEAD_DIM))
+    inv_freq = 1.0 / (L.THETA ** (torch.arange(0, L.head_dim(L.VARIANTS["llama_untied"]), 2, dtype=torch.float64) /
+                                  L.head_dim(L.VARIANTS["llama_untied"])))
     freqs = positions.to(torch.float64)[:, :, None] * inv_freq  # [B, T, hd/2]
     emb = torch.cat((freqs, freqs), dim=-1)[:, None, :, :]  # [B, 1, T, hd]
 
     def attention(p, h):
         def proj(name, heads):
             y = h @ P[p + f"self_attn.{name}.weight"].T
-            return y.view(B, T, heads, L.HEAD_DIM).transpose(1, 2)
+            return y.view(B, T, heads, L.head_dim(L.VARIANTS["llama_untied"])).transpose(1, 2)
 
         def rope(x):
             return x * emb.cos() + L.rotate_half(x) * emb.sin()
@@ -140,7 +140,7 @@ def llama_loss(P, tokens, positions, targets, mistake):
         val = proj("v_proj", L.KV_HEADS)
         k = k.repeat_interleave(L.HEADS // L.KV_HEADS, dim=1)
         val = val.repeat_interleave(L.HEADS // L.KV_HEADS, dim=1)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(L.HEAD_DIM)
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(L.head_dim(L.VARIANTS["llama_untied"]))
         y = torch.softmax(scores.masked_fill(~mask[:, None, :, :], float("-inf")), dim=-1) @ val
         return y.transpose(1, 2).reshape(B, T, -1) @ P[p + "self_attn.o_proj.weight"].T
 
