@@ -3,16 +3,18 @@
 // files of the QLoRA memory and speed benchmarks (docs/benchmarks-gguf.md). No weights can be
 // downloaded here; the bytes and the block mix are those of the real files of that shape.
 //
-//   remat_random_gguf_model PRESET OUT.gguf [TYPE] [LAYERS]
+//   remat_random_gguf_model PRESET[,dim=N][,ffn=N] OUT.gguf [TYPE] [LAYERS] [SCALE]
 //
 // TYPE: F32 (default), or a llama.cpp preset name it quantizes to: Q8_0, Q4_K_M, Q4_K_S, Q5_K_M,
-// Q6_K, Q4_0, Q3_K_M, Q2_K. LAYERS overrides the preset's layer count.
+// Q6_K, Q4_0, Q3_K_M, Q2_K. LAYERS overrides the preset's layer count (0: the preset's). SCALE
+// multiplies the matrices (default 1), for a model whose output depends strongly on each of them.
 #include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,7 @@ constexpr Preset kPresets[] = {
     {"Q6_K", LLAMA_FTYPE_MOSTLY_Q6_K},     {"Q4_0", LLAMA_FTYPE_MOSTLY_Q4_0},
     {"Q3_K_M", LLAMA_FTYPE_MOSTLY_Q3_K_M}, {"Q2_K", LLAMA_FTYPE_MOSTLY_Q2_K}};
 
-void write_f32(const ModelConfig& m, const fs::path& path) {
+void write_f32(const ModelConfig& m, const fs::path& path, float scale) {
   const Graph g = build_model(m, TrainShape{1, 1});
   std::vector<GgufSourceTensor> tensors;
   std::vector<TensorSpec> specs;
@@ -48,6 +50,8 @@ void write_f32(const ModelConfig& m, const fs::path& path) {
   write_gguf_model(path, m, tensors,
                    [&](std::size_t i, uint64_t first, std::span<float> out) {
                      initial_values(specs[i], m, 1, i, first, out);
+                     if (specs[i].shape.size() == 2)
+                       for (float& v : out) v *= scale;
                    },
                    {});
 }
@@ -79,23 +83,37 @@ void quantize(const fs::path& from, const fs::path& to, llama_ftype ftype) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3 || argc > 5) {
-    std::fprintf(stderr, "usage: %s PRESET OUT.gguf [F32|Q8_0|Q4_K_M|...] [LAYERS]\n", argv[0]);
+  if (argc < 3 || argc > 6) {
+    std::fprintf(stderr, "usage: %s PRESET OUT.gguf [F32|Q8_0|Q4_K_M|...] [LAYERS] [SCALE]\n",
+                 argv[0]);
     return 2;
   }
   try {
-    ModelConfig m = ModelConfig::preset(argv[1]);
-    if (argc == 5) m.layers = std::atoi(argv[4]);
+    // The preset, then its width and MLP width overridden (rows of 256 values get K-quants).
+    std::string spec = argv[1];
+    ModelConfig m = ModelConfig::preset(spec.substr(0, spec.find(',')));
+    for (std::size_t at = spec.find(','); at != std::string::npos; at = spec.find(',', at + 1)) {
+      const std::string field = spec.substr(at + 1, spec.find(',', at + 1) - at - 1);
+      if (field.rfind("dim=", 0) == 0)
+        m.dim = std::atoi(field.c_str() + 4);
+      else if (field.rfind("ffn=", 0) == 0)
+        m.ffn = std::atoi(field.c_str() + 4);
+      else
+        throw std::invalid_argument("unknown override '" + field + "'");
+    }
+    m.validate();
+    if (argc >= 5 && std::atoi(argv[4]) > 0) m.layers = std::atoi(argv[4]);
+    const float scale = argc == 6 ? std::strtof(argv[5], nullptr) : 1.0f;
     const std::string type = argc >= 4 ? argv[3] : "F32";
     const fs::path out = argv[2];
     if (type == "F32") {
-      write_f32(m, out);
+      write_f32(m, out, scale);
       return 0;
     }
     for (const Preset& p : kPresets) {
       if (type != p.name) continue;
       const fs::path f32 = out.string() + ".f32.tmp";
-      write_f32(m, f32);
+      write_f32(m, f32, scale);
       quantize(f32, out, p.ftype);
       fs::remove(f32);
       return 0;
