@@ -7,12 +7,20 @@
 
 namespace remat {
 
+bool logits_fit_binding(const ModelConfig& model, const TrainShape& shape, int chunk,
+                        uint64_t max_binding_bytes) {
+  const uint64_t rows = chunk == 0 ? uint64_t(shape.batch) * uint64_t(shape.seq) : uint64_t(chunk);
+  return max_binding_bytes == 0 || rows * uint64_t(model.vocab) * 4 <= max_binding_bytes;
+}
+
 int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_t budget,
-                      uint64_t alignment, const CostModel* costs, const LoraSpec& lora) {
+                      uint64_t alignment, const CostModel* costs, const LoraSpec& lora,
+                      uint64_t max_binding_bytes) {
   const auto fits = [&](int chunk) {
     TrainShape s = shape;
     s.loss_chunk = chunk;
-    return minimum_arena_bytes(model, s, alignment, costs, lora) <= budget;
+    return logits_fit_binding(model, shape, chunk, max_binding_bytes) &&
+           minimum_arena_bytes(model, s, alignment, costs, lora) <= budget;
   };
   if (fits(0)) return 0;
   // Chunks are counted in units of kLossChunkAlign rows; the largest is the last below B*T.

@@ -16,8 +16,15 @@ namespace remat {
 // arena grows with the chunk, so the search halves the range. std::invalid_argument naming the
 // smallest arena when not even one chunk of kLossChunkAlign rows fits. shape.loss_chunk is ignored.
 // With `lora` enabled the plans are those of the LoRA graph (a frozen head included).
+// With max_binding_bytes (0: no limit) a chunk's [rows, V] f32 logits, bound whole by the head's
+// kernels, must also fit one storage-buffer binding.
 int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_t budget,
                       uint64_t alignment = 256, const CostModel* costs = nullptr,
-                      const LoraSpec& lora = {});
+                      const LoraSpec& lora = {}, uint64_t max_binding_bytes = 0);
+
+// Whether the logits of `chunk` rows (0: the whole B*T) of `model`'s vocabulary fit one binding
+// of max_binding_bytes (0: no limit).
+bool logits_fit_binding(const ModelConfig& model, const TrainShape& shape, int chunk,
+                        uint64_t max_binding_bytes);
 
 }  // namespace remat

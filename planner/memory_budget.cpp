@@ -74,7 +74,8 @@ int planned_chunk(const ModelConfig& model, const TrainShape& shape, const LoraS
                   const MemoryRequest& r, uint64_t arena, const SessionMemory& least) {
   if (!r.choose_loss_chunk) return shape.loss_chunk;
   if (r.policy.kind == Policy::Kind::automatic)
-    return choose_loss_chunk(model, shape, arena, r.alignment, r.costs, lora);
+    return choose_loss_chunk(model, shape, arena, r.alignment, r.costs, lora, r.max_binding_bytes);
+  if (!logits_fit_binding(model, shape, 0, r.max_binding_bytes)) return least.loss_chunk;
   TrainShape whole = shape;
   whole.loss_chunk = 0;
   MemoryRequest fixed_chunk = r;
@@ -133,6 +134,7 @@ SessionMemory minimum_memory(const ModelConfig& model, const TrainShape& shape,
   }
   std::optional<SessionMemory> best;
   std::string refusal;
+  bool best_binds = false;  // best's logits fit one binding (whole logits may not)
   for (int chunk : chunks) {
     TrainShape s = shape;
     s.loss_chunk = chunk;
@@ -147,7 +149,12 @@ SessionMemory minimum_memory(const ModelConfig& model, const TrainShape& shape,
     auto [arena, plan] = smallest_arena(*g, r);
     SessionMemory m = session_memory(plan, chunk, r.max_binding_bytes);
     m.arena_bytes = arena;
-    if (!best || m.total() < best->total()) best = m;
+    // Logits a binding cannot hold lose to any that it can, whatever their totals.
+    const bool binds = logits_fit_binding(model, shape, chunk, r.max_binding_bytes);
+    if (!best || (binds && !best_binds) || (binds == best_binds && m.total() < best->total())) {
+      best = m;
+      best_binds = binds;
+    }
   }
   return *best;
 }

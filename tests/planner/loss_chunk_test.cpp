@@ -51,3 +51,19 @@ TEST_CASE("choose_loss_chunk plans the LoRA graph when given LoRA") {
   CHECK_THROWS_AS(choose_loss_chunk(m, s, lora64 - 1, 256, nullptr, lora), std::invalid_argument);
   CHECK(choose_loss_chunk(m, s, minimum(m, s, 0, lora), 256, nullptr, lora) == 0);
 }
+
+TEST_CASE("choose_loss_chunk keeps each chunk's logits within one storage-buffer binding") {
+  // GPT-2's 256 rows of logits take 51.5 MB: whole logits fit any arena here, but not a 20 MB
+  // binding, which holds 97 rows of 50257 floats: chunks of 64.
+  const ModelConfig m = ModelConfig::preset("gpt2");
+  const TrainShape s{4, 64, 0.0f, DType::f32, 0};
+  const uint64_t everything = minimum(m, s, 0);
+  CHECK(choose_loss_chunk(m, s, everything) == 0);
+  CHECK(choose_loss_chunk(m, s, everything, 256, nullptr, {}, 20'000'000) == 64);
+  CHECK(choose_loss_chunk(m, s, everything, 256, nullptr, {}, 40'000'000) == 192);
+  CHECK(logits_fit_binding(m, s, 0, 60'000'000));
+  CHECK_FALSE(logits_fit_binding(m, s, 0, 50'000'000));
+  CHECK(logits_fit_binding(m, s, 0, 0));
+  CHECK_THROWS_AS(choose_loss_chunk(m, s, everything, 256, nullptr, {}, 10'000'000),
+                  std::invalid_argument);
+}
