@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "base/atomic_file.h"
@@ -135,6 +137,13 @@ TEST_CASE("c api: a Qwen3 folder and its .gguf describe, load, train and save as
       INFO(path);
       CHECK(same_model(params_of(path), p));
     }
+    // The safetensors image in memory too: its metadata names the model.
+    std::ifstream f(weights, std::ios::binary);
+    const std::string image{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+    remat_session_params in_memory;
+    REQUIRE(remat_session_params_default(&in_memory) == REMAT_OK);
+    REQUIRE(remat_session_params_from_memory(&in_memory, image.data(), image.size()) == REMAT_OK);
+    CHECK(same_model(in_memory, p));
   }
   // A session of other seed loads the folder and trains on it; the loss falls.
   p.seed = 9;
