@@ -9,7 +9,7 @@
 
 #include "api/error_boundary.h"
 #include "base/progress.h"
-#include "formats/gpt2_weights.h"
+#include "formats/model_metadata.h"
 #include "formats/weight_files.h"
 #include "planner/loss_chunk.h"
 #include "planner/policy.h"
@@ -25,6 +25,64 @@ void override_size(int& field, int32_t value, const char* name) {
   if (value != 0) field = value;
 }
 
+void require_range(bool ok, const char* field, double value, const char* range) {
+  if (!ok)
+    invalid(std::string("params->") + field + " is " + std::to_string(value) + "; it must be " +
+            range);
+}
+
+// Whether every family field is 0, as REMAT_FAMILY_PRESET and REMAT_FAMILY_GPT2 require.
+bool family_fields_zero(const remat_session_params& p) {
+  return p.kv_heads == 0 && p.ffn == 0 && p.head_dim == 0 && p.rope_theta == 0 && p.norm_eps == 0 &&
+         p.tied_head == 0 && p.qkv_bias == 0 && p.qk_norm == 0 && p.rope_scaling == 0 &&
+         p.rope_factor == 0 && p.rope_low_freq_factor == 0 && p.rope_high_freq_factor == 0 &&
+         p.rope_original_ctx == 0;
+}
+
+// A double field as the float ModelConfig keeps; 0 is `fallback`.
+float float_field(double value, const char* name, float fallback) {
+  require_range(std::isfinite(value) && value >= 0, name, value, "finite and at least 0");
+  return value == 0 ? fallback : static_cast<float>(value);
+}
+
+Llama3Scaling llama3_of(const remat_session_params& p) {
+  if (p.rope_scaling == REMAT_ROPE_NONE) {
+    if (p.rope_factor != 0 || p.rope_low_freq_factor != 0 || p.rope_high_freq_factor != 0 ||
+        p.rope_original_ctx != 0)
+      invalid(
+          "params->rope_factor, rope_low_freq_factor, rope_high_freq_factor and "
+          "rope_original_ctx need params->rope_scaling REMAT_ROPE_LLAMA3");
+    return {};
+  }
+  if (p.rope_scaling != REMAT_ROPE_LLAMA3)
+    invalid("params->rope_scaling is " + std::to_string(p.rope_scaling) +
+            "; use REMAT_ROPE_NONE or REMAT_ROPE_LLAMA3");
+  Llama3Scaling s;
+  s.factor = float_field(p.rope_factor, "rope_factor", 0.0f);
+  s.low_freq_factor = float_field(p.rope_low_freq_factor, "rope_low_freq_factor", 0.0f);
+  s.high_freq_factor = float_field(p.rope_high_freq_factor, "rope_high_freq_factor", 0.0f);
+  s.original_ctx = p.rope_original_ctx;
+  return s;
+}
+
+// The family fields of `m` as the struct's REMAT_FAMILY_LLAMA reads them (ModelConfig::validate
+// then checks sizes and combinations).
+void set_llama_fields(ModelConfig& m, const remat_session_params& p) {
+  const ModelConfig gpt2;  // the defaults a 0 field stands for
+  m.arch = Architecture::llama;
+  override_size(m.kv_heads = 0, p.kv_heads, "kv_heads");
+  override_size(m.ffn = 0, p.ffn, "ffn");
+  override_size(m.head_size = 0, p.head_dim, "head_dim");
+  m.rope_theta = float_field(p.rope_theta, "rope_theta", gpt2.rope_theta);
+  m.norm_eps = float_field(p.norm_eps, "norm_eps", gpt2.norm_eps);
+  m.tied_head = p.tied_head != 0;
+  m.qkv_bias = p.qkv_bias != 0;
+  m.qk_norm = p.qk_norm != 0;
+  m.llama3 = llama3_of(p);
+  m.rope_scaling = p.rope_scaling == REMAT_ROPE_LLAMA3 ? RopeScaling::llama3 : RopeScaling::none;
+}
+
+// The preset (or GPT-2) with the five size overrides, then the family the struct names.
 ModelConfig model_of(const remat_session_params& p) {
   ModelConfig m = p.model ? ModelConfig::preset(p.model) : ModelConfig{0, 0, 0, 0, 0};
   override_size(m.layers, p.layers, "layers");
@@ -32,14 +90,25 @@ ModelConfig model_of(const remat_session_params& p) {
   override_size(m.heads, p.heads, "heads");
   override_size(m.vocab, p.vocab, "vocab");
   override_size(m.ctx, p.ctx, "ctx");
+  switch (p.family) {
+    case REMAT_FAMILY_PRESET:
+    case REMAT_FAMILY_GPT2:
+      if (!family_fields_zero(p))
+        invalid(std::string("params->family is ") +
+                (p.family == REMAT_FAMILY_GPT2 ? "REMAT_FAMILY_GPT2" : "REMAT_FAMILY_PRESET") +
+                ": the Llama-family fields (kv_heads ... rope_original_ctx) must be 0");
+      // GPT-2 whatever the preset: its sizes, every family field at GPT-2's default.
+      if (p.family == REMAT_FAMILY_GPT2) m = ModelConfig{m.layers, m.dim, m.heads, m.vocab, m.ctx};
+      break;
+    case REMAT_FAMILY_LLAMA:
+      set_llama_fields(m, p);
+      break;
+    default:
+      invalid("params->family is " + std::to_string(p.family) +
+              "; use REMAT_FAMILY_PRESET, REMAT_FAMILY_GPT2 or REMAT_FAMILY_LLAMA");
+  }
   m.validate();
   return m;
-}
-
-void require_range(bool ok, const char* field, double value, const char* range) {
-  if (!ok)
-    invalid(std::string("params->") + field + " is " + std::to_string(value) + "; it must be " +
-            range);
 }
 
 OptimizerConfig optimizer_of(const remat_session_params& p) {
@@ -192,8 +261,8 @@ void fill_default_params(remat_session_params& p) {
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
 // schedule, the one that ends before the LoRA fields, the ones that end before loss_chunk and
-// before memory_bytes, and the ones that end before weights_dtype, act_dtype, packed and
-// quantized_base.
+// before memory_bytes, and the ones that end before weights_dtype, act_dtype, packed,
+// quantized_base and family.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
@@ -202,7 +271,8 @@ static bool older_params_size(std::size_t size) {
          size == offsetof(remat_session_params, weights_dtype) ||
          size == offsetof(remat_session_params, act_dtype) ||
          size == offsetof(remat_session_params, packed) ||
-         size == offsetof(remat_session_params, quantized_base);
+         size == offsetof(remat_session_params, quantized_base) ||
+         size == offsetof(remat_session_params, family);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -228,17 +298,7 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   if (st.shape.dropout != 0)
     invalid("the state's run uses dropout " + std::to_string(st.shape.dropout) +
             ", which sessions of the C API do not have");
-  const remat_session_params before = p;
-  p.model = nullptr;
-  p.layers = st.model.layers;
-  p.dim = st.model.dim;
-  p.heads = st.model.heads;
-  p.vocab = st.model.vocab;
-  p.ctx = st.model.ctx;
-  if (!(model_of(p) == st.model)) {
-    p = before;
-    invalid("the state's model is not a GPT-2 shape that remat_session_params can describe");
-  }
+  set_model(p, st.model, "the state");
   p.batch = st.shape.batch;
   p.seq = st.shape.seq;
   p.accum = st.accum;
@@ -316,20 +376,45 @@ SessionConfig session_config(const remat_session_params* params) {
 }
 
 void set_model_from_checkpoint(remat_session_params& params, const SafetensorsContents& file) {
-  set_model(params, infer_gpt2_config(file, std::nullopt), "the checkpoint");
+  set_model(params, safetensors_model(file, std::nullopt), "the checkpoint");
 }
 
 void set_model(remat_session_params& params, const ModelConfig& m, const std::string& origin) {
-  // The struct has fields for GPT-2's shape only: a Llama-family model cannot be described by it.
-  if (m.arch != Architecture::gpt2)
+  // An older struct is read and written up to its own size only; it has no family fields.
+  const std::size_t size = params.struct_size;
+  const bool has_family = size > offsetof(remat_session_params, family);
+  if (!has_family && m.arch != Architecture::gpt2)
     invalid(origin + " holds a " + std::string(architecture_name(m.arch)) +
-            "-family model; remat_session_params describes GPT-2 models only");
-  params.model = nullptr;
-  params.layers = m.layers;
-  params.dim = m.dim;
-  params.heads = m.heads;
-  params.vocab = m.vocab;
-  params.ctx = m.ctx;
+            "-family model; a remat_session_params that ends before `family` describes GPT-2 "
+            "models only");
+  remat_session_params p = read_params(&params);
+  p.model = nullptr;
+  p.layers = m.layers;
+  p.dim = m.dim;
+  p.heads = m.heads;
+  p.vocab = m.vocab;
+  p.ctx = m.ctx;
+  const bool llama = m.arch == Architecture::llama;
+  p.family = llama ? REMAT_FAMILY_LLAMA : REMAT_FAMILY_GPT2;
+  p.kv_heads = llama ? m.kv_heads : 0;
+  p.ffn = llama ? m.ffn : 0;
+  p.head_dim = llama ? m.head_size : 0;
+  p.rope_theta = llama ? m.rope_theta : 0.0;
+  p.norm_eps = llama ? m.norm_eps : 0.0;
+  p.tied_head = llama && m.tied_head;
+  p.qkv_bias = llama && m.qkv_bias;
+  p.qk_norm = llama && m.qk_norm;
+  const bool llama3 = llama && m.rope_scaling == RopeScaling::llama3;
+  p.rope_scaling = llama3 ? REMAT_ROPE_LLAMA3 : REMAT_ROPE_NONE;
+  p.rope_factor = llama3 ? m.llama3.factor : 0.0;
+  p.rope_low_freq_factor = llama3 ? m.llama3.low_freq_factor : 0.0;
+  p.rope_high_freq_factor = llama3 ? m.llama3.high_freq_factor : 0.0;
+  p.rope_original_ctx = llama3 ? m.llama3.original_ctx : 0;
+  // Every model remat builds has a description; the check guards that promise.
+  if (!(model_of(p) == m))
+    invalid(origin + " holds a model remat_session_params does not describe exactly");
+  p.struct_size = size;
+  std::memcpy(&params, &p, size);
 }
 
 }  // namespace remat::capi

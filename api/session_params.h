@@ -24,8 +24,7 @@ void require_params(const remat_session_params* params);
 
 // Fills the fields of `params` that a training state determines (model, batch, seq, accum, seed,
 // arena, AdamW, schedule, loss chunk; policy NULL: auto under the state's arena, else none),
-// refusing a state the struct cannot describe (dropout, a model that is no preset with
-// overrides).
+// refusing a state the struct cannot describe (dropout).
 void set_from_state(remat_session_params& params, const TrainingState& state);
 
 // Checks `params` (NULL, struct_size, every field) and returns the configuration it describes.
@@ -34,8 +33,9 @@ SessionConfig session_config(const remat_session_params* params);
 
 // Sets the model fields to the shape a GPT-2 checkpoint describes (heads from its metadata).
 void set_model_from_checkpoint(remat_session_params& params, const SafetensorsContents& file);
-// Sets the model fields to `model`; std::invalid_argument naming `origin` for a model the struct
-// cannot describe (the Llama family).
+// Sets the model fields (model NULL, the five sizes, family and the family's fields) to `model`,
+// writing no further than params.struct_size; std::invalid_argument naming `origin` for a
+// Llama-family model and a struct that ends before `family`.
 void set_model(remat_session_params& params, const ModelConfig& model, const std::string& origin);
 
 }  // namespace remat::capi

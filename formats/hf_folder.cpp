@@ -7,6 +7,7 @@
 #include "formats/gguf_model.h"
 #include "formats/gpt2_weights.h"
 #include "formats/hf_config.h"
+#include "formats/model_metadata.h"
 #include "formats/safetensors.h"
 #include "formats/weight_files.h"
 
@@ -45,7 +46,7 @@ ModelConfig checkpoint_model(const fs::path& path, std::optional<int> heads) {
     return folder_model(path.has_parent_path() ? path.parent_path() : fs::path("."));
   const SafetensorsSource file = SafetensorsSource::open(path);
   try {
-    return infer_gpt2_config(file.header(), heads);
+    return safetensors_model(file.header(), heads);
   } catch (const std::invalid_argument& e) {
     fail(path, e.what());
   }

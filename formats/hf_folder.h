@@ -16,7 +16,8 @@ inline constexpr const char* kHfConfigFile = "config.json";
 
 // The model a checkpoint describes. A GGUF file: its metadata (formats/gguf_model.h). A folder
 // (or a shard index inside one): its config.json. A
-// safetensors file: the GPT-2 its tensors imply, heads from its metadata or `heads`. Errors are
+// safetensors file: the model its metadata names (formats/model_metadata.h), else the GPT-2 its
+// tensors imply, heads from its metadata or `heads`. Errors are
 // std::invalid_argument "<path>: <what is wrong>".
 ModelConfig checkpoint_model(const std::filesystem::path& path, std::optional<int> heads);
 

@@ -11,9 +11,9 @@
 #include "base/atomic_file.h"
 #include "formats/gguf_adapter.h"
 #include "formats/gguf_model_writer.h"
-#include "formats/gpt2_weights.h"
 #include "formats/hf_config.h"
 #include "formats/hf_folder.h"
+#include "formats/model_metadata.h"
 #include "formats/peft_adapter.h"
 #include "formats/safetensors.h"
 #include "formats/weight_files.h"
@@ -43,8 +43,7 @@ const std::vector<TensorId>& model_weights(const Plan& plan) {
 // Elements [first, first + out.size()) of a persistent tensor, downloaded through `staging`.
 void read_values(const Session& session, Staging& staging, TensorId id, uint64_t first,
                  std::span<float> out) {
-  download_values(staging, session.persistent_slice(id), tensor_of(session.plan(), id), first,
-                  out);
+  download_values(staging, session.persistent_slice(id), tensor_of(session.plan(), id), first, out);
 }
 
 // Adds adapter `a`'s scale·B·A to elements [first, first + w.size()) of its base weight, each
@@ -256,7 +255,7 @@ void save_merged(const Session& session, const std::filesystem::path& path,
     const Tensor& t = tensor_of(plan, id);
     specs.push_back({t.name, t.shape});
   }
-  SafetensorsWriter writer(path, specs, gpt2_metadata(session.config().model));
+  SafetensorsWriter writer(path, specs, model_metadata(session.config().model));
   for (TensorId id : weights) {
     std::vector<float> w = session.values(id);
     if (const auto it = adapter_of.find(id); it != adapter_of.end())

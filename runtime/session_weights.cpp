@@ -8,7 +8,7 @@
 #include <functional>
 #include <stdexcept>
 
-#include "formats/gpt2_weights.h"
+#include "formats/model_metadata.h"
 #include "formats/model_weights.h"
 #include "formats/peft_adapter.h"
 #include "formats/safetensors.h"
@@ -162,7 +162,7 @@ std::vector<std::pair<std::string, std::vector<float>>> Session::parameters() co
 }
 
 void Session::save(const std::filesystem::path& path) const {
-  SafetensorsWriter writer(path, parameter_specs(), gpt2_metadata(config_.model));
+  SafetensorsWriter writer(path, parameter_specs(), model_metadata(config_.model));
   Staging staging(device_);
   const uint64_t total = parameter_bytes();
   uint64_t done = 0;

@@ -27,6 +27,14 @@ bool null_or_absent(const JsonValue& v, const std::string& key) {
   return !f || f->type == Type::null;
 }
 
+// No normalizer, or NFC (Qwen3's); any other is refused by type.
+Normalization read_normalizer(const fs::path& file, const JsonValue& root) {
+  if (null_or_absent(root, "normalizer")) return Normalization::none;
+  const std::string type = type_of(*root.find("normalizer"));
+  if (type != "NFC") fail_file(file, "normalizer " + type + " is not supported (only NFC)");
+  return Normalization::nfc;
+}
+
 // Hugging Face's Split pattern: {"Regex": "..."} or {"String": "..."} (a literal).
 std::string split_pattern(const fs::path& file, const JsonValue& split) {
   const JsonValue* p = split.find("pattern");
@@ -156,8 +164,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& file) {
   const JsonValue* model = root.find("model");
   if (!model || model->type != Type::object) fail_file(file, "not a tokenizer.json (no model)");
   check_model(file, *model);
-  if (!null_or_absent(root, "normalizer"))
-    fail_file(file, "normalizer " + type_of(*root.find("normalizer")) + " is not supported");
+  const Normalization normalization = read_normalizer(file, root);
   auto pre = read_pre_tokenizer(file, root);
   auto added = read_added_tokens(file, root);
   const JsonValue* vocab = model->find("vocab");
@@ -166,6 +173,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& file) {
     auto tokenizer = std::make_unique<Tokenizer>(read_vocab(file, *vocab, added),
                                                  read_merges(file, *model), std::move(pre), added);
     tokenizer->bpe().set_ignore_merges(flag(*model, "ignore_merges", false));
+    tokenizer->set_normalization(normalization);
     tokenizer->set_post_processor(PostProcessor(root.find("post_processor"), file.string()));
     return tokenizer;
   } catch (const std::invalid_argument& e) {

@@ -66,6 +66,11 @@ int Tokenizer::next_special(std::string_view text, std::size_t from, bool all,
 }
 
 void Tokenizer::encode_ordinary(std::string_view text, std::vector<TokenId>& out) {
+  if (normalization_ == Normalization::nfc) {
+    normalized_.clear();
+    append_nfc(text, normalized_);
+    text = normalized_;
+  }
   pre_->split(text, [&](std::string_view piece) { bpe_.encode(piece, out); });
 }
 

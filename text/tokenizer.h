@@ -1,9 +1,11 @@
 // A byte-level BPE tokenizer: special tokens, pre-tokenization, BPE, and the way back.
 //
 // encode: special tokens found in the text (unless disabled) become their ids; the text between
-// them is pre-tokenized and each piece BPE-encoded. Any bytes are accepted; invalid UTF-8 is
+// them is normalized (if the tokenizer has a normalizer), pre-tokenized and each piece
+// BPE-encoded. Any bytes are accepted; invalid UTF-8 is
 // encoded byte-wise (see pre_tokenizer.h). decode: each id's bytes, concatenated, so that
-// decode(encode(x)) == x for every byte string x.
+// decode(encode(x)) == x for every byte string x (without a normalizer; with NFC, x's normal
+// form).
 #pragma once
 
 #include <memory>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "text/bpe.h"
+#include "text/normalizer.h"
 #include "text/post_processor.h"
 #include "text/pre_tokenizer.h"
 
@@ -55,6 +58,11 @@ class Tokenizer {
   const PostProcessor& post_processor() const { return post_; }
   void set_post_processor(PostProcessor post) { post_ = std::move(post); }
 
+  // tokenizer.json's normalizer, applied to the text between special tokens before
+  // pre-tokenization (text/normalizer.h); none by default.
+  Normalization normalization() const { return normalization_; }
+  void set_normalization(Normalization n) { normalization_ = n; }
+
   // One more than the largest id: the rows a model's embedding needs.
   std::size_t vocab_size() const { return bytes_.size(); }
   const std::vector<SpecialToken>& specials() const { return specials_; }
@@ -71,6 +79,8 @@ class Tokenizer {
   std::unique_ptr<PreTokenizer> pre_;
   std::vector<SpecialToken> specials_;
   PostProcessor post_;
+  Normalization normalization_ = Normalization::none;
+  std::string normalized_;  // encode_ordinary's normalized text, reused
   bool special_first_byte_[256] = {};
   bool plain_first_byte_[256] = {};  // of the specials matched in plain text
   bool any_plain_ = false;

@@ -132,7 +132,7 @@ typedef struct remat_session_params {
    * Llama family "llama-tiny", "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b",
    * "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b") or NULL; each
    * nonzero field below overrides the preset's value (with NULL all five must be set, and the
-   * model is GPT-2). A Llama-family checkpoint needs its preset named here. */
+   * model is GPT-2 unless `family` below says otherwise). */
   const char* model;
   int32_t layers, dim, heads, vocab, ctx;
 
@@ -221,15 +221,49 @@ typedef struct remat_session_params {
    * frozen weight is stored as weights_dtype. A struct that ends before it (struct_size =
    * offsetof(remat_session_params, quantized_base)) has none. */
   const char* quantized_base;
+
+  /* Since 0.4: the model's family, so that any model remat trains can be described here (what
+   * remat_session_params_from_file fills in for a checkpoint). family holds a remat_family value.
+   * REMAT_FAMILY_PRESET (0, the default): the family comes from the preset named by `model`
+   * (GPT-2 when `model` is NULL) and every field below must be 0. REMAT_FAMILY_GPT2: GPT-2, every
+   * field below 0. REMAT_FAMILY_LLAMA: the Llama family (Llama, SmolLM2, Qwen2, Llama 3.x,
+   * Qwen3) exactly as the fields below say, whatever the preset's were; they follow transformers'
+   * config.json keys. A struct that ends before family (struct_size = offsetof(
+   * remat_session_params, family)) is read as REMAT_FAMILY_PRESET. */
+  int32_t family;
+  int32_t kv_heads;  /* num_key_value_heads; divides heads; 0 = heads */
+  int32_t ffn;       /* intermediate_size, the SwiGLU MLP's width; 0 = 4 x dim */
+  int32_t head_dim;  /* head_dim when not dim / heads (Qwen3); 0 = dim / heads */
+  double rope_theta; /* RoPE base; 0 = 10000 */
+  double norm_eps;   /* rms_norm_eps; 0 = 1e-5 */
+  int32_t tied_head; /* nonzero: lm_head is the token embedding (tie_word_embeddings) */
+  int32_t qkv_bias;  /* nonzero: q/k/v projections have biases (Qwen2's attention_bias) */
+  int32_t qk_norm;   /* nonzero: RMSNorm over each head of q and k (Qwen3's q_norm, k_norm) */
+  /* rope_scaling: a remat_rope_scaling value; REMAT_ROPE_LLAMA3 (Llama 3.1+'s rope_type llama3)
+   * reads the four fields after it, REMAT_ROPE_NONE needs them 0. */
+  int32_t rope_scaling;
+  double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
+  int32_t rope_original_ctx; /* original_max_position_embeddings */
 } remat_session_params;
+
+/* remat_session_params.family */
+typedef enum remat_family {
+  REMAT_FAMILY_PRESET = 0,
+  REMAT_FAMILY_GPT2 = 1,
+  REMAT_FAMILY_LLAMA = 2
+} remat_family;
+
+/* remat_session_params.rope_scaling */
+typedef enum remat_rope_scaling { REMAT_ROPE_NONE = 0, REMAT_ROPE_LLAMA3 = 1 } remat_rope_scaling;
 
 /* Fills *params with the defaults above (model "tiny"). */
 REMAT_API remat_status remat_session_params_default(remat_session_params* params);
-/* Sets the model fields (model = NULL; layers, dim, heads, vocab, ctx) from a GPT-2 checkpoint, so
- * that a session can load it: a safetensors file (heads from its metadata), or a Hugging Face model
- * folder (its config.json; model_type gpt2; a Llama-family folder is
- * REMAT_ERROR_INVALID_ARGUMENT, since these fields cannot describe it). The memory form reads
- * `size` bytes of a safetensors image at `data` during the call only. */
+/* Sets the model fields (model = NULL; layers, dim, heads, vocab, ctx, family and the family's
+ * fields) from a checkpoint, so that a session can load it: a Hugging Face model folder (its
+ * config.json: model_type gpt2, llama, qwen2 or qwen3), a shard index, a .gguf model file (its
+ * metadata), or a safetensors file (the model its metadata names as remat saves it, else the GPT-2
+ * its tensors imply, heads from its metadata). The memory form reads `size` bytes of a
+ * safetensors image at `data` during the call only. */
 REMAT_API remat_status remat_session_params_from_file(remat_session_params* params,
                                                       const char* path);
 REMAT_API remat_status remat_session_params_from_memory(remat_session_params* params,
@@ -258,9 +292,10 @@ REMAT_API remat_status remat_plan(const remat_session_params* params, remat_plan
 
 typedef struct remat_session remat_session;
 
-/* Plans, allocates exactly what the plan needs, initialises GPT-2 weights from params->seed and
- * records the step. A budget below the smallest feasible plan is REMAT_ERROR_INVALID_ARGUMENT
- * naming the minimum. params is read during the call only. */
+/* Plans, allocates exactly what the plan needs, initialises the weights from params->seed (as
+ * transformers initialises the model's family) and records the step. A budget below the smallest
+ * feasible plan is REMAT_ERROR_INVALID_ARGUMENT naming the minimum. params is read during the call
+ * only. */
 REMAT_API remat_status remat_session_create(remat_device* device,
                                             const remat_session_params* params,
                                             remat_session** session);

@@ -1,16 +1,19 @@
-/* Fine-tunes a GPT-2 checkpoint on a text file under a hard activation-memory cap, through the C
- * API alone (remat/remat.h): what an app written in C, or bound from Swift, Kotlin or Rust, does.
+/* Fine-tunes a checkpoint on a text file under a hard activation-memory cap, through the C API
+ * alone (remat/remat.h): what an app written in C, or bound from Swift, Kotlin or Rust, does.
  *
- *   finetune [--state DIR [--stop-after K]] WEIGHTS.safetensors DATA_FILE ARENA_BYTES STEPS
- *            OUT.safetensors [TOKENIZER]
+ *   finetune [--state DIR [--stop-after K]] WEIGHTS DATA_FILE ARENA_BYTES STEPS OUT [TOKENIZER]
  *
- * The model's shape comes from the weights file. The learning rate follows a cosine schedule over
- * STEPS. With --state DIR the training state (weights, AdamW moments, step, settings) is saved in
- * DIR at the end, or after step K with --stop-after K; run again with the same --state DIR, the
- * sample continues from there, bit for bit as if it had never stopped. Without TOKENIZER the text
- * is read as bytes (token = byte, vocabulary 256); with one (a tokenizer.json or a folder of GPT-2
- * or Hugging Face files) it is encoded into the tokenizer's ids, which the model's vocabulary must
- * cover. A DATA_FILE ending in .jsonl (with a TOKENIZER) holds one example a line, {"text"},
+ * WEIGHTS is a .safetensors file, a .gguf model or a Hugging Face model folder of any family
+ * remat trains (GPT-2, Llama, SmolLM2, Qwen2, Llama 3.2, Qwen3); the whole model, family
+ * included, comes from it. OUT is written as the same kind: a path ending in .safetensors or
+ * .gguf is one file, any other a folder with the model's own config.json. The learning rate follows
+ * a cosine schedule over STEPS. With --state DIR the training state (weights, AdamW moments, step,
+ * settings) is saved in DIR at the end, or after step K with --stop-after K; run again with the
+ * same --state DIR, the sample continues from there, bit for bit as if it had never stopped.
+ * Without TOKENIZER the text is read as bytes (token = byte, vocabulary 256); with one (a
+ * tokenizer.json or a folder of GPT-2 or Hugging Face files) it is encoded into the tokenizer's
+ * ids, which the model's vocabulary must cover. A DATA_FILE ending in .jsonl (with a TOKENIZER)
+ * holds one example a line, {"text"},
  * {"prompt", "completion"} or chat {"messages"} rendered with the tokenizer folder's chat
  * template: each is one row, trained only on its completion or assistant tokens. After training
  * it prints the model's greedy continuation of the text's (or first example's) first tokens. */
@@ -254,6 +257,19 @@ static int has_state(const char* dir) {
   return f != NULL;
 }
 
+/* The model the params describe, as remat_session_params_from_file read it. */
+static void print_model(const remat_session_params* p) {
+  printf("model: %s, %d layers, dim %d, %d heads",
+         p->family == REMAT_FAMILY_LLAMA ? "llama" : "gpt2", p->layers, p->dim, p->heads);
+  if (p->family == REMAT_FAMILY_LLAMA)
+    printf(" (%d kv), head_dim %d, mlp %d%s%s%s%s", p->kv_heads ? p->kv_heads : p->heads,
+           p->head_dim ? p->head_dim : p->dim / p->heads, p->ffn ? p->ffn : 4 * p->dim,
+           p->qk_norm ? ", q/k norms" : "", p->qkv_bias ? ", q/k/v biases" : "",
+           p->rope_scaling == REMAT_ROPE_LLAMA3 ? ", llama3 rope scaling" : "",
+           p->tied_head ? ", tied head" : "");
+  printf(", vocabulary %d, context %d\n", p->vocab, p->ctx);
+}
+
 int main(int argc, char** argv) {
   const char* state = NULL;
   int stop_after = 0, first = 1;
@@ -267,8 +283,8 @@ int main(int argc, char** argv) {
   }
   if ((argc - first != 5 && argc - first != 6) || (stop_after && !state)) {
     fprintf(stderr,
-            "usage: %s [--state DIR [--stop-after K]] WEIGHTS.safetensors DATA_FILE ARENA_BYTES "
-            "STEPS OUT.safetensors [TOKENIZER]\n",
+            "usage: %s [--state DIR [--stop-after K]] WEIGHTS DATA_FILE ARENA_BYTES STEPS OUT "
+            "[TOKENIZER]\n",
             argv[0]);
     return 2;
   }
@@ -289,9 +305,9 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  /* 1. The model's shape comes from the checkpoint; the cap makes the planner pick what to
-   *    recompute; a short fine-tune's AdamW settings and a cosine decay over the run. A resumed
-   *    run takes all of these from its state instead. */
+  /* 1. The model (shape and family) comes from the checkpoint; the cap makes the planner pick what
+   * to recompute; a short fine-tune's AdamW settings and a cosine decay over the run. A resumed run
+   * takes all of these from its state instead. */
   remat_session_params params;
   if (failed(remat_session_params_default(&params), "defaults")) return 1;
   if (resume) {
@@ -310,6 +326,7 @@ int main(int argc, char** argv) {
     params.min_lr_ratio = 0.1;
   }
   params.progress = on_progress;
+  print_model(&params);
 
   remat_tokenizer* tokenizer = NULL;
   if (argc == 7 && failed(remat_tokenizer_load(argv[6], &tokenizer), "load tokenizer")) return 1;

@@ -228,3 +228,101 @@ TEST_CASE("the C sample explains its usage and names a missing checkpoint") {
   CHECK(missing.err.find("REMAT_ERROR_IO") != std::string::npos);
   CHECK(!std::filesystem::exists("/tmp/never"));
 }
+
+namespace {
+
+// A Qwen3 folder as transformers writes one (odd sizes: q/k norms, head_dim 12 on a width of 40,
+// 5 query heads on 1 key/value head, vocabulary 259 for bytes), with random weights: a session
+// the C API describes from the config.json alone saves them as model.safetensors.
+void write_qwen3_folder(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({
+  "architectures": ["Qwen3ForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151645,
+  "head_dim": 12,
+  "hidden_act": "silu",
+  "hidden_size": 40,
+  "initializer_range": 0.02,
+  "intermediate_size": 72,
+  "max_position_embeddings": 32,
+  "model_type": "qwen3",
+  "num_attention_heads": 5,
+  "num_hidden_layers": 2,
+  "num_key_value_heads": 1,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 1000000,
+  "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0",
+  "use_cache": true,
+  "vocab_size": 259
+})";
+  remat_session_params p;
+  REQUIRE(remat_session_params_default(&p) == REMAT_OK);
+  REQUIRE(remat_session_params_from_file(&p, dir.string().c_str()) == REMAT_OK);
+  REQUIRE(p.family == REMAT_FAMILY_LLAMA);
+  p.seed = 3;
+  p.seq = 8;
+  p.pipeline_cache_dir = "";
+  remat_device* d = nullptr;
+  remat_session* s = nullptr;
+  REQUIRE(remat_device_open(nullptr, &d) == REMAT_OK);
+  INFO(remat_last_error());
+  REQUIRE(remat_session_create(d, &p, &s) == REMAT_OK);
+  REQUIRE(remat_session_save_file(s, (dir / "model.safetensors").string().c_str()) == REMAT_OK);
+  remat_session_free(s);
+  remat_device_free(d);
+}
+
+}  // namespace
+
+TEST_CASE("the C sample fine-tunes a Qwen3 folder, saves a Qwen3 folder and resumes bit for bit") {
+  const auto dir = remat::test::scratch_dir("c_sample_qwen3");
+  write_qwen3_folder(dir / "qwen3");
+  const std::string data = (dir / "data.txt").string(), state = (dir / "state").string();
+  {
+    std::ofstream f(data, std::ios::binary);
+    for (int i = 0; i < 100; ++i) f << "qwen3 normalises each head. ";
+  }
+  const std::string args = "'" + (dir / "qwen3").string() + "' '" + data + "' 100000000 8 ";
+  const auto whole = run_command(kSample + " " + args + "'" + (dir / "whole").string() + "'");
+  INFO(whole.out << whole.err);
+  REQUIRE(whole.exit_code == 0);
+  CHECK(whole.out.find("model: llama, 2 layers, dim 40, 5 heads (1 kv), head_dim 12, mlp 72, "
+                       "q/k norms, tied head, vocabulary 259, context 32") != std::string::npos);
+  std::vector<double> losses;
+  std::istringstream lines(whole.out);
+  for (std::string line; std::getline(lines, line);) {
+    int step = 0;
+    double loss = 0;
+    if (std::sscanf(line.c_str(), "step %d loss %lf", &step, &loss) == 2) losses.push_back(loss);
+  }
+  REQUIRE(losses.size() == 8);
+  CHECK(losses.back() < losses.front());
+  // The saved folder is a Qwen3 folder of the same model.
+  CHECK(slurp(dir / "whole" / "config.json").find("\"model_type\": \"qwen3\"") !=
+        std::string::npos);
+  remat_session_params in, out;
+  REQUIRE(remat_session_params_default(&in) == REMAT_OK);
+  REQUIRE(remat_session_params_default(&out) == REMAT_OK);
+  REQUIRE(remat_session_params_from_file(&in, (dir / "qwen3").string().c_str()) == REMAT_OK);
+  REQUIRE(remat_session_params_from_file(&out, (dir / "whole").string().c_str()) == REMAT_OK);
+  CHECK((out.qk_norm == 1 && out.head_dim == 12 && out.kv_heads == 1 && out.ffn == 72));
+  CHECK((out.rope_theta == in.rope_theta && out.norm_eps == in.norm_eps));
+  // Stopped after 3 steps and run again from the state: the same weights as one run.
+  const auto first = run_command(kSample + " --state '" + state + "' --stop-after 3 " + args + "'" +
+                                 (dir / "never").string() + "'");
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  const auto rest = run_command(kSample + " --state '" + state + "' " + args + "'" +
+                                (dir / "resumed").string() + "'");
+  INFO(rest.out << rest.err);
+  REQUIRE(rest.exit_code == 0);
+  CHECK(slurp(dir / "resumed" / "model.safetensors") == slurp(dir / "whole" / "model.safetensors"));
+  CHECK(step_lines(first.out) + step_lines(rest.out) == step_lines(whole.out));
+  std::filesystem::remove_all(dir);
+}

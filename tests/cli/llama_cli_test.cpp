@@ -1,6 +1,6 @@
 // The Llama family from the command line: plans at a real size, trains, saves and starts again
-// from its saved weights with the model named, and refuses what the family cannot do, each with
-// one line and exit 2.
+// from its saved weights, with the model named or read from the file's metadata, and refuses what
+// the family cannot do, each with one line and exit 2.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "formats/safetensors.h"
 #include "tests/support/run_command.h"
 
 using remat::test::run_remat;
@@ -61,10 +62,18 @@ TEST_CASE("remat train trains a Llama model, saves it and starts again from the 
                                d.path("w.safetensors"));
   INFO(again.err);
   CHECK(again.exit_code == 0);
-  // Without the model named, the file's shape is unknown: refused, saying what to do.
-  const auto unnamed = run_remat("train " + data + "--init " + d.path("w.safetensors"));
-  CHECK(unnamed.exit_code == 2);
-  CHECK(unnamed.err.find("Llama-family checkpoint") != std::string::npos);
+  // Without the model named, the file's metadata (its config.json text) says which it is.
+  const auto unnamed = run_remat("train --seq 16 --batch 2 --quiet " + data + "--steps 1 --init " +
+                                 d.path("w.safetensors"));
+  INFO(unnamed.err);
+  CHECK(unnamed.exit_code == 0);
+  // A Llama file without that metadata (as transformers writes one) has a shape its tensors
+  // alone do not tell: refused, saying what to do.
+  const remat::SafetensorsContents saved = remat::read_safetensors(d.dir / "w.safetensors");
+  remat::write_safetensors(d.dir / "bare.safetensors", saved.tensors, {{"format", "pt"}});
+  const auto bare = run_remat("train " + data + "--init " + d.path("bare.safetensors"));
+  CHECK(bare.exit_code == 2);
+  CHECK(bare.err.find("Llama-family checkpoint") != std::string::npos);
   // Another shape is refused by tensor name and shape.
   const auto other = run_remat("train llama-tiny " + kShape + "--ffn 48 " + data +
                                "--steps 1 --init " + d.path("w.safetensors"));

@@ -66,7 +66,7 @@ TEST_CASE("tokenizers that are not byte-level BPE are refused in one line naming
        {{{"model", R"({"type": "WordPiece", "vocab": {}})"}}, "model WordPiece is not supported"}},
       {"unigram",
        {{{"model", R"({"type": "Unigram", "vocab": []})"}}, "model Unigram is not supported"}},
-      {"nfc", {{{"normalizer", R"({"type": "NFC"})"}}, "normalizer NFC is not supported"}},
+      {"nfkc", {{{"normalizer", R"({"type": "NFKC"})"}}, "normalizer NFKC is not supported"}},
       {"metaspace",
        {{{"pre_tokenizer", R"({"type": "Metaspace", "replacement": "_"})"}},
         "pre_tokenizer Metaspace is not supported"}},
