@@ -4,6 +4,8 @@
 // kernels, in one window and in several (a lowered binding limit also cuts a tensor in pieces).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -46,7 +48,8 @@ struct Result {
 };
 
 // Two clipped AdamW steps (the gradient norm first) from the same start, per tensor or by table.
-Result run(const Model& model, const DeviceQuirks& q, bool by_table) {
+Result run(const Model& model, const DeviceQuirks& q, bool by_table, int steps = 2,
+           double* best_ms = nullptr) {
   Buffer all = test::upload_buffer(test::random_floats(model.bytes / 4, 5, -0.5f, 0.5f), "state",
                                    model.bytes);
   // Second moments must not be negative.
@@ -87,8 +90,8 @@ Result run(const Model& model, const DeviceQuirks& q, bool by_table) {
   for (const Dispatch& d : ds)
     r.table_texels +=
         d.kernel == KernelId::adamw_table_texels || d.kernel == KernelId::grad_norm_table_texels;
-  Executor ex(test::kernels(), std::move(ds));
-  for (uint32_t step = 1; step <= 2; ++step) {
+  Executor ex(test::kernels(), std::move(ds), ExecutorOptions{.timestamps = best_ms != nullptr});
+  for (uint32_t step = 1; step <= uint32_t(steps); ++step) {
     for (std::size_t i = 0; i < model.counts.size(); ++i)
       upload(test::device(), all, model.offsets[1][i],
              test::random_floats(model.counts[i], 100 * step + i).data(),
@@ -96,6 +99,16 @@ Result run(const Model& model, const DeviceQuirks& q, bool by_table) {
     const push::AdamWHyper h = kernels::adamw_hyper({1e-2, 0.9, 0.95, 1e-8, 0.1}, step);
     upload(test::device(), hyper, 0, &h, sizeof(h));
     ex.run();
+    if (best_ms && step > 1) {  // the best step after a warm-up: the machine may be shared
+      double ms = 0, adamw = 0;
+      const auto times = ex.dispatch_ms();
+      for (std::size_t i = 0; i < times.size(); ++i) {
+        ms += times[i];
+        if (ex.dispatches()[i].label.starts_with("adamw")) adamw += times[i];
+      }
+      std::printf("  step %u: %.3f ms, AdamW %.3f ms\n", step, ms, adamw);
+      *best_ms = step == 2 ? ms : std::min(*best_ms, ms);
+    }
   }
   r.state = test::read<float>(all, model.bytes / 4);
   r.partials = test::read<float>(partials, floats);
@@ -148,4 +161,23 @@ TEST_CASE("one AdamW and one gradient-norm dispatch per window give the per-tens
       if (c.texels && c.max_binding && c.counts[0] == 64) REQUIRE(got.table_texels == 2 * windows);
     }
   }
+}
+
+// The optimizer of `tiny` (L4 C128 V256 ctx64: 52 parameter tensors) per tensor and by table,
+// best of five steps, AdamW and the gradient norm together. Hidden: run with
+// `remat_optimizer_table_test [.bench]`.
+TEST_CASE("optimizer dispatches per tensor against one per window at tiny's shapes", "[.bench]") {
+  std::vector<uint64_t> counts = {256 * 128, 64 * 128};
+  for (int l = 0; l < 4; ++l)
+    for (uint64_t c :
+         {128, 128, 128 * 384, 384, 128 * 128, 128, 128, 128, 128 * 512, 512, 512 * 128, 128})
+      counts.push_back(c);
+  counts.insert(counts.end(), {128, 128});
+  const Model model = lay_out(counts);
+  const DeviceQuirks& q = test::device().plan().quirks;
+  double per_tensor = 0, by_table = 0;
+  const Result a = run(model, q, false, 6, &per_tensor), b = run(model, q, true, 6, &by_table);
+  REQUIRE(same_bits(a.state, b.state));
+  std::printf("tiny optimizer: %zu dispatches %.3f ms, by table %zu dispatches %.3f ms\n",
+              a.dispatches, per_tensor, b.dispatches, by_table);
 }
