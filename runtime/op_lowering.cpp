@@ -323,8 +323,11 @@ void LoweringContext::adamw(const Step& s) {
   const BufferSlice clip = extras.grad_clip > 0 ? bin_of(s, a::grad_norm) : BufferSlice{};
   if (table) {
     // The first AdamW step updates every parameter; the others have nothing left to do.
-    if (!std::exchange(adamw_table_done, true))
-      add(kernels::adamw_table(*table, extras.optimizer_table, extras.adamw_hyper, clip), s);
+    if (std::exchange(adamw_table_done, true)) return;
+    const std::size_t first = out.size();
+    add(kernels::adamw_table(*table, extras.optimizer_table, extras.adamw_hyper, clip), s);
+    // Timings carry this step's index, but the dispatches update every parameter.
+    for (std::size_t i = first; i < out.size(); ++i) out[i].label = "adamw (all parameters)";
     return;
   }
   // param, m and v are updated in place: the outputs are the same tensors as the inputs.
