@@ -10,7 +10,8 @@ namespace remat {
 std::vector<std::pair<std::string, uint64_t>> SessionExtras::named() const {
   return {{"step io staging", io_staging},
           {"AdamW hyperparameters", adamw_hyper},
-          {"grad-norm partials", grad_norm_partials}};
+          {"grad-norm partials", grad_norm_partials},
+          {"optimizer table", optimizer_table}};
 }
 
 SessionExtras session_extras(const Plan& plan, uint64_t max_binding_bytes) {
@@ -29,6 +30,8 @@ SessionExtras session_extras(const Plan& plan, uint64_t max_binding_bytes) {
   for (TensorId g : plan.parameter_grads)
     counts.push_back(plan.tensors.at(size_t(g)).tensor.elements());
   x.grad_norm_partials = uint64_t(grad_norm_partial_floats(counts, max_binding_bytes)) * 4;
+  x.optimizer_table =
+      uint64_t(optimizer_table_pieces(counts, max_binding_bytes)) * sizeof(push::OptimizerPiece);
   return x;
 }
 
@@ -38,6 +41,13 @@ uint32_t grad_norm_slots(uint64_t count) {
   constexpr uint64_t kSlotGroup = 64;
   const uint64_t groups = std::clamp<uint64_t>((count + 64 * 2048 - 1) / (64 * 2048), 1, 16);
   return static_cast<uint32_t>(groups * kSlotGroup);
+}
+
+uint32_t optimizer_table_pieces(std::span<const uint64_t> counts, uint64_t max_binding_bytes) {
+  uint64_t n = 0;
+  for (uint64_t c : counts)
+    n += binding_pieces(max_binding_bytes, c, sizeof(float), "adamw").size();
+  return static_cast<uint32_t>(n);
 }
 
 uint32_t grad_norm_partial_floats(std::span<const uint64_t> counts, uint64_t max_binding_bytes) {

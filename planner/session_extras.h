@@ -26,10 +26,11 @@ struct SessionExtras {
   uint64_t io_positions_offset = 0;  // packed rows: where the positions go (0: none)
   uint64_t adamw_hyper = 0;          // host-visible push::AdamWHyper, rewritten every step
   uint64_t grad_norm_partials = 0;   // the gradient norm's partial sums
+  uint64_t optimizer_table = 0;      // push::OptimizerPiece per piece of a trained parameter
 
   // The allocations by name, in allocation order.
   std::vector<std::pair<std::string, uint64_t>> named() const;
-  uint64_t total() const { return io_staging + adamw_hyper + grad_norm_partials; }
+  uint64_t total() const { return io_staging + adamw_hyper + grad_norm_partials + optimizer_table; }
 };
 
 // The extras of a session running `plan` on a device that binds at most max_binding_bytes per
@@ -40,6 +41,10 @@ SessionExtras session_extras(const Plan& plan, uint64_t max_binding_bytes);
 // of 64, so consecutive ranges start 256-byte aligned (any device's
 // minStorageBufferOffsetAlignment).
 uint32_t grad_norm_slots(uint64_t count);
+
+// Entries of the optimizer table (runtime/kernels/optimizer_table.h) for gradients of these
+// element counts: one per binding piece of each.
+uint32_t optimizer_table_pieces(std::span<const uint64_t> counts, uint64_t max_binding_bytes);
 
 // Floats of the partials buffer for gradients of these element counts, each bound in
 // binding_pieces at max_binding_bytes, each piece with its own grad_norm_slots range.

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "runtime/kernels/matmul_backward.h"
 #include "runtime/kernels/matmul_blocks.h"
 #include "runtime/kernels/optimizer.h"
+#include "runtime/kernels/optimizer_table.h"
 #include "runtime/kernels/residual.h"
 #include "runtime/kernels/rmsnorm.h"
 #include "runtime/kernels/rope.h"
@@ -47,11 +49,16 @@ struct LoweringContext {
   const LoweringExtras& extras;
   std::vector<Dispatch> out;
   int step_index = -1;  // the Plan::steps index being lowered, stamped on each dispatch
+  // The optimizer table when extras.optimizer_table is set: the gradient norm and AdamW then run
+  // over all parameters at once (runtime/kernels/optimizer_table.h).
+  std::optional<kernels::OptimizerTable> table;
+  bool adamw_table_done = false;  // the first AdamW step emitted every parameter's update
 
   const Tensor& tensor(TensorId id) const {
     return plan.tensors.at(static_cast<size_t>(id)).tensor;
   }
   BufferSlice at(TensorId id) const { return slice_of(id); }
+  BufferSlice bin_of(const Step& s, std::size_t slot) const { return at(s.inputs.at(slot)); }
   uint32_t count(TensorId id) const { return static_cast<uint32_t>(tensor(id).elements()); }
   uint32_t dim(TensorId id, int axis) const {
     const auto& s = tensor(id).shape;
@@ -155,6 +162,7 @@ struct LoweringContext {
   kernels::HeadLossShape head_loss_shape(const Step& s, TensorId x, TensorId w) const;
   void head_loss(const Step& s);
   void grad_norm(const Step& s);
+  void adamw(const Step& s);
 };
 
 }  // namespace remat

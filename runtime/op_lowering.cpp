@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/lowering_context.h"
@@ -247,15 +248,8 @@ void LoweringContext::step(const Step& s) {
       return head_loss(s);
     case OpKind::grad_norm:
       return grad_norm(s);
-    case OpKind::adamw: {
-      namespace a = slot::adamw;
-      // param, m and v are updated in place: the outputs are the same tensors as the inputs.
-      const BufferSlice clip = extras.grad_clip > 0 ? bin(a::grad_norm) : BufferSlice{};
-      return add(kernels::adamw_pieces(quirks, bin(a::param), bin(a::grad), bin(a::m), bin(a::v),
-                                       extras.adamw_hyper, clip, count(in(a::param)),
-                                       s.attrs.weight_decay),
-                 s);
-    }
+    case OpKind::adamw:
+      return adamw(s);
   }
   throw std::logic_error("no lowering for op kind " + std::string(op_kind_name(s.kind)));
 }
@@ -324,7 +318,31 @@ void LoweringContext::head_loss(const Step& s) {
       s);
 }
 
+void LoweringContext::adamw(const Step& s) {
+  namespace a = slot::adamw;
+  const BufferSlice clip = extras.grad_clip > 0 ? bin_of(s, a::grad_norm) : BufferSlice{};
+  if (table) {
+    // The first AdamW step updates every parameter; the others have nothing left to do.
+    if (std::exchange(adamw_table_done, true)) return;
+    const std::size_t first = out.size();
+    add(kernels::adamw_table(*table, extras.optimizer_table, extras.adamw_hyper, clip), s);
+    // Timings carry this step's index, but the dispatches update every parameter.
+    for (std::size_t i = first; i < out.size(); ++i) out[i].label = "adamw (all parameters)";
+    return;
+  }
+  // param, m and v are updated in place: the outputs are the same tensors as the inputs.
+  add(kernels::adamw_pieces(quirks, bin_of(s, a::param), bin_of(s, a::grad), bin_of(s, a::m),
+                            bin_of(s, a::v), extras.adamw_hyper, clip, count(s.inputs.at(a::param)),
+                            s.attrs.weight_decay),
+      s);
+}
+
 void LoweringContext::grad_norm(const Step& s) {
+  const BufferSlice result = at(s.outputs.at(slot::grad_norm::norm));
+  if (table)
+    return add(kernels::grad_norm_table(quirks, *table, extras.optimizer_table,
+                                        extras.grad_norm_partials, extras.grad_clip, result),
+               s);
   std::vector<BufferSlice> grads;
   std::vector<uint64_t> counts;
   for (TensorId g : s.inputs) {
@@ -332,7 +350,7 @@ void LoweringContext::grad_norm(const Step& s) {
     counts.push_back(count(g));
   }
   add(kernels::grad_norm(quirks, grads, counts, extras.grad_norm_partials, extras.grad_clip,
-                         at(s.outputs.at(slot::grad_norm::norm))),
+                         result),
       s);
 }
 

@@ -70,6 +70,9 @@ Session::Session(Device& device, const SessionConfig& config)
                                     "AdamW hyperparameters", true);
   partials_ = std::make_unique<Buffer>(device_, extras_.grad_norm_partials, MemoryCategory::scratch,
                                        "grad-norm partials");
+  table_ = std::make_unique<Buffer>(device_, extras_.optimizer_table, MemoryCategory::scratch,
+                                    "optimizer table");
+  upload_optimizer_table();
   zero_optimizer_state();
   initialize_parameters(config_.progress);
   record();
@@ -142,9 +145,20 @@ LoweringExtras Session::lowering_extras() const {
   LoweringExtras extras;
   extras.adamw_hyper = hyper_->whole();
   extras.grad_norm_partials = partials_->whole();
+  if (config_.fused_optimizer) extras.optimizer_table = table_->whole();
   extras.grad_clip = config_.optimizer.grad_clip;
   extras.dropout_seed = config_.seed;
   return extras;
+}
+
+void Session::upload_optimizer_table() {
+  const TensorSlices slices = [this](TensorId id) { return slice_of(id); };
+  const auto t = optimizer_table(plan_, quirks_, slices, partials_->whole());
+  if (t.pieces.size() * sizeof(push::OptimizerPiece) != extras_.optimizer_table)
+    throw std::logic_error("the optimizer table has " + std::to_string(t.pieces.size()) +
+                           " pieces, not the planned " +
+                           std::to_string(extras_.optimizer_table / sizeof(push::OptimizerPiece)));
+  if (!t.pieces.empty()) upload(device_, *table_, std::span<const push::OptimizerPiece>(t.pieces));
 }
 
 void Session::choose_matmul_tiles() {
@@ -232,7 +246,8 @@ MemoryReport Session::memory() const {
   uint64_t rounding = persistent_->allocated_bytes() - persistent_->size() +
                       arena_->allocated_bytes() - arena_->size() + io_->allocated_bytes() -
                       io_->size() + hyper_->allocated_bytes() - hyper_->size() +
-                      partials_->allocated_bytes() - partials_->size();
+                      partials_->allocated_bytes() - partials_->size() + table_->allocated_bytes() -
+                      table_->size();
   if (rounding) r.extras.push_back({"driver allocation rounding", rounding});
   r.planned_total_bytes = r.persistent_bytes + r.arena_bytes;
   for (const auto& [name, bytes] : r.extras) r.planned_total_bytes += bytes;

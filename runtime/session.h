@@ -58,6 +58,8 @@ struct SessionConfig {
   bool timestamps = false;           // per-dispatch GPU timings (Session::dispatch_ms)
   uint64_t max_binding_bytes = 0;    // bind no more than this per storage buffer (0: the
                                      // device's limit); lower only to test binding in pieces
+  bool fused_optimizer = true;       // the gradient norm and AdamW as one dispatch each per binding
+                                     // window (false: one per parameter, the same bits; for tests)
   // Called during construction ("init": parameter bytes written, "compile": pipelines built),
   // load() ("load": parameter bytes checked, then uploaded, so the total is twice their size)
   // and save() ("save": parameter bytes written); returning false cancels the call (Cancelled).
@@ -199,6 +201,7 @@ class Session {
                      const PlannedTensor& p, const std::function<void(uint64_t)>& progress);
   void choose_matmul_tiles();
   void record();
+  void upload_optimizer_table();              // the pieces the fused optimizer dispatches read
   std::vector<CopyRegion> io_inputs() const;  // tokens, targets (positions): io staging -> plan
   // Refuses positions that do not fit the session (packed or not; base/row_positions.h).
   void check_positions(std::span<const uint32_t> positions, std::size_t tokens) const;
@@ -217,6 +220,7 @@ class Session {
   std::unique_ptr<Buffer> hyper_;         // host-visible: push::AdamWHyper (with the loss scale),
                                           // rewritten every step
   std::unique_ptr<Buffer> partials_;      // grad-norm partial sums
+  std::unique_ptr<Buffer> table_;         // push::OptimizerPiece entries, written once
   std::unique_ptr<Executor> executor_;    // the whole step (accum 1) or the first micro-batch
   std::unique_ptr<Executor> accumulate_;  // later micro-batches: parameter gradients +=
   std::unique_ptr<Executor> optimizer_;   // grad norm + AdamW, after the last micro-batch

@@ -3,7 +3,9 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 
+#include "graph/op_schema.h"
 #include "optimizer_params.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/lowering_context.h"
@@ -15,6 +17,8 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
                                  const LoweringPart& part) {
   using Phases = LoweringPart::Phases;
   LoweringContext l{plan, quirks, slice_of, extras, {}};
+  if (extras.optimizer_table.buffer != VK_NULL_HANDLE)
+    l.table = optimizer_table(plan, quirks, slice_of, extras.grad_norm_partials);
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
     l.step_index = static_cast<int>(i);
@@ -64,6 +68,26 @@ std::optional<OversizedBinding> oversized_binding(const Plan& plan, const Device
                                 b.slice.size, d.label};
     }
   return std::nullopt;
+}
+
+kernels::OptimizerTable optimizer_table(const Plan& plan, const DeviceQuirks& quirks,
+                                        const TensorSlices& slice_of, BufferSlice partials) {
+  std::vector<kernels::OptimizerTensor> tensors;
+  std::size_t i = 0;
+  for (const Step& s : plan.steps) {
+    if (s.kind != OpKind::adamw) continue;
+    namespace a = slot::adamw;
+    // The partial sums are laid out in the gradient norm's order: it must be AdamW's.
+    if (i >= plan.parameter_grads.size() || plan.parameter_grads[i++] != s.inputs.at(a::grad))
+      throw std::logic_error("optimizer_table: AdamW steps out of the gradients' order");
+    const uint64_t count = plan.tensors.at(size_t(s.inputs.at(a::param))).tensor.elements();
+    tensors.push_back({slice_of(s.inputs.at(a::param)), slice_of(s.inputs.at(a::grad)),
+                       slice_of(s.inputs.at(a::m)), slice_of(s.inputs.at(a::v)), count,
+                       s.attrs.weight_decay});
+  }
+  if (i != plan.parameter_grads.size())
+    throw std::logic_error("optimizer_table: a gradient without an AdamW step");
+  return kernels::optimizer_table(quirks, tensors, partials);
 }
 
 uint32_t grad_norm_partials_floats(const Plan& plan, const DeviceQuirks& quirks) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "planner/plan.h"
+#include "runtime/kernels/optimizer_table.h"
 #include "runtime/vulkan/device_plan.h"
 #include "runtime/vulkan/executor.h"
 
@@ -20,9 +21,13 @@ struct LoweringExtras {
   BufferSlice adamw_hyper;         // push::AdamWHyper, rewritten by the host before each step;
                                    // the cross-entropy backward reads its loss_scale
   BufferSlice grad_norm_partials;  // grad_norm_layout(...).total floats
-  float grad_clip = 0;             // max gradient norm; 0 disables clipping
-  uint64_t dropout_seed = 0;       // dropout masks are keyed by (seed, step, op id, element);
-                                   // the step is read from adamw_hyper at run time
+  // push::OptimizerPiece entries of optimizer_table(plan, ...): when set, the gradient norm and
+  // AdamW run as one dispatch each per binding window (runtime/kernels/optimizer_table.h);
+  // when empty, one of each per parameter tensor (the same bits).
+  BufferSlice optimizer_table;
+  float grad_clip = 0;        // max gradient norm; 0 disables clipping
+  uint64_t dropout_seed = 0;  // dropout masks are keyed by (seed, step, op id, element);
+                              // the step is read from adamw_hyper at run time
 };
 
 // Which steps to lower, for gradient accumulation over micro-batches: the first micro-batch runs
@@ -61,6 +66,12 @@ struct OversizedBinding {
   std::string op;      // the dispatch that binds it, e.g. "matmul head.logits"
 };
 std::optional<OversizedBinding> oversized_binding(const Plan& plan, const DeviceQuirks& quirks);
+
+// The optimizer table of the plan's AdamW steps, in schedule order (which is the gradient norm's
+// order of the gradients), with its partial sums from the start of `partials`. The session
+// uploads its pieces once; the lowering binds them.
+kernels::OptimizerTable optimizer_table(const Plan& plan, const DeviceQuirks& quirks,
+                                        const TensorSlices& slice_of, BufferSlice partials);
 
 // Float count of the grad-norm partials buffer the plan's parameters need (tensors larger than
 // one binding take one range per piece).

@@ -10,9 +10,10 @@ layout(std430, binding = 1) readonly buffer Grad { float grad[]; };
 layout(std430, binding = 2) buffer M1 { float m1[]; };
 layout(std430, binding = 3) buffer M2 { float m2[]; };
 #include "adamw_update.glsl"
+layout(push_constant) uniform Push { AdamWParams p; };
 
 void main() {
-  const AdamWFactors f = adamw_factors();
+  const AdamWFactors f = adamw_factors_for(p.decay, p.clip);
   // Grid-stride loop: tensors larger than 65535 workgroups (the token embedding) still fit one
   // dispatch. Each element is independent, so the order does not matter.
   const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;

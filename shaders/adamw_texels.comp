@@ -21,9 +21,10 @@ layout(binding = 6) uniform samplerBuffer OldParam;
 layout(binding = 7) uniform samplerBuffer OldM1;
 layout(binding = 8) uniform samplerBuffer OldM2;
 #include "adamw_update.glsl"
+layout(push_constant) uniform Push { AdamWParams p; };
 
 void main() {
-  const AdamWFactors f = adamw_factors();
+  const AdamWFactors f = adamw_factors_for(p.decay, p.clip);
   const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint i = gl_GlobalInvocationID.x; i < p.count / 4; i += stride) {
     const vec4 g = texelFetch(Grad, int(i));

@@ -1,7 +1,8 @@
 // The AdamW update of one element, shared by adamw.comp (storage buffers, one float per
 // iteration) and adamw_texels.comp (the gradient read through a texel view, four floats per
 // iteration), so both compute the same expressions in the same order and give the same bits.
-// Declares the hyperparameter and clip bindings (4 and 5) and the push constants both use.
+// Declares the hyperparameter and clip bindings (4 and 5); adamw_table*.comp include it too, so
+// a parameter updated by the one dispatch over all parameters gets the same bits.
 //
 // AdamW with PyTorch's semantics (torch.optim.AdamW, Loshchilov & Hutter, "Decoupled Weight
 // Decay Regularization", ICLR 2019), elementwise and in place:
@@ -15,7 +16,6 @@
 
 layout(std430, binding = 4) readonly buffer Hyper { AdamWHyper h; };
 layout(std430, binding = 5) readonly buffer Clip { GradNormResult clip; };
-layout(push_constant) uniform Push { AdamWParams p; };
 
 // The per-dispatch factors, formed once per invocation.
 struct AdamWFactors {
@@ -25,10 +25,11 @@ struct AdamWFactors {
   float bc2_sqrt;   // sqrt(bc2)
 };
 
-AdamWFactors adamw_factors() {
+// decay, clipped: AdamWParams.decay and .clip.
+AdamWFactors adamw_factors_for(uint decay, uint clipped) {
   AdamWFactors f;
-  f.scale = p.clip != 0 ? clip.clip_scale : 1.0;
-  f.decay = p.decay != 0 ? 1.0 - h.lr * h.weight_decay : 1.0;
+  f.scale = clipped != 0 ? clip.clip_scale : 1.0;
+  f.decay = decay != 0 ? 1.0 - h.lr * h.weight_decay : 1.0;
   f.step_size = h.lr / h.bias_correction1;
   f.bc2_sqrt = sqrt(h.bias_correction2);
   return f;

@@ -59,6 +59,38 @@ struct GradNormFinalizeParams {
 };
 REMAT_PUSH_WORDS(GradNormFinalizeParams, 2)
 
+// One piece of one parameter tensor in the optimizer table (adamw_table*.comp,
+// grad_norm_table*.comp): a tensor, or the part of it that fits one binding. The table is written
+// once when a session is created (the plan is static) and read by one AdamW and one gradient-norm
+// dispatch per binding window (runtime/kernels/optimizer_table.h). Offsets are in floats from the
+// start of each operand's window (the partials from the dispatch's partials range); the groups
+// say which workgroups of each dispatch update this piece.
+struct OptimizerPiece {
+  uint param;         // the parameter's first float in the param window
+  uint grad;          // its gradient's first float in the grad window
+  uint m;             // its first moment's first float in the m window
+  uint v;             // its second moment's first float in the v window
+  uint count;         // floats in the piece
+  uint decay;         // 1: apply weight decay (2-D tensors)
+  uint slots;         // gradient-norm partial sums of this piece (grad_norm_slots(count))
+  uint partials;      // its first partial sum in the dispatch's partials range
+  uint adamw_group;   // its first workgroup in the AdamW dispatch
+  uint adamw_groups;  // its workgroups there (a grid stride over the piece)
+  uint norm_group;    // its first workgroup in the gradient-norm dispatch
+  uint norm_groups;   // its workgroups there (64 slots, or 64 vec4 of slots, each)
+};
+
+// adamw_table*.comp and grad_norm_table*.comp: table entries [first, first + pieces) in one
+// dispatch of `groups` workgroups, laid out 2-D (x up to 65535) when there are more. clip as in
+// AdamWParams (grad_norm_table ignores it).
+struct OptimizerTableParams {
+  uint first;
+  uint pieces;
+  uint groups;
+  uint clip;
+};
+REMAT_PUSH_WORDS(OptimizerTableParams, 4)
+
 // What grad_norm_finalize.comp writes (std430 storage buffer), read by adamw.comp.
 struct GradNormResult {
   float norm;        // global L2 norm of all gradients
@@ -68,6 +100,7 @@ struct GradNormResult {
 #ifdef __cplusplus
 static_assert(sizeof(AdamWHyper) == 44, "AdamWHyper must be eleven 32-bit scalars (std430)");
 static_assert(sizeof(GradNormResult) == 8, "GradNormResult must be two 32-bit scalars (std430)");
+static_assert(sizeof(OptimizerPiece) == 48, "OptimizerPiece must be twelve 32-bit scalars");
 }  // namespace remat::push
 #endif
 #endif  // REMAT_OPTIMIZER_PARAMS_H

@@ -4,7 +4,9 @@
 // one partials buffer, laid out by grad_norm_layout), one grad_norm_finalize, then P adamw
 // dispatches that read the clip scale the finalize wrote; a tensor larger than one binding (the
 // token embedding on lavapipe) takes one of each per piece. The AdamW hyperparameters live in a
-// 44-byte buffer (push::AdamWHyper) the host rewrites before each submission.
+// 44-byte buffer (push::AdamWHyper) the host rewrites before each submission. A session records
+// these only with SessionConfig::fused_optimizer off: by default it runs the same updates and
+// sums as one dispatch per binding window (runtime/kernels/optimizer_table.h).
 #pragma once
 
 #include <span>

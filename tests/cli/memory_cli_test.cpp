@@ -94,7 +94,8 @@ TEST_CASE("remat plan --memory prints and writes the session total next to the b
                      s->find("io_bytes")->number + s->find("arena_bytes")->number +
                      s->find("extras")->find("step io staging")->number +
                      s->find("extras")->find("AdamW hyperparameters")->number +
-                     s->find("extras")->find("grad-norm partials")->number);
+                     s->find("extras")->find("grad-norm partials")->number +
+                     s->find("extras")->find("optimizer table")->number);
 }
 
 TEST_CASE("remat bench --sweep-configs measures each configuration under --memory budgets") {
