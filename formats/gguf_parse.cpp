@@ -306,6 +306,10 @@ class GgufParser {
       fail(origin_, of + " has rows of " + str(t.ne[0]) + " values, not whole blocks of " +
                         std::string(info->name) + " (" + str(info->block_values) +
                         " values a block)");
+    // Checked before ggml_row_bytes: a row of 2^62 F32 values alone passes 2^64 bytes.
+    const uint64_t blocks_a_row = t.ne[0] / info->block_values;
+    if (blocks_a_row > std::numeric_limits<uint64_t>::max() / info->block_bytes)
+      fail(origin_, of + " takes more than 2^64 bytes");
     const uint64_t row_bytes = ggml_row_bytes(t.type, t.ne[0]);
     const uint64_t rows = elements / t.ne[0];
     if (rows > std::numeric_limits<uint64_t>::max() / row_bytes)

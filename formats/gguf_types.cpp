@@ -1,6 +1,7 @@
 #include "formats/gguf_types.h"
 
 #include <array>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -69,7 +70,11 @@ uint64_t ggml_row_bytes(GgmlType type, uint64_t values) {
     throw std::invalid_argument(std::to_string(values) + " values are not whole blocks of " +
                                 std::string(t.name) + " (" + std::to_string(t.block_values) +
                                 " values a block)");
-  return values / t.block_values * t.block_bytes;
+  const uint64_t blocks = values / t.block_values;
+  if (blocks > std::numeric_limits<uint64_t>::max() / t.block_bytes)
+    throw std::overflow_error(std::to_string(values) + " values of " + std::string(t.name) +
+                              " take more than 2^64 bytes");
+  return blocks * t.block_bytes;
 }
 
 }  // namespace remat

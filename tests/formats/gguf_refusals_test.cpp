@@ -133,6 +133,12 @@ TEST_CASE("GGUF refuses tensor infos with bad names, dimensions, types or partia
   expect_refused(one_tensor({1ull << 32, 1ull << 32}).zeros(32).b,
                  "tensor 'w' has dimension 1 of size 4294967296, past 2^63 elements in all");
   expect_refused(one_tensor({1ull << 63}).zeros(32).b, "past 2^63 elements");
+  // Under 2^63 elements, yet more than 2^64 bytes: in one row, or over many rows.
+  expect_refused(one_tensor({1ull << 62}).zeros(32).b, "tensor 'w' takes more than 2^64 bytes");
+  expect_refused(one_tensor({2, 1ull << 61}).zeros(32).b,
+                 "tensor 'w' takes more than 2^64 bytes");
+  CHECK_THROWS_AS(ggml_row_bytes(GgmlType::f32, 1ull << 62), std::overflow_error);
+  CHECK(ggml_row_bytes(GgmlType::f32, (1ull << 62) - 1) == ~uint64_t{0} - 3);
   expect_refused(one_tensor({8}, 31).zeros(32).b, "tensor 'w' has unknown ggml type id 31");
   expect_refused(one_tensor({8}, 4).zeros(32).b, "unknown ggml type id 4");  // q4_2, removed
   expect_refused(
