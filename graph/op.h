@@ -62,6 +62,8 @@ struct OpAttrs {
   float scale = 1.0f;   // residual / residual_backward: y = a + scale·b (LoRA's alpha / r)
   int heads = 0;        // (gqa_)attention, rope and their backwards: query heads, or rope's heads
   int kv_heads = 0;     // gqa_attention / gqa_attention_backward: key/value heads (divide heads)
+  int window = 0;  // (gqa_)attention and backward: sliding window, query t sees keys t - window + 1
+                   // .. t (window keys, itself included; transformers' sliding_window); 0: all
   float rope_theta = 10000.0f;  // rope / rope_backward: the RoPE base
   Llama3Scaling rope_llama3;    // rope / rope_backward: frequency scaling (all zero: none)
   float dropout_p = 0.0f;       // dropout / dropout_backward
