@@ -64,6 +64,7 @@ struct OpAttrs {
   int kv_heads = 0;     // gqa_attention / gqa_attention_backward: key/value heads (divide heads)
   int window = 0;  // (gqa_)attention and backward: sliding window, query t sees keys t - window + 1
                    // .. t (window keys, itself included; transformers' sliding_window); 0: all
+  float attn_scale = 0.0f;  // (gqa_)attention and backward: score scale; 0: 1/sqrt(head size)
   float rope_theta = 10000.0f;  // rope / rope_backward: the RoPE base
   Llama3Scaling rope_llama3;    // rope / rope_backward: frequency scaling (all zero: none)
   float dropout_p = 0.0f;       // dropout / dropout_backward

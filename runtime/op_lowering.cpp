@@ -263,8 +263,8 @@ kernels::AttentionShape LoweringContext::gqa_shape(const Step& s, TensorId q, Te
 void LoweringContext::gqa_attention(const Step& s) {
   const auto at_in = [&](std::size_t slot) { return at(s.inputs.at(slot)); };
   const auto at_out = [&](std::size_t slot) { return at(s.outputs.at(slot)); };
-  if (s.attrs.window != 0)
-    throw std::logic_error("the attention kernels do not take a sliding window yet");
+  if (s.attrs.window != 0 || s.attrs.attn_scale != 0.0f)
+    throw std::logic_error("the attention kernels take no sliding window or score scale yet");
   if (s.kind == OpKind::gqa_attention) {
     namespace a = slot::gqa_attention;
     const auto shape = gqa_shape(s, s.inputs.at(a::q), s.outputs.at(a::lse));
