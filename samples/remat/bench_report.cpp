@@ -164,6 +164,7 @@ std::string json(const BenchOptions& o, const Device& device, const std::vector<
         .field("tokens_per_s", if_finite(tokens_per_step(o) / (p.m.median_wall_ms / 1000)))
         .field("gpu_ms", p.m.median_gpu_ms)
         .field("host_ms", p.m.median_host_ms)
+        .field("forward_gpu_ms", p.m.forward_gpu_ms)
         .field("host_fraction", if_finite(d.host_fraction))
         .field("measured_ratio", if_finite(d.measured_ratio))
         .field("predicted_ratio", r.predicted_step_ratio)

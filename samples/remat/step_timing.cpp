@@ -94,6 +94,8 @@ Measurement measure_session(Session& session, int warmup, int steps) {
       for (const auto& r : runs)
         if (s < r.size()) v.push_back(r[s].ms);
       m.steps[s].ms = median(v);
+      if (m.steps[s].step && m.steps[s].step->phase == Phase::forward)
+        m.forward_gpu_ms += m.steps[s].ms;
     }
   }
   return m;

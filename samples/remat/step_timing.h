@@ -28,6 +28,7 @@ struct Measurement {
   double median_wall_ms = 0;
   double median_gpu_ms = 0;
   double median_host_ms = 0;  // median of (wall - gpu): time outside timed GPU work
+  double forward_gpu_ms = 0;  // the forward pass and loss: the Phase::forward steps' medians
 };
 
 // Deterministic tokens and next-token targets for `accum` micro-batches of [B,T] (an LCG).

@@ -3,7 +3,7 @@
 // files of the QLoRA memory and speed benchmarks (docs/benchmarks-gguf.md). No weights can be
 // downloaded here; the bytes and the block mix are those of the real files of that shape.
 //
-//   remat_random_gguf_model PRESET[,dim=N][,ffn=N] OUT.gguf [TYPE] [LAYERS] [SCALE]
+//   remat_random_gguf_model PRESET[,dim=N][,ffn=N][,ctx=N] OUT.gguf [TYPE] [LAYERS] [SCALE]
 //
 // TYPE: F32 (default), or a llama.cpp preset name it quantizes to: Q8_0, Q4_K_M, Q4_K_S, Q5_K_M,
 // Q6_K, Q4_0, Q3_K_M, Q2_K. LAYERS overrides the preset's layer count (0: the preset's). SCALE
@@ -98,6 +98,8 @@ int main(int argc, char** argv) {
         m.dim = std::atoi(field.c_str() + 4);
       else if (field.rfind("ffn=", 0) == 0)
         m.ffn = std::atoi(field.c_str() + 4);
+      else if (field.rfind("ctx=", 0) == 0)  // context_length: llama.cpp trains on rows this long
+        m.ctx = std::atoi(field.c_str() + 4);
       else
         throw std::invalid_argument("unknown override '" + field + "'");
     }
