@@ -124,11 +124,21 @@ int run_bench_kernels(const BenchOptions& o) {
   print_matmul_tiles(session);
   const Measurement meas = measure_session(session, o.warmup, o.steps);
 
+  // The fused optimizer's dispatch carries the first AdamW step's index but updates every
+  // parameter: its row gets the FLOPs and bytes of all AdamW steps.
+  double adamw_flops = 0, adamw_bytes = 0;
+  int adamw_steps = 0, adamw_rows = 0;
+  for (const Step& st : session.plan().steps)
+    if (st.kind == OpKind::adamw) adamw_flops += st.flops, adamw_bytes += st.bytes, ++adamw_steps;
+  for (const StepTime& s : meas.steps) adamw_rows += s.kind == OpKind::adamw;
+  const bool fused_adamw = adamw_rows == 1 && adamw_steps > 1;
+
   std::vector<KernelRow> rows;
   std::map<OpKind, KernelRow> families;
   for (const StepTime& s : meas.steps) {
-    const KernelRow r{s.label,       s.kind,      phase_name(s.step->phase), s.ms, s.step->flops,
-                      s.step->bytes, s.dispatches};
+    KernelRow r{s.label,       s.kind,      phase_name(s.step->phase), s.ms, s.step->flops,
+                s.step->bytes, s.dispatches};
+    if (fused_adamw && s.kind == OpKind::adamw) r.flops = adamw_flops, r.bytes = adamw_bytes;
     rows.push_back(r);
     KernelRow& f = families[s.kind];
     f.name = std::string(op_kind_name(s.kind));
