@@ -118,26 +118,49 @@ bool Regex::find(std::string_view text, std::size_t from, std::size_t& begin, st
   return false;
 }
 
+namespace {
+
+// Hugging Face's Split with behavior Isolated: matches and the text between them are pieces.
+class IsolatingStage : public PreTokenizerStage {
+ public:
+  explicit IsolatingStage(std::string_view pattern) : regex_(with_unicode_whitespace(pattern)) {}
+  void split(std::string_view text, bool first, const Emit& emit) override {
+    std::size_t at = 0, begin = 0, end = 0;
+    while (regex_.find(text, at, begin, end)) {
+      if (begin > at) emit(text.substr(at, begin - at), first && at == 0);
+      emit(text.substr(begin, end - begin), first && begin == 0);
+      at = end;
+    }
+    if (at < text.size()) emit(text.substr(at), first && at == 0);
+  }
+
+ private:
+  Regex regex_;
+};
+
+}  // namespace
+
 void PreTokenizer::add_isolating_stage(std::string_view pattern) {
-  stages_.push_back(std::make_unique<Regex>(with_unicode_whitespace(pattern)));
+  stages_.push_back(std::make_unique<IsolatingStage>(pattern));
 }
 
-void PreTokenizer::split(std::string_view text, const Emit& emit) {
-  if (!text.empty()) split_from(0, text, emit);
+void PreTokenizer::add_stage(std::unique_ptr<PreTokenizerStage> stage) {
+  stages_.push_back(std::move(stage));
 }
 
-void PreTokenizer::split_from(std::size_t stage, std::string_view text, const Emit& emit) {
+void PreTokenizer::split(std::string_view text, const Emit& emit, bool first) {
+  if (!text.empty()) split_from(0, text, first, emit);
+}
+
+void PreTokenizer::split_from(std::size_t stage, std::string_view text, bool first,
+                              const Emit& emit) {
   if (stage == stages_.size()) {
     emit(text);
     return;
   }
-  std::size_t at = 0, begin = 0, end = 0;
-  while (stages_[stage]->find(text, at, begin, end)) {
-    if (begin > at) split_from(stage + 1, text.substr(at, begin - at), emit);
-    split_from(stage + 1, text.substr(begin, end - begin), emit);
-    at = end;
-  }
-  if (at < text.size()) split_from(stage + 1, text.substr(at), emit);
+  stages_[stage]->split(text, first, [&](std::string_view piece, bool piece_first) {
+    if (!piece.empty()) split_from(stage + 1, piece, piece_first, emit);
+  });
 }
 
 }  // namespace remat::text

@@ -9,10 +9,8 @@ namespace remat::text {
 Tokenizer::Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
                      const std::vector<std::pair<std::string, std::string>>& merges,
                      std::unique_ptr<PreTokenizer> pre_tokenizer,
-                     std::vector<SpecialToken> specials, MissingBytes missing_bytes)
-    : bpe_(vocab, merges, missing_bytes),
-      pre_(std::move(pre_tokenizer)),
-      specials_(std::move(specials)) {
+                     std::vector<SpecialToken> specials, const BpeOptions& options)
+    : bpe_(vocab, merges, options), pre_(std::move(pre_tokenizer)), specials_(std::move(specials)) {
   TokenId top = 0;
   for (const auto& [bytes, id] : vocab) top = std::max(top, id);
   for (const auto& s : specials_) top = std::max(top, s.id);
@@ -65,27 +63,29 @@ int Tokenizer::next_special(std::string_view text, std::size_t from, bool all,
   return -1;
 }
 
-void Tokenizer::encode_ordinary(std::string_view text, std::vector<TokenId>& out) {
-  if (normalization_ == Normalization::nfc) {
+void Tokenizer::encode_ordinary(std::string_view text, bool first, std::vector<TokenId>& out) {
+  if (text.empty()) return;
+  if (!normalizer_.empty()) {
     normalized_.clear();
-    append_nfc(text, normalized_);
+    normalizer_.apply(text, normalized_, scratch_);
     text = normalized_;
   }
-  pre_->split(text, [&](std::string_view piece) { bpe_.encode(piece, out); });
+  pre_->split(
+      text, [&](std::string_view piece) { bpe_.encode(piece, out); }, first);
 }
 
 void Tokenizer::encode(std::string_view text, bool specials, std::vector<TokenId>& out) {
   if (specials_.empty() || (!specials && !any_plain_)) {
-    encode_ordinary(text, out);
+    encode_ordinary(text, true, out);
     return;
   }
   std::size_t from = 0, at = 0;
   for (int k; (k = next_special(text, from, specials, at)) >= 0;) {
-    encode_ordinary(text.substr(from, at - from), out);
+    encode_ordinary(text.substr(from, at - from), from == 0, out);
     out.push_back(specials_[std::size_t(k)].id);
     from = at + specials_[std::size_t(k)].text.size();
   }
-  encode_ordinary(text.substr(from), out);
+  encode_ordinary(text.substr(from), from == 0, out);
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text, bool specials) {
@@ -97,15 +97,19 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool specials) {
 
 std::string Tokenizer::decode(const std::vector<TokenId>& ids) const {
   std::string out;
+  std::vector<std::string> texts;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const auto bytes = token_bytes(ids[i]);
     if (!bytes)
       throw std::invalid_argument("token " + std::to_string(i) + " is id " +
                                   std::to_string(ids[i]) + ", which is not in the vocabulary (" +
                                   std::to_string(vocab_size()) + " ids)");
-    out += *bytes;
+    if (decoder_)
+      texts.emplace_back(*bytes);
+    else
+      out += *bytes;
   }
-  return out;
+  return decoder_ ? decoder_->decode(std::move(texts)) : out;
 }
 
 }  // namespace remat::text
