@@ -114,3 +114,23 @@ TEST_CASE("Qwen3's tokenizer.json with NFC matches Hugging Face's tokenizers.js"
     }
   }
 }
+
+TEST_CASE("normalizer steps apply in order: Prepend, Replace, NFC", "[text]") {
+  text::Normalizer llama2;
+  llama2.add_prepend("\u2581");
+  llama2.add_replace(" ", "\u2581");
+  std::string out, scratch;
+  llama2.apply(" Hello  world", out, scratch);
+  CHECK(out == "\u2581\u2581Hello\u2581\u2581world");
+  out.clear();
+  llama2.apply("", out, scratch);  // nothing to prepend to
+  CHECK(out.empty());
+  CHECK(llama2.describe() == "Prepend(\u2581), Replace(  -> \u2581)");
+  text::Normalizer n;
+  n.add_replace("ab", "e\xcc\x81");
+  n.add_nfc();
+  out.clear();
+  n.apply("xabab", out, scratch);
+  CHECK(out == "x\xc3\xa9\xc3\xa9");
+  CHECK_THROWS_AS(n.add_replace("", "x"), std::invalid_argument);
+}
