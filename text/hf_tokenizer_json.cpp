@@ -69,7 +69,11 @@ std::pair<std::string, std::string> split_literal_merge(const fs::path& file,
   return {line.substr(0, space), line.substr(space + 1)};
 }
 
-std::vector<SpecialToken> read_added_tokens(const fs::path& file, const JsonValue& root) {
+// Added tokens are matched in the text before normalization. Hugging Face matches those marked
+// "normalized" in the normalized text, by their normalized content: the same wherever the
+// normalizer leaves a token as it is; one that it changes is refused.
+std::vector<SpecialToken> read_added_tokens(const fs::path& file, const JsonValue& root,
+                                            const Normalizer& normalizer) {
   std::vector<SpecialToken> added;
   const JsonValue* list = root.find("added_tokens");
   if (!list || list->type == Type::null) return added;
@@ -83,6 +87,12 @@ std::vector<SpecialToken> read_added_tokens(const fs::path& file, const JsonValu
       if (flag(t, option, false))
         fail_file(file, "added token '" + content->string + "' with " + option +
                             " true is not supported");
+    std::string normalized, scratch;
+    normalizer.apply(content->string, normalized, scratch);
+    if (flag(t, "normalized", false) && normalized != content->string)
+      fail_file(file, "added token '" + content->string +
+                          "' with normalized true, which the normalizer changes to '" + normalized +
+                          "', is not supported");
     added.push_back(
         {content->string, token_id(file, *id, "added token '" + content->string + "'")});
   }
@@ -125,7 +135,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& file) {
   auto pre = read_hf_pre_tokenizer(file, root, byte_level);
   check_model(file, *model, byte_level);
   auto decoder = read_hf_decoder(file, root, byte_level);
-  auto added = read_added_tokens(file, root);
+  auto added = read_added_tokens(file, root, normalizer);
   const JsonValue* vocab = model->find("vocab");
   if (!vocab) fail_file(file, "model.vocab is missing");
   try {

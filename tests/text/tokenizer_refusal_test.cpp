@@ -111,6 +111,12 @@ TEST_CASE("tokenizers that are not BPE as remat reads it are refused in one line
       {"unk-missing",
        {{{"pre_tokenizer", "null"}, {"model_options", R"(, "unk_token": "<unk>")"}},
         "the unk token '<unk>' is not in the vocabulary"}},
+      {"normalized-changed",
+       {{{"pre_tokenizer", "null"},
+         {"normalizer", R"({"type": "Prepend", "prepend": "_"})"},
+         {"added_tokens", R"([{"id": 257, "content": "<|endoftext|>", "normalized": true}])"}},
+        "added token '<|endoftext|>' with normalized true, which the normalizer changes to "
+        "'_<|endoftext|>', is not supported"}},
       {"lstrip",
        {{{"added_tokens", R"([{"id": 257, "content": "<|endoftext|>", "lstrip": true}])"}},
         "added token '<|endoftext|>' with lstrip true is not supported"}},
