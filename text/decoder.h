@@ -15,6 +15,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace remat::text {
@@ -30,8 +31,12 @@ class Decoder {
   void add_metaspace(std::string replacement, bool drop_in_first);
   void set_join_with_spaces(bool on) { join_with_spaces_ = on; }
 
-  // The decoded text of `tokens`.
-  std::string decode(std::vector<std::string> tokens) const;
+  // The decoded text of `tokens`. With `starts`, also where each token's text begins in it (a
+  // token whose text is cut away begins where the next one does). Exact for chains whose Replace
+  // and Metaspace come before ByteFallback and Fuse (every published one); a Replace pattern that a
+  // later step would join across tokens is not searched across them.
+  std::string decode(std::vector<std::string> tokens,
+                     std::vector<std::size_t>* starts = nullptr) const;
 
  private:
   enum class Kind { replace, byte_fallback, fuse, strip, metaspace };
@@ -41,7 +46,12 @@ class Decoder {
     std::size_t start = 0, stop = 0;
     bool drop_in_first = false;
   };
-  static void apply(const Step& step, std::vector<std::string>& tokens);
+  // A text of the chain and where the tokens it came from begin in it.
+  struct Piece {
+    std::string text;
+    std::vector<std::pair<std::size_t, std::size_t>> marks;  // (offset, token index)
+  };
+  static void apply(const Step& step, std::vector<Piece>& pieces);
   std::vector<Step> steps_;
   bool join_with_spaces_ = false;
 };

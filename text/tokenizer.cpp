@@ -95,21 +95,25 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool specials) {
   return out;
 }
 
-std::string Tokenizer::decode(const std::vector<TokenId>& ids) const {
+std::string Tokenizer::decode(const std::vector<TokenId>& ids,
+                              std::vector<std::size_t>* starts) const {
   std::string out;
   std::vector<std::string> texts;
+  if (starts) starts->clear();
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const auto bytes = token_bytes(ids[i]);
     if (!bytes)
       throw std::invalid_argument("token " + std::to_string(i) + " is id " +
                                   std::to_string(ids[i]) + ", which is not in the vocabulary (" +
                                   std::to_string(vocab_size()) + " ids)");
-    if (decoder_)
+    if (decoder_) {
       texts.emplace_back(*bytes);
-    else
-      out += *bytes;
+      continue;
+    }
+    if (starts) starts->push_back(out.size());
+    out += *bytes;
   }
-  return decoder_ ? decoder_->decode(std::move(texts)) : out;
+  return decoder_ ? decoder_->decode(std::move(texts), starts) : out;
 }
 
 }  // namespace remat::text

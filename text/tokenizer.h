@@ -48,8 +48,10 @@ class Tokenizer {
   std::vector<TokenId> encode(std::string_view text, bool specials = true);
   void encode(std::string_view text, bool specials, std::vector<TokenId>& out);
 
-  // Throws std::invalid_argument naming the position of an id that is no token.
-  std::string decode(const std::vector<TokenId>& ids) const;
+  // Throws std::invalid_argument naming the position of an id that is no token. With `starts`,
+  // also where each id's text begins in the result (text/decoder.h).
+  std::string decode(const std::vector<TokenId>& ids,
+                     std::vector<std::size_t>* starts = nullptr) const;
   // The bytes of one id, or nullopt.
   std::optional<std::string_view> token_bytes(TokenId id) const;
 

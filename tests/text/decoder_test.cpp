@@ -67,3 +67,23 @@ TEST_CASE("without a decoder step tokens are joined, with spaces when asked", "[
   CHECK_THROWS_AS(d.add_replace("", "x"), std::invalid_argument);
   CHECK_THROWS_AS(d.add_strip("ab", 1, 0), std::invalid_argument);
 }
+
+TEST_CASE("decode says where each token's text begins", "[text]") {
+  std::vector<std::size_t> starts;
+  // Gemma's chain: a byte run is one piece, each byte token begins at its byte.
+  Decoder gemma;
+  gemma.add_replace("\u2581", " ");
+  gemma.add_byte_fallback();
+  gemma.add_fuse();
+  CHECK(gemma.decode(S{"\u2581Hi", "<0xE4>", "<0xB8>", "<0xAD>", "\u2581\u2581x"}, &starts) ==
+        " Hi\u4e2d  x");
+  CHECK(starts == std::vector<std::size_t>{0, 3, 4, 5, 6});
+  // Llama 2's Strip: a token whose text is cut away begins where the next one does.
+  CHECK(llama2().decode(S{"\u2581", "\u2581a", "b"}, &starts) == " ab");
+  CHECK(starts == std::vector<std::size_t>{0, 0, 2});
+  Decoder metaspace;
+  metaspace.add_metaspace("\u2581", true);
+  metaspace.set_join_with_spaces(true);
+  CHECK(metaspace.decode(S{"\u2581a", "\u2581b"}, &starts) == "a  b");
+  CHECK(starts == std::vector<std::size_t>{0, 2});
+}
