@@ -83,6 +83,7 @@ constexpr const char* kFallback = R"(, "fuse_unk": true, "byte_fallback": true)"
 
 struct Variant {
   std::string name, json;
+  TokenId bos;  // what the post-processor puts first
 };
 
 std::vector<Variant> variants() {
@@ -96,23 +97,46 @@ std::vector<Variant> variants() {
       R"({"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": true})";
   return {
       // Gemma 3: Replace " " -> "\u2581", then a Split on " " that finds none left.
-      {"gemma3", gemma.json(kReplaceSpace,
-                            R"({"type": "Split", "pattern": {"String": " "},
+      {"gemma3",
+       gemma.json(kReplaceSpace,
+                  R"({"type": "Split", "pattern": {"String": " "},
                                 "behavior": "MergedWithPrevious", "invert": false})",
-                            kGemmaDecoder, kFallback, true, 2)},
-      {"gemma-no-pre", gemma.json(kReplaceSpace, "null", kGemmaDecoder, kFallback, true, 2)},
+                  kGemmaDecoder, kFallback, true, 2),
+       2},
+      {"gemma-no-pre", gemma.json(kReplaceSpace, "null", kGemmaDecoder, kFallback, true, 2), 2},
       // Llama 2 (legacy): Prepend "\u2581" and Replace; Strip takes the first space back.
-      {"llama2", llama.json(R"({"type": "Sequence", "normalizers": [{"type": "Prepend",
+      {"llama2",
+       llama.json(R"({"type": "Sequence", "normalizers": [{"type": "Prepend",
                                "prepend": "\u2581"}, )" +
-                                std::string(kReplaceSpace) + "]}",
-                            "null", kLlamaDecoder, kFallback, false, 1)},
+                      std::string(kReplaceSpace) + "]}",
+                  "null", kLlamaDecoder, kFallback, false, 1),
+       1},
       // Newer conversions: Metaspace instead of a normalizer.
-      {"metaspace-first", split.json("null", metaspace_first, metaspace_first, kFallback, true, 1)},
+      {"metaspace-first", split.json("null", metaspace_first, metaspace_first, kFallback, true, 1),
+       1},
       {"metaspace-split",
-       split.json("null", metaspace_always, metaspace_always, kFallback, true, 1)},
+       split.json("null", metaspace_always, metaspace_always, kFallback, true, 1), 1},
+      // Split before Metaspace: tokenizers.js implements Isolated and, for a Regex, Removed (its
+      // String Removed keeps the delimiters, and its Metaspace "first" prepends to every piece of
+      // the first text, where Hugging Face prepends to the piece at the text's start only).
+      {"split-isolated",
+       split.json("null",
+                  R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern":
+                  {"String": "\n"}, "behavior": "Isolated", "invert": false}, )" +
+                      std::string(metaspace_always) + "]}",
+                  metaspace_always, kFallback, true, 1),
+       1},
+      {"split-removed",
+       gemma.json(kReplaceSpace,
+                  R"({"type": "Split", "pattern": {"Regex": "\n+"}, "behavior": "Removed",
+                      "invert": false})",
+                  kGemmaDecoder, kFallback, true, 2),
+       2},
       // No byte fallback: unknown characters are <unk>, one each (unfused).
-      {"unk", gemma.json(kReplaceSpace, "null", kGemmaDecoder,
-                         R"(, "fuse_unk": false, "byte_fallback": false)", true, 2)},
+      {"unk",
+       gemma.json(kReplaceSpace, "null", kGemmaDecoder,
+                  R"(, "fuse_unk": false, "byte_fallback": false)", true, 2),
+       2},
   };
 }
 
@@ -185,8 +209,7 @@ TEST_CASE("Gemma- and Llama-2-style tokenizer.json files load with their pipelin
     INFO(v.name);
     auto t = text::load_tokenizer(d.write(v.name + ".json", v.json));
     CHECK(t->has_decoder());
-    CHECK(t->post_processor().before() ==
-          std::vector<TokenId>{v.name.rfind("gemma", 0) == 0 || v.name == "unk" ? 2u : 1u});
+    CHECK(t->post_processor().before() == std::vector<TokenId>{v.bos});
   }
   auto gemma = text::load_tokenizer(d.path() / "gemma3.json");
   CHECK(gemma->normalizer().describe() == "Replace(  -> \u2581)");
