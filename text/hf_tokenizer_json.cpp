@@ -69,9 +69,10 @@ std::pair<std::string, std::string> split_literal_merge(const fs::path& file,
   return {line.substr(0, space), line.substr(space + 1)};
 }
 
-// Added tokens are matched in the text before normalization. Hugging Face matches those marked
-// "normalized" in the normalized text, by their normalized content: the same wherever the
-// normalizer leaves a token as it is; one that it changes is refused.
+// Added tokens marked "normalized" (by default those that are not special) are matched in the
+// normalized text, as Hugging Face matches them, the others in the text as given. Hugging Face
+// matches the normalized form of a normalized token's text: one that the normalizer changes is
+// refused.
 std::vector<SpecialToken> read_added_tokens(const fs::path& file, const JsonValue& root,
                                             const Normalizer& normalizer) {
   std::vector<SpecialToken> added;
@@ -89,12 +90,13 @@ std::vector<SpecialToken> read_added_tokens(const fs::path& file, const JsonValu
                             " true is not supported");
     std::string normalized, scratch;
     normalizer.apply(content->string, normalized, scratch);
-    if (flag(t, "normalized", false) && normalized != content->string)
+    const bool after = flag(t, "normalized", !flag(t, "special", false)) && !normalizer.empty();
+    if (after && normalized != content->string)
       fail_file(file, "added token '" + content->string +
                           "' with normalized true, which the normalizer changes to '" + normalized +
                           "', is not supported");
-    added.push_back(
-        {content->string, token_id(file, *id, "added token '" + content->string + "'")});
+    added.push_back({content->string, token_id(file, *id, "added token '" + content->string + "'"),
+                     false, after});
   }
   return added;
 }

@@ -27,8 +27,9 @@ Tokenizer::Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
                                   ", which is already the token '" + bytes_[s.id] + "'");
     bytes_[s.id] = s.text;
     present_[s.id] = true;
-    special_first_byte_[uint8_t(s.text[0])] = true;
-    if (s.in_plain_text) plain_first_byte_[uint8_t(s.text[0])] = any_plain_ = true;
+    for (int all = 0; all < 2; ++all)
+      if (all || s.in_plain_text)
+        first_byte_[s.normalized][all][uint8_t(s.text[0])] = any_[s.normalized][all] = true;
   }
 }
 
@@ -43,16 +44,17 @@ std::optional<TokenId> Tokenizer::special_id(std::string_view text) const {
   return std::nullopt;
 }
 
-int Tokenizer::next_special(std::string_view text, std::size_t from, bool all,
+int Tokenizer::next_special(std::string_view text, std::size_t from, bool normalized, bool all,
                             std::size_t& at) const {
-  const bool* first_byte = all ? special_first_byte_ : plain_first_byte_;
+  const bool* first_byte = first_byte_[normalized][all];
   for (std::size_t i = from; i < text.size(); ++i) {
     if (!first_byte[uint8_t(text[i])]) continue;
     int best = -1;
     for (std::size_t k = 0; k < specials_.size(); ++k) {
-      const std::string& s = specials_[k].text;
-      if ((all || specials_[k].in_plain_text) && text.compare(i, s.size(), s) == 0 &&
-          (best < 0 || s.size() > specials_[std::size_t(best)].text.size()))
+      const SpecialToken& s = specials_[k];
+      if (s.normalized == normalized && (all || s.in_plain_text) &&
+          text.compare(i, s.text.size(), s.text) == 0 &&
+          (best < 0 || s.text.size() > specials_[std::size_t(best)].text.size()))
         best = int(k);
     }
     if (best >= 0) {
@@ -63,29 +65,39 @@ int Tokenizer::next_special(std::string_view text, std::size_t from, bool all,
   return -1;
 }
 
-void Tokenizer::encode_ordinary(std::string_view text, bool first, std::vector<TokenId>& out) {
+void Tokenizer::split_specials(std::string_view text, bool normalized, bool specials, bool first,
+                               std::vector<TokenId>& out, const Ordinary& ordinary) const {
+  if (!any_[normalized][specials]) {
+    ordinary(text, first);
+    return;
+  }
+  std::size_t from = 0, at = 0;
+  for (int k; (k = next_special(text, from, normalized, specials, at)) >= 0;) {
+    ordinary(text.substr(from, at - from), first && from == 0);
+    out.push_back(specials_[std::size_t(k)].id);
+    from = at + specials_[std::size_t(k)].text.size();
+  }
+  ordinary(text.substr(from), first && from == 0);
+}
+
+void Tokenizer::encode_ordinary(std::string_view text, bool first, bool specials,
+                                std::vector<TokenId>& out) {
   if (text.empty()) return;
   if (!normalizer_.empty()) {
     normalized_.clear();
     normalizer_.apply(text, normalized_, scratch_);
     text = normalized_;
   }
-  pre_->split(
-      text, [&](std::string_view piece) { bpe_.encode(piece, out); }, first);
+  split_specials(text, true, specials, first, out, [&](std::string_view piece, bool piece_first) {
+    pre_->split(
+        piece, [&](std::string_view p) { bpe_.encode(p, out); }, piece_first);
+  });
 }
 
 void Tokenizer::encode(std::string_view text, bool specials, std::vector<TokenId>& out) {
-  if (specials_.empty() || (!specials && !any_plain_)) {
-    encode_ordinary(text, true, out);
-    return;
-  }
-  std::size_t from = 0, at = 0;
-  for (int k; (k = next_special(text, from, specials, at)) >= 0;) {
-    encode_ordinary(text.substr(from, at - from), from == 0, out);
-    out.push_back(specials_[std::size_t(k)].id);
-    from = at + specials_[std::size_t(k)].text.size();
-  }
-  encode_ordinary(text.substr(from), from == 0, out);
+  split_specials(text, false, specials, true, out, [&](std::string_view segment, bool first) {
+    encode_ordinary(segment, first, specials, out);
+  });
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text, bool specials) {

@@ -9,6 +9,7 @@
 // through it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@ struct SpecialToken {
   // Matched even where special tokens are off (encode's `specials` false): llama.cpp's
   // user-defined tokens, which its llama_tokenize matches without parse_special.
   bool in_plain_text = false;
+  // Matched in the normalized text rather than in the text given (tokenizer.json's
+  // "normalized"); for a tokenizer with a normalizer that leaves the token's text as it is.
+  bool normalized = false;
 };
 
 class Tokenizer {
@@ -78,11 +82,17 @@ class Tokenizer {
   std::optional<TokenId> special_id(std::string_view text) const;
 
  private:
-  // `first`: `text` starts the text given to encode (Metaspace's prepend_scheme "first").
-  void encode_ordinary(std::string_view text, bool first, std::vector<TokenId>& out);
-  // Earliest special token at or after `from` (longest on ties), among all of them or only those
-  // matched in plain text: its index, or -1.
-  int next_special(std::string_view text, std::size_t from, bool all, std::size_t& at) const;
+  using Ordinary = std::function<void(std::string_view text, bool first)>;
+  // Cuts the special tokens matched before (`normalized` false) or after normalization out of
+  // `text`, appending their ids; `ordinary` encodes the text around them. `first`: `text` starts
+  // the text given to encode (Metaspace's prepend_scheme "first").
+  void split_specials(std::string_view text, bool normalized, bool specials, bool first,
+                      std::vector<TokenId>& out, const Ordinary& ordinary) const;
+  void encode_ordinary(std::string_view text, bool first, bool specials, std::vector<TokenId>& out);
+  // Earliest special token at or after `from` (longest on ties) among those matched before or
+  // after normalization, all of them or only those matched in plain text: its index, or -1.
+  int next_special(std::string_view text, std::size_t from, bool normalized, bool all,
+                   std::size_t& at) const;
 
   BpeModel bpe_;
   std::unique_ptr<PreTokenizer> pre_;
@@ -91,9 +101,9 @@ class Tokenizer {
   Normalizer normalizer_;
   std::optional<Decoder> decoder_;
   std::string normalized_, scratch_;  // encode_ordinary's normalized text, reused
-  bool special_first_byte_[256] = {};
-  bool plain_first_byte_[256] = {};  // of the specials matched in plain text
-  bool any_plain_ = false;
+  // [normalized][all]: first bytes of the special tokens next_special looks for, and whether any.
+  bool first_byte_[2][2][256] = {};
+  bool any_[2][2] = {};
   std::vector<std::string> bytes_;  // id -> bytes
   std::vector<bool> present_;       // id -> is a token (ids may have gaps)
 };

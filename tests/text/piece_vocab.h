@@ -53,7 +53,8 @@ class PieceVocab {
                              : json_string(a + " " + b));
     }
     return R"({"version": "1.0", "truncation": null, "padding": null, "added_tokens": [)" + added +
-           R"(], "normalizer": )" + normalizer + R"(, "pre_tokenizer": )" + pre_tokenizer +
+           more_added_ + R"(], "normalizer": )" + normalizer + R"(, "pre_tokenizer": )" +
+           pre_tokenizer +
            R"(, "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": )"
            R"({"id": )" +
            json_string(specials_[bos]) +
@@ -66,6 +67,17 @@ class PieceVocab {
            R"("continuing_subword_prefix": null, "end_of_word_suffix": null, "ignore_merges": )"
            R"(false)" +
            model_options + R"(, "vocab": {)" + vocab + R"(}, "merges": [)" + merges + "]}}";
+  }
+
+  // Marks the token `text` (already in the vocabulary) an added token too, as SentencePiece's
+  // user-defined pieces become: matched in the text before BPE, in the normalized text when
+  // `normalized`.
+  void add_added(const std::string& text, bool normalized, bool special) {
+    for (std::size_t i = 0; i < tokens_.size(); ++i)
+      if (tokens_[i] == text)
+        more_added_ += R"(, {"id": )" + std::to_string(i) + R"(, "content": )" + json_string(text) +
+                       R"(, "normalized": )" + (normalized ? "true" : "false") +
+                       R"(, "special": )" + (special ? "true" : "false") + "}";
   }
 
   std::size_t size() const { return tokens_.size(); }
@@ -96,6 +108,7 @@ class PieceVocab {
   }
 
   std::vector<std::string> specials_, tokens_;
+  std::string more_added_;  // add_added's tokens, as JSON list items after a comma
   std::set<std::string> have_;
   std::vector<std::pair<std::string, std::string>> merges_;
 };

@@ -29,40 +29,14 @@ const std::vector<std::string> kGemmaSpecials = {"<pad>",           "<eos>",    
 const std::vector<std::string> kLlamaSpecials = {"<unk>", "<s>", "</s>"};
 
 // Pieces as SentencePiece learns them: words with their leading "\u2581", parts of words.
-const std::vector<std::string> kWords = {"\u2581the",
-                                         "\u2581The",
-                                         "he",
-                                         "in",
-                                         "ing",
-                                         "\u2581a",
-                                         "\u2581and",
-                                         "\u2581of",
-                                         "\u2581to",
-                                         "\u2581is",
-                                         "\u2581hello",
-                                         "\u2581world",
-                                         "er",
-                                         "re",
-                                         "on",
-                                         "\u2581you",
-                                         "\u2581license",
-                                         "\u2581software",
-                                         "\u2581program",
-                                         "ion",
-                                         "tion",
-                                         "\u2581free",
-                                         "\u2581General",
-                                         "\u2581Public",
-                                         "\u2581License",
-                                         "\u2581copy",
-                                         "\u2581user",
-                                         "\u2581model",
-                                         "\u4e2d\u6587",
-                                         "\u2581\u4e2d",
-                                         "caf\u00e9",
-                                         ".\n",
-                                         "\n\n",
-                                         "\t\t"};
+// clang-format off
+const std::vector<std::string> kWords = {
+    "\u2581the", "\u2581The", "he", "in", "ing", "\u2581a", "\u2581and", "\u2581of", "\u2581to",
+    "\u2581is", "\u2581hello", "\u2581world", "er", "re", "on", "\u2581you", "\u2581license",
+    "\u2581software", "\u2581program", "ion", "tion", "\u2581free", "\u2581General",
+    "\u2581Public", "\u2581License", "\u2581copy", "\u2581user", "\u2581model",
+    "\u4e2d\u6587", "\u2581\u4e2d", "caf\u00e9", ".\n", "\n\n", "\t\t"};
+// clang-format on
 // Runs of "\u2581", which Gemma has as tokens. The Metaspace variants leave them out: with split,
 // Hugging Face cannot form them and tokenizers.js, which does not split, could; and its Metaspace
 // decoder drops one leading space of the first token where Hugging Face's drops every
@@ -91,6 +65,11 @@ std::vector<Variant> variants() {
   with_runs.insert(with_runs.end(), kSpaceRuns.begin(), kSpaceRuns.end());
   const test::PieceVocab gemma(kGemmaSpecials, with_runs), llama(kLlamaSpecials, with_runs),
       split(kLlamaSpecials, kWords);
+  // Whitespace runs as user-defined pieces: "\u2581\u2581" matched after the normalizer made it,
+  // "\n\n" in the text as given.
+  test::PieceVocab added(kGemmaSpecials, with_runs);
+  added.add_added("\u2581\u2581", true, false);
+  added.add_added("\n\n", false, false);
   const std::string metaspace_first =
       R"({"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": false})";
   const std::string metaspace_always =
@@ -104,6 +83,7 @@ std::vector<Variant> variants() {
                   kGemmaDecoder, kFallback, true, 2),
        2},
       {"gemma-no-pre", gemma.json(kReplaceSpace, "null", kGemmaDecoder, kFallback, true, 2), 2},
+      {"gemma-added", added.json(kReplaceSpace, "null", kGemmaDecoder, kFallback, true, 2), 2},
       // Llama 2 (legacy): Prepend "\u2581" and Replace; Strip takes the first space back.
       {"llama2",
        llama.json(R"({"type": "Sequence", "normalizers": [{"type": "Prepend",
@@ -249,7 +229,11 @@ TEST_CASE("a planted change to a Gemma-style file makes the ids differ from toke
   if (!have_reference()) return;
   const auto all = texts();
   const std::vector<test::CorpusText> corpus(all.begin(), all.begin() + 16);
-  const test::PieceVocab gemma(kGemmaSpecials, kWords);
+  auto with_runs = kWords;
+  with_runs.insert(with_runs.end(), kSpaceRuns.begin(), kSpaceRuns.end());
+  test::PieceVocab gemma(kGemmaSpecials, with_runs), before_normalizer(kGemmaSpecials, with_runs);
+  gemma.add_added("\u2581\u2581", true, false);
+  before_normalizer.add_added("\u2581\u2581", false, false);
   test::TempFolder d("sentencepiece_planted");
   const std::string good = gemma.json(kReplaceSpace, "null", kGemmaDecoder, kFallback, true, 2);
   d.write("gemma.json", good);
@@ -258,6 +242,8 @@ TEST_CASE("a planted change to a Gemma-style file makes the ids differ from toke
       {"byte_fallback off",
        gemma.json(kReplaceSpace, "null", kGemmaDecoder, R"(, "fuse_unk": true)", true, 2)},
       {"no normalizer", gemma.json("null", "null", kGemmaDecoder, kFallback, true, 2)},
+      {"an added token matched before the normalizer",
+       before_normalizer.json(kReplaceSpace, "null", kGemmaDecoder, kFallback, true, 2)},
   };
   for (const auto& [what, json] : planted) {
     INFO(what);
