@@ -82,6 +82,7 @@ class PreTokenizer {
  private:
   void split_from(std::size_t stage, std::string_view text, bool first, const Emit& emit);
   std::vector<std::unique_ptr<PreTokenizerStage>> stages_;
+  std::vector<Regex*> isolating_;  // per stage: its pattern when it is an isolating stage
 };
 
 }  // namespace remat::text
