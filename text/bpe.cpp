@@ -7,6 +7,8 @@
 #include <queue>
 #include <stdexcept>
 
+#include "text/bpe_symbols.h"
+
 namespace remat::text {
 
 namespace {
@@ -122,6 +124,7 @@ struct BpeModel::Impl {
   PairTable pairs;
   std::size_t merges = 0;
   bool ignore_merges = false;
+  std::unique_ptr<CharacterSymbols> characters;  // character-level; null: byte-level
   PieceCache cache;
 
   // Scratch for the merge loop, kept to avoid allocating per piece.
@@ -152,13 +155,16 @@ struct BpeModel::Impl {
     if (piece.size() >= UINT32_MAX)
       throw std::invalid_argument("a pre-tokenized piece of " + std::to_string(piece.size()) +
                                   " bytes is too long to encode (at most 4 GiB)");
-    const uint32_t n = uint32_t(piece.size());
-    token.resize(n);
+    token.clear();
+    if (characters)
+      characters->split(piece, token);
+    else
+      for (char b : piece) token.push_back(byte_ids[uint8_t(b)]);
+    const uint32_t n = uint32_t(token.size());
     next.resize(n);
     prev.resize(n);
     heap.clear();
     for (uint32_t i = 0; i < n; ++i) {
-      token[i] = byte_ids[uint8_t(piece[i])];
       next[i] = i + 1;
       prev[i] = i - 1;  // wraps for i = 0: "no previous"
     }
@@ -186,7 +192,7 @@ struct BpeModel::Impl {
 
 BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
                    const std::vector<std::pair<std::string, std::string>>& merges,
-                   MissingBytes missing)
+                   const BpeOptions& options)
     : impl_(std::make_unique<Impl>()) {
   std::unordered_map<TokenId, std::string_view> seen;
   for (const auto& [bytes, id] : vocab) {
@@ -195,9 +201,12 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, TokenId>>& vocab,
                                   printable(seen[id]) + "' and '" + printable(bytes) + "'");
     impl_->ids.emplace(bytes, id);
   }
-  for (int b = 0; b < 256; ++b) {
+  if (options.characters)
+    impl_->characters = std::make_unique<CharacterSymbols>(vocab, options.byte_fallback,
+                                                           options.unk_token, options.fuse_unk);
+  for (int b = 0; b < 256 && !options.characters; ++b) {
     const int64_t id = find(std::string(1, char(b)));
-    if (id < 0 && missing == MissingBytes::drop) {
+    if (id < 0 && options.missing_bytes == MissingBytes::drop) {
       impl_->byte_ids[b] = kNoToken;
       continue;
     }
@@ -244,7 +253,7 @@ void BpeModel::set_ignore_merges(bool on) {
 }
 
 void BpeModel::encode(std::string_view piece, std::vector<TokenId>& out) {
-  if (piece.size() == 1) {
+  if (piece.size() == 1 && !impl_->characters) {
     if (const TokenId id = impl_->byte_ids[uint8_t(piece[0])]; id != kNoToken) out.push_back(id);
     return;
   }

@@ -29,7 +29,8 @@ const ByteMap& byte_map() {
   return map;
 }
 
-// Decodes one UTF-8 character at text[i]; returns its length, 0 when invalid.
+}  // namespace
+
 std::size_t decode_utf8(std::string_view text, std::size_t i, char32_t& c) {
   const auto byte = [&](std::size_t k) { return uint8_t(text[i + k]); };
   const uint8_t b0 = byte(0);
@@ -48,8 +49,6 @@ std::size_t decode_utf8(std::string_view text, std::size_t i, char32_t& c) {
   if (c < kMin[len] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
   return len;
 }
-
-}  // namespace
 
 bool is_valid_utf8(std::string_view text) {
   char32_t c = 0;

@@ -22,6 +22,10 @@ std::string bytes_to_unicode_text(std::string_view bytes);
 // or holds a character outside the map.
 std::optional<std::string> unicode_text_to_bytes(std::string_view text);
 
+// The length of the valid UTF-8 character at `text[i]` (i < text.size()), its code point in `c`;
+// 0 where the bytes there are not one (RFC 3629, as is_valid_utf8).
+std::size_t decode_utf8(std::string_view text, std::size_t i, char32_t& c);
+
 // True when `text` is valid UTF-8 (RFC 3629: no overlong forms, surrogates or code points past
 // U+10FFFF).
 bool is_valid_utf8(std::string_view text);

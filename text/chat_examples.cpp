@@ -11,25 +11,32 @@ namespace {
 namespace fs = std::filesystem;
 constexpr std::string_view kEndOfText = "<|endoftext|>";
 
+std::string difference(const std::string& prefix, const std::string& whole);
+
 struct Span {
   std::size_t begin, end;  // bytes [begin, end) of the encoded text
 };
 
-// Where each token of `ids` starts in the text they encode: byte-level BPE tokens (special tokens
-// included) are contiguous pieces of the text.
-std::vector<std::size_t> token_starts(const Tokenizer& tokenizer, const std::vector<TokenId>& ids) {
-  std::vector<std::size_t> starts(ids.size());
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    starts[i] = at;
-    at += tokenizer.token_bytes(ids[i])->size();
+// Where each token of `ids` starts in `text`, which they encode: byte-level BPE tokens (special
+// tokens included) are contiguous pieces of the text; a tokenizer.json decoder (character-level
+// BPE) says where each token's text begins, provided it gives `text` back.
+std::vector<std::size_t> token_starts(const Tokenizer& tokenizer, const std::vector<TokenId>& ids,
+                                      const std::string& text) {
+  std::vector<std::size_t> starts;
+  const std::string decoded = tokenizer.decode(ids, &starts);
+  if (tokenizer.has_decoder() && decoded != text) {
+    std::string why = difference(text, decoded);
+    if (why.empty()) why = difference(decoded, text);
+    throw std::invalid_argument(
+        "the tokenizer does not decode this example's text back to itself (" + why +
+        "), so the tokens of the turns to train cannot be located");
   }
   return starts;
 }
 
 std::vector<uint8_t> mask_by_first_byte(const Tokenizer& tokenizer, const std::vector<TokenId>& ids,
-                                        const std::vector<Span>& spans) {
-  const auto starts = token_starts(tokenizer, ids);
+                                        const std::string& text, const std::vector<Span>& spans) {
+  const auto starts = token_starts(tokenizer, ids, text);
   std::vector<uint8_t> mask(ids.size(), 0);
   for (std::size_t i = 0; i < ids.size(); ++i)
     for (const Span& s : spans)
@@ -112,7 +119,7 @@ MaskedTokens ChatExamples::encode_text(const std::string& text) {
 MaskedTokens ChatExamples::encode_prompt_completion(const std::string& prompt,
                                                     const std::string& completion) {
   const std::vector<TokenId> text = tokenizer_.encode(prompt + completion);
-  const auto starts = token_starts(tokenizer_, text);
+  const auto starts = token_starts(tokenizer_, text, prompt + completion);
   const std::size_t first =
       std::size_t(std::find_if(starts.begin(), starts.end(),
                                [&](std::size_t s) { return s >= prompt.size(); }) -
@@ -156,7 +163,7 @@ MaskedTokens ChatExamples::encode_messages(const JsonValue& messages) {
   }
   MaskedTokens out;
   out.ids = tokenizer_.encode(whole);
-  out.mask = mask_by_first_byte(tokenizer_, out.ids, spans);
+  out.mask = mask_by_first_byte(tokenizer_, out.ids, whole, spans);
   return out;
 }
 

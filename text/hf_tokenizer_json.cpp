@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdint>
 
+#include "text/hf_pipeline_json.h"
 #include "text/vocab_files.h"
 
 namespace remat::text {
@@ -12,99 +13,15 @@ namespace {
 namespace fs = std::filesystem;
 using Type = JsonValue::Type;
 
-std::string type_of(const JsonValue& v) {
-  const JsonValue* t = v.find("type");
-  return t && t->type == Type::string ? t->string : "(no type)";
-}
-
 bool flag(const JsonValue& v, const std::string& key, bool fallback) {
   const JsonValue* f = v.find(key);
   return f && f->type == Type::boolean ? f->boolean : fallback;
 }
 
-bool null_or_absent(const JsonValue& v, const std::string& key) {
-  const JsonValue* f = v.find(key);
-  return !f || f->type == Type::null;
-}
-
-// No normalizer, or NFC (Qwen3's); any other is refused by type.
-Normalization read_normalizer(const fs::path& file, const JsonValue& root) {
-  if (null_or_absent(root, "normalizer")) return Normalization::none;
-  const std::string type = type_of(*root.find("normalizer"));
-  if (type != "NFC") fail_file(file, "normalizer " + type + " is not supported (only NFC)");
-  return Normalization::nfc;
-}
-
-// Hugging Face's Split pattern: {"Regex": "..."} or {"String": "..."} (a literal).
-std::string split_pattern(const fs::path& file, const JsonValue& split) {
-  const JsonValue* p = split.find("pattern");
-  const JsonValue* regex = p ? p->find("Regex") : nullptr;
-  const JsonValue* literal = p ? p->find("String") : nullptr;
-  if (regex && regex->type == Type::string) return regex->string;
-  if (literal && literal->type == Type::string) {
-    std::string escaped;  // every ASCII punctuation escaped: the literal matches as written
-    for (char c : literal->string) {
-      if (uint8_t(c) < 0x80 && !std::isalnum(uint8_t(c))) escaped += '\\';
-      escaped += c;
-    }
-    return escaped;
-  }
-  fail_file(file, "pre_tokenizer Split needs a pattern {\"Regex\": ...} or {\"String\": ...}");
-}
-
-void add_stage(const fs::path& file, const JsonValue& stage, PreTokenizer& pre, bool& byte_level) {
-  const std::string type = type_of(stage);
-  if (type == "ByteLevel") {
-    if (flag(stage, "add_prefix_space", false))
-      fail_file(file, "pre_tokenizer ByteLevel with add_prefix_space true is not supported");
-    if (flag(stage, "use_regex", true)) pre.add_isolating_stage(kGpt2Pattern);
-    byte_level = true;
-  } else if (type == "Split") {
-    const JsonValue* behavior = stage.find("behavior");
-    const std::string b = behavior && behavior->type == Type::string ? behavior->string : "?";
-    if (b != "Isolated")
-      fail_file(file,
-                "pre_tokenizer Split with behavior '" + b + "' is not supported (only Isolated)");
-    if (flag(stage, "invert", false))
-      fail_file(file, "pre_tokenizer Split with invert true is not supported");
-    try {
-      pre.add_isolating_stage(split_pattern(file, stage));
-    } catch (const std::invalid_argument& e) {
-      fail_file(file, std::string("pre_tokenizer Split ") + e.what());
-    }
-  } else if (type == "Digits") {
-    // Rust's char::is_numeric, which Hugging Face uses, is the Unicode category N.
-    pre.add_isolating_stage(flag(stage, "individual_digits", false) ? "\\p{N}" : "\\p{N}+");
-  } else {
-    fail_file(file, "pre_tokenizer " + type + " is not supported (only ByteLevel, Split, Digits)");
-  }
-}
-
-std::unique_ptr<PreTokenizer> read_pre_tokenizer(const fs::path& file, const JsonValue& root) {
-  const JsonValue* p = root.find("pre_tokenizer");
-  if (!p || p->type != Type::object)
-    fail_file(
-        file,
-        "a tokenizer without a pre_tokenizer is not supported (byte-level BPE needs ByteLevel)");
-  auto pre = std::make_unique<PreTokenizer>();
-  bool byte_level = false;
-  if (type_of(*p) == "Sequence") {
-    const JsonValue* list = p->find("pretokenizers");
-    if (!list || list->type != Type::array)
-      fail_file(file, "pre_tokenizer Sequence has no pretokenizers list");
-    for (const JsonValue& stage : list->array) add_stage(file, stage, *pre, byte_level);
-  } else {
-    add_stage(file, *p, *pre, byte_level);
-  }
-  if (!byte_level)
-    fail_file(file, "pre_tokenizer has no ByteLevel step; only byte-level BPE is supported");
-  return pre;
-}
-
-void check_model(const fs::path& file, const JsonValue& model) {
+void check_model(const fs::path& file, const JsonValue& model, bool byte_level) {
   const JsonValue* type = model.find("type");
   if (type && type->type == Type::string && type->string != "BPE")
-    fail_file(file, "model " + type->string + " is not supported (only byte-level BPE)");
+    fail_file(file, "model " + type->string + " is not supported (only BPE)");
   const JsonValue* dropout = model.find("dropout");
   if (dropout && dropout->type == Type::number && dropout->number != 0)
     fail_file(file, "BPE dropout is not supported");
@@ -113,10 +30,51 @@ void check_model(const fs::path& file, const JsonValue& model) {
     if (a && a->type == Type::string && !a->string.empty())
       fail_file(file, std::string("BPE ") + affix + " '" + a->string + "' is not supported");
   }
-  if (flag(model, "byte_fallback", false)) fail_file(file, "BPE byte_fallback is not supported");
+  if (byte_level && flag(model, "byte_fallback", false))
+    fail_file(file, "BPE byte_fallback with a ByteLevel pre_tokenizer is not supported");
 }
 
-std::vector<SpecialToken> read_added_tokens(const fs::path& file, const JsonValue& root) {
+// Character-level BPE's options (text/bpe_symbols.h).
+BpeOptions character_options(const JsonValue& model) {
+  BpeOptions o;
+  o.characters = true;
+  o.byte_fallback = flag(model, "byte_fallback", false);
+  o.fuse_unk = flag(model, "fuse_unk", false);
+  if (const JsonValue* unk = model.find("unk_token"); unk && unk->type == Type::string)
+    o.unk_token = unk->string;
+  return o;
+}
+
+// A character-level vocabulary: tokens as written, added tokens included (they are the same text
+// either way).
+Vocab read_literal_vocab(const fs::path& file, const JsonValue& object) {
+  if (object.type != Type::object)
+    fail_file(file, "the vocabulary must be a JSON object of token: id");
+  Vocab vocab;
+  vocab.reserve(object.object.size());
+  for (const auto& [text, id] : object.object)
+    vocab.emplace_back(text, token_id(file, id, "token '" + text + "'"));
+  return vocab;
+}
+
+// One merge "a b" of a character-level vocabulary, whose tokens hold no space.
+std::pair<std::string, std::string> split_literal_merge(const fs::path& file,
+                                                        const std::string& line,
+                                                        std::size_t number) {
+  const std::size_t space = line.find(' ');
+  if (space == std::string::npos || space == 0 || space + 1 == line.size() ||
+      line.find(' ', space + 1) != std::string::npos)
+    fail_file(file, "merge " + std::to_string(number) + " '" + line +
+                        "' is not two tokens separated by one space");
+  return {line.substr(0, space), line.substr(space + 1)};
+}
+
+// Added tokens marked "normalized" (by default those that are not special) are matched in the
+// normalized text, as Hugging Face matches them, the others in the text as given. Hugging Face
+// matches the normalized form of a normalized token's text: one that the normalizer changes is
+// refused.
+std::vector<SpecialToken> read_added_tokens(const fs::path& file, const JsonValue& root,
+                                            const Normalizer& normalizer) {
   std::vector<SpecialToken> added;
   const JsonValue* list = root.find("added_tokens");
   if (!list || list->type == Type::null) return added;
@@ -130,13 +88,20 @@ std::vector<SpecialToken> read_added_tokens(const fs::path& file, const JsonValu
       if (flag(t, option, false))
         fail_file(file, "added token '" + content->string + "' with " + option +
                             " true is not supported");
-    added.push_back(
-        {content->string, token_id(file, *id, "added token '" + content->string + "'")});
+    std::string normalized, scratch;
+    normalizer.apply(content->string, normalized, scratch);
+    const bool after = flag(t, "normalized", !flag(t, "special", false)) && !normalizer.empty();
+    if (after && normalized != content->string)
+      fail_file(file, "added token '" + content->string +
+                          "' with normalized true, which the normalizer changes to '" + normalized +
+                          "', is not supported");
+    added.push_back({content->string, token_id(file, *id, "added token '" + content->string + "'"),
+                     false, after});
   }
   return added;
 }
 
-Merges read_merges(const fs::path& file, const JsonValue& model) {
+Merges read_merges(const fs::path& file, const JsonValue& model, bool byte_level) {
   const JsonValue* list = model.find("merges");
   if (!list || list->type != Type::array) fail_file(file, "model.merges must be a list");
   Merges merges;
@@ -144,11 +109,15 @@ Merges read_merges(const fs::path& file, const JsonValue& model) {
   for (const JsonValue& m : list->array) {
     const std::size_t number = merges.size() + 1;
     if (m.type == Type::string) {
-      merges.push_back(split_merge(file, m.string, number));
+      merges.push_back(byte_level ? split_merge(file, m.string, number)
+                                  : split_literal_merge(file, m.string, number));
     } else if (m.type == Type::array && m.array.size() == 2 && m.array[0].type == Type::string &&
                m.array[1].type == Type::string) {
-      merges.emplace_back(token_bytes(file, m.array[0].string),
-                          token_bytes(file, m.array[1].string));
+      if (byte_level)
+        merges.emplace_back(token_bytes(file, m.array[0].string),
+                            token_bytes(file, m.array[1].string));
+      else
+        merges.emplace_back(m.array[0].string, m.array[1].string);
     } else {
       fail_file(file, "merge " + std::to_string(number) + " is neither \"a b\" nor [\"a\", \"b\"]");
     }
@@ -163,17 +132,22 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& file) {
   if (root.type != Type::object) fail_file(file, "not a tokenizer.json (not a JSON object)");
   const JsonValue* model = root.find("model");
   if (!model || model->type != Type::object) fail_file(file, "not a tokenizer.json (no model)");
-  check_model(file, *model);
-  const Normalization normalization = read_normalizer(file, root);
-  auto pre = read_pre_tokenizer(file, root);
-  auto added = read_added_tokens(file, root);
+  Normalizer normalizer = read_hf_normalizer(file, root);
+  bool byte_level = false;
+  auto pre = read_hf_pre_tokenizer(file, root, byte_level);
+  check_model(file, *model, byte_level);
+  auto decoder = read_hf_decoder(file, root, byte_level);
+  auto added = read_added_tokens(file, root, normalizer);
   const JsonValue* vocab = model->find("vocab");
   if (!vocab) fail_file(file, "model.vocab is missing");
   try {
-    auto tokenizer = std::make_unique<Tokenizer>(read_vocab(file, *vocab, added),
-                                                 read_merges(file, *model), std::move(pre), added);
+    auto tokenizer = std::make_unique<Tokenizer>(
+        byte_level ? read_vocab(file, *vocab, added) : read_literal_vocab(file, *vocab),
+        read_merges(file, *model, byte_level), std::move(pre), added,
+        byte_level ? BpeOptions() : character_options(*model));
     tokenizer->bpe().set_ignore_merges(flag(*model, "ignore_merges", false));
-    tokenizer->set_normalization(normalization);
+    tokenizer->set_normalizer(std::move(normalizer));
+    tokenizer->set_decoder(std::move(decoder));
     tokenizer->set_post_processor(PostProcessor(root.find("post_processor"), file.string()));
     return tokenizer;
   } catch (const std::invalid_argument& e) {

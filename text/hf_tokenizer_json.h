@@ -1,10 +1,13 @@
-// Hugging Face's tokenizer.json, for the byte-level BPE tokenizers it describes (GPT-2, SmolLM2,
-// Qwen3 and others built the same way): model BPE; no normalizer, or NFC (text/normalizer.h);
-// pre_tokenizer ByteLevel, or a Sequence
-// of Split (behavior Isolated, not inverted), Digits and ByteLevel; added_tokens as special
-// tokens; post_processor kept beside the tokenizer (text/post_processor.h), not applied by
-// encode. Everything else is refused with one std::invalid_argument line naming the file and
-// the unsupported setting.
+// Hugging Face's tokenizer.json for the BPE tokenizers it describes:
+//   - byte-level BPE (GPT-2, SmolLM2, Qwen3, Llama 3): a ByteLevel pre-tokenizer step, the
+//     vocabulary spelled in GPT-2's byte map;
+//   - character-level BPE (SentencePiece conversions: Llama 2, Mistral, Gemma): no ByteLevel step,
+//     tokens as written, with byte_fallback, unk_token and fuse_unk (text/bpe_symbols.h).
+// Normalizer, pre_tokenizer and decoder as text/hf_pipeline_json.h reads them; added_tokens as
+// special tokens; post_processor kept beside the tokenizer (text/post_processor.h), not applied by
+// encode. Everything else (another model, BPE dropout, continuing_subword_prefix,
+// end_of_word_suffix, added tokens that strip spaces, ...) is refused with one
+// std::invalid_argument line naming the file and the unsupported setting.
 #pragma once
 
 #include <filesystem>

@@ -79,3 +79,72 @@ std::string normalizer_unicode_version() {
 }
 
 }  // namespace remat::text
+
+namespace remat::text {
+
+Normalizer Normalizer::nfc() {
+  Normalizer n;
+  n.add_nfc();
+  return n;
+}
+
+void Normalizer::add_nfc() {
+  steps_.push_back({Kind::nfc, "", ""});
+}
+
+void Normalizer::add_replace(std::string pattern, std::string content) {
+  if (pattern.empty()) throw std::invalid_argument("a Replace pattern must not be empty");
+  steps_.push_back({Kind::replace, std::move(pattern), std::move(content)});
+}
+
+void Normalizer::add_prepend(std::string prefix) {
+  steps_.push_back({Kind::prepend, std::move(prefix), ""});
+}
+
+std::string Normalizer::describe() const {
+  std::string out;
+  for (const Step& s : steps_) {
+    if (!out.empty()) out += ", ";
+    out += s.kind == Kind::nfc       ? std::string("NFC")
+           : s.kind == Kind::prepend ? "Prepend(" + s.a + ")"
+                                     : "Replace(" + s.a + " -> " + s.b + ")";
+  }
+  return out;
+}
+
+void Normalizer::apply_step(const Step& step, std::string_view text, std::string& out) const {
+  switch (step.kind) {
+    case Kind::nfc:
+      append_nfc(text, out);
+      break;
+    case Kind::prepend:
+      if (!text.empty()) out += step.a;  // Hugging Face prepends to non-empty text only
+      out += text;
+      break;
+    case Kind::replace:
+      for (std::size_t at = 0;;) {
+        const std::size_t hit = text.find(step.a, at);
+        out += text.substr(at, hit - at);
+        if (hit == std::string_view::npos) break;
+        out += step.b;
+        at = hit + step.a.size();
+      }
+      break;
+  }
+}
+
+void Normalizer::apply(std::string_view text, std::string& out, std::string& scratch) const {
+  if (steps_.size() == 1) {
+    apply_step(steps_[0], text, out);
+    return;
+  }
+  std::string current(text);
+  for (const Step& step : steps_) {
+    scratch.clear();
+    apply_step(step, current, scratch);
+    current.swap(scratch);
+  }
+  out += current;
+}
+
+}  // namespace remat::text

@@ -118,26 +118,64 @@ bool Regex::find(std::string_view text, std::size_t from, std::size_t& begin, st
   return false;
 }
 
+namespace {
+
+// Hugging Face's Split with behavior Isolated: matches and the text between them are pieces.
+class IsolatingStage : public PreTokenizerStage {
+ public:
+  explicit IsolatingStage(std::string_view pattern) : regex_(with_unicode_whitespace(pattern)) {}
+  void split(std::string_view text, bool first, const Emit& emit) override {
+    split_isolated(regex_, text, first, emit);
+  }
+  Regex& regex() { return regex_; }
+
+  // Calls emit(piece, first) for the matches of `regex` and the text between them.
+  template <class F>
+  static void split_isolated(Regex& regex, std::string_view text, bool first, const F& emit) {
+    std::size_t at = 0, begin = 0, end = 0;
+    while (regex.find(text, at, begin, end)) {
+      if (begin > at) emit(text.substr(at, begin - at), first && at == 0);
+      emit(text.substr(begin, end - begin), first && begin == 0);
+      at = end;
+    }
+    if (at < text.size()) emit(text.substr(at), first && at == 0);
+  }
+
+ private:
+  Regex regex_;
+};
+
+}  // namespace
+
 void PreTokenizer::add_isolating_stage(std::string_view pattern) {
-  stages_.push_back(std::make_unique<Regex>(with_unicode_whitespace(pattern)));
+  auto stage = std::make_unique<IsolatingStage>(pattern);
+  isolating_.push_back(&stage->regex());
+  stages_.push_back(std::move(stage));
 }
 
-void PreTokenizer::split(std::string_view text, const Emit& emit) {
-  if (!text.empty()) split_from(0, text, emit);
+void PreTokenizer::add_stage(std::unique_ptr<PreTokenizerStage> stage) {
+  isolating_.push_back(nullptr);
+  stages_.push_back(std::move(stage));
 }
 
-void PreTokenizer::split_from(std::size_t stage, std::string_view text, const Emit& emit) {
+void PreTokenizer::split(std::string_view text, const Emit& emit, bool first) {
+  if (!text.empty()) split_from(0, text, first, emit);
+}
+
+void PreTokenizer::split_from(std::size_t stage, std::string_view text, bool first,
+                              const Emit& emit) {
   if (stage == stages_.size()) {
     emit(text);
     return;
   }
-  std::size_t at = 0, begin = 0, end = 0;
-  while (stages_[stage]->find(text, at, begin, end)) {
-    if (begin > at) split_from(stage + 1, text.substr(at, begin - at), emit);
-    split_from(stage + 1, text.substr(begin, end - begin), emit);
-    at = end;
-  }
-  if (at < text.size()) split_from(stage + 1, text.substr(at), emit);
+  // Isolating stages (every byte-level pre-tokenizer) recurse directly: the hot path of encode.
+  const auto next = [this, stage, &emit](std::string_view piece, bool piece_first) {
+    if (!piece.empty()) split_from(stage + 1, piece, piece_first, emit);
+  };
+  if (Regex* regex = isolating_[stage])
+    IsolatingStage::split_isolated(*regex, text, first, next);
+  else
+    stages_[stage]->split(text, first, next);
 }
 
 }  // namespace remat::text

@@ -53,6 +53,17 @@ class Regex {
   std::unique_ptr<Impl> impl_;
 };
 
+// One step of a pre-tokenizer: cuts a piece into smaller ones (or rewrites it, as Metaspace does).
+class PreTokenizerStage {
+ public:
+  // `first`: the piece starts the text given to encode (no special token before it), which
+  // Metaspace's prepend_scheme "first" asks about.
+  using Emit = std::function<void(std::string_view piece, bool first)>;
+  virtual ~PreTokenizerStage() = default;
+  // Calls `emit` for each non-empty piece, in order. The views stay valid during the call only.
+  virtual void split(std::string_view text, bool first, const Emit& emit) = 0;
+};
+
 class PreTokenizer {
  public:
   using Emit = std::function<void(std::string_view piece)>;
@@ -60,14 +71,18 @@ class PreTokenizer {
   // A stage that cuts every match of `pattern` out as its own piece, keeping the text between
   // matches as pieces too (Hugging Face's Split with behavior "Isolated").
   void add_isolating_stage(std::string_view pattern);
+  void add_stage(std::unique_ptr<PreTokenizerStage> stage);
   bool empty() const { return stages_.empty(); }
 
-  // Calls `emit` for each non-empty piece of `text`, in order; the pieces concatenate to `text`.
-  void split(std::string_view text, const Emit& emit);
+  // Calls `emit` for each non-empty piece of `text`, in order; without rewriting stages
+  // (Metaspace) the pieces concatenate to `text`. No stages: `text` is one piece. `first`: see
+  // PreTokenizerStage.
+  void split(std::string_view text, const Emit& emit, bool first = true);
 
  private:
-  void split_from(std::size_t stage, std::string_view text, const Emit& emit);
-  std::vector<std::unique_ptr<Regex>> stages_;
+  void split_from(std::size_t stage, std::string_view text, bool first, const Emit& emit);
+  std::vector<std::unique_ptr<PreTokenizerStage>> stages_;
+  std::vector<Regex*> isolating_;  // per stage: its pattern when it is an isolating stage
 };
 
 }  // namespace remat::text

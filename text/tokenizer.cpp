@@ -9,10 +9,8 @@ namespace remat::text {
 Tokenizer::Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
                      const std::vector<std::pair<std::string, std::string>>& merges,
                      std::unique_ptr<PreTokenizer> pre_tokenizer,
-                     std::vector<SpecialToken> specials, MissingBytes missing_bytes)
-    : bpe_(vocab, merges, missing_bytes),
-      pre_(std::move(pre_tokenizer)),
-      specials_(std::move(specials)) {
+                     std::vector<SpecialToken> specials, const BpeOptions& options)
+    : bpe_(vocab, merges, options), pre_(std::move(pre_tokenizer)), specials_(std::move(specials)) {
   TokenId top = 0;
   for (const auto& [bytes, id] : vocab) top = std::max(top, id);
   for (const auto& s : specials_) top = std::max(top, s.id);
@@ -29,8 +27,9 @@ Tokenizer::Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
                                   ", which is already the token '" + bytes_[s.id] + "'");
     bytes_[s.id] = s.text;
     present_[s.id] = true;
-    special_first_byte_[uint8_t(s.text[0])] = true;
-    if (s.in_plain_text) plain_first_byte_[uint8_t(s.text[0])] = any_plain_ = true;
+    for (int all = 0; all < 2; ++all)
+      if (all || s.in_plain_text)
+        first_byte_[s.normalized][all][uint8_t(s.text[0])] = any_[s.normalized][all] = true;
   }
 }
 
@@ -45,16 +44,17 @@ std::optional<TokenId> Tokenizer::special_id(std::string_view text) const {
   return std::nullopt;
 }
 
-int Tokenizer::next_special(std::string_view text, std::size_t from, bool all,
+int Tokenizer::next_special(std::string_view text, std::size_t from, bool normalized, bool all,
                             std::size_t& at) const {
-  const bool* first_byte = all ? special_first_byte_ : plain_first_byte_;
+  const bool* first_byte = first_byte_[normalized][all];
   for (std::size_t i = from; i < text.size(); ++i) {
     if (!first_byte[uint8_t(text[i])]) continue;
     int best = -1;
     for (std::size_t k = 0; k < specials_.size(); ++k) {
-      const std::string& s = specials_[k].text;
-      if ((all || specials_[k].in_plain_text) && text.compare(i, s.size(), s) == 0 &&
-          (best < 0 || s.size() > specials_[std::size_t(best)].text.size()))
+      const SpecialToken& s = specials_[k];
+      if (s.normalized == normalized && (all || s.in_plain_text) &&
+          text.compare(i, s.text.size(), s.text) == 0 &&
+          (best < 0 || s.text.size() > specials_[std::size_t(best)].text.size()))
         best = int(k);
     }
     if (best >= 0) {
@@ -65,27 +65,39 @@ int Tokenizer::next_special(std::string_view text, std::size_t from, bool all,
   return -1;
 }
 
-void Tokenizer::encode_ordinary(std::string_view text, std::vector<TokenId>& out) {
-  if (normalization_ == Normalization::nfc) {
-    normalized_.clear();
-    append_nfc(text, normalized_);
-    text = normalized_;
-  }
-  pre_->split(text, [&](std::string_view piece) { bpe_.encode(piece, out); });
-}
-
-void Tokenizer::encode(std::string_view text, bool specials, std::vector<TokenId>& out) {
-  if (specials_.empty() || (!specials && !any_plain_)) {
-    encode_ordinary(text, out);
+void Tokenizer::split_specials(std::string_view text, bool normalized, bool specials, bool first,
+                               std::vector<TokenId>& out, const Ordinary& ordinary) const {
+  if (!any_[normalized][specials]) {
+    ordinary(text, first);
     return;
   }
   std::size_t from = 0, at = 0;
-  for (int k; (k = next_special(text, from, specials, at)) >= 0;) {
-    encode_ordinary(text.substr(from, at - from), out);
+  for (int k; (k = next_special(text, from, normalized, specials, at)) >= 0;) {
+    ordinary(text.substr(from, at - from), first && from == 0);
     out.push_back(specials_[std::size_t(k)].id);
     from = at + specials_[std::size_t(k)].text.size();
   }
-  encode_ordinary(text.substr(from), out);
+  ordinary(text.substr(from), first && from == 0);
+}
+
+void Tokenizer::encode_ordinary(std::string_view text, bool first, bool specials,
+                                std::vector<TokenId>& out) {
+  if (text.empty()) return;
+  if (!normalizer_.empty()) {
+    normalized_.clear();
+    normalizer_.apply(text, normalized_, scratch_);
+    text = normalized_;
+  }
+  split_specials(text, true, specials, first, out, [&](std::string_view piece, bool piece_first) {
+    pre_->split(
+        piece, [&](std::string_view p) { bpe_.encode(p, out); }, piece_first);
+  });
+}
+
+void Tokenizer::encode(std::string_view text, bool specials, std::vector<TokenId>& out) {
+  split_specials(text, false, specials, true, out, [&](std::string_view segment, bool first) {
+    encode_ordinary(segment, first, specials, out);
+  });
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text, bool specials) {
@@ -95,17 +107,25 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool specials) {
   return out;
 }
 
-std::string Tokenizer::decode(const std::vector<TokenId>& ids) const {
+std::string Tokenizer::decode(const std::vector<TokenId>& ids,
+                              std::vector<std::size_t>* starts) const {
   std::string out;
+  std::vector<std::string> texts;
+  if (starts) starts->clear();
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const auto bytes = token_bytes(ids[i]);
     if (!bytes)
       throw std::invalid_argument("token " + std::to_string(i) + " is id " +
                                   std::to_string(ids[i]) + ", which is not in the vocabulary (" +
                                   std::to_string(vocab_size()) + " ids)");
+    if (decoder_) {
+      texts.emplace_back(*bytes);
+      continue;
+    }
+    if (starts) starts->push_back(out.size());
     out += *bytes;
   }
-  return out;
+  return decoder_ ? decoder_->decode(std::move(texts), starts) : out;
 }
 
 }  // namespace remat::text

@@ -1,13 +1,15 @@
-// A byte-level BPE tokenizer: special tokens, pre-tokenization, BPE, and the way back.
+// A BPE tokenizer: special tokens, pre-tokenization, BPE, and the way back.
 //
 // encode: special tokens found in the text (unless disabled) become their ids; the text between
 // them is normalized (if the tokenizer has a normalizer), pre-tokenized and each piece
 // BPE-encoded. Any bytes are accepted; invalid UTF-8 is
-// encoded byte-wise (see pre_tokenizer.h). decode: each id's bytes, concatenated, so that
-// decode(encode(x)) == x for every byte string x (without a normalizer; with NFC, x's normal
-// form).
+// encoded byte-wise (see pre_tokenizer.h). decode: each id's bytes, concatenated (byte-level BPE),
+// so that decode(encode(x)) == x for every byte string x (without a normalizer; with NFC, x's
+// normal form); or, with a decoder (character-level BPE, text/decoder.h), the token texts passed
+// through it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "text/bpe.h"
+#include "text/decoder.h"
 #include "text/normalizer.h"
 #include "text/post_processor.h"
 #include "text/pre_tokenizer.h"
@@ -28,17 +31,20 @@ struct SpecialToken {
   // Matched even where special tokens are off (encode's `specials` false): llama.cpp's
   // user-defined tokens, which its llama_tokenize matches without parse_special.
   bool in_plain_text = false;
+  // Matched in the normalized text rather than in the text given (tokenizer.json's
+  // "normalized"); for a tokenizer with a normalizer that leaves the token's text as it is.
+  bool normalized = false;
 };
 
 class Tokenizer {
  public:
   // `vocab`: every BPE token's bytes and id (ids may have gaps); `specials` may reuse an id of
   // `vocab` (GPT-2's <|endoftext|> is in both) or add new ones. Throws std::invalid_argument.
-  // `missing_bytes`: see BpeModel.
+  // `options`: see BpeModel.
   Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
             const std::vector<std::pair<std::string, std::string>>& merges,
             std::unique_ptr<PreTokenizer> pre_tokenizer, std::vector<SpecialToken> specials,
-            MissingBytes missing_bytes = MissingBytes::refuse);
+            const BpeOptions& options = {});
 
   // With `specials` false, special-token text is encoded as ordinary text (except the tokens
   // matched in plain text). Not thread-safe (the BPE cache and the matcher are reused); one
@@ -46,8 +52,10 @@ class Tokenizer {
   std::vector<TokenId> encode(std::string_view text, bool specials = true);
   void encode(std::string_view text, bool specials, std::vector<TokenId>& out);
 
-  // Throws std::invalid_argument naming the position of an id that is no token.
-  std::string decode(const std::vector<TokenId>& ids) const;
+  // Throws std::invalid_argument naming the position of an id that is no token. With `starts`,
+  // also where each id's text begins in the result (text/decoder.h).
+  std::string decode(const std::vector<TokenId>& ids,
+                     std::vector<std::size_t>* starts = nullptr) const;
   // The bytes of one id, or nullopt.
   std::optional<std::string_view> token_bytes(TokenId id) const;
 
@@ -60,8 +68,12 @@ class Tokenizer {
 
   // tokenizer.json's normalizer, applied to the text between special tokens before
   // pre-tokenization (text/normalizer.h); none by default.
-  Normalization normalization() const { return normalization_; }
-  void set_normalization(Normalization n) { normalization_ = n; }
+  const Normalizer& normalizer() const { return normalizer_; }
+  void set_normalizer(Normalizer n) { normalizer_ = std::move(n); }
+
+  // tokenizer.json's decoder (text/decoder.h); none by default: decode concatenates bytes.
+  void set_decoder(std::optional<Decoder> d) { decoder_ = std::move(d); }
+  bool has_decoder() const { return decoder_.has_value(); }
 
   // One more than the largest id: the rows a model's embedding needs.
   std::size_t vocab_size() const { return bytes_.size(); }
@@ -70,20 +82,28 @@ class Tokenizer {
   std::optional<TokenId> special_id(std::string_view text) const;
 
  private:
-  void encode_ordinary(std::string_view text, std::vector<TokenId>& out);
-  // Earliest special token at or after `from` (longest on ties), among all of them or only those
-  // matched in plain text: its index, or -1.
-  int next_special(std::string_view text, std::size_t from, bool all, std::size_t& at) const;
+  using Ordinary = std::function<void(std::string_view text, bool first)>;
+  // Cuts the special tokens matched before (`normalized` false) or after normalization out of
+  // `text`, appending their ids; `ordinary` encodes the text around them. `first`: `text` starts
+  // the text given to encode (Metaspace's prepend_scheme "first").
+  void split_specials(std::string_view text, bool normalized, bool specials, bool first,
+                      std::vector<TokenId>& out, const Ordinary& ordinary) const;
+  void encode_ordinary(std::string_view text, bool first, bool specials, std::vector<TokenId>& out);
+  // Earliest special token at or after `from` (longest on ties) among those matched before or
+  // after normalization, all of them or only those matched in plain text: its index, or -1.
+  int next_special(std::string_view text, std::size_t from, bool normalized, bool all,
+                   std::size_t& at) const;
 
   BpeModel bpe_;
   std::unique_ptr<PreTokenizer> pre_;
   std::vector<SpecialToken> specials_;
   PostProcessor post_;
-  Normalization normalization_ = Normalization::none;
-  std::string normalized_;  // encode_ordinary's normalized text, reused
-  bool special_first_byte_[256] = {};
-  bool plain_first_byte_[256] = {};  // of the specials matched in plain text
-  bool any_plain_ = false;
+  Normalizer normalizer_;
+  std::optional<Decoder> decoder_;
+  std::string normalized_, scratch_;  // encode_ordinary's normalized text, reused
+  // [normalized][all]: first bytes of the special tokens next_special looks for, and whether any.
+  bool first_byte_[2][2][256] = {};
+  bool any_[2][2] = {};
   std::vector<std::string> bytes_;  // id -> bytes
   std::vector<bool> present_;       // id -> is a token (ids may have gaps)
 };

@@ -1,15 +1,14 @@
-// Loading a byte-level BPE tokenizer from the files it is published as:
+// Loading a BPE tokenizer from the files it is published as:
 //   - GPT-2's encoder.json + vocab.bpe (OpenAI's release);
 //   - Hugging Face's vocab.json + merges.txt;
-//   - Hugging Face's tokenizer.json whose model is BPE with ByteLevel pre-tokenization, alone or
-//     in a Sequence with Split (behavior Isolated) and Digits, as GPT-2, SmolLM2 and Qwen3 ship
-//     it, with no normalizer or NFC (Qwen3's); added_tokens become special tokens; merges as
-//     "a b" strings or ["a", "b"] pairs.
+//   - Hugging Face's tokenizer.json whose model is BPE: byte-level (GPT-2, SmolLM2, Qwen3) or
+//     character-level with byte fallback (Llama 2, Gemma), as text/hf_tokenizer_json.h says;
+//     added_tokens become special tokens; merges as "a b" strings or ["a", "b"] pairs.
 // With encoder.json/vocab.json, "<|endoftext|>" is the special token when the vocabulary has it.
-// Anything else (WordPiece, Unigram, a normalizer other than NFC, added tokens that strip spaces,
-// ...) is refused with one std::invalid_argument line naming the file and what is not supported. A
-// tokenizer.json decoder is not used, and its post-processor is only kept (Tokenizer::
-// post_processor): encode gives the text's tokens alone.
+// Anything else (WordPiece, Unigram, a normalizer other than NFC/Replace/Prepend, added tokens
+// that strip spaces, ...) is refused with one std::invalid_argument line naming the file and what
+// is not supported. A character-level tokenizer.json's decoder is used by decode; the
+// post-processor is only kept (Tokenizer::post_processor): encode gives the text's tokens alone.
 #pragma once
 
 #include <filesystem>

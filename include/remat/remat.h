@@ -402,16 +402,17 @@ REMAT_API remat_status remat_session_memory_report(const remat_session* session,
 
 /* ---- text ------------------------------------------------------------------------------------ */
 
-/* A byte-level BPE tokenizer (GPT-2 style): text bytes to token ids and back, exactly
+/* A BPE tokenizer: text bytes to token ids and back. Byte-level (GPT-2 style) exactly
  * (decode(encode(x)) == x for any bytes, where the vocabulary has a token for every byte; a GGUF
- * vocabulary without one leaves that byte out, as llama.cpp does). One tokenizer may be used from
+ * vocabulary without one leaves that byte out, as llama.cpp does); a tokenizer.json with byte
+ * fallback (Gemma, Llama 2) decodes through its decoder. One tokenizer may be used from
  * several threads; its calls are serialised. */
 typedef struct remat_tokenizer remat_tokenizer;
 
-/* Loads a tokenizer from a Hugging Face tokenizer.json (BPE with ByteLevel pre-tokenization), a
- * folder holding tokenizer.json, vocab.json + merges.txt or GPT-2's encoder.json + vocab.bpe, or a
- * GGUF model file (*.gguf: its byte-level BPE tokenizer, read as llama.cpp reads it; its
- * user-defined tokens are matched even with allow_special 0): the same files
+/* Loads a tokenizer from a Hugging Face tokenizer.json (byte-level BPE, or BPE with byte
+ * fallback), a folder holding tokenizer.json, vocab.json + merges.txt or GPT-2's encoder.json +
+ * vocab.bpe, or a GGUF model file (*.gguf: its byte-level BPE tokenizer, read as llama.cpp reads
+ * it; its user-defined tokens are matched even with allow_special 0): the same files
  * `remat tokenize --tokenizer PATH` reads. REMAT_ERROR_IO when `path` does not exist;
  * REMAT_ERROR_INVALID_ARGUMENT naming the file when its contents are malformed or a kind of
  * tokenizer remat does not support. Free with remat_tokenizer_free. */

@@ -1,5 +1,6 @@
-// `remat generate`: continues a prompt with a GPT-2 checkpoint, text in and text out through a
-// byte-level BPE tokenizer, printing each token as it is produced.
+// `remat generate`: continues a prompt with a checkpoint, text in and text out through a BPE
+// tokenizer (byte-level, or character-level with its tokenizer.json decoder), printing each token
+// as it is produced.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -72,11 +73,38 @@ Options parse(const std::vector<std::string>& argv) {
   return o;
 }
 
-void print_token(const text::Tokenizer& tokenizer, uint32_t id) {
-  const auto bytes = tokenizer.token_bytes(id);
-  if (bytes) std::fwrite(bytes->data(), 1, bytes->size(), stdout);
-  std::fflush(stdout);
-}
+// Prints what each new token adds to the text. A byte-level token is its bytes; through a
+// tokenizer.json decoder (character-level BPE) a token's text depends on its neighbours (runs of
+// byte tokens, the first token's space), so the whole context is decoded and its new end printed.
+class TokenPrinter {
+ public:
+  TokenPrinter(const text::Tokenizer& tokenizer, const std::vector<uint32_t>& prompt)
+      : tokenizer_(tokenizer),
+        ids_(prompt),
+        shown_(tokenizer.has_decoder() ? tokenizer.decode(prompt) : "") {}
+
+  // An id past the tokenizer's (a model's padded vocabulary) prints nothing.
+  void print(uint32_t id) {
+    const auto bytes = tokenizer_.token_bytes(id);
+    if (!bytes) return;
+    if (!tokenizer_.has_decoder()) {
+      std::fwrite(bytes->data(), 1, bytes->size(), stdout);
+    } else {
+      ids_.push_back(id);
+      std::string all = tokenizer_.decode(ids_);
+      if (all.rfind(shown_, 0) == 0) {
+        std::fwrite(all.data() + shown_.size(), 1, all.size() - shown_.size(), stdout);
+        shown_ = std::move(all);
+      }
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  const text::Tokenizer& tokenizer_;
+  std::vector<uint32_t> ids_;  // the prompt and the printable generated ids
+  std::string shown_;          // their decoded text printed so far
+};
 
 }  // namespace
 
@@ -102,6 +130,7 @@ int run_generate(const std::vector<std::string>& argv) {
 
   const auto end = tokenizer->special_id("<|endoftext|>");
   std::vector<uint32_t> context = prompt;
+  TokenPrinter printer(*tokenizer, prompt);
   std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
   const auto start = std::chrono::steady_clock::now();
   int produced = 0;
@@ -111,7 +140,7 @@ int run_generate(const std::vector<std::string>& argv) {
         session.sample(context, 1, o.seed + uint64_t(produced), float(o.temperature), o.top_k)[0];
     ++produced;
     if (end && next == *end) break;
-    print_token(*tokenizer, next);
+    printer.print(next);
     context.push_back(next);
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,4 +1,4 @@
-// `remat tokenize` and `remat detokenize`: text to byte-level BPE token ids and back, with a GPT-2
+// `remat tokenize` and `remat detokenize`: text to BPE token ids and back, with a GPT-2
 // or Hugging Face tokenizer (text/tokenizer_files.h) or the one a GGUF model file carries
 // (formats/gguf_tokenizer.h). Token ids are printed whitespace-separated
 // or written as an llm.c token file (formats/token_file.h).
@@ -27,9 +27,10 @@ CommandSpec tokenize_spec() {
       "tokenize",
       "FILE|-",
       1,
-      "Encodes FILE (or standard input) with the byte-level BPE tokenizer at PATH: a folder or\n"
-      "file of GPT-2's encoder.json + vocab.bpe, Hugging Face's vocab.json + merges.txt, a\n"
-      "Hugging Face tokenizer.json (BPE with ByteLevel pre-tokenization), or a GGUF model file\n"
+      "Encodes FILE (or standard input) with the BPE tokenizer at PATH: a folder or file of\n"
+      "GPT-2's encoder.json + vocab.bpe, Hugging Face's vocab.json + merges.txt, a Hugging Face\n"
+      "tokenizer.json (byte-level BPE, or BPE with byte fallback as Gemma and Llama 2 ship it;\n"
+      "detokenize then goes through its decoder), or a GGUF model file\n"
       "(M.gguf: its tokenizer.ggml.* keys, byte-level BPE, as llama.cpp reads them; its\n"
       "user-defined tokens are matched even with --no-special). Prints the token ids separated\n"
       "by spaces, or with --out writes an llm.c token file: a 1024-byte header (magic\n"

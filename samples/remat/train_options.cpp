@@ -95,7 +95,7 @@ CommandSpec train_spec() {
       "[MODEL]",
       1,
       "Trains on FILE read as bytes (vocabulary 256), or as tokens: its text encoded with the\n"
-      "byte-level BPE tokenizer at --tokenizer PATH (see remat tokenize), an llm.c token file\n"
+      "BPE tokenizer at --tokenizer PATH (see remat tokenize), an llm.c token file\n"
       "(recognised by its header), or nanoGPT's raw uint16 ids (--data-format u16). Every token\n"
       "must be below the model's vocabulary, checked before any step. Step s, row b is the\n"
       "window of T+1 tokens starting at ((s*B + b)*T) mod (n - T - 1); with --accum N,\n"
@@ -116,7 +116,7 @@ CommandSpec train_spec() {
       "run's settings and data hash; docs/training-state.md) and --resume DIR continues it, bit\n"
       "for bit as if never stopped; SIGINT or SIGTERM stops at the next step, saving the state.\n",
       {{"--data", "FILE", "training text or tokens (required)", ""},
-       {"--tokenizer", "PATH", "encode --data with this byte-level BPE tokenizer",
+       {"--tokenizer", "PATH", "encode --data with this BPE tokenizer",
         "the tokenizer of a .gguf --init"},
        {"--data-format", "F", "auto, bytes, text or jsonl (with --tokenizer), llmc or u16", "auto"},
        {"--chat-template", "FILE", "render JSONL conversations with this Jinja template",

@@ -70,7 +70,7 @@ TEST_CASE("a tokenizer with NFC encodes the normal form and leaves special token
     FAIL("missing " + qwen3_tokenizer().string() + "; run .ci/fetch-test-data");
   }
   auto t = text::load_tokenizer(qwen3_tokenizer());
-  CHECK(t->normalization() == text::Normalization::nfc);
+  CHECK(t->normalizer().describe() == "NFC");
   for (const auto& [name, s] : kNfcTexts) {
     INFO(name);
     CHECK(t->encode(s) == t->encode(text::to_nfc(s)));
@@ -108,9 +108,29 @@ TEST_CASE("Qwen3's tokenizer.json with NFC matches Hugging Face's tokenizers.js"
     CHECK(t->encode(s, false) == want);
     // The normalizer matters: without it the decomposed texts encode differently.
     if (text::to_nfc(s) != s) {
-      t->set_normalization(text::Normalization::none);
+      t->set_normalizer({});
       CHECK(t->encode(s, false) != want);
-      t->set_normalization(text::Normalization::nfc);
+      t->set_normalizer(text::Normalizer::nfc());
     }
   }
+}
+
+TEST_CASE("normalizer steps apply in order: Prepend, Replace, NFC", "[text]") {
+  text::Normalizer llama2;
+  llama2.add_prepend("\u2581");
+  llama2.add_replace(" ", "\u2581");
+  std::string out, scratch;
+  llama2.apply(" Hello  world", out, scratch);
+  CHECK(out == "\u2581\u2581Hello\u2581\u2581world");
+  out.clear();
+  llama2.apply("", out, scratch);  // nothing to prepend to
+  CHECK(out.empty());
+  CHECK(llama2.describe() == "Prepend(\u2581), Replace(  -> \u2581)");
+  text::Normalizer n;
+  n.add_replace("ab", "e\xcc\x81");
+  n.add_nfc();
+  out.clear();
+  n.apply("xabab", out, scratch);
+  CHECK(out == "x\xc3\xa9\xc3\xa9");
+  CHECK_THROWS_AS(n.add_replace("", "x"), std::invalid_argument);
 }

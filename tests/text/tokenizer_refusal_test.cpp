@@ -1,5 +1,5 @@
-// What is not a byte-level BPE tokenizer remat can reproduce is refused with one line that names
-// the file and the unsupported setting; a minimal valid tokenizer.json loads.
+// What is not a BPE tokenizer remat can reproduce is refused with one line that names the file and
+// the unsupported setting; a minimal valid tokenizer.json loads.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -30,8 +30,9 @@ std::string tokenizer_json(std::map<std::string, std::string> parts = {}) {
       {"normalizer", "null"},
       {"pre_tokenizer", R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})"},
       {"added_tokens", R"([{"id": 257, "content": "<|endoftext|>", "special": true}])"},
-      {"model",
-       R"({"type": "BPE", "dropout": null, "vocab": )" + vocab + R"(, "merges": ["a b"]})"}};
+      {"model", R"({"type": "BPE", "dropout": null, "vocab": )" + vocab + R"(, "merges": ["a b"])" +
+                    parts["model_options"] + "}"}};
+  parts.erase("model_options");  // more keys of the model object, each starting with ','
   for (auto& [k, v] : parts) all[k] = v;
   std::string out = "{";
   for (const auto& [k, v] : all) out += (out.size() > 1 ? ", " : "") + json_string(k) + ": " + v;
@@ -59,7 +60,8 @@ TEST_CASE("a minimal byte-level tokenizer.json loads and encodes", "[text]") {
   CHECK(folder->encode("ab") == std::vector<text::TokenId>{256});
 }
 
-TEST_CASE("tokenizers that are not byte-level BPE are refused in one line naming why", "[text]") {
+TEST_CASE("tokenizers that are not BPE as remat reads it are refused in one line naming why",
+          "[text]") {
   test::TempFolder f("refusal");
   const std::map<std::string, std::pair<std::map<std::string, std::string>, std::string>> cases = {
       {"wordpiece",
@@ -67,20 +69,54 @@ TEST_CASE("tokenizers that are not byte-level BPE are refused in one line naming
       {"unigram",
        {{{"model", R"({"type": "Unigram", "vocab": []})"}}, "model Unigram is not supported"}},
       {"nfkc", {{{"normalizer", R"({"type": "NFKC"})"}}, "normalizer NFKC is not supported"}},
-      {"metaspace",
-       {{{"pre_tokenizer", R"({"type": "Metaspace", "replacement": "_"})"}},
-        "pre_tokenizer Metaspace is not supported"}},
+      {"lowercase",
+       {{{"normalizer", R"({"type": "Sequence", "normalizers": [{"type": "Lowercase"}]})"}},
+        "normalizer Lowercase is not supported"}},
+      {"regex-replace",
+       {{{"normalizer", R"({"type": "Replace", "pattern": {"Regex": " +"}, "content": "_"})"}},
+        "normalizer Replace with a Regex pattern is not supported"}},
+      {"whitespace",
+       {{{"pre_tokenizer", R"({"type": "Whitespace"})"}},
+        "pre_tokenizer Whitespace is not supported"}},
+      {"metaspace-bytelevel",
+       {{{"pre_tokenizer",
+          R"({"type": "Sequence", "pretokenizers": [{"type": "Metaspace"}, {"type": "ByteLevel"}]})"}},
+        "pre_tokenizer Metaspace together with ByteLevel is not supported"}},
+      {"prepend-scheme",
+       {{{"pre_tokenizer", R"({"type": "Metaspace", "prepend_scheme": "sometimes"})"}},
+        "pre_tokenizer Metaspace prepend_scheme 'sometimes' is not supported"}},
       {"prefix",
        {{{"pre_tokenizer", R"({"type": "ByteLevel", "add_prefix_space": true})"}},
         "add_prefix_space true is not supported"}},
-      {"removed",
+      {"bogus-behavior",
        {{{"pre_tokenizer",
-          R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"String": " "}, "behavior": "Removed", "invert": false}, {"type": "ByteLevel"}]})"}},
-        "Split with behavior 'Removed' is not supported"}},
-      {"no-bytelevel",
-       {{{"pre_tokenizer", R"({"type": "Digits", "individual_digits": true})"}},
-        "has no ByteLevel step"}},
-      {"no-pre", {{{"pre_tokenizer", "null"}}, "without a pre_tokenizer is not supported"}},
+          R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"String": " "}, "behavior": "Bogus", "invert": false}, {"type": "ByteLevel"}]})"}},
+        "Split with behavior 'Bogus' is not supported"}},
+      {"decoder-bytelevel",
+       {{{"pre_tokenizer", R"({"type": "Digits", "individual_digits": true})"},
+         {"decoder", R"({"type": "ByteLevel"})"}},
+        "decoder ByteLevel without a ByteLevel pre_tokenizer is not supported"}},
+      {"decoder-wordpiece",
+       {{{"pre_tokenizer", "null"}, {"decoder", R"({"type": "WordPiece", "prefix": "##"})"}},
+        "decoder WordPiece is not supported for character-level BPE"}},
+      {"decoder-replace-bytelevel",
+       {{{"decoder", R"({"type": "Replace", "pattern": {"String": "_"}, "content": " "})"}},
+        "decoder Replace is not supported for byte-level BPE (only ByteLevel)"}},
+      {"byte-fallback-bytelevel",
+       {{{"model_options", R"(, "byte_fallback": true)"}},
+        "BPE byte_fallback with a ByteLevel pre_tokenizer is not supported"}},
+      {"subword-prefix",
+       {{{"model_options", R"(, "continuing_subword_prefix": "##")"}},
+        "BPE continuing_subword_prefix '##' is not supported"}},
+      {"unk-missing",
+       {{{"pre_tokenizer", "null"}, {"model_options", R"(, "unk_token": "<unk>")"}},
+        "the unk token '<unk>' is not in the vocabulary"}},
+      {"normalized-changed",
+       {{{"pre_tokenizer", "null"},
+         {"normalizer", R"({"type": "Prepend", "prepend": "_"})"},
+         {"added_tokens", R"([{"id": 257, "content": "<|endoftext|>", "normalized": true}])"}},
+        "added token '<|endoftext|>' with normalized true, which the normalizer changes to "
+        "'_<|endoftext|>', is not supported"}},
       {"lstrip",
        {{{"added_tokens", R"([{"id": 257, "content": "<|endoftext|>", "lstrip": true}])"}},
         "added token '<|endoftext|>' with lstrip true is not supported"}},
