@@ -68,16 +68,18 @@ Variant variant(const DeviceQuirks& q, DType act, uint32_t hs) {
 
 // llvmpipe (the CPU implementation these quirks describe) ends all loops of an invocation after
 // 65535 iterations in total, silently. The longest row of either kernel visits `extent` keys
-// (queries): T, or with a window at most window + rows - 1 of them. Where the head loops are
-// loops it loops about extent * (2 * hs / (4 * U) + 2) times, `group` times over for the
-// backward's dk/dv rows (which loop over the query heads of their group); the texel kernels
-// unroll their head loops (attention_rows.glsl), so only their key (query) loops count. Refuse
-// shapes beyond that rather than return wrong numbers.
+// (queries): T, or with a window at most window + rows - 1 of them (and the rest of the block
+// the window starts in). Where the head loops are loops it loops about
+// extent * (2 * hs / (4 * U) + 2) times, `group` times over for the backward's dk/dv rows (which
+// loop over the query heads of their group); the texel kernels unroll their head loops
+// (attention_rows.glsl), so only their key (query) loops count. Refuse shapes beyond that
+// rather than return wrong numbers.
 void check_loop_budget(const DeviceQuirks& q, const AttentionShape& s, uint32_t hs, uint32_t group,
                        bool segments, Variant v) {
   if (q.max_loop_iterations == 0) return;
   const uint64_t extent =
-      s.window != 0 ? std::min<uint64_t>(s.T, uint64_t(s.window) + v.rows - 1) : s.T;
+      s.window != 0 ? std::min<uint64_t>(s.T, uint64_t(s.window) + v.rows - 1 + kKeyBlock - 1)
+                    : s.T;
   // The forward's key blocks: one more where the window's start is not on a block boundary.
   const uint64_t blocks = extent / kKeyBlock + (s.window != 0 ? 2 : 1);
   const uint64_t search = segments ? extent : 0;  // packed rows: the search for the example's end
