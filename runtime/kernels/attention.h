@@ -49,8 +49,8 @@ Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
                             GradWrite mode, DType act = DType::f32, BufferSlice positions = {});
 
 // Grouped-query attention, causal (within the shape's window), scale 1/sqrt(D) unless the shape
-// names another, positions 0..T-1: query head h attends with
-// key/value head h / (NH / KV) (Hugging Face's repeat_kv).
+// names another, positions 0..T-1: query head h attends with key/value head h / (NH / KV)
+// (Hugging Face's repeat_kv).
 // q [B,T,NH*D], k and v [B,T,KV*D] (compact, separate tensors) -> out [B,T,NH*D], lse [B,NH,T].
 // Throws std::invalid_argument as attention_forward does, and for KV not dividing NH.
 Dispatch gqa_attention_forward(const DeviceQuirks& quirks, const AttentionShape& s, BufferSlice q,
