@@ -91,7 +91,14 @@ void set_llama_fields(ModelConfig& m, const remat_session_params& p) {
 
 // Gemma 3: the Llama family's fields with q/k norms and a tied head, and its own four.
 void set_gemma3_fields(ModelConfig& m, const remat_session_params& p) {
-  set_llama_fields(m, p);
+  remat_session_params llama = p;  // Gemma's linear RoPE scaling is not the Llama family's
+  if (p.rope_scaling == REMAT_ROPE_LINEAR) llama.rope_scaling = 0, llama.rope_factor = 0;
+  set_llama_fields(m, llama);
+  if (p.rope_scaling == REMAT_ROPE_LINEAR) {
+    require_range(p.rope_factor > 0 && std::isfinite(p.rope_factor), "rope_factor", p.rope_factor,
+                  "positive with REMAT_ROPE_LINEAR");
+    m.gemma.rope_linear = static_cast<float>(p.rope_factor);
+  }
   m.gemma3 = true;
   m.qk_norm = true;
   m.tied_head = true;
@@ -439,8 +446,9 @@ void set_model(remat_session_params& params, const ModelConfig& m, const std::st
   p.qkv_bias = llama && m.qkv_bias;
   p.qk_norm = llama && m.qk_norm;
   const bool llama3 = llama && m.rope_scaling == RopeScaling::llama3;
-  p.rope_scaling = llama3 ? REMAT_ROPE_LLAMA3 : REMAT_ROPE_NONE;
-  p.rope_factor = llama3 ? m.llama3.factor : 0.0;
+  const bool linear = m.gemma3 && m.gemma.rope_linear != 0.0f;
+  p.rope_scaling = llama3 ? REMAT_ROPE_LLAMA3 : linear ? REMAT_ROPE_LINEAR : REMAT_ROPE_NONE;
+  p.rope_factor = llama3 ? m.llama3.factor : linear ? m.gemma.rope_linear : 0.0;
   p.rope_low_freq_factor = llama3 ? m.llama3.low_freq_factor : 0.0;
   p.rope_high_freq_factor = llama3 ? m.llama3.high_freq_factor : 0.0;
   p.rope_original_ctx = llama3 ? m.llama3.original_ctx : 0;

@@ -264,6 +264,23 @@ int gemma3_pattern(const Keys& k, int layers) {
   return pattern;
 }
 
+// Gemma 3's rope_scaling, which transformers applies to global layers only: null, default, or
+// linear with its factor (0 here: none).
+float gemma3_linear_factor(const Keys& k) {
+  const JsonValue* v = k.given("rope_scaling");
+  if (!v) return 0.0f;
+  if (v->type != JsonValue::Type::object)
+    refuse("rope_scaling", *v, "it must be an object or null");
+  const Keys scaling(*v);
+  const std::string type = scaling.string("rope_type", scaling.string("type", "default"));
+  if (type == "default") return 0.0f;
+  if (type != "linear")
+    refuse("rope_scaling", *v, "remat's Gemma 3 implements no scaling or rope_type linear");
+  if (auto f = scaling.number("factor")) return static_cast<float>(*f);
+  throw std::invalid_argument(
+      "rope_scaling of rope_type linear has no 'factor' (a positive number)");
+}
+
 // model_type gemma3_text (Gemma3TextConfig; absent keys take its defaults).
 ModelConfig gemma3_from(const Keys& k) {
   ModelConfig m;
@@ -286,8 +303,9 @@ ModelConfig gemma3_from(const Keys& k) {
       refuse(key, *v, "Gemma 3 here uses gelu_pytorch_tanh (GeGLU)");
   m.norm_eps = static_cast<float>(k.number("rms_norm_eps").value_or(1e-6));
   m.rope_theta = static_cast<float>(k.number("rope_theta").value_or(1000000.0));
-  for (const char* key : {"rope_scaling", "rope_parameters"})
-    if (const JsonValue* v = k.given(key)) refuse(key, *v, "remat's Gemma 3 has no RoPE scaling");
+  m.gemma.rope_linear = gemma3_linear_factor(k);
+  if (const JsonValue* v = k.given("rope_parameters"))
+    refuse("rope_parameters", *v, "remat reads Gemma 3's rope_scaling (null or linear) only");
   m.gemma.local_rope_theta = static_cast<float>(k.number("rope_local_base_freq").value_or(10000.0));
   m.gemma.query_scalar = static_cast<float>(k.number("query_pre_attn_scalar").value_or(256.0));
   m.gemma.sliding_window = k.positive_int("sliding_window").value_or(4096);
@@ -382,10 +400,16 @@ void write_gemma3(JsonWriter& w, const ModelConfig& m) {
       .field("rms_norm_eps", decimal(m.norm_eps))
       .field("rope_theta", decimal(m.rope_theta))
       .field("rope_local_base_freq", decimal(m.gemma.local_rope_theta))
-      .field("rope_scaling", nullptr)
       .field("query_pre_attn_scalar", decimal(m.gemma.query_scalar))
       .field("sliding_window", m.gemma.sliding_window)
       .field("sliding_window_pattern", m.gemma.pattern);
+  if (m.gemma.rope_linear == 0.0f) {
+    w.field("rope_scaling", nullptr);
+  } else {
+    w.key("rope_scaling").begin_object();
+    w.field("rope_type", "linear").field("factor", decimal(m.gemma.rope_linear));
+    w.end_object();
+  }
   w.key("layer_types").begin_array();
   for (int i = 0; i < m.layers; ++i)
     w.value(m.global_layer(i) ? "full_attention" : "sliding_attention");

@@ -32,7 +32,8 @@ void write_model(JsonWriter& j, const ModelConfig& m) {
     j.field("sliding_window", m.gemma.sliding_window)
         .field("pattern", m.gemma.pattern)
         .field("local_rope_theta", double(m.gemma.local_rope_theta))
-        .field("query_scalar", double(m.gemma.query_scalar));
+        .field("query_scalar", double(m.gemma.query_scalar))
+        .field("rope_linear", double(m.gemma.rope_linear));
     j.end_object();
   }
   if (m.rope_scaling == RopeScaling::llama3) {
@@ -156,6 +157,7 @@ ModelConfig read_model(const Fields& f) {
     m.gemma.pattern = g.size("pattern");
     m.gemma.local_rope_theta = static_cast<float>(g.number("local_rope_theta"));
     m.gemma.query_scalar = static_cast<float>(g.number("query_scalar"));
+    m.gemma.rope_linear = static_cast<float>(g.number("rope_linear"));
   }
   return m;
 }

@@ -49,6 +49,7 @@ TensorId rope(BlockEmitter& e, const Graph& g, TensorId x, const std::string& na
   a.heads = heads;
   a.rope_theta = global ? m.rope_theta : m.gemma.local_rope_theta;
   a.rope_llama3 = m.llama3;
+  if (global && m.gemma.rope_linear != 0.0f) a.rope_llama3 = linear_scaling(m.gemma.rope_linear);
   e.op(OpKind::rope, {{"x", x}}, {{"y", y}}, a);
   return y;
 }

@@ -151,6 +151,8 @@ void ModelConfig::validate_gemma3() const {
       !std::isfinite(gemma.query_scalar))
     throw std::invalid_argument(
         "gemma3 needs a positive rope_local_base_freq and query_pre_attn_scalar");
+  if (!(gemma.rope_linear == 0.0f || gemma.rope_linear > 0.0f) || !std::isfinite(gemma.rope_linear))
+    throw std::invalid_argument("gemma3's linear RoPE factor must be positive, or 0 for none");
 }
 
 void ModelConfig::validate_llama3() const {

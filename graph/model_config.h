@@ -36,6 +36,7 @@ struct Gemma3Layers {
   int pattern = 0;                // layer i is global iff (i + 1) % pattern == 0
   float local_rope_theta = 0.0f;  // RoPE base of local layers (rope_local_base_freq)
   float query_scalar = 0.0f;      // scores are scaled by query_pre_attn_scalar^-1/2
+  float rope_linear = 0.0f;       // global layers' rope_scaling `linear` factor; 0: none
   bool operator==(const Gemma3Layers&) const = default;
 };
 

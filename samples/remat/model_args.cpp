@@ -194,7 +194,8 @@ std::string model_shape_text(const ModelConfig& m) {
          (m.qk_norm ? " qk-norm" : "") +
          (m.rope_scaling == RopeScaling::llama3 ? " llama3-rope" : "") +
          (m.gemma3 ? " gemma3 window" + std::to_string(m.gemma.sliding_window) + " global-every" +
-                         std::to_string(m.gemma.pattern)
+                         std::to_string(m.gemma.pattern) +
+                         (m.gemma.rope_linear != 0.0f ? " linear-rope" : "")
                    : "");
   return s;
 }

@@ -73,7 +73,8 @@ remat::ModelConfig odd_qwen3() {
 }
 
 // Gemma 3 of odd sizes: 3 layers (the second global), 3 query heads of 16 on one key/value head
-// over a width of 40, a window of 6 and query_pre_attn_scalar 16 (the head size).
+// over a width of 40, a window of 8, query_pre_attn_scalar 16 (the head size) and linear RoPE
+// scaling by 4 on the global layer.
 remat::ModelConfig odd_gemma3() {
   remat::ModelConfig m = remat::ModelConfig::preset("gemma3-270m");
   m.layers = 3;
@@ -83,7 +84,7 @@ remat::ModelConfig odd_gemma3() {
   m.ffn = 72;
   m.vocab = 131;
   m.ctx = 32;
-  m.gemma = {8, 2, 10000.0f, 16.0f};
+  m.gemma = {8, 2, 10000.0f, 16.0f, 4.0f};
   return m;
 }
 
@@ -117,7 +118,7 @@ TEST_CASE("c api: params from a folder of each family describe it field by field
     CHECK(p.qk_norm == int32_t(m.qk_norm));
     const bool llama3 = m.rope_scaling == remat::RopeScaling::llama3;
     CHECK(p.rope_scaling == (llama3 ? REMAT_ROPE_LLAMA3 : REMAT_ROPE_NONE));
-    CHECK(float(p.rope_factor) == m.llama3.factor);
+    CHECK(float(p.rope_factor) == (m.gemma3 ? m.gemma.rope_linear : m.llama3.factor));
     CHECK(p.rope_original_ctx == m.llama3.original_ctx);
     // The same model as the preset: the same plan, parameters included.
     remat_session_params preset = p;
@@ -206,6 +207,8 @@ TEST_CASE("c api: a Gemma 3 folder describes, loads, trains and saves as Gemma 3
   CHECK(p.query_pre_attn_scalar == 16.0);
   CHECK(p.head_dim == 16);
   CHECK(p.qk_norm == 1);
+  CHECK(p.rope_scaling == REMAT_ROPE_LINEAR);
+  CHECK(p.rope_factor == 4.0);
   p.seed = 5;
   {
     Handles h;

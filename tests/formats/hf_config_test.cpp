@@ -239,7 +239,7 @@ TEST_CASE("config.json written for a model reads back as the same model", "[grap
   qwen3_odd.dim = 50;
   ModelConfig gemma_odd = ModelConfig::preset("gemma3-270m");
   gemma_odd.layers = 7;
-  gemma_odd.gemma = {5, 4, 12345.5f, 24.0f};
+  gemma_odd.gemma = {5, 4, 12345.5f, 24.0f, 8.0f};
   for (const ModelConfig& m :
        {ModelConfig::preset("tiny"), ModelConfig::preset("gpt2-xl"), ModelConfig{3, 48, 3, 256, 29},
         ModelConfig::preset("llama-tiny"), ModelConfig::preset("smollm2-360m"),
@@ -322,13 +322,21 @@ TEST_CASE("Gemma 3 configs: the published one is its preset, and the layer patte
   const ModelConfig local = model_config_from_hf_json(tiny_gemma(
       R"("layer_types": ["sliding_attention", "sliding_attention", "sliding_attention"])"));
   for (int i = 0; i < 3; ++i) CHECK_FALSE(local.global_layer(i));
+  // Gemma 3 4B's linear scaling of the global layers' frequencies.
+  CHECK(model_config_from_hf_json(tiny_gemma(R"("rope_scaling": {"rope_type": "linear",
+                                                                 "factor": 8.0})"))
+            .gemma.rope_linear == 8.0f);
+  CHECK(model_config_from_hf_json(tiny_gemma(R"("rope_scaling": {"rope_type": "default"})"))
+            .gemma.rope_linear == 0.0f);
 }
 
 TEST_CASE("Gemma 3 configs remat cannot compute are refused naming the key", "[graph][hf_config]") {
   const std::pair<std::string, std::string> cases[] = {
       {tiny_gemma(R"("attn_logit_softcapping": 50.0)"), "attn_logit_softcapping is 50"},
       {tiny_gemma(R"("final_logit_softcapping": 30.0)"), "final_logit_softcapping is 30"},
-      {tiny_gemma(R"("rope_scaling": {"rope_type": "linear", "factor": 8.0})"), "rope_scaling is"},
+      {tiny_gemma(R"("rope_scaling": {"rope_type": "dynamic", "factor": 8.0})"), "rope_scaling is"},
+      {tiny_gemma(R"("rope_scaling": {"rope_type": "linear"})"), "has no 'factor'"},
+      {tiny_gemma(R"("rope_parameters": {"rope_type": "default"})"), "rope_parameters is"},
       {tiny_gemma(R"("hidden_activation": "gelu")"), R"(hidden_activation is "gelu")"},
       {tiny_gemma(R"("attention_bias": true)"), "attention_bias is true"},
       {tiny_gemma(R"("tie_word_embeddings": false)"), "tie_word_embeddings is false"},

@@ -36,7 +36,7 @@ TEST_CASE("state.json keeps Llama 3's RoPE factors and Qwen3's head size and q/k
 TEST_CASE("state.json keeps Gemma 3's layer settings") {
   ModelConfig g = ModelConfig::preset("gemma3-270m");
   CHECK(parse_training_state(training_state_json(state_of(g)), "s").model == g);
-  g.gemma = {7, 3, 12345.5f, 24.0f};
+  g.gemma = {7, 3, 12345.5f, 24.0f, 8.0f};
   const std::string text = training_state_json(state_of(g));
   CHECK(text.find("\"gemma3\"") != std::string::npos);
   CHECK(parse_training_state(text, "s").model == g);

@@ -241,7 +241,16 @@ TEST_CASE("llama graph: Gemma 3's sandwich norms, scaled embedding, GeGLU and lo
     CHECK(att.attrs.window == (i == 1 ? 0 : 4));
     CHECK(att.attrs.attn_scale == static_cast<float>(1.0 / std::sqrt(24.0)));
     CHECK(rope.attrs.rope_theta == (i == 1 ? 1000000.0f : 10000.0f));
+    CHECK(rope.attrs.rope_llama3 == Llama3Scaling{});
   }
+  // Linear RoPE scaling (Gemma 3 4B's factor 8) reaches the global layers only.
+  m.gemma.rope_linear = 8.0f;
+  const Graph linear = build_llama(m, TrainShape{2, 16, 0.0f, DType::f32});
+  CHECK(forward_op_writing(linear, "model.layers.1.self_attn.k_rope").attrs.rope_llama3 ==
+        linear_scaling(8.0f));
+  CHECK(forward_op_writing(linear, "model.layers.0.self_attn.k_rope").attrs.rope_llama3 ==
+        Llama3Scaling{});
+  m.gemma.rope_linear = 0.0f;
   // The residual adds the normed attention output: post_attention_layernorm sits between.
   const Op& res = forward_op_writing(g, "model.layers.0.attn_residual");
   CHECK(g.tensor(res.inputs[slot::residual::b]).name ==

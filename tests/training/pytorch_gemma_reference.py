@@ -15,12 +15,13 @@ GELU, a tied head), and compares per-step losses, gradient norms and every saved
 tolerances of the GPT-2 comparison (pytorch_reference.py).
 
 Variants: `gemma3` has a window of 29 (as long as the context, so every layer sees all keys at
-SEQ 23) and query_pre_attn_scalar = head_dim; `gemma3_window` has a window of 4 and
+SEQ 23) and query_pre_attn_scalar = head_dim; `gemma3_linear_rope` adds rope_scaling linear with
+factor 4, which transformers applies to the global layer only; `gemma3_window` has a window of 4 and
 query_pre_attn_scalar 24, so local layers see 4 keys and every score is scaled otherwise than
 1/sqrt(head_dim).
 
 Usage: pytorch_gemma_reference.py --remat PATH/TO/remat --workdir DIR [--variants A,B]
-       [--perturb offset|embed_scale|window|local_rope]
+       [--perturb offset|embed_scale|window|local_rope|linear]
 --perturb plants one mistake in the reference (see PERTURBATIONS): the comparison must then fail.
 Exit status 0 when every comparison passes, 1 on any mismatch or failure.
 """
@@ -46,6 +47,7 @@ LR, WD, BETAS, EPS = common.LR, common.WD, common.BETAS, common.EPS
 SEED = 20251126
 VARIANTS = {
     "gemma3": {"window": CTX, "query_scalar": HEAD_DIM},
+    "gemma3_linear_rope": {"window": CTX, "query_scalar": HEAD_DIM, "linear": 4.0},
     "gemma3_window": {"window": 4, "query_scalar": 24},
 }
 PERTURBATIONS = {
@@ -53,6 +55,7 @@ PERTURBATIONS = {
     "embed_scale": "the embedding not multiplied by sqrt(hidden_size)",
     "window": "local layers attend to every earlier key (the sliding window dropped)",
     "local_rope": "local layers rotate with rope_theta instead of rope_local_base_freq",
+    "linear": "global layers' frequencies not divided by the linear rope_scaling factor",
 }
 PERTURB = None
 
@@ -111,7 +114,8 @@ def hf_config(v):
         "num_attention_heads": HEADS, "num_key_value_heads": KV_HEADS, "head_dim": HEAD_DIM,
         "vocab_size": VOCAB, "max_position_embeddings": CTX,
         "hidden_activation": "gelu_pytorch_tanh", "rms_norm_eps": RMS_EPS,
-        "rope_theta": THETA, "rope_local_base_freq": LOCAL_THETA, "rope_scaling": None,
+        "rope_theta": THETA, "rope_local_base_freq": LOCAL_THETA,
+        "rope_scaling": {"rope_type": "linear", "factor": v["linear"]} if "linear" in v else None,
         "query_pre_attn_scalar": v["query_scalar"], "sliding_window": v["window"],
         "layer_types": ["full_attention" if is_global(i) else "sliding_attention"
                         for i in range(LAYERS)],
@@ -139,10 +143,13 @@ def rmsnorm(x, w):
     return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + RMS_EPS) * gain
 
 
-def rope(x, T, theta):
-    """x: [B, heads, T, D]; the two halves of each head form the pairs, as in transformers."""
+def rope(x, T, theta, factor=None):
+    """x: [B, heads, T, D]; the two halves of each head form the pairs, as in transformers;
+    `factor`: rope_type linear, every frequency divided by it."""
     D = x.shape[-1]
     inv_freq = 1.0 / (theta ** (torch.arange(0, D, 2, dtype=torch.float64) / D))
+    if factor and PERTURB != "linear":
+        inv_freq = inv_freq / factor
     freqs = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
     half = D // 2
@@ -162,8 +169,9 @@ def attention(P, p, h, v, layer):
 
     glob = is_global(layer)
     theta = THETA if glob or PERTURB == "local_rope" else LOCAL_THETA
-    q = rope(proj("q_proj", HEADS, "q_norm"), T, theta)
-    k = rope(proj("k_proj", KV_HEADS, "k_norm"), T, theta)
+    factor = v.get("linear") if glob else None  # transformers scales the global layers only
+    q = rope(proj("q_proj", HEADS, "q_norm"), T, theta, factor)
+    k = rope(proj("k_proj", KV_HEADS, "k_norm"), T, theta, factor)
     val = proj("v_proj", KV_HEADS)
     k = k.repeat_interleave(HEADS // KV_HEADS, dim=1)
     val = val.repeat_interleave(HEADS // KV_HEADS, dim=1)
