@@ -15,12 +15,19 @@ double elems(const Graph& g, TensorId t) {
   return static_cast<double>(g.tensor(t).elements());
 }
 
-// Causal attention over lse[B,NH,T] with C query channels: half of the T x T scores; 2 matmuls
+// (query, key) pairs a causal row of t queries visits: half of the t x t scores, less the
+// triangle of t - w past a sliding window of w keys (the kernels skip it).
+double visited_pairs(double t, int window) {
+  const double cut = window > 0 && window < t ? t - window : 0.0;
+  return (t * t - cut * cut) / 2;
+}
+
+// Causal attention over lse[B,NH,T] with C query channels over the visited pairs; 2 matmuls
 // forward, 5 backward (flash recomputes S).
-double attention_flops(const Tensor& lse, double c, bool forward) {
+double attention_flops(const Tensor& lse, double c, int window, bool forward) {
   const double b = static_cast<double>(lse.shape[0]), nh = static_cast<double>(lse.shape[1]);
-  const double t = static_cast<double>(lse.shape[2]);
-  const double fwd = 2 * b * t * t * c + 5 * b * nh * t * t / 2;
+  const double pairs = visited_pairs(static_cast<double>(lse.shape[2]), window);
+  const double fwd = 4 * b * pairs * c + 5 * b * nh * pairs;
   return forward ? fwd : 2.5 * fwd;
 }
 
@@ -50,7 +57,7 @@ double op_flops(const Graph& g, const Op& op) {
           g.tensor(fwd_op ? in(slot::attention::qkv) : in(slot::attention_backward::qkv));
       const Tensor& lse =
           g.tensor(fwd_op ? out(slot::attention::lse) : in(slot::attention_backward::lse));
-      return attention_flops(lse, static_cast<double>(qkv.shape[1]) / 3, fwd_op);
+      return attention_flops(lse, static_cast<double>(qkv.shape[1]) / 3, op.attrs.window, fwd_op);
     }
     case OpKind::gqa_attention:
     case OpKind::gqa_attention_backward: {
@@ -60,7 +67,7 @@ double op_flops(const Graph& g, const Op& op) {
           g.tensor(fwd_op ? in(slot::gqa_attention::q) : in(slot::gqa_attention_backward::q));
       const Tensor& lse =
           g.tensor(fwd_op ? out(slot::gqa_attention::lse) : in(slot::gqa_attention_backward::lse));
-      return attention_flops(lse, static_cast<double>(q.shape.back()), fwd_op);
+      return attention_flops(lse, static_cast<double>(q.shape.back()), op.attrs.window, fwd_op);
     }
     case OpKind::layernorm:
       return 8 * elems(g, out(slot::layernorm::y));

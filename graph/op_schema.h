@@ -150,9 +150,13 @@ inline constexpr OpSchema kOpSchemas[] = {
                  "one op, may lower to separate dx and dweight/dbias dispatches; dbias present iff "
                  "`has_bias`; a frozen weight (`frozen`): dx only, x not read"),
     REMAT_SCHEMA(attention,
-                 "causal, scale 1/√(C/NH), flash-style: never stores T×T; B and T are read from "
-                 "lse; packed: block-diagonal, query t sees keys t − positions[t] … t only"),
-    REMAT_SCHEMA(attention_backward, "recomputes probabilities from q, k and lse"),
+                 "causal, scale 1/√(C/NH) or `attn_scale` when not 0, flash-style: never stores "
+                 "T×T; B and T are read from lse; packed: block-diagonal, query t sees keys "
+                 "t − positions[t] … t only; `window` w > 0: query t sees keys t − w + 1 … t "
+                 "only (with packing, of its example), blocks outside skipped"),
+    REMAT_SCHEMA(attention_backward,
+                 "recomputes probabilities from q, k and lse; the forward's `window` and "
+                 "`attn_scale`"),
     REMAT_SCHEMA(gelu, "tanh approximation (GPT-2)"),
     REMAT_SCHEMA(gelu_backward, ""),
     REMAT_SCHEMA(residual, "y = a + scale·b (`scale` attribute, 1 but for LoRA's alpha/r)"),
@@ -187,12 +191,13 @@ inline constexpr OpSchema kOpSchemas[] = {
                  "Llama 3 scales it when `rope_llama3` is set; `rope_theta` attribute"),
     REMAT_SCHEMA(rope_backward, "rotation by the negative angle"),
     REMAT_SCHEMA(gqa_attention,
-                 "causal grouped-query attention, scale 1/√D: query head h reads key/value head "
-                 "h/(NH/KV); attributes `heads` NH and `kv_heads` KV; never stores T×T; packed: "
-                 "block-diagonal as attention"),
+                 "causal grouped-query attention, scale 1/√D or `attn_scale` when not 0: query "
+                 "head h reads key/value head h/(NH/KV); attributes `heads` NH and `kv_heads` KV; "
+                 "never stores T×T; packed: block-diagonal as attention; `window` as attention "
+                 "(Gemma 3's local layers)"),
     REMAT_SCHEMA(gqa_attention_backward,
                  "dq, dk and dv share one accumulate flag; recomputes probabilities from q, k "
-                 "and lse"),
+                 "and lse; the forward's `window` and `attn_scale`"),
     REMAT_SCHEMA(swiglu,
                  "h = silu(gate)·up (Llama's MLP activation); `gelu_gate`: h = gelu(gate)·up "
                  "with the tanh GELU (GeGLU, Gemma)"),

@@ -120,7 +120,15 @@ struct LoweringContext {
   }
   // qkv is [B·T, 3C]; B and T come from the statistics lse[B, NH, T].
   kernels::AttentionShape attention_shape(const Step& s, TensorId qkv, TensorId lse) const {
-    return {dim(lse, 0), dim(lse, 2), dim(qkv, -1) / 3, static_cast<uint32_t>(s.attrs.heads)};
+    return {dim(lse, 0), dim(lse, 2), dim(qkv, -1) / 3,  static_cast<uint32_t>(s.attrs.heads),
+            0,           window(s),   s.attrs.attn_scale};
+  }
+  // The sliding window of an attention step (0: all keys); a negative one is a graph bug.
+  static uint32_t window(const Step& s) {
+    if (s.attrs.window < 0)
+      throw std::logic_error(std::string(op_kind_name(s.kind)) + ": negative window " +
+                             std::to_string(s.attrs.window));
+    return static_cast<uint32_t>(s.attrs.window);
   }
   kernels::EmbeddingShape embedding_shape(TensorId tokens, TensorId wte, TensorId wpe) const {
     return {dim(tokens, 0), dim(tokens, 1), dim(wte, 1),

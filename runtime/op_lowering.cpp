@@ -263,15 +263,18 @@ void LoweringContext::step(const Step& s) {
 
 // q is [B, T, NH·D]; B and T come from the statistics lse[B, NH, T].
 kernels::AttentionShape LoweringContext::gqa_shape(const Step& s, TensorId q, TensorId lse) const {
-  return {dim(lse, 0), dim(lse, 2), dim(q, -1), static_cast<uint32_t>(s.attrs.heads),
-          static_cast<uint32_t>(s.attrs.kv_heads)};
+  return {dim(lse, 0),
+          dim(lse, 2),
+          dim(q, -1),
+          static_cast<uint32_t>(s.attrs.heads),
+          static_cast<uint32_t>(s.attrs.kv_heads),
+          window(s),
+          s.attrs.attn_scale};
 }
 
 void LoweringContext::gqa_attention(const Step& s) {
   const auto at_in = [&](std::size_t slot) { return at(s.inputs.at(slot)); };
   const auto at_out = [&](std::size_t slot) { return at(s.outputs.at(slot)); };
-  if (s.attrs.window != 0 || s.attrs.attn_scale != 0.0f)
-    throw std::logic_error("the attention kernels take no sliding window or score scale yet");
   if (s.kind == OpKind::gqa_attention) {
     namespace a = slot::gqa_attention;
     const auto shape = gqa_shape(s, s.inputs.at(a::q), s.outputs.at(a::lse));

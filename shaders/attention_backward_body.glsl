@@ -14,9 +14,10 @@
 // has two halves that never write the same element, each a fixed-order loop, so the result is
 // deterministic without atomics:
 //   z = 0: one invocation per (b, query head h, R query rows i) loops over keys j <= i of h's
-//          key/value head and writes dq_i;
+//          key/value head (from i - window + 1 with a sliding window) and writes dq_i;
 //   z = 1: one invocation per (b, key/value head g, R key rows j) loops over the group's query
-//          heads in ascending order and, for each, over queries i >= j, and writes dk_j, dv_j
+//          heads in ascending order and, for each, over queries i >= j (up to j + window - 1
+//          with a sliding window), and writes dk_j, dv_j
 //          (recomputing D_i on the way, once for the R rows, instead of a workspace).
 // No barriers; each invocation's rows are private (in workgroup memory or registers,
 // attention_rows.glsl), head rows as vec4s, U per loop iteration where the head loops are loops,
@@ -54,6 +55,13 @@ uint clamp_row(uint i) { return min(i, p.T - 1); }
 // Where row i's example starts: 0 unless the rows are packed (attention_params.h).
 uint segment_start(uint b, uint i) { return p.segments != 0 ? i - positions[b * p.T + i] : 0; }
 
+// The first key query i sees: its example's start or its window's (i - window + 1), whichever
+// is later.
+uint first_key(uint b, uint i) {
+  const uint window = p.window != 0 && i >= p.window ? i + 1 - p.window : 0;
+  return max(segment_start(b, i), window);
+}
+
 // dq of query rows i0 .. i0 + R - 1 of head h in batch b. The rows share each key's reads; each
 // row's sums run in the order of the one-row kernel, and a key past a row (j > i) adds exactly 0
 // there, so the bits do not depend on R.
@@ -69,10 +77,10 @@ void dq_rows(uint b, uint h, uint i0, uint lane) {
   ROW_PRIVATE(r1)
   ROW_PRIVATE(r2)
   float D[R], L[R];
-  uint lo[R];  // where each row's example starts: keys before it are not visited or add 0
+  uint lo[R];  // each row's first key: keys before it are not visited or add 0
   [[unroll]] for (uint r = 0; r < R; ++r) {
     const uint i = clamp_row(i0 + r);
-    lo[r] = segment_start(b, i);
+    lo[r] = first_key(b, i);
     D[r] = 0.0;
     HEAD_LOOP for (uint d0 = 0; d0 < h4; d0 += U) {
       [[unroll]] for (uint u = 0; u < U; ++u) {
@@ -145,12 +153,13 @@ void dkv_rows(uint b, uint g, uint j0, uint lane) {
       }
     }
   }
-  // Queries after the last row's example see none of these keys: the loops stop there (the
-  // examples' starts never decrease along a row).
+  // Queries past the last row's window (i > jmax + window - 1) or after its example see none of
+  // these keys: the loops stop there (first keys never decrease along a row), so the blocks past
+  // the window cost nothing.
   const uint jmax = clamp_row(j0 + R - 1);
-  uint end = p.T;
+  uint end = p.window != 0 ? min(p.T, jmax + p.window) : p.T;
   if (p.segments != 0)
-    for (uint i = jmax + 1; i < p.T; ++i)
+    for (uint i = jmax + 1; i < end; ++i)
       if (segment_start(b, i) > jmax) {
         end = i;
         break;
@@ -161,7 +170,7 @@ void dkv_rows(uint b, uint g, uint j0, uint lane) {
     const uint lbase = (b * p.NH + h) * p.T;
     for (uint i = j0; i < end; ++i) {
       const uint qo = qbase + i * p.q_stride;
-      const uint lo = segment_start(b, i);  // keys before it are in another example
+      const uint lo = first_key(b, i);  // keys before it are outside its example or window
       const uint go = obase + i * O4;
       SHARED_READ(qi, Q, qo)
       SHARED_READ(gi, DOUT, go)

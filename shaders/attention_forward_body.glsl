@@ -4,7 +4,8 @@
 // (attention_params.h).
 //
 // Causal grouped-query attention forward, flash-style (FlashAttention-2, Dao 2023): one
-// invocation per (batch, query head, R query rows) streams the keys 0..t of its key/value head in
+// invocation per (batch, query head, R query rows) streams the keys 0..t of its key/value head
+// (from t - window + 1 with a sliding window, from its example's start in packed rows) in
 // blocks of BC with an online softmax, so the T x T score matrix is never stored. Writes the
 // output rows and each row's log-sum-exp of the scaled scores, from which the backward recomputes
 // the probabilities. The R rows share each key's reads; each row's arithmetic is that of R = 1.
@@ -40,6 +41,14 @@ ROWS_SHARED(acc_s)
 // Finite stand-in for -infinity: exp(NEG_BIG - x) is 0 without inf arithmetic.
 const float NEG_BIG = -3.0e38;
 
+// The first key query t of batch b sees: its example's start (packed rows) or its window's
+// (t - window + 1), whichever is later; 0 for plain causal rows.
+uint first_key(uint b, uint t) {
+  const uint segment = p.segments != 0 ? t - positions[b * p.T + t] : 0;
+  const uint window = p.window != 0 && t >= p.window ? t + 1 - p.window : 0;
+  return max(segment, window);
+}
+
 void main() {
   const uint t0 = gl_GlobalInvocationID.x * R;  // rows t0 .. t0 + R - 1 (those below T)
   const uint bh = gl_GlobalInvocationID.y;      // b * NH + h
@@ -52,14 +61,12 @@ void main() {
   const uint kbase = b * p.T * p.k_stride + p.k_offset + g * H4;
   const uint vbase = b * p.T * p.v_stride + p.v_offset + g * H4;
   const uint last = min(t0 + R, p.T) - 1;  // rows past T repeat row T - 1 and are not stored
-  // Where each row's example starts (packed rows; else 0). Starts never decrease along a row, so
-  // the key blocks begin at the block holding the first row's start: earlier examples' blocks
-  // are skipped. Blocks stay at multiples of BC, so a row's sums do not depend on R.
+  // Each row's first key (its example's or its window's start). First keys never decrease along
+  // a row, so the key blocks begin at the block holding the first row's: earlier examples' blocks
+  // and blocks before every row's window are skipped, not masked. Blocks stay at multiples of
+  // BC, so a row's sums do not depend on R.
   uint lo[R];
-  [[unroll]] for (uint r = 0; r < R; ++r) {
-    const uint t = min(t0 + r, last);
-    lo[r] = p.segments != 0 ? t - positions[b * p.T + t] : 0;
-  }
+  [[unroll]] for (uint r = 0; r < R; ++r) lo[r] = first_key(b, min(t0 + r, last));
 
   const uint lane = gl_LocalInvocationID.x;
   ROW_PRIVATE(q_s)
@@ -80,8 +87,8 @@ void main() {
   }
 
   for (uint s0 = lo[0] - lo[0] % BC; s0 <= last; s0 += BC) {
-    // Scores of this block; keys past a row (the causal mask) or before its example get NEG_BIG
-    // and weigh exactly 0.
+    // Scores of this block; keys past a row (the causal mask) or before its first key (its
+    // example's or window's start) get NEG_BIG and weigh exactly 0.
     float sc[R * BC];
     float block_max[R];
     [[unroll]] for (uint r = 0; r < R; ++r) block_max[r] = row_max[r];
@@ -101,7 +108,7 @@ void main() {
     // Rescale what was accumulated under the old maximum once per block. A block wholly past a
     // row (its last key block, for the invocation's later rows) leaves it exactly as it was: the
     // selects make that exact even where exp(0) would not round to 1. A block wholly before a
-    // row's example leaves its maximum at NEG_BIG and nothing accumulated, which stays 0.
+    // row's first key leaves its maximum at NEG_BIG and nothing accumulated, which stays 0.
     [[unroll]] for (uint r = 0; r < R; ++r) {
       const float correction = s0 <= t0 + r ? exp(row_max[r] - block_max[r]) : 1.0;
       denom[r] *= correction;

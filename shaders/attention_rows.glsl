@@ -20,8 +20,7 @@
 // over the SIMD lanes with a branch per lane (like a storage-buffer load), so this takes the
 // accumulator updates off the hot path; unrolled texel fetches and FMAs compile in seconds. It
 // also leaves the kernels' loops only over keys (queries), far fewer than llvmpipe's 65,535
-// iterations per invocation: attention.cpp's budget, sized for the shared-memory layout, stays
-// conservative here.
+// iterations per invocation: attention.cpp's budget counts only those for these kernels.
 #ifdef ROWS_IN_REGISTERS
 #define ROWS_SHARED(name)
 #define ROW_PRIVATE(name) vec4 name[R * H4];

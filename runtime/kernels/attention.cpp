@@ -49,28 +49,41 @@ uint32_t rows_per_group(const DeviceQuirks& q, uint32_t hs, uint32_t rows) {
   return wx;
 }
 
-// Rows per invocation. The texel kernels keep their rows in registers (attention_rows.glsl) and
-// share each key's (or query's) reads between two rows where the head is small enough that the
-// rows stay near the registers; the shared-memory kernels (and the 16-bit ones, which read
-// storage buffers) hold one row.
-uint32_t rows_per_invocation(bool texels, uint32_t hs) {
-  return texels && hs <= 64 ? 2 : 1;
-}
-
 constexpr uint32_t kKeyBlock = 8;  // keys per online-softmax rescale in the forward
 
+// How one dispatch runs: the kernel family and the rows each invocation holds.
+struct Variant {
+  bool texels;    // texel views, rows in registers, head and key-block loops unrolled
+  uint32_t rows;  // rows per invocation
+};
+
+// CPU drivers read f32 operands through texel views (attention_*_texels.comp; same bits). Those
+// kernels keep their rows in registers (attention_rows.glsl) and share each key's (or query's)
+// reads between two rows where the head is small enough that the rows stay near the registers;
+// the shared-memory kernels (and the 16-bit ones, which read storage buffers) hold one row.
+Variant variant(const DeviceQuirks& q, DType act, uint32_t hs) {
+  const bool texels = act == DType::f32 && q.texel_fetch_beats_storage_loads;
+  return {texels, texels && hs <= 64 ? 2u : 1u};
+}
+
 // llvmpipe (the CPU implementation these quirks describe) ends all loops of an invocation after
-// 65535 iterations in total, silently. The longest row of either kernel loops about
-// T * (2 * hs / (4 * U) + 2) times, `group` times over for the backward's dk/dv rows (which loop
-// over the query heads of their group); refuse shapes beyond that rather than return wrong
-// numbers.
+// 65535 iterations in total, silently. The longest row of either kernel visits `extent` keys
+// (queries): T, or with a window at most window + rows - 1 of them. Where the head loops are
+// loops it loops about extent * (2 * hs / (4 * U) + 2) times, `group` times over for the
+// backward's dk/dv rows (which loop over the query heads of their group); the texel kernels
+// unroll their head loops (attention_rows.glsl), so only their key (query) loops count. Refuse
+// shapes beyond that rather than return wrong numbers.
 void check_loop_budget(const DeviceQuirks& q, const AttentionShape& s, uint32_t hs, uint32_t group,
-                       bool segments) {
+                       bool segments, Variant v) {
   if (q.max_loop_iterations == 0) return;
-  const uint64_t per_row = 2 * hs / (4 * unroll(hs)) + 2;
+  const uint64_t extent =
+      s.window != 0 ? std::min<uint64_t>(s.T, uint64_t(s.window) + v.rows - 1) : s.T;
+  // The forward's key blocks: one more where the window's start is not on a block boundary.
+  const uint64_t blocks = extent / kKeyBlock + (s.window != 0 ? 2 : 1);
+  const uint64_t search = segments ? extent : 0;  // packed rows: the search for the example's end
   const uint64_t iterations =
-      uint64_t(s.T) * group * per_row + uint64_t(s.T / kKeyBlock + 1) * hs / 4 +
-      (segments ? s.T : 0);  // packed rows: the backward's search for the example's end
+      v.texels ? extent * group + group + blocks + search
+               : extent * group * (2 * hs / (4 * unroll(hs)) + 2) + blocks * hs / 4 + search;
   if (iterations > q.max_loop_iterations)
     throw std::invalid_argument("attention: T = " + std::to_string(s.T) + " with head size " +
                                 std::to_string(hs) + " and " + std::to_string(group) +
@@ -97,36 +110,41 @@ QkvLayout separate_qkv(const AttentionShape& s, uint32_t hs, uint32_t kv) {
   return {{s.C, 0}, {kv * hs, 0}, {kv * hs, 0}};
 }
 
-// The checked shape of one dispatch: head size, key/value heads, push constants.
+// The checked shape of one dispatch: head size, key/value heads, variant, push constants.
 struct Checked {
   uint32_t hs, kv;
+  Variant v;
   push::AttentionParams params;
 };
 
+// The score scale: the shape's, or 1/sqrt(D).
+float score_scale(const AttentionShape& s, uint32_t hs) {
+  if (s.scale != 0.0f) {
+    if (!std::isfinite(s.scale))
+      throw std::invalid_argument("attention: the score scale must be finite");
+    return s.scale;
+  }
+  return static_cast<float>(1.0 / std::sqrt(double(hs)));
+}
+
 Checked check(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayout& l,
-              GradWrite mode, bool backward, bool segments) {
+              GradWrite mode, bool backward, bool segments, DType act) {
   const uint32_t hs = head_size(s), kv = kv_heads(s);
-  check_loop_budget(quirks, s, hs, backward ? s.NH / kv : 1, segments);
+  const Variant v = variant(quirks, act, hs);
+  check_loop_budget(quirks, s, hs, backward ? s.NH / kv : 1, segments, v);
   // Indices are 32-bit vec4 offsets in the kernels.
   const uint32_t widest = std::max({l.q.stride, l.k.stride, l.v.stride, s.C});
   if (uint64_t(s.B) * s.T * widest / 4 > UINT32_MAX)
     throw std::invalid_argument("attention: B*T rows of " + std::to_string(widest) +
                                 " floats exceed 32-bit indexing");
-  const push::AttentionParams p{s.B,
-                                s.T,
-                                s.NH,
-                                kv,
-                                hs / 4,
-                                static_cast<float>(1.0 / std::sqrt(double(hs))),
-                                static_cast<uint32_t>(mode),
-                                l.q.stride / 4,
-                                l.q.offset / 4,
-                                l.k.stride / 4,
-                                l.k.offset / 4,
-                                l.v.stride / 4,
-                                l.v.offset / 4,
-                                segments ? 1u : 0u};
-  return {hs, kv, p};
+  const push::AttentionParams p{s.B, s.T, s.NH, kv, hs / 4, score_scale(s, hs),
+                                static_cast<uint32_t>(mode), l.q.stride / 4, l.q.offset / 4,
+                                l.k.stride / 4, l.k.offset / 4, l.v.stride / 4, l.v.offset / 4,
+                                segments ? 1u : 0u,
+                                // A window of T or more keys is all of them; capped, the
+                                // kernels' window sums cannot overflow.
+                                std::min(s.window, s.T)};
+  return {hs, kv, v, p};
 }
 
 // Packed rows' positions, or (plain causal rows) a stand-in the kernel does not read.
@@ -141,16 +159,14 @@ Dispatch forward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvL
                  BufferSlice q, BufferSlice k, BufferSlice v, BufferSlice out, BufferSlice lse,
                  DType act, BufferSlice positions) {
   const bool segments = positions.buffer != VK_NULL_HANDLE;
-  const Checked c = check(quirks, s, l, GradWrite::overwrite, false, segments);
+  const Checked c = check(quirks, s, l, GradWrite::overwrite, false, segments, act);
   const uint32_t wx = rows_per_group(quirks, c.hs, 2);  // q, acc
   Dispatch d;
-  // CPU drivers read q, k, v through texel views (see attention_forward_texels.comp); same bits.
-  const bool texels = act == DType::f32 && quirks.texel_fetch_beats_storage_loads;
-  d.kernel = texels
+  d.kernel = c.v.texels
                  ? KernelId::attention_forward_texels
                  : act_variant(act, {KernelId::attention_forward, KernelId::attention_forward_f16,
                                      KernelId::attention_forward_bf16});
-  const uint32_t rows = rows_per_invocation(texels, c.hs);
+  const uint32_t rows = c.v.rows;
   d.spec = {wx, 1, 1, c.hs, kKeyBlock, unroll(c.hs), rows};
   d.bindings = {{q, false},  {k, false},  {v, false},
                 {out, true}, {lse, true}, {positions_or(positions, q, s), false}};
@@ -167,16 +183,14 @@ struct BackwardIo {
 Dispatch backward(const DeviceQuirks& quirks, const AttentionShape& s, const QkvLayout& l,
                   const BackwardIo& io, GradWrite mode, DType act) {
   const bool segments = io.positions.buffer != VK_NULL_HANDLE;
-  const Checked c = check(quirks, s, l, mode, true, segments);
+  const Checked c = check(quirks, s, l, mode, true, segments, act);
   const uint32_t wx = rows_per_group(quirks, c.hs, 4);  // k, v, dk, dv (q, dout, dq for dq rows)
   Dispatch d;
-  // CPU drivers read the inputs through texel views (see attention_backward_texels.comp).
-  const bool texels = act == DType::f32 && quirks.texel_fetch_beats_storage_loads;
-  d.kernel = texels
+  d.kernel = c.v.texels
                  ? KernelId::attention_backward_texels
                  : act_variant(act, {KernelId::attention_backward, KernelId::attention_backward_f16,
                                      KernelId::attention_backward_bf16});
-  const uint32_t rows = rows_per_invocation(texels, c.hs);
+  const uint32_t rows = c.v.rows;
   d.spec = {wx, 1, 1, c.hs, unroll(c.hs), rows};
   d.bindings = {{io.dout, false}, {io.q, false},
                 {io.k, false},    {io.v, false},

@@ -14,9 +14,16 @@ namespace remat::kernels {
 // C = NH * D, the query width (D, the head size, is C / NH). KV: key/value heads, dividing NH
 // (grouped-query attention; 1 is multi-query); 0 means NH (multi-head attention).
 // attention_forward/backward (GPT-2's fused qkv) accept only KV == 0 or NH.
+// window: sliding-window attention, query t sees keys t - window + 1 .. t (transformers'
+// sliding_window: window keys, itself included); 0 (or window >= T) sees keys 0 .. t. The kernels
+// skip the key blocks outside the window, so a window shorter than T costs less time.
+// scale: the score scale, scores = scale q.k; 0 means 1/sqrt(D) (Gemma 3 sets
+// query_pre_attn_scalar^-0.5).
 struct AttentionShape {
   uint32_t B = 0, T = 0, C = 0, NH = 0;
   uint32_t KV = 0;
+  uint32_t window = 0;
+  float scale = 0.0f;
 };
 
 // Largest head size the kernels accept: each invocation holds up to four head-sized rows.
@@ -41,7 +48,8 @@ Dispatch attention_backward(const DeviceQuirks& quirks, const AttentionShape& s,
                             BufferSlice qkv, BufferSlice out, BufferSlice lse, BufferSlice dqkv,
                             GradWrite mode, DType act = DType::f32, BufferSlice positions = {});
 
-// Grouped-query attention, causal, scale 1/sqrt(D), positions 0..T-1: query head h attends with
+// Grouped-query attention, causal (within the shape's window), scale 1/sqrt(D) unless the shape
+// names another, positions 0..T-1: query head h attends with
 // key/value head h / (NH / KV) (Hugging Face's repeat_kv).
 // q [B,T,NH*D], k and v [B,T,KV*D] (compact, separate tensors) -> out [B,T,NH*D], lse [B,NH,T].
 // Throws std::invalid_argument as attention_forward does, and for KV not dividing NH.

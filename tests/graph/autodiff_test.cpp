@@ -8,6 +8,7 @@
 #include "graph/model_builder.h"
 #include "graph/op_schema.h"
 #include "tests/graph/random_llama.h"
+#include "tests/graph/windowed_llama.h"
 
 namespace remat {
 namespace {
@@ -156,6 +157,30 @@ TEST_CASE("autodiff: grouped-query attention, RoPE, RMSNorm and SwiGLU backward 
     }
   }
   CHECK(seen == 4 + 8 + 9 + 4 + 1);
+}
+
+TEST_CASE("autodiff: attention backwards keep their forward's sliding window and score scale") {
+  const Graph g = testing::windowed_llama(TrainShape{2, 16}, 3, 0.125f);
+  int seen = 0;
+  for (const Op& op : g.ops) {
+    if (op.kind != OpKind::gqa_attention_backward) continue;
+    const Op& f = op_at(g, op.forward_op);
+    CHECK(f.attrs.window == 3 + op.block - 1);  // block 0 is the embedding
+    CHECK(op.attrs.window == f.attrs.window);
+    CHECK(op.attrs.attn_scale == 0.125f);
+    ++seen;
+  }
+  CHECK(seen == ModelConfig::preset("llama-tiny").layers);
+  // GPT-2's multi-head attention carries them the same way.
+  Graph gpt = build_model(ModelConfig::preset("tiny"), TrainShape{});
+  for (Op& op : gpt.ops)
+    if (op.kind == OpKind::attention) op.attrs.window = 7, op.attrs.attn_scale = 0.5f;
+  autodiff(gpt);
+  for (const Op& op : gpt.ops)
+    if (op.kind == OpKind::attention_backward) {
+      CHECK(op.attrs.window == 7);
+      CHECK(op.attrs.attn_scale == 0.5f);
+    }
 }
 
 }  // namespace remat

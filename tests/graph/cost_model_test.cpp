@@ -1,10 +1,11 @@
 // Cost model: FLOP counts for the big ops, the JSON cost table and its errors.
 #include <catch2/catch.hpp>
 
-#include "graph/autodiff.h"
-#include "graph/model_builder.h"
-#include "graph/cost_model.h"
 #include "base/json.h"
+#include "graph/autodiff.h"
+#include "graph/cost_model.h"
+#include "graph/model_builder.h"
+#include "tests/graph/windowed_llama.h"
 
 namespace remat {
 
@@ -78,6 +79,32 @@ TEST_CASE("cost: every Llama op has work; grouped-query attention costs its quer
       CHECK(op.flops == 2.5 * f.flops);
     }
   }
+}
+
+TEST_CASE("cost: a sliding window prices attention by the keys it visits") {
+  // llama-tiny at B 2, T 16: 4 heads of 32. Layer i's window is 4 + i; the first layers' windows
+  // cut the triangle of T - w queries' keys that the kernels skip, a window of T or more none.
+  const TrainShape shape{2, 16, 0.0f, DType::f32};
+  const Graph plain = build_training_model(ModelConfig::preset("llama-tiny"), shape);
+  const Graph windowed = testing::windowed_llama(shape, 4, 0.0f);
+  const Graph wide = testing::windowed_llama(shape, 16, 0.0f);
+  const double b = 2, t = 16, c = 128, nh = 4;
+  int seen = 0;
+  for (std::size_t i = 0; i < plain.ops.size(); ++i) {
+    const Op &p = plain.ops[i], &w = windowed.ops[i];
+    if (p.kind != OpKind::gqa_attention && p.kind != OpKind::gqa_attention_backward) continue;
+    const int window = p.kind == OpKind::gqa_attention ? w.attrs.window : 0;
+    if (window == 0) {
+      CHECK(w.flops == 2.5 * windowed.ops[static_cast<size_t>(w.forward_op)].flops);
+    } else {
+      const double pairs = (t * t - (t - window) * (t - window)) / 2;
+      CHECK(w.flops == 4 * b * pairs * c + 5 * b * nh * pairs);
+    }
+    CHECK(w.flops < p.flops);  // the planner sees that a window costs less
+    CHECK(wide.ops[i].flops == p.flops);
+    ++seen;
+  }
+  CHECK(seen == 2 * ModelConfig::preset("llama-tiny").layers);
 }
 
 }  // namespace remat

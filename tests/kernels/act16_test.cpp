@@ -288,6 +288,24 @@ TEST_CASE("16-bit attention (fused qkv and grouped-query) matches fp32 kernels a
                         q, g, i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1], o[2],
                         kernels::GradWrite::overwrite, a)};
                   });
+
+      // Gemma 3's local layers: a sliding window of 5 keys and a score scale of their own.
+      const kernels::AttentionShape w{1, 19, 32, 4, 2, 5, 0.3f};
+      auto wf = run_checked(t, {{qs}, {ks}, {vs}}, {{{}, true, 19 * 32}, {{}, false, 4 * 19}},
+                            [&](DType a, auto& i, auto& o) {
+                              return std::vector{kernels::gqa_attention_forward(
+                                  q, w, i[0], i[1], i[2], o[0], o[1], a)};
+                            });
+      ref::gqa_attention_forward(gout, glse, dbl(qs), dbl(ks), dbl(vs),
+                                 {1, 19, 4, 2, 8, 5, double(0.3f)});
+      require_rounded_close(wf[0], gout, t, 1e-5, "windowed gqa out");
+      run_checked(t, {{gdout, false}, {qs}, {ks}, {vs}, {wf[0]}, {wf[1], false}},
+                  {{{}, false, 19 * 32}, {{}, false, 19 * 16}, {{}, false, 19 * 16}},
+                  [&](DType a, auto& i, auto& o) {
+                    return std::vector{kernels::gqa_attention_backward(
+                        q, w, i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1], o[2],
+                        kernels::GradWrite::overwrite, a)};
+                  });
     }
   }
 }

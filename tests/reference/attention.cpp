@@ -24,17 +24,24 @@ struct Layout {
   }
   std::size_t kv_head(std::size_t h) const { return h / (NH / KV); }
   const std::vector<uint32_t>* positions = nullptr;  // packed rows, or none
-  // The first key query t of row b sees: where its example starts.
+  std::size_t window = 0;                            // sliding window, or 0: all keys
+  double scale = 0.0;                                // score scale, or 0: 1/√hs
+  // The first key query t of row b sees: where its example starts, or its window if later.
   std::size_t first_key(std::size_t b, std::size_t t) const {
-    return positions && !positions->empty() ? t - (*positions)[b * Tn + t] : 0;
+    const std::size_t example = positions && !positions->empty() ? t - (*positions)[b * Tn + t] : 0;
+    const std::size_t in_window = window != 0 && t + 1 > window ? t + 1 - window : 0;
+    return std::max(example, in_window);
   }
+  double score_scale() const { return scale != 0.0 ? scale : 1.0 / std::sqrt(double(hs)); }
 };
 
-Layout fused(std::size_t Tn, std::size_t C, std::size_t NH, const std::vector<uint32_t>& pos) {
-  return {Tn, NH, NH, C / NH, {3 * C, 0}, {3 * C, C}, {3 * C, 2 * C}, &pos};
+Layout fused(std::size_t Tn, std::size_t C, std::size_t NH, const std::vector<uint32_t>& pos,
+             const Masking& m) {
+  return {Tn, NH, NH, C / NH, {3 * C, 0}, {3 * C, C}, {3 * C, 2 * C}, &pos, m.window, m.scale};
 }
 Layout separate(const GqaDims& n, const std::vector<uint32_t>& pos) {
-  return {n.T, n.NH, n.KV, n.D, {n.NH * n.D, 0}, {n.KV * n.D, 0}, {n.KV * n.D, 0}, &pos};
+  return {n.T,  n.NH,     n.KV,   n.D, {n.NH * n.D, 0}, {n.KV * n.D, 0}, {n.KV * n.D, 0},
+          &pos, n.window, n.scale};
 }
 
 // The causal probability matrix att[t][s] (first_key(t) ≤ s ≤ t; 0 elsewhere) of query head h of
@@ -42,7 +49,7 @@ Layout separate(const GqaDims& n, const std::vector<uint32_t>& pos) {
 template <class T>
 void probabilities(std::vector<double>& att, std::vector<double>& lse, const T* q, const T* k,
                    const Layout& L, std::size_t b, std::size_t h) {
-  const double scale = 1.0 / std::sqrt(double(L.hs));
+  const double scale = L.score_scale();
   const std::size_t g = L.kv_head(h);
   att.assign(L.Tn * L.Tn, 0.0);
   lse.assign(L.Tn, 0.0);
@@ -91,7 +98,7 @@ template <class T>
 void backward(double* gq, double* gk, double* gv, const std::vector<T>& dout, const T* q,
               const T* k, const T* v, const Layout& L, std::size_t B) {
   const std::size_t Tn = L.Tn;
-  const double scale = 1.0 / std::sqrt(double(L.hs));
+  const double scale = L.score_scale();
   std::vector<double> att, row_lse, datt(Tn), dpre(Tn);
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t h = 0; h < L.NH; ++h) {
@@ -131,17 +138,17 @@ void round_to(std::vector<T>& dst, const std::vector<double>& src) {
 template <class T>
 void attention_forward(std::vector<T>& out, std::vector<T>& lse, const std::vector<T>& qkv,
                        std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH,
-                       const std::vector<uint32_t>& positions) {
-  forward(out, lse, qkv.data(), qkv.data(), qkv.data(), fused(Tn, C, NH, positions), B);
+                       const std::vector<uint32_t>& positions, const Masking& m) {
+  forward(out, lse, qkv.data(), qkv.data(), qkv.data(), fused(Tn, C, NH, positions, m), B);
 }
 
 template <class T>
 void attention_backward(std::vector<T>& dqkv, const std::vector<T>& dout, const std::vector<T>& qkv,
                         std::size_t B, std::size_t Tn, std::size_t C, std::size_t NH,
-                        const std::vector<uint32_t>& positions) {
+                        const std::vector<uint32_t>& positions, const Masking& m) {
   std::vector<double> grad(B * Tn * 3 * C, 0.0);
   const T* x = qkv.data();
-  backward(grad.data(), grad.data(), grad.data(), dout, x, x, x, fused(Tn, C, NH, positions), B);
+  backward(grad.data(), grad.data(), grad.data(), dout, x, x, x, fused(Tn, C, NH, positions, m), B);
   round_to(dqkv, grad);
 }
 
@@ -168,10 +175,10 @@ void gqa_attention_backward(std::vector<T>& dq, std::vector<T>& dk, std::vector<
 #define REMAT_REF_ATTENTION(T)                                                                    \
   template void attention_forward<T>(std::vector<T>&, std::vector<T>&, const std::vector<T>&,     \
                                      std::size_t, std::size_t, std::size_t, std::size_t,          \
-                                     const std::vector<uint32_t>&);                               \
-  template void attention_backward<T>(std::vector<T>&, const std::vector<T>&,                     \
-                                      const std::vector<T>&, std::size_t, std::size_t,            \
-                                      std::size_t, std::size_t, const std::vector<uint32_t>&);    \
+                                     const std::vector<uint32_t>&, const Masking&);               \
+  template void attention_backward<T>(                                                            \
+      std::vector<T>&, const std::vector<T>&, const std::vector<T>&, std::size_t, std::size_t,    \
+      std::size_t, std::size_t, const std::vector<uint32_t>&, const Masking&);                    \
   template void gqa_attention_forward<T>(std::vector<T>&, std::vector<T>&, const std::vector<T>&, \
                                          const std::vector<T>&, const std::vector<T>&,            \
                                          const GqaDims&, const std::vector<uint32_t>&);           \

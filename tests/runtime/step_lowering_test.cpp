@@ -5,8 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include <bit>
+#include <cstring>
+#include <map>
 
+#include "attention_params.h"
 #include "optimizer_params.h"
+#include "planner/verify.h"
+#include "tests/graph/windowed_llama.h"
 
 namespace remat {
 namespace {
@@ -19,12 +24,18 @@ TensorSlices fake_slices(const Plan& plan) {
   };
 }
 
-void check_step_indices(const ModelConfig& model, const TrainShape& shape) {
-  const Plan plan = remat::plan(model, shape, Policy::parse("every:2"));
+// The optimizer's buffers, stand-ins as well.
+LoweringExtras fake_extras() {
   LoweringExtras extras;
   extras.adamw_hyper = {std::bit_cast<VkBuffer>(uint64_t{1} << 40), 0, sizeof(push::AdamWHyper)};
   extras.grad_norm_partials = {std::bit_cast<VkBuffer>(uint64_t{1} << 41), 0, 1 << 20};
   extras.grad_clip = 1;
+  return extras;
+}
+
+void check_step_indices(const ModelConfig& model, const TrainShape& shape) {
+  const Plan plan = remat::plan(model, shape, Policy::parse("every:2"));
+  const LoweringExtras extras = fake_extras();
   const auto dispatches = lower_plan(plan, DeviceQuirks{}, fake_slices(plan), extras);
   std::vector<int> per_step(plan.steps.size(), 0);
   int last = -1;
@@ -58,6 +69,30 @@ TEST_CASE("lowering: every dispatch carries the index of the plan step it execut
   ModelConfig llama = ModelConfig::preset("llama-tiny");
   llama.qkv_bias = true;
   check_step_indices(llama, TrainShape{2, 16, 0.0f, DType::f32});
+}
+
+TEST_CASE("lowering: attention steps pass their window and score scale to every dispatch") {
+  // Layer i's window is 5 + i; every:1 recomputes each layer's attention in its backward.
+  const Graph g = testing::windowed_llama(TrainShape{2, 16, 0.0f, DType::f32}, 5, 0.3f);
+  const Plan plan = plan_graph(g, {Policy::parse("every:1"), std::nullopt, 256, nullptr});
+  REQUIRE(verify_plan(g, plan).empty());  // steps carry their op's attributes
+  const auto dispatches = lower_plan(plan, DeviceQuirks{}, fake_slices(plan), fake_extras());
+  std::map<Phase, int> seen;
+  for (const Dispatch& d : dispatches) {
+    const Step& s = plan.steps.at(static_cast<size_t>(d.step));
+    if (s.kind != OpKind::gqa_attention && s.kind != OpKind::gqa_attention_backward) continue;
+    INFO(op_kind_name(s.kind) << " " << phase_name(s.phase) << " block " << s.block);
+    push::AttentionParams p;
+    REQUIRE(d.push.size() == sizeof p);
+    std::memcpy(&p, d.push.data(), sizeof p);
+    CHECK(p.window == uint32_t(5 + s.block - 1));  // block 0 is the embedding
+    CHECK(p.scale == 0.3f);
+    ++seen[s.phase];
+  }
+  const int layers = ModelConfig::preset("llama-tiny").layers;
+  CHECK(seen[Phase::forward] == layers);
+  CHECK(seen[Phase::recompute] == layers);
+  CHECK(seen[Phase::backward] == layers);
 }
 
 }  // namespace
