@@ -73,8 +73,8 @@ remat::ModelConfig odd_qwen3() {
 }
 
 // Gemma 3 of odd sizes: 3 layers (the second global), 3 query heads of 16 on one key/value head
-// over a width of 40, a window of 8, query_pre_attn_scalar 16 (the head size) and linear RoPE
-// scaling by 4 on the global layer.
+// over a width of 40, a window of 4 (the sessions run 8 positions), query_pre_attn_scalar 24 and
+// linear RoPE scaling by 4 on the global layer.
 remat::ModelConfig odd_gemma3() {
   remat::ModelConfig m = remat::ModelConfig::preset("gemma3-270m");
   m.layers = 3;
@@ -84,7 +84,7 @@ remat::ModelConfig odd_gemma3() {
   m.ffn = 72;
   m.vocab = 131;
   m.ctx = 32;
-  m.gemma = {8, 2, 10000.0f, 16.0f, 4.0f};
+  m.gemma = {4, 2, 10000.0f, 24.0f, 4.0f};
   return m;
 }
 
@@ -194,17 +194,16 @@ TEST_CASE("c api: a Qwen3 folder and its .gguf describe, load, train and save as
   fs::remove_all(dir);
 }
 
-// Gemma 3's window (8) is no shorter than the sessions' 8 positions, so every layer sees all keys.
 TEST_CASE("c api: a Gemma 3 folder describes, loads, trains and saves as Gemma 3") {
   const auto dir = remat::test::scratch_dir("family_gemma3");
   const remat::ModelConfig m = odd_gemma3();
   const fs::path folder = config_folder(dir / "gemma3", m);
   remat_session_params p = params_of(folder);
   CHECK(p.family == REMAT_FAMILY_GEMMA3);
-  CHECK(p.sliding_window == 8);
+  CHECK(p.sliding_window == 4);
   CHECK(p.sliding_window_pattern == 2);
   CHECK(p.rope_local_theta == 10000.0);
-  CHECK(p.query_pre_attn_scalar == 16.0);
+  CHECK(p.query_pre_attn_scalar == 24.0);
   CHECK(p.head_dim == 16);
   CHECK(p.qk_norm == 1);
   CHECK(p.rope_scaling == REMAT_ROPE_LINEAR);

@@ -49,7 +49,8 @@ ModelConfig odd_llama32() {
   return m;
 }
 
-// Gemma 3 of odd sizes: a global layer between two local ones, window 16, query scalar 12.
+// Gemma 3 of odd sizes: a global layer between two local ones, window 5 (of 11 positions),
+// query scalar 20 against a head size of 12.
 ModelConfig odd_gemma3() {
   ModelConfig m = test::odd_llama(3, true);
   m.qk_norm = true;
@@ -57,7 +58,7 @@ ModelConfig odd_gemma3() {
   m.rope_theta = 1000000.0f;
   m.norm_eps = 1e-6f;
   m.gemma3 = true;
-  m.gemma = {16, 2, 10000.0f, 12.0f};
+  m.gemma = {5, 2, 10000.0f, 20.0f};
   return m;
 }
 

@@ -98,8 +98,9 @@ TEST_CASE("qwen3 with q/k norms and head_dim 12 != C/heads: byte-identical acros
 }
 
 // Gemma 3: layers 0 and 2 local, 1 global, (1 + w) norms, GeGLU, the embedding times sqrt(C).
-// With `window` below the 23 positions the local layers attend through a sliding window.
-SessionConfig odd_gemma3(int window) {
+// With `window` below the 23 positions the local layers attend through a sliding window, and a
+// query scalar other than the head size (16) scales every score otherwise.
+SessionConfig odd_gemma3(int window, float query_scalar = 16.0f) {
   SessionConfig c = odd_config(true, false);
   ModelConfig& m = c.model;
   m.qk_norm = true;
@@ -107,7 +108,7 @@ SessionConfig odd_gemma3(int window) {
   m.norm_eps = 1e-6f;
   m.rope_theta = 1000000.0f;
   m.gemma3 = true;
-  m.gemma = {window, 2, 10000.0f, 16.0f};
+  m.gemma = {window, 2, 10000.0f, query_scalar};
   return c;
 }
 
@@ -121,6 +122,10 @@ TEST_CASE("gemma3 with local and global layers: byte-identical across policies")
       INFO(name);
       CHECK(std::all_of(values.begin(), values.end(), [](float v) { return v == 0.0f; }));
     }
+}
+
+TEST_CASE("gemma3 with a sliding window of 4 and query_pre_attn_scalar 24: byte-identical") {
+  check_llama_policies(odd_gemma3(4, 24.0f));
 }
 
 TEST_CASE("llama: Hugging Face initialisation, deterministic per seed") {
