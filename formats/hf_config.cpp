@@ -314,6 +314,10 @@ ModelConfig gemma3_from(const Keys& k) {
                  "remat's Gemma 3 ties lm_head to the embedding");
   k.require_bool("attention_bias", false, false, "remat's Gemma 3 projections have no biases");
   k.require_bool("use_bidirectional_attention", false, false, "remat trains causal attention");
+  // transformers drops attention probabilities in training when this is set; remat never does.
+  if (const JsonValue* v = k.given("attention_dropout");
+      v && !(v->type == JsonValue::Type::number && v->number == 0))
+    refuse("attention_dropout", *v, "remat's attention has no dropout");
   refuse_other_maths(k);
   return m;
 }

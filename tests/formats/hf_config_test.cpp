@@ -341,6 +341,7 @@ TEST_CASE("Gemma 3 configs remat cannot compute are refused naming the key", "[g
       {tiny_gemma(R"("attention_bias": true)"), "attention_bias is true"},
       {tiny_gemma(R"("tie_word_embeddings": false)"), "tie_word_embeddings is false"},
       {tiny_gemma(R"("use_bidirectional_attention": true)"), "use_bidirectional_attention is true"},
+      {tiny_gemma(R"("attention_dropout": 0.1)"), "attention_dropout is 0.1"},
       {tiny_gemma(R"("layer_types": ["full_attention", "sliding_attention", "full_attention"])"),
        "layer_types is"},
       {tiny_gemma(R"("layer_types": ["full_attention"])"), "one type per layer"},
