@@ -36,7 +36,14 @@ bool family_fields_zero(const remat_session_params& p) {
   return p.kv_heads == 0 && p.ffn == 0 && p.head_dim == 0 && p.rope_theta == 0 && p.norm_eps == 0 &&
          p.tied_head == 0 && p.qkv_bias == 0 && p.qk_norm == 0 && p.rope_scaling == 0 &&
          p.rope_factor == 0 && p.rope_low_freq_factor == 0 && p.rope_high_freq_factor == 0 &&
-         p.rope_original_ctx == 0;
+         p.rope_original_ctx == 0 && p.sliding_window == 0 && p.sliding_window_pattern == 0 &&
+         p.rope_local_theta == 0 && p.query_pre_attn_scalar == 0;
+}
+
+// Whether the Gemma 3 fields are all 0, as every family but REMAT_FAMILY_GEMMA3 requires.
+bool gemma_fields_zero(const remat_session_params& p) {
+  return p.sliding_window == 0 && p.sliding_window_pattern == 0 && p.rope_local_theta == 0 &&
+         p.query_pre_attn_scalar == 0;
 }
 
 // A double field as the float ModelConfig keeps; 0 is `fallback`.
@@ -82,6 +89,26 @@ void set_llama_fields(ModelConfig& m, const remat_session_params& p) {
   m.rope_scaling = p.rope_scaling == REMAT_ROPE_LLAMA3 ? RopeScaling::llama3 : RopeScaling::none;
 }
 
+// Gemma 3: the Llama family's fields with q/k norms and a tied head, and its own four.
+void set_gemma3_fields(ModelConfig& m, const remat_session_params& p) {
+  remat_session_params llama = p;  // Gemma's linear RoPE scaling is not the Llama family's
+  if (p.rope_scaling == REMAT_ROPE_LINEAR) llama.rope_scaling = 0, llama.rope_factor = 0;
+  set_llama_fields(m, llama);
+  if (p.rope_scaling == REMAT_ROPE_LINEAR) {
+    require_range(p.rope_factor > 0 && std::isfinite(p.rope_factor), "rope_factor", p.rope_factor,
+                  "positive with REMAT_ROPE_LINEAR");
+    m.gemma.rope_linear = static_cast<float>(p.rope_factor);
+  }
+  m.gemma3 = true;
+  m.qk_norm = true;
+  m.tied_head = true;
+  override_size(m.gemma.sliding_window = 0, p.sliding_window, "sliding_window");
+  override_size(m.gemma.pattern = 0, p.sliding_window_pattern, "sliding_window_pattern");
+  m.gemma.local_rope_theta = float_field(p.rope_local_theta, "rope_local_theta", 10000.0f);
+  m.gemma.query_scalar = float_field(p.query_pre_attn_scalar, "query_pre_attn_scalar",
+                                     static_cast<float>(m.head_dim()));
+}
+
 // The preset (or GPT-2) with the five size overrides, then the family the struct names.
 ModelConfig model_of(const remat_session_params& p) {
   ModelConfig m = p.model ? ModelConfig::preset(p.model) : ModelConfig{0, 0, 0, 0, 0};
@@ -96,16 +123,24 @@ ModelConfig model_of(const remat_session_params& p) {
       if (!family_fields_zero(p))
         invalid(std::string("params->family is ") +
                 (p.family == REMAT_FAMILY_GPT2 ? "REMAT_FAMILY_GPT2" : "REMAT_FAMILY_PRESET") +
-                ": the Llama-family fields (kv_heads ... rope_original_ctx) must be 0");
+                ": the family fields (kv_heads ... query_pre_attn_scalar) must be 0");
       // GPT-2 whatever the preset: its sizes, every family field at GPT-2's default.
       if (p.family == REMAT_FAMILY_GPT2) m = ModelConfig{m.layers, m.dim, m.heads, m.vocab, m.ctx};
       break;
     case REMAT_FAMILY_LLAMA:
+      if (!gemma_fields_zero(p))
+        invalid(
+            "params->family is REMAT_FAMILY_LLAMA: the Gemma 3 fields (sliding_window ... "
+            "query_pre_attn_scalar) must be 0");
       set_llama_fields(m, p);
+      break;
+    case REMAT_FAMILY_GEMMA3:
+      set_gemma3_fields(m, p);
       break;
     default:
       invalid("params->family is " + std::to_string(p.family) +
-              "; use REMAT_FAMILY_PRESET, REMAT_FAMILY_GPT2 or REMAT_FAMILY_LLAMA");
+              "; use REMAT_FAMILY_PRESET, REMAT_FAMILY_GPT2, REMAT_FAMILY_LLAMA or "
+              "REMAT_FAMILY_GEMMA3");
   }
   m.validate();
   return m;
@@ -272,7 +307,8 @@ static bool older_params_size(std::size_t size) {
          size == offsetof(remat_session_params, act_dtype) ||
          size == offsetof(remat_session_params, packed) ||
          size == offsetof(remat_session_params, quantized_base) ||
-         size == offsetof(remat_session_params, family);
+         size == offsetof(remat_session_params, family) ||
+         size == offsetof(remat_session_params, sliding_window);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -387,6 +423,11 @@ void set_model(remat_session_params& params, const ModelConfig& m, const std::st
     invalid(origin + " holds a " + std::string(architecture_name(m.arch)) +
             "-family model; a remat_session_params that ends before `family` describes GPT-2 "
             "models only");
+  const bool has_gemma = size > offsetof(remat_session_params, sliding_window);
+  if (!has_gemma && m.gemma3)
+    invalid(origin +
+            " holds a Gemma 3 model; a remat_session_params that ends before "
+            "`sliding_window` cannot describe it");
   remat_session_params p = read_params(&params);
   p.model = nullptr;
   p.layers = m.layers;
@@ -395,7 +436,7 @@ void set_model(remat_session_params& params, const ModelConfig& m, const std::st
   p.vocab = m.vocab;
   p.ctx = m.ctx;
   const bool llama = m.arch == Architecture::llama;
-  p.family = llama ? REMAT_FAMILY_LLAMA : REMAT_FAMILY_GPT2;
+  p.family = m.gemma3 ? REMAT_FAMILY_GEMMA3 : llama ? REMAT_FAMILY_LLAMA : REMAT_FAMILY_GPT2;
   p.kv_heads = llama ? m.kv_heads : 0;
   p.ffn = llama ? m.ffn : 0;
   p.head_dim = llama ? m.head_size : 0;
@@ -405,11 +446,16 @@ void set_model(remat_session_params& params, const ModelConfig& m, const std::st
   p.qkv_bias = llama && m.qkv_bias;
   p.qk_norm = llama && m.qk_norm;
   const bool llama3 = llama && m.rope_scaling == RopeScaling::llama3;
-  p.rope_scaling = llama3 ? REMAT_ROPE_LLAMA3 : REMAT_ROPE_NONE;
-  p.rope_factor = llama3 ? m.llama3.factor : 0.0;
+  const bool linear = m.gemma3 && m.gemma.rope_linear != 0.0f;
+  p.rope_scaling = llama3 ? REMAT_ROPE_LLAMA3 : linear ? REMAT_ROPE_LINEAR : REMAT_ROPE_NONE;
+  p.rope_factor = llama3 ? m.llama3.factor : linear ? m.gemma.rope_linear : 0.0;
   p.rope_low_freq_factor = llama3 ? m.llama3.low_freq_factor : 0.0;
   p.rope_high_freq_factor = llama3 ? m.llama3.high_freq_factor : 0.0;
   p.rope_original_ctx = llama3 ? m.llama3.original_ctx : 0;
+  p.sliding_window = m.gemma3 ? m.gemma.sliding_window : 0;
+  p.sliding_window_pattern = m.gemma3 ? m.gemma.pattern : 0;
+  p.rope_local_theta = m.gemma3 ? m.gemma.local_rope_theta : 0.0;
+  p.query_pre_attn_scalar = m.gemma3 ? m.gemma.query_scalar : 0.0;
   // Every model remat builds has a description; the check guards that promise.
   if (!(model_of(p) == m))
     invalid(origin + " holds a model remat_session_params does not describe exactly");

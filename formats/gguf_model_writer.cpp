@@ -21,6 +21,9 @@ uint32_t u32(int v) {
 
 GgufArch gguf_arch_of(const ModelConfig& m) {
   if (m.arch == Architecture::gpt2) return GgufArch::gpt2;
+  if (m.gemma3)
+    throw std::invalid_argument(
+        "a Gemma 3 model cannot be written as GGUF yet; use a Hugging Face folder or PEFT adapter");
   if (m.rope_scaling != RopeScaling::none)
     throw std::invalid_argument(
         "a model with llama3 RoPE scaling cannot be written as GGUF (llama.cpp wants a "

@@ -236,6 +236,92 @@ ModelConfig llama_from(const Keys& k, LlamaKind kind) {
   return m;
 }
 
+// Gemma 3's local/global layout: layer_types ("sliding_attention" / "full_attention" per layer)
+// when given, else sliding_window_pattern N (layer i global iff (i + 1) % N == 0, transformers'
+// default 6). remat keeps the pattern, so a layer_types list of any other shape is refused.
+int gemma3_pattern(const Keys& k, int layers) {
+  const JsonValue* types = k.given("layer_types");
+  if (!types) {
+    if (auto n = k.positive_int("sliding_window_pattern")) return *n;
+    return k.positive_int("_sliding_window_pattern").value_or(6);
+  }
+  if (types->type != JsonValue::Type::array || static_cast<int>(types->array.size()) != layers)
+    refuse("layer_types", *types, "it must list one type per layer");
+  int pattern = layers + 1;  // every layer local unless one is global
+  for (int i = 0; i < layers; ++i)
+    if (types->array[i].type == JsonValue::Type::string &&
+        types->array[i].string == "full_attention") {
+      pattern = i + 1;
+      break;
+    }
+  for (int i = 0; i < layers; ++i) {
+    const JsonValue& t = types->array[i];
+    const char* want = (i + 1) % pattern == 0 ? "full_attention" : "sliding_attention";
+    if (t.type != JsonValue::Type::string || t.string != want)
+      refuse("layer_types", *types,
+             "remat places a full_attention layer every N-th layer and sliding_attention between");
+  }
+  return pattern;
+}
+
+// Gemma 3's rope_scaling, which transformers applies to global layers only: null, default, or
+// linear with its factor (0 here: none).
+float gemma3_linear_factor(const Keys& k) {
+  const JsonValue* v = k.given("rope_scaling");
+  if (!v) return 0.0f;
+  if (v->type != JsonValue::Type::object)
+    refuse("rope_scaling", *v, "it must be an object or null");
+  const Keys scaling(*v);
+  const std::string type = scaling.string("rope_type", scaling.string("type", "default"));
+  if (type == "default") return 0.0f;
+  if (type != "linear")
+    refuse("rope_scaling", *v, "remat's Gemma 3 implements no scaling or rope_type linear");
+  if (auto f = scaling.number("factor")) return static_cast<float>(*f);
+  throw std::invalid_argument(
+      "rope_scaling of rope_type linear has no 'factor' (a positive number)");
+}
+
+// model_type gemma3_text (Gemma3TextConfig; absent keys take its defaults).
+ModelConfig gemma3_from(const Keys& k) {
+  ModelConfig m;
+  m.arch = Architecture::llama;
+  m.gemma3 = true;
+  m.qk_norm = true;
+  m.tied_head = true;
+  m.layers = k.required_int("num_hidden_layers");
+  m.dim = k.required_int("hidden_size");
+  m.heads = k.required_int("num_attention_heads");
+  m.ffn = k.required_int("intermediate_size");
+  m.vocab = k.required_int("vocab_size");
+  m.kv_heads = k.positive_int("num_key_value_heads").value_or(4);
+  const int head_dim = k.positive_int("head_dim").value_or(256);
+  m.head_size = m.dim % m.heads == 0 && head_dim == m.dim / m.heads ? 0 : head_dim;
+  m.ctx = k.positive_int("max_position_embeddings").value_or(131072);
+  for (const char* key : {"hidden_activation", "hidden_act"})
+    if (const JsonValue* v = k.given(key);
+        v && !(v->type == JsonValue::Type::string && v->string == "gelu_pytorch_tanh"))
+      refuse(key, *v, "Gemma 3 here uses gelu_pytorch_tanh (GeGLU)");
+  m.norm_eps = static_cast<float>(k.number("rms_norm_eps").value_or(1e-6));
+  m.rope_theta = static_cast<float>(k.number("rope_theta").value_or(1000000.0));
+  m.gemma.rope_linear = gemma3_linear_factor(k);
+  if (const JsonValue* v = k.given("rope_parameters"))
+    refuse("rope_parameters", *v, "remat reads Gemma 3's rope_scaling (null or linear) only");
+  m.gemma.local_rope_theta = static_cast<float>(k.number("rope_local_base_freq").value_or(10000.0));
+  m.gemma.query_scalar = static_cast<float>(k.number("query_pre_attn_scalar").value_or(256.0));
+  m.gemma.sliding_window = k.positive_int("sliding_window").value_or(4096);
+  m.gemma.pattern = gemma3_pattern(k, m.layers);
+  k.require_bool("tie_word_embeddings", true, true,
+                 "remat's Gemma 3 ties lm_head to the embedding");
+  k.require_bool("attention_bias", false, false, "remat's Gemma 3 projections have no biases");
+  k.require_bool("use_bidirectional_attention", false, false, "remat trains causal attention");
+  // transformers drops attention probabilities in training when this is set; remat never does.
+  if (const JsonValue* v = k.given("attention_dropout");
+      v && !(v->type == JsonValue::Type::number && v->number == 0))
+    refuse("attention_dropout", *v, "remat's attention has no dropout");
+  refuse_other_maths(k);
+  return m;
+}
+
 // The float's shortest decimal as a double (1e-5f is written 1e-05, not 9.99999974737875e-06).
 double decimal(float f) {
   char buf[32];
@@ -303,6 +389,41 @@ void write_llama(JsonWriter& w, const ModelConfig& m) {
   if (!qwen2 && !qwen3) w.field("mlp_bias", false);
 }
 
+void write_gemma3(JsonWriter& w, const ModelConfig& m) {
+  w.key("architectures").begin_array().value("Gemma3ForCausalLM").end_array();
+  w.field("model_type", "gemma3_text")
+      .field("num_hidden_layers", m.layers)
+      .field("hidden_size", m.dim)
+      .field("intermediate_size", m.mlp_width())
+      .field("num_attention_heads", m.heads)
+      .field("num_key_value_heads", m.kv_head_count())
+      .field("head_dim", m.head_dim())
+      .field("vocab_size", m.vocab)
+      .field("max_position_embeddings", m.ctx)
+      .field("hidden_activation", "gelu_pytorch_tanh")
+      .field("rms_norm_eps", decimal(m.norm_eps))
+      .field("rope_theta", decimal(m.rope_theta))
+      .field("rope_local_base_freq", decimal(m.gemma.local_rope_theta))
+      .field("query_pre_attn_scalar", decimal(m.gemma.query_scalar))
+      .field("sliding_window", m.gemma.sliding_window)
+      .field("sliding_window_pattern", m.gemma.pattern);
+  if (m.gemma.rope_linear == 0.0f) {
+    w.field("rope_scaling", nullptr);
+  } else {
+    w.key("rope_scaling").begin_object();
+    w.field("rope_type", "linear").field("factor", decimal(m.gemma.rope_linear));
+    w.end_object();
+  }
+  w.key("layer_types").begin_array();
+  for (int i = 0; i < m.layers; ++i)
+    w.value(m.global_layer(i) ? "full_attention" : "sliding_attention");
+  w.end_array();
+  w.field("attn_logit_softcapping", nullptr)
+      .field("final_logit_softcapping", nullptr)
+      .field("attention_bias", false)
+      .field("tie_word_embeddings", true);
+}
+
 }  // namespace
 
 ModelConfig model_config_from_hf(const JsonValue& config) {
@@ -321,8 +442,10 @@ ModelConfig model_config_from_hf(const JsonValue& config) {
     m = llama_from(k, LlamaKind::qwen2);
   else if (type->type == JsonValue::Type::string && type->string == "qwen3")
     m = llama_from(k, LlamaKind::qwen3);
+  else if (type->type == JsonValue::Type::string && type->string == "gemma3_text")
+    m = gemma3_from(k);
   else
-    refuse("model_type", *type, "remat reads gpt2, llama, qwen2 and qwen3");
+    refuse("model_type", *type, "remat reads gpt2, llama, qwen2, qwen3 and gemma3_text");
   try {
     m.validate();
   } catch (const std::invalid_argument& e) {
@@ -341,6 +464,8 @@ std::string hf_config_json(const ModelConfig& model) {
   w.begin_object();
   if (model.arch == Architecture::gpt2)
     write_gpt2(w, model);
+  else if (model.gemma3)
+    write_gemma3(w, model);
   else
     write_llama(w, model);
   w.field("torch_dtype", "float32").end_object();

@@ -1,6 +1,8 @@
 // Hugging Face config.json to and from ModelConfig: the keys of transformers' GPT2Config
 // (model_type gpt2), LlamaConfig (llama, with Llama 3's llama3 rope_scaling), Qwen2Config (qwen2, a
-// Llama with q/k/v biases) and Qwen3Config (qwen3: per-head q/k RMSNorm, explicit head_dim). A pure
+// Llama with q/k/v biases), Qwen3Config (qwen3: per-head q/k RMSNorm, explicit head_dim) and
+// Gemma3TextConfig (gemma3_text: layer_types or sliding_window_pattern, sliding_window,
+// query_pre_attn_scalar, rope_local_base_freq; soft-capping and RoPE scaling refused). A pure
 // mapping, no files, so that planning a checkpoint's model needs no device and no runtime. Every
 // config remat cannot reproduce exactly is refused: a model that loads but computes something else
 // would be worse than an error.
@@ -25,9 +27,9 @@ ModelConfig model_config_from_hf_json(std::string_view text);
 
 // config.json text for `model`, in transformers' spelling with "architectures" and torch_dtype
 // float32: GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM when q/k/v have biases, or
-// Qwen3ForCausalLM with q/k norms; head_dim and a llama3 rope_scaling written out, so the folder
-// reads back as the same model. std::invalid_argument for a model config.json cannot describe
-// (q/k norms with q/k/v biases).
+// Qwen3ForCausalLM with q/k norms, Gemma3ForCausalLM (gemma3_text) for Gemma 3; head_dim and a
+// llama3 rope_scaling written out, so the folder reads back as the same model.
+// std::invalid_argument for a model config.json cannot describe (q/k norms with q/k/v biases).
 std::string hf_config_json(const ModelConfig& model);
 
 }  // namespace remat

@@ -7,12 +7,12 @@
 namespace remat {
 
 void llama_initial_values(const TensorSpec& p, uint64_t seed, std::size_t parameter_index,
-                          uint64_t first, std::span<float> out) {
+                          uint64_t first, std::span<float> out, bool norm_offset) {
   if (p.name.ends_with(".bias")) {
     std::fill(out.begin(), out.end(), 0.0f);
   } else if (p.name.ends_with("layernorm.weight") || p.name.ends_with("_norm.weight") ||
              p.name == "model.norm.weight") {
-    std::fill(out.begin(), out.end(), 1.0f);
+    std::fill(out.begin(), out.end(), norm_offset ? 0.0f : 1.0f);
   } else {
     seeded_normal_values(seed, parameter_index, 0.02, first, out);
   }

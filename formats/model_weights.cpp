@@ -92,7 +92,7 @@ void seeded_normal_values(uint64_t seed, std::size_t parameter_index, double std
 void initial_values(const TensorSpec& p, const ModelConfig& model, uint64_t seed,
                     std::size_t parameter_index, uint64_t first, std::span<float> out) {
   if (model.arch == Architecture::llama)
-    llama_initial_values(p, seed, parameter_index, first, out);
+    llama_initial_values(p, seed, parameter_index, first, out, model.gemma3);
   else
     gpt2_initial_values(p, model, seed, parameter_index, first, out);
 }

@@ -27,6 +27,15 @@ void write_model(JsonWriter& j, const ModelConfig& m) {
       .field("rope_scaling", m.rope_scaling == RopeScaling::none ? "none" : "llama3")
       .field("head_size", m.head_size)
       .field("qk_norm", m.qk_norm);
+  if (m.gemma3) {
+    j.key("gemma3").begin_object();
+    j.field("sliding_window", m.gemma.sliding_window)
+        .field("pattern", m.gemma.pattern)
+        .field("local_rope_theta", double(m.gemma.local_rope_theta))
+        .field("query_scalar", double(m.gemma.query_scalar))
+        .field("rope_linear", double(m.gemma.rope_linear));
+    j.end_object();
+  }
   if (m.rope_scaling == RopeScaling::llama3) {
     j.key("llama3").begin_object();
     j.field("factor", double(m.llama3.factor))
@@ -140,6 +149,15 @@ ModelConfig read_model(const Fields& f) {
     m.llama3.low_freq_factor = static_cast<float>(l.number("low_freq_factor"));
     m.llama3.high_freq_factor = static_cast<float>(l.number("high_freq_factor"));
     m.llama3.original_ctx = l.size("original_ctx");
+  }
+  if (f.has("gemma3")) {  // Gemma 3's layers; absent for every other model
+    const Fields g = f.object("gemma3");
+    m.gemma3 = true;
+    m.gemma.sliding_window = g.size("sliding_window");
+    m.gemma.pattern = g.size("pattern");
+    m.gemma.local_rope_theta = static_cast<float>(g.number("local_rope_theta"));
+    m.gemma.query_scalar = static_cast<float>(g.number("query_scalar"));
+    m.gemma.rope_linear = static_cast<float>(g.number("rope_linear"));
   }
   return m;
 }

@@ -13,6 +13,11 @@
 // RMSNorm with a [D] gain, eps rms_norm_eps) after the projections and before RoPE, and its head
 // size D is explicit, so heads·D need not equal the width C. RoPE's frequencies carry the
 // config's llama3 scaling (graph/rope_scaling.h) when it has one.
+// Gemma 3 (ModelConfig::gemma3) on the same chain: the embedding times sqrt(C), every RMSNorm's
+// gain 1 + weight, q/k norms, a local layer's sliding window and RoPE base, the score scale
+// query_pre_attn_scalar^-1/2, GeGLU (the swiglu op with gelu_gate), and per layer
+//   h = x + post_attention_layernorm(attention(input_layernorm(x)))
+//   y = h + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(h))).
 // q, k, v and the attention output are [B, T, heads·D] activations; the rest are [B·T, width].
 #pragma once
 

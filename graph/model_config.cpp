@@ -42,13 +42,24 @@ ModelConfig qwen3(int dim, int ffn) {
   return m;
 }
 
+// Gemma 3 (google/gemma-3-270m and gemma-3-1b-pt config.json): tied, 4 heads of 256 on 1 KV
+// head, every sixth layer global, local windows of 512.
+ModelConfig gemma3_preset(int layers, int dim, int ffn) {
+  ModelConfig m = llama(layers, dim, 4, 1, ffn, 262144, 32768, 1000000.0f, 1e-6f, true, false);
+  m.head_size = 256;
+  m.qk_norm = true;
+  m.gemma3 = true;
+  m.gemma = {512, 6, 10000.0f, 256.0f};
+  return m;
+}
+
 }  // namespace
 
 const std::vector<std::string_view>& ModelConfig::preset_names() {
   static const std::vector<std::string_view> names = {
       "tiny",        "gpt2",         "gpt2-medium",  "gpt2-large",   "gpt2-xl",
       "llama-tiny",  "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b",
-      "llama3.2-3b", "qwen3-0.6b",   "qwen3-1.7b"};
+      "llama3.2-3b", "qwen3-0.6b",   "qwen3-1.7b",   "gemma3-270m",  "gemma3-1b"};
   return names;
 }
 
@@ -74,6 +85,8 @@ ModelConfig ModelConfig::preset(std::string_view name) {
   if (name == "llama3.2-3b") return llama32(28, 3072, 24);
   if (name == "qwen3-0.6b") return qwen3(1024, 3072);
   if (name == "qwen3-1.7b") return qwen3(2048, 6144);
+  if (name == "gemma3-270m") return gemma3_preset(18, 640, 2048);
+  if (name == "gemma3-1b") return gemma3_preset(26, 1152, 6912);
   std::string list;
   for (std::string_view n : preset_names()) list += (list.empty() ? "" : ", ") + std::string(n);
   throw std::invalid_argument("unknown model '" + std::string(name) + "'; use one of " + list);
@@ -106,7 +119,7 @@ void ModelConfig::validate() const {
                                 ") must divide heads (" + std::to_string(heads) + ")");
   if (arch == Architecture::gpt2) {
     if (kv_head_count() != heads || mlp_width() != 4 * dim || !tied_head || qkv_bias ||
-        rope_scaling != RopeScaling::none || head_size != 0 || qk_norm)
+        rope_scaling != RopeScaling::none || head_size != 0 || qk_norm || gemma3)
       throw std::invalid_argument(
           "gpt2 models have kv_heads = heads, head size dim/heads, an MLP 4*dim wide and a tied "
           "head");
@@ -118,6 +131,28 @@ void ModelConfig::validate() const {
   if (!(rope_theta > 0.0f)) throw std::invalid_argument("rope_theta must be positive");
   if (!(norm_eps > 0.0f)) throw std::invalid_argument("rms_norm_eps must be positive");
   validate_llama3();
+  validate_gemma3();
+}
+
+void ModelConfig::validate_gemma3() const {
+  if (!gemma3) {
+    if (gemma != Gemma3Layers{})
+      throw std::invalid_argument("Gemma 3 layer settings are set on a model that is not gemma3");
+    return;
+  }
+  if (!qk_norm || !tied_head || qkv_bias || rope_scaling != RopeScaling::none)
+    throw std::invalid_argument(
+        "gemma3 models have q/k norms, a tied head, no q/k/v biases and no llama3 RoPE scaling");
+  if (gemma.sliding_window <= 0 || gemma.pattern <= 0)
+    throw std::invalid_argument("gemma3 needs a positive sliding_window and layer pattern, got " +
+                                std::to_string(gemma.sliding_window) + " and " +
+                                std::to_string(gemma.pattern));
+  if (!(gemma.local_rope_theta > 0.0f) || !(gemma.query_scalar > 0.0f) ||
+      !std::isfinite(gemma.query_scalar))
+    throw std::invalid_argument(
+        "gemma3 needs a positive rope_local_base_freq and query_pre_attn_scalar");
+  if (!(gemma.rope_linear == 0.0f || gemma.rope_linear > 0.0f) || !std::isfinite(gemma.rope_linear))
+    throw std::invalid_argument("gemma3's linear RoPE factor must be positive, or 0 for none");
 }
 
 void ModelConfig::validate_llama3() const {
@@ -153,7 +188,8 @@ uint64_t ModelConfig::parameter_count() const {
   const uint64_t kv = static_cast<uint64_t>(kv_head_count()) * head_dim();
   const uint64_t attention = c * q + 2 * c * kv + q * c + (qkv_bias ? q + 2 * kv : 0) +
                              (qk_norm ? 2 * static_cast<uint64_t>(head_dim()) : 0);
-  const uint64_t per_block = 2 * c + attention + 3 * c * f;
+  const uint64_t norms = (gemma3 ? 4 : 2) * c;  // Gemma: a norm after attention and the MLP too
+  const uint64_t per_block = norms + attention + 3 * c * f;
   return v * c + static_cast<uint64_t>(layers) * per_block + c + (tied_head ? 0 : v * c);
 }
 

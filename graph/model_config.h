@@ -18,13 +18,27 @@ namespace remat {
 //   llama: no position table (RoPE on q and k), RMSNorm (weight only), separate q/k/v/o
 //          projections in nn.Linear layout [out,in] with optional q/k/v biases (Qwen2),
 //          grouped-query attention, SwiGLU MLP (gate, up, down), tied or untied head;
-//          optionally (Qwen3) an RMSNorm over each head of q and of k before RoPE.
+//          optionally (Qwen3) an RMSNorm over each head of q and of k before RoPE; Gemma 3
+//          (ModelConfig::gemma3) on the same chain, see Gemma3Layers.
 enum class Architecture { gpt2, llama };
 std::string_view architecture_name(Architecture a);
 
 // RoPE frequency scaling a checkpoint asks for: none, or Llama 3.1+'s `llama3`
 // (graph/rope_scaling.h).
 enum class RopeScaling { none, llama3 };
+
+// Gemma 3's text model (model_type gemma3_text) as it differs from the Llama family: embedding
+// scaled by sqrt(width), RMSNorm gains stored as offsets from 1, a norm after attention and after
+// the MLP besides the two before them, q/k norms, GeGLU, and local layers (sliding-window
+// attention, their own RoPE base) between global ones.
+struct Gemma3Layers {
+  int sliding_window = 0;         // local layers' window: query t sees keys t - window + 1 .. t
+  int pattern = 0;                // layer i is global iff (i + 1) % pattern == 0
+  float local_rope_theta = 0.0f;  // RoPE base of local layers (rope_local_base_freq)
+  float query_scalar = 0.0f;      // scores are scaled by query_pre_attn_scalar^-1/2
+  float rope_linear = 0.0f;       // global layers' rope_scaling `linear` factor; 0: none
+  bool operator==(const Gemma3Layers&) const = default;
+};
 
 struct ModelConfig {
   int layers = 4;   // transformer blocks L
@@ -46,10 +60,12 @@ struct ModelConfig {
   Llama3Scaling llama3;  // rope_scaling == llama3 only; zeros otherwise
   int head_size = 0;     // head_dim when given explicitly (Qwen3); 0 = dim / heads
   bool qk_norm = false;  // RMSNorm over each head of q and k before RoPE (Qwen3's q_norm, k_norm)
+  bool gemma3 = false;   // Gemma 3's layers (Gemma3Layers); needs qk_norm and a tied head
+  Gemma3Layers gemma;    // gemma3 only; zeros otherwise
 
   // "tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-tiny", "smollm2-135m",
-  // "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b", "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b";
-  // unknown names are invalid_argument.
+  // "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b", "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b",
+  // "gemma3-270m", "gemma3-1b"; unknown names are invalid_argument.
   static ModelConfig preset(std::string_view name);
   static const std::vector<std::string_view>& preset_names();
   // Throws invalid_argument naming the bad field and what would be right.
@@ -61,10 +77,13 @@ struct ModelConfig {
   int kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
   int head_dim() const { return head_size > 0 ? head_size : dim / heads; }
   int mlp_width() const { return ffn > 0 ? ffn : 4 * dim; }
+  // Gemma 3: whether layer i attends to all keys with the global RoPE base (else: local).
+  bool global_layer(int i) const { return !gemma3 || (i + 1) % gemma.pattern == 0; }
   bool operator==(const ModelConfig&) const = default;
 
  private:
   void validate_llama3() const;
+  void validate_gemma3() const;
 };
 
 // Loss chunks start on row multiples of this, so every chunk's rows of x, targets and losses

@@ -59,19 +59,22 @@ struct OpAttrs {
   bool frozen = false;  // matmul_backward / layernorm_backward / rmsnorm_backward: the weight (and
                         // bias) is frozen, so the op writes dx only and reads nothing only
                         // dweight needs
-  float scale = 1.0f;   // residual / residual_backward: y = a + scale·b (LoRA's alpha / r)
+  float scale = 1.0f;   // residual / residual_backward: y = a + scale·b (LoRA's alpha / r);
+                        // token_embedding(_backward): x = scale·wte[token] (Gemma: sqrt(C))
   int heads = 0;        // (gqa_)attention, rope and their backwards: query heads, or rope's heads
   int kv_heads = 0;     // gqa_attention / gqa_attention_backward: key/value heads (divide heads)
   int window = 0;  // (gqa_)attention and backward: sliding window, query t sees keys t - window + 1
                    // .. t (window keys, itself included; transformers' sliding_window); 0: all
-  float attn_scale = 0.0f;  // (gqa_)attention and backward: score scale; 0: 1/sqrt(head size)
+  float attn_scale = 0.0f;      // (gqa_)attention and backward: score scale; 0: 1/sqrt(head size)
   float rope_theta = 10000.0f;  // rope / rope_backward: the RoPE base
   Llama3Scaling rope_llama3;    // rope / rope_backward: frequency scaling (all zero: none)
   float dropout_p = 0.0f;       // dropout / dropout_backward
   uint32_t dropout_id = 0;      // RNG stream id: the same for an op, its recompute and its backward
   float eps = 1e-5f;            // layernorm / rmsnorm epsilon
-  bool weight_decay = false;    // adamw: decay this parameter (2-D tensors only, PyTorch style)
-  int chunk_rows = 0;           // head_loss(_backward): rows of logits that exist at a time
+  bool norm_offset = false;     // rmsnorm / rmsnorm_backward: the gain is 1 + weight (Gemma)
+  bool gelu_gate = false;  // swiglu / swiglu_backward: gate activation GELU (tanh), GeGLU (Gemma)
+  bool weight_decay = false;  // adamw: decay this parameter (2-D tensors only, PyTorch style)
+  int chunk_rows = 0;         // head_loss(_backward): rows of logits that exist at a time
   bool packed = false;  // embedding, rope, (gqa_)attention and their backwards: rows hold several
                         // examples, and the graph's `positions` input (position of each token
                         // in its example) is the op's last input (graph/packing.h)

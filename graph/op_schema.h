@@ -175,13 +175,15 @@ inline constexpr OpSchema kOpSchemas[] = {
         "dlogits = (softmax − onehot)/N, N the trained targets of the whole optimizer step "
         "(read from a buffer the host rewrites before each step); 0 on ignored rows"),
     REMAT_SCHEMA(token_embedding,
-                 "x = wte[token]; no position table (the Llama family rotates q and k instead)"),
+                 "x = scale·wte[token] (`scale` attribute: 1, Gemma's √C); no position table (the "
+                 "Llama family rotates q and k instead)"),
     REMAT_SCHEMA(token_embedding_backward,
                  "deterministic as embedding_backward: dwte rows without tokens untouched when "
                  "accumulating, 0 when overwriting"),
     REMAT_SCHEMA(rmsnorm,
                  "y = x·rstd·weight, rstd = 1/√(mean(x²) + eps) over rows as long as the weight "
-                 "(Qwen3's q/k norms: x [B,T,H·D] as B·T·H rows of D); eps attribute"),
+                 "(Qwen3's q/k norms: x [B,T,H·D] as B·T·H rows of D); eps attribute; "
+                 "`norm_offset`: the gain is 1 + weight (Gemma)"),
     REMAT_SCHEMA(rmsnorm_backward, "dx and dweight each with their own accumulate flag"),
     REMAT_SCHEMA(rope,
                  "rotary position embedding (Hugging Face rotate_half) of each of `heads` heads "
@@ -196,7 +198,9 @@ inline constexpr OpSchema kOpSchemas[] = {
     REMAT_SCHEMA(gqa_attention_backward,
                  "dq, dk and dv share one accumulate flag; recomputes probabilities from q, k "
                  "and lse; the forward's `window` and `attn_scale`"),
-    REMAT_SCHEMA(swiglu, "h = silu(gate)·up (Llama's MLP activation)"),
+    REMAT_SCHEMA(swiglu,
+                 "h = silu(gate)·up (Llama's MLP activation); `gelu_gate`: h = gelu(gate)·up "
+                 "with the tanh GELU (GeGLU, Gemma)"),
     REMAT_SCHEMA(swiglu_backward, "dgate and dup each with their own accumulate flag"),
     REMAT_SCHEMA(head_loss,
                  "LM head and cross-entropy over row chunks of R = `chunk_rows` rows: logits[R,V] "

@@ -15,6 +15,10 @@
 
 namespace remat {
 
+// transformers' `linear` scaling (Gemma 3's global layers) is the same form without a band:
+// factor f with low_freq_factor = high_freq_factor = original_ctx = 0 divides every frequency by
+// f (slope 0, offset 0, scale 1/f), as linear_scaling() builds it.
+//
 // The rope_scaling factors; all zero means no scaling.
 struct Llama3Scaling {
   float factor = 0.0f;            // factor (32 for Llama 3.2)
@@ -34,7 +38,17 @@ struct RopeScaleTerms {
 };
 RopeScaleTerms rope_scale_terms(const Llama3Scaling& s);
 
-// transformers' rule as written there (the three branches), in double: for tests and references.
+// transformers' rope_type `linear` with `factor`: every frequency divided by it.
+inline Llama3Scaling linear_scaling(float factor) {
+  return {factor, 0.0f, 0.0f, 0};
+}
+inline bool is_linear_scaling(const Llama3Scaling& s) {
+  return s.factor != 0.0f && s.low_freq_factor == 0.0f && s.high_freq_factor == 0.0f &&
+         s.original_ctx == 0;
+}
+
+// transformers' rule as written there (the three branches; linear: inv_freq / factor), in double:
+// for tests and references.
 double llama3_scaled_inv_freq(double inv_freq, const Llama3Scaling& s);
 
 }  // namespace remat

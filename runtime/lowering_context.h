@@ -150,7 +150,7 @@ struct LoweringContext {
     const uint32_t c = count(weight);
     if (c == 0 || count(x) % c != 0)
       throw std::logic_error("rmsnorm: x's elements are no whole rows of the weight's length");
-    return {count(x) / c, c, s.attrs.eps};
+    return {count(x) / c, c, s.attrs.eps, s.attrs.norm_offset};
   }
   kernels::DropoutKey dropout_key(const Step& s) const {
     // The step comes from AdamWHyper::step, which the host rewrites before every submission.

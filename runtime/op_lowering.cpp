@@ -177,14 +177,18 @@ void LoweringContext::step(const Step& s) {
     case OpKind::token_embedding: {
       namespace e = slot::token_embedding;
       const TensorId wte = in(e::wte);
-      if (const Tensor& w = tensor(wte); w.dtype == DType::blocks)
+      if (const Tensor& w = tensor(wte); w.dtype == DType::blocks) {
+        if (s.attrs.scale != 1.0f)
+          throw std::logic_error("token_embedding: no scaled embedding from ggml blocks");
         return add(kernels::embedding_blocks_forward(
                        quirks, {count(in(e::tokens)), dim(wte, 1), dim(wte, 0), w.blocks.ggml_type},
                        bin(e::tokens), bin(e::wte), bout(e::x)),
                    s);
-      const kernels::EmbeddingShape shape{
+      }
+      kernels::EmbeddingShape shape{
           dim(in(e::tokens), 0), dim(in(e::tokens), 1), dim(wte, 1), dim(wte, 0), 0,
           tensor(wte).dtype};
+      shape.scale = s.attrs.scale;
       // No position table: an empty wpe slice (runtime/kernels/embedding.h).
       return add(kernels::embedding_forward(quirks, embedding_out(shape, out(e::x)), bin(e::tokens),
                                             bin(e::wte), {}, bout(e::x)),
@@ -193,8 +197,9 @@ void LoweringContext::step(const Step& s) {
     case OpKind::token_embedding_backward: {
       namespace e = slot::token_embedding_backward;
       const TensorId dwte = out(e::dwte);
-      const kernels::EmbeddingShape shape{dim(in(e::tokens), 0), dim(in(e::tokens), 1),
-                                          dim(dwte, 1), dim(dwte, 0), 0};
+      kernels::EmbeddingShape shape{dim(in(e::tokens), 0), dim(in(e::tokens), 1), dim(dwte, 1),
+                                    dim(dwte, 0), 0};
+      shape.scale = s.attrs.scale;
       return add(kernels::embedding_backward(quirks, shape, bin(e::tokens), bin(e::dx),
                                              bout(e::dwte), {}, acc(s, e::dwte), false),
                  s);
@@ -232,16 +237,18 @@ void LoweringContext::step(const Step& s) {
       return gqa_attention(s);
     case OpKind::swiglu: {
       namespace w = slot::swiglu;
-      return add(kernels::swiglu_forward(count(in(w::gate)), bin(w::gate), bin(w::up), bout(w::h),
-                                         act({in(w::gate), in(w::up), out(w::h)})),
-                 s);
+      return add(
+          kernels::swiglu_forward(count(in(w::gate)), bin(w::gate), bin(w::up), bout(w::h),
+                                  act({in(w::gate), in(w::up), out(w::h)}), s.attrs.gelu_gate),
+          s);
     }
     case OpKind::swiglu_backward: {
       namespace w = slot::swiglu_backward;
-      return add(kernels::swiglu_backward(count(in(w::dh)), bin(w::dh), bin(w::gate), bin(w::up),
-                                          bout(w::dgate), bout(w::dup), mode(s, w::dgate),
-                                          mode(s, w::dup), act({in(w::gate), in(w::up)})),
-                 s);
+      return add(
+          kernels::swiglu_backward(count(in(w::dh)), bin(w::dh), bin(w::gate), bin(w::up),
+                                   bout(w::dgate), bout(w::dup), mode(s, w::dgate), mode(s, w::dup),
+                                   act({in(w::gate), in(w::up)}), s.attrs.gelu_gate),
+          s);
     }
     case OpKind::head_loss:
     case OpKind::head_loss_backward:

@@ -29,7 +29,7 @@ void add_position(uint r, uint c) {
   uint tok = tokens[r];
   if (tok >= p.vocab_begin && tok - p.vocab_begin < p.vocab_count) {
     uint k = (tok - p.vocab_begin) * p.C + c;
-    dwte[k] = dwte[k] + dx[r * p.C + c];
+    dwte[k] = dwte[k] + dx[r * p.C + c] * p.scale;  // * 1.0 changes no bit
   }
 }
 

@@ -4,7 +4,8 @@
 #include "operand_storage.glsl"
 
 // x[r, c] = wte[tokens[r], c] + wpe[t, c], t = r % T or (packed rows) row_positions[r], one element per invocation (grid-stride); without
-// positions x[r, c] = wte[tokens[r], c] exactly (no + 0.0, which would turn -0.0 into +0.0).
+// positions x[r, c] = wte[tokens[r], c] * scale, exactly wte's value at scale 1 (no + 0.0, which
+// would turn -0.0 into +0.0; a product with 1.0 keeps every bit), sqrt(C) for Gemma.
 // wte is bound as the vocabulary rows [vocab_begin, vocab_begin + vocab_count) only; positions
 // whose token lies elsewhere are written by another piece's dispatch.
 layout(local_size_x_id = 0) in;
@@ -28,7 +29,7 @@ void main() {
     if (tok >= p.vocab_begin && tok - p.vocab_begin < p.vocab_count) {
       const float e = B_LOAD(wte[(tok - p.vocab_begin) * p.C + c]);
       const uint t = p.packed != 0 ? row_positions[r] : r % p.T;
-      x[i] = C_STORE(p.positions != 0 ? e + B_LOAD(wpe[t * p.C + c]) : e);
+      x[i] = C_STORE(p.positions != 0 ? e + B_LOAD(wpe[t * p.C + c]) : e * p.scale);
     } else if (tok >= p.V && last_piece) {
       // An out-of-range token is a data bug: make it loud in the loss instead of reading
       // another row or memory outside the table.

@@ -10,9 +10,9 @@ namespace remat::push {
 #endif
 
 // x[BT,C] = wte[token] + wpe[t], or wte[token] alone when positions is 0 (the Llama family's
-// token embedding; wpe is then a stand-in binding, never read). The wte binding may hold only vocabulary rows
-// [vocab_begin, vocab_begin + vocab_count) (GPT-2's wte exceeds a 128 MiB binding limit); each
-// such piece is its own dispatch and writes only the positions whose token it holds.
+// token embedding; wpe is then a stand-in binding, never read). The wte binding may hold only
+// vocabulary rows [vocab_begin, vocab_begin + vocab_count) (GPT-2's wte exceeds a 128 MiB binding
+// limit); each such piece is its own dispatch and writes only the positions whose token it holds.
 struct EmbeddingParams {
   uint rows;  // BT
   uint T;     // positions per sequence: row r is position r % T
@@ -22,8 +22,9 @@ struct EmbeddingParams {
   uint vocab_count;
   uint positions;  // 1: add wpe[t]; 0: no position table
   uint packed;     // 1: t is row_positions[r] (packed rows, binding 4); 0: t = r % T
+  float scale;     // without positions: x = wte[token] * scale (Gemma: sqrt(C); 1 is exact)
 };
-REMAT_PUSH_WORDS(EmbeddingParams, 8)
+REMAT_PUSH_WORDS(EmbeddingParams, 9)
 
 // dwte[V,C] and dwpe[ctx,C] from dx[BT,C]; wte may be bound in vocabulary pieces as above.
 // Without a position table the dispatch has no dwpe invocations (its binding is a stand-in).
@@ -37,8 +38,9 @@ struct EmbeddingBackwardParams {
   uint accumulate_wte;  // 0 overwrite (rows without tokens become 0), 1 add
   uint accumulate_wpe;
   uint packed;  // 1: row r adds to dwpe[row_positions[r]] (binding 4); 0: to dwpe[r % T]
+  float scale;  // dwte gets dx * scale (the forward's scale; 1 with a position table)
 };
-REMAT_PUSH_WORDS(EmbeddingBackwardParams, 9)
+REMAT_PUSH_WORDS(EmbeddingBackwardParams, 10)
 
 #ifdef __cplusplus
 }  // namespace remat::push

@@ -5,7 +5,7 @@
 // RMSNorm backward in one dispatch with two kinds of invocation, neither of which waits on the
 // other (both only read dy, x, w, rstd), as layernorm_backward_body.glsl:
 //   invocations [0, rows):               one row each, dx = rstd * (g - n * mean(g * n)),
-//                                        where n = x * rstd and g = dy * w;
+//                                        where n = x * rstd and g = dy * gain (w, or 1 + w);
 //   invocations [row_groups * WG, ...):  one channel each, dw[c] = sum_rows dy * n, summed over
 //                                        rows 0, 1, 2, ... in order.
 // The reduction over rows is a per-channel serial loop instead of atomics or a cross-workgroup
@@ -17,14 +17,18 @@ layout(std430, binding = 4) buffer DX { float dx[]; };
 layout(std430, binding = 5) buffer DW { float dw[]; };
 layout(push_constant) uniform Push { RmsnormBackwardParams p; };
 
+// The gain of channel c: w, or Gemma's 1 + w (as rmsnorm_forward_body.glsl). dw is the same
+// either way: d(1 + w)/dw = 1.
+float gain(uint c) { return p.unit_offset != 0 ? 1.0 + W(c) : W(c); }
+
 void row_gradient(uint row) {
   uint base = row * p.C;
   float r = RSTD(row);
   float gn_sum = 0.0;
-  for (uint c = 0; c < p.C; ++c) gn_sum = fma(DY(base + c) * W(c), X(base + c) * r, gn_sum);
+  for (uint c = 0; c < p.C; ++c) gn_sum = fma(DY(base + c) * gain(c), X(base + c) * r, gn_sum);
   float gn_mean = gn_sum / float(p.C);
   for (uint c = 0; c < p.C; ++c) {
-    float g = DY(base + c) * W(c);
+    float g = DY(base + c) * gain(c);
     float n = X(base + c) * r;
     float v = (g - n * gn_mean) * r;
     dx[base + c] = p.accumulate_dx != 0 ? dx[base + c] + v : v;

@@ -12,6 +12,10 @@ layout(std430, binding = 2) writeonly buffer Y { ACT_T y[]; };
 layout(std430, binding = 3) writeonly buffer Rstd { float rstd_out[]; };
 layout(push_constant) uniform Push { RmsnormParams p; };
 
+// The gain of channel c: w, or Gemma's 1 + w. A branch rather than adding 0, so a gain of -0.0
+// keeps its sign and the Llama family's bits do not move.
+float gain(uint c) { return p.unit_offset != 0 ? 1.0 + W(c) : W(c); }
+
 void main() {
   uint row = gl_GlobalInvocationID.x;
   if (row >= p.rows) return;
@@ -24,6 +28,6 @@ void main() {
   }
   float rstd = inversesqrt(sq / float(p.C) + p.eps);
 
-  for (uint c = 0; c < p.C; ++c) y[base + c] = STORE_ACT(X(base + c) * rstd * W(c));
+  for (uint c = 0; c < p.C; ++c) y[base + c] = STORE_ACT(X(base + c) * rstd * gain(c));
   rstd_out[row] = rstd;
 }

@@ -130,7 +130,8 @@ typedef struct remat_session_params {
 
   /* The model: a preset ("tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", or of the
    * Llama family "llama-tiny", "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b",
-   * "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b") or NULL; each
+   * "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b", and Gemma 3 "gemma3-270m", "gemma3-1b") or NULL;
+   * each
    * nonzero field below overrides the preset's value (with NULL all five must be set, and the
    * model is GPT-2 unless `family` below says otherwise). */
   const char* model;
@@ -244,17 +245,33 @@ typedef struct remat_session_params {
   int32_t rope_scaling;
   double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
   int32_t rope_original_ctx; /* original_max_position_embeddings */
+
+  /* Since 0.4: Gemma 3 (family REMAT_FAMILY_GEMMA3, model_type gemma3_text), whose other fields
+   * are the Llama family's above (q/k norms and a tied head are implied; qkv_bias must be 0 and
+   * rope_scaling REMAT_ROPE_NONE or REMAT_ROPE_LINEAR with rope_factor). Every field here must be 0
+   * for any other family. A struct that ends before sliding_window (struct_size =
+   * offsetof(remat_session_params, sliding_window)) cannot describe Gemma 3. */
+  int32_t sliding_window;         /* local layers' window: query t sees keys t - window + 1 .. t */
+  int32_t sliding_window_pattern; /* layer i is global (all keys) iff (i + 1) % pattern == 0 */
+  double rope_local_theta;        /* rope_local_base_freq, local layers' RoPE base; 0 = 10000 */
+  double query_pre_attn_scalar;   /* scores scaled by its -1/2 power; 0 = the head size */
 } remat_session_params;
 
 /* remat_session_params.family */
 typedef enum remat_family {
   REMAT_FAMILY_PRESET = 0,
   REMAT_FAMILY_GPT2 = 1,
-  REMAT_FAMILY_LLAMA = 2
+  REMAT_FAMILY_LLAMA = 2,
+  REMAT_FAMILY_GEMMA3 = 3
 } remat_family;
 
-/* remat_session_params.rope_scaling */
-typedef enum remat_rope_scaling { REMAT_ROPE_NONE = 0, REMAT_ROPE_LLAMA3 = 1 } remat_rope_scaling;
+/* remat_session_params.rope_scaling. REMAT_ROPE_LINEAR (rope_type linear: every frequency divided
+ * by rope_factor, the other three rope fields 0) is Gemma 3's, on its global layers only. */
+typedef enum remat_rope_scaling {
+  REMAT_ROPE_NONE = 0,
+  REMAT_ROPE_LLAMA3 = 1,
+  REMAT_ROPE_LINEAR = 2
+} remat_rope_scaling;
 
 /* Fills *params with the defaults above (model "tiny"). */
 REMAT_API remat_status remat_session_params_default(remat_session_params* params);

@@ -40,7 +40,7 @@ std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const Embedd
                   {x, true},
                   {packed ? row_positions : tokens, false}};
     d.push = push_bytes(push::EmbeddingParams{rows, s.T, s.C, s.V, piece.begin, piece.count,
-                                              positions ? 1u : 0u, packed ? 1u : 0u});
+                                              positions ? 1u : 0u, packed ? 1u : 0u, s.scale});
     d.groups = {grid_stride_groups(uint64_t(rows) * s.C, kForwardGroup), 1, 1};
     d.label = "embedding_forward";
     out.push_back(std::move(d));
@@ -69,9 +69,9 @@ std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const Embed
                   {rows_of(dwte, pieces[i], s.C, DType::f32), true},
                   {positions ? dwpe : dx, first},
                   {packed ? row_positions : tokens, false}};
-    d.push = push_bytes(push::EmbeddingBackwardParams{rows, s.T, s.C, s.ctx, pieces[i].begin,
-                                                      pieces[i].count, accumulate_wte ? 1u : 0u,
-                                                      accumulate_wpe ? 1u : 0u, packed ? 1u : 0u});
+    d.push = push_bytes(push::EmbeddingBackwardParams{
+        rows, s.T, s.C, s.ctx, pieces[i].begin, pieces[i].count, accumulate_wte ? 1u : 0u,
+        accumulate_wpe ? 1u : 0u, packed ? 1u : 0u, s.scale});
     // dwte channels, then (first piece) dwpe channels, each range starting on a group boundary.
     d.groups = {div_up(s.C, kBackwardGroup) * (first ? 2 : 1), 1, 1};
     d.label = "embedding_backward";

@@ -16,6 +16,8 @@ struct EmbeddingShape {
   // The tables' storage (forward only; a frozen base may be f16 or bf16): wte and wpe alike.
   DType table_dtype = DType::f32;
   DType x_dtype = DType::f32;  // x's storage: activations may be f16 or bf16
+  // Without a position table: x = wte[token] · scale and dwte += dx · scale (Gemma's sqrt(C)).
+  float scale = 1.0f;
 };
 
 // x[BT,C] from tokens[BT] (u32). When wte is larger than quirks.max_binding_bytes (GPT-2's is

@@ -20,7 +20,7 @@ Dispatch rmsnorm_forward(const DeviceQuirks& quirks, const RmsnormShape& s, Buff
                                      KernelId::rmsnorm_forward_bf16});
   d.spec = {kGroup};
   d.bindings = {float_input(x), float_input(w), {y, true}, {rstd, true}};
-  d.push = push_bytes(push::RmsnormParams{s.rows, s.C, s.eps});
+  d.push = push_bytes(push::RmsnormParams{s.rows, s.C, s.eps, s.unit_offset ? 1u : 0u});
   d.groups = {div_up(s.rows, kGroup), 1, 1};
   d.label = "rmsnorm_forward";
   return d;
@@ -41,7 +41,8 @@ Dispatch rmsnorm_backward(const DeviceQuirks& quirks, const RmsnormShape& s, Buf
   d.bindings = {float_input(dy),   float_input(x), float_input(w),
                 float_input(rstd), {dx, true},     {weight_grad ? dw : dx, true}};
   d.push = push_bytes(push::RmsnormBackwardParams{s.rows, s.C, static_cast<uint32_t>(dx_mode),
-                                                  static_cast<uint32_t>(dw_mode)});
+                                                  static_cast<uint32_t>(dw_mode),
+                                                  s.unit_offset ? 1u : 0u});
   // Row invocations first, then channel invocations, each starting on a group boundary.
   d.groups = {div_up(s.rows, kGroup) + (weight_grad ? div_up(s.C, kGroup) : 0), 1, 1};
   d.label = "rmsnorm_backward";

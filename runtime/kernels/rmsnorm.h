@@ -1,5 +1,7 @@
 // Dispatches for RMSNorm (Llama's LlamaRMSNorm: weight only, no bias, no mean subtraction).
 //
+// Gemma (RmsnormShape::unit_offset) stores the gain as an offset from 1: every w below is then
+// 1 + w, formed in fp32 as transformers' Gemma3RMSNorm does.
 // Forward:  y[rows,C] = x * rstd * w, rstd[row] = 1/sqrt(mean_c(x^2) + eps), rstd saved for the
 //           backward as LayerNorm saves mean and rstd. One invocation per row, a fixed-order
 //           serial sum over C.
@@ -25,6 +27,7 @@ struct RmsnormShape {
   uint32_t rows = 0;  // B * T
   uint32_t C = 0;
   float eps = 1e-6f;
+  bool unit_offset = false;  // the gain is 1 + w (Gemma's norms), not w; dw is the same
 };
 
 // y[rows,C] and rstd[rows] from x[rows,C] and w[C]; x and y stored as `act` (16-bit: storage

@@ -259,14 +259,20 @@ static int has_state(const char* dir) {
 
 /* The model the params describe, as remat_session_params_from_file read it. */
 static void print_model(const remat_session_params* p) {
+  const int gemma3 = p->family == REMAT_FAMILY_GEMMA3;
   printf("model: %s, %d layers, dim %d, %d heads",
-         p->family == REMAT_FAMILY_LLAMA ? "llama" : "gpt2", p->layers, p->dim, p->heads);
-  if (p->family == REMAT_FAMILY_LLAMA)
+         gemma3                            ? "gemma3"
+         : p->family == REMAT_FAMILY_LLAMA ? "llama"
+                                           : "gpt2",
+         p->layers, p->dim, p->heads);
+  if (p->family == REMAT_FAMILY_LLAMA || gemma3)
     printf(" (%d kv), head_dim %d, mlp %d%s%s%s%s", p->kv_heads ? p->kv_heads : p->heads,
            p->head_dim ? p->head_dim : p->dim / p->heads, p->ffn ? p->ffn : 4 * p->dim,
            p->qk_norm ? ", q/k norms" : "", p->qkv_bias ? ", q/k/v biases" : "",
            p->rope_scaling == REMAT_ROPE_LLAMA3 ? ", llama3 rope scaling" : "",
            p->tied_head ? ", tied head" : "");
+  if (gemma3)
+    printf(", window %d, every %d-th layer global", p->sliding_window, p->sliding_window_pattern);
   printf(", vocabulary %d, context %d\n", p->vocab, p->ctx);
 }
 

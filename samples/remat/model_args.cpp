@@ -10,7 +10,8 @@ std::vector<FlagSpec> model_flags() {
   return {
       {"--model", "NAME",
        "tiny, gpt2, gpt2-medium, gpt2-large, gpt2-xl, llama-tiny, smollm2-135m, smollm2-360m, "
-       "qwen2.5-0.5b, llama3.2-1b, llama3.2-3b, qwen3-0.6b or qwen3-1.7b; or give it as MODEL",
+       "qwen2.5-0.5b, llama3.2-1b, llama3.2-3b, qwen3-0.6b, qwen3-1.7b, gemma3-270m or gemma3-1b; "
+       "or give it as MODEL",
        "tiny"},
       {"--layers", "N", "transformer blocks", "the model's"},
       {"--dim", "N", "channels", "the model's"},
@@ -191,7 +192,11 @@ std::string model_shape_text(const ModelConfig& m) {
          (m.tied_head ? " tied" : " untied") +
          (m.head_size ? " head_dim" + std::to_string(m.head_size) : "") +
          (m.qk_norm ? " qk-norm" : "") +
-         (m.rope_scaling == RopeScaling::llama3 ? " llama3-rope" : "");
+         (m.rope_scaling == RopeScaling::llama3 ? " llama3-rope" : "") +
+         (m.gemma3 ? " gemma3 window" + std::to_string(m.gemma.sliding_window) + " global-every" +
+                         std::to_string(m.gemma.pattern) +
+                         (m.gemma.rope_linear != 0.0f ? " linear-rope" : "")
+                   : "");
   return s;
 }
 

@@ -1,5 +1,6 @@
 // The model's family through the C API: remat_session_params_from_file describes a Hugging Face
-// folder of every family remat trains (gpt2, llama, qwen2, qwen3, Llama 3's scaled RoPE) and a
+// folder of every family remat trains (gpt2, llama, qwen2, qwen3, Llama 3's scaled RoPE, Gemma 3)
+// and a
 // .gguf file completely, family fields included; such params plan, create sessions that load the
 // folder and train, and save files that describe the same model again. Older struct sizes and
 // bad family fields are refused by name.
@@ -40,7 +41,10 @@ bool same_model(const remat_session_params& a, const remat_session_params& b) {
          a.qk_norm == b.qk_norm && a.rope_scaling == b.rope_scaling &&
          a.rope_factor == b.rope_factor && a.rope_low_freq_factor == b.rope_low_freq_factor &&
          a.rope_high_freq_factor == b.rope_high_freq_factor &&
-         a.rope_original_ctx == b.rope_original_ctx;
+         a.rope_original_ctx == b.rope_original_ctx && a.sliding_window == b.sliding_window &&
+         a.sliding_window_pattern == b.sliding_window_pattern &&
+         a.rope_local_theta == b.rope_local_theta &&
+         a.query_pre_attn_scalar == b.query_pre_attn_scalar;
 }
 
 remat_session_params params_of(const fs::path& path) {
@@ -68,6 +72,22 @@ remat::ModelConfig odd_qwen3() {
   return m;
 }
 
+// Gemma 3 of odd sizes: 3 layers (the second global), 3 query heads of 16 on one key/value head
+// over a width of 40, a window of 4 (the sessions run 8 positions), query_pre_attn_scalar 24 and
+// linear RoPE scaling by 4 on the global layer.
+remat::ModelConfig odd_gemma3() {
+  remat::ModelConfig m = remat::ModelConfig::preset("gemma3-270m");
+  m.layers = 3;
+  m.dim = 40;
+  m.heads = 3;
+  m.head_size = 16;
+  m.ffn = 72;
+  m.vocab = 131;
+  m.ctx = 32;
+  m.gemma = {4, 2, 10000.0f, 24.0f, 4.0f};
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("c api: params from a folder of each family describe it field by field") {
@@ -80,7 +100,13 @@ TEST_CASE("c api: params from a folder of each family describe it field by field
     CHECK((p.layers == m.layers && p.dim == m.dim && p.heads == m.heads && p.vocab == m.vocab &&
            p.ctx == m.ctx));
     const bool llama = m.arch == remat::Architecture::llama;
-    CHECK(p.family == (llama ? REMAT_FAMILY_LLAMA : REMAT_FAMILY_GPT2));
+    CHECK(p.family == (m.gemma3 ? REMAT_FAMILY_GEMMA3
+                       : llama  ? REMAT_FAMILY_LLAMA
+                                : REMAT_FAMILY_GPT2));
+    CHECK(p.sliding_window == m.gemma.sliding_window);
+    CHECK(p.sliding_window_pattern == m.gemma.pattern);
+    CHECK(float(p.rope_local_theta) == m.gemma.local_rope_theta);
+    CHECK(float(p.query_pre_attn_scalar) == m.gemma.query_scalar);
     if (!llama) continue;
     CHECK(p.kv_heads == m.kv_heads);
     CHECK(p.ffn == m.ffn);
@@ -92,7 +118,7 @@ TEST_CASE("c api: params from a folder of each family describe it field by field
     CHECK(p.qk_norm == int32_t(m.qk_norm));
     const bool llama3 = m.rope_scaling == remat::RopeScaling::llama3;
     CHECK(p.rope_scaling == (llama3 ? REMAT_ROPE_LLAMA3 : REMAT_ROPE_NONE));
-    CHECK(float(p.rope_factor) == m.llama3.factor);
+    CHECK(float(p.rope_factor) == (m.gemma3 ? m.gemma.rope_linear : m.llama3.factor));
     CHECK(p.rope_original_ctx == m.llama3.original_ctx);
     // The same model as the preset: the same plan, parameters included.
     remat_session_params preset = p;
@@ -106,6 +132,8 @@ TEST_CASE("c api: params from a folder of each family describe it field by field
     preset.tied_head = preset.qkv_bias = preset.qk_norm = preset.rope_scaling = 0;
     preset.rope_factor = preset.rope_low_freq_factor = preset.rope_high_freq_factor = 0;
     preset.rope_original_ctx = 0;
+    preset.sliding_window = preset.sliding_window_pattern = 0;
+    preset.rope_local_theta = preset.query_pre_attn_scalar = 0;
     preset.layers = preset.dim = preset.heads = preset.vocab = preset.ctx = 0;
     REQUIRE(remat_plan(&preset, &b) == REMAT_OK);
     CHECK(a.parameter_count == b.parameter_count);
@@ -163,6 +191,69 @@ TEST_CASE("c api: a Qwen3 folder and its .gguf describe, load, train and save as
   const std::string out = (dir / "tuned").string();
   REQUIRE(remat_session_save_file(h.session, out.c_str()) == REMAT_OK);
   CHECK(same_model(params_of(out), p));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("c api: a Gemma 3 folder describes, loads, trains and saves as Gemma 3") {
+  const auto dir = remat::test::scratch_dir("family_gemma3");
+  const remat::ModelConfig m = odd_gemma3();
+  const fs::path folder = config_folder(dir / "gemma3", m);
+  remat_session_params p = params_of(folder);
+  CHECK(p.family == REMAT_FAMILY_GEMMA3);
+  CHECK(p.sliding_window == 4);
+  CHECK(p.sliding_window_pattern == 2);
+  CHECK(p.rope_local_theta == 10000.0);
+  CHECK(p.query_pre_attn_scalar == 24.0);
+  CHECK(p.head_dim == 16);
+  CHECK(p.qk_norm == 1);
+  CHECK(p.rope_scaling == REMAT_ROPE_LINEAR);
+  CHECK(p.rope_factor == 4.0);
+  p.seed = 5;
+  {
+    Handles h;
+    REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
+    REQUIRE(remat_session_create(h.device, &p, &h.session) == REMAT_OK);
+    const std::string weights = (folder / "model.safetensors").string();
+    REQUIRE(remat_session_save_file(h.session, weights.c_str()) == REMAT_OK);
+    CHECK(same_model(params_of(weights), p));
+    // GGUF has no Gemma 3 form in remat yet: the save fails naming it, and writes nothing.
+    const std::string gguf = (dir / "gemma3.gguf").string();
+    check_error(remat_session_save_file(h.session, gguf.c_str()), REMAT_ERROR_IO, "Gemma 3");
+    CHECK_FALSE(fs::exists(gguf));
+  }
+  p.seed = 9;
+  p.learning_rate = 1e-2;
+  Handles h;
+  REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
+  REQUIRE(remat_session_create(h.device, &p, &h.session) == REMAT_OK);
+  REQUIRE(remat_session_load_file(h.session, folder.string().c_str()) == REMAT_OK);
+  float first = 0, last = 0;
+  for (int step = 0; step < 8; ++step) {
+    const auto b = pattern_batch(16, uint32_t(m.vocab), step);
+    REQUIRE(remat_session_step(h.session, b.tokens.data(), b.targets.data(), b.tokens.size(),
+                               &last) == REMAT_OK);
+    if (step == 0) first = last;
+  }
+  CHECK(last < first);
+  const std::string out = (dir / "tuned").string();
+  REQUIRE(remat_session_save_file(h.session, out.c_str()) == REMAT_OK);
+  CHECK(same_model(params_of(out), p));
+  const std::string config = (dir / "tuned" / "config.json").string();
+  CHECK(remat::model_config_from_hf_json([&] {
+          std::ifstream f(config);
+          return std::string{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+        }()) == m);
+  // A struct that ends before the Gemma fields cannot describe it, and says so.
+  remat_session_params old;
+  REQUIRE(remat_session_params_default(&old) == REMAT_OK);
+  old.struct_size = offsetof(remat_session_params, sliding_window);
+  check_error(remat_session_params_from_file(&old, folder.string().c_str()),
+              REMAT_ERROR_INVALID_ARGUMENT, "sliding_window");
+  // Gemma fields under another family are refused by name.
+  remat_session_params llama = p;
+  llama.family = REMAT_FAMILY_LLAMA;
+  remat_plan_report r{sizeof(remat_plan_report)};
+  check_error(remat_plan(&llama, &r), REMAT_ERROR_INVALID_ARGUMENT, "Gemma 3 fields");
   fs::remove_all(dir);
 }
 

@@ -50,6 +50,11 @@ class Fixture {
     write("hf_dynamic/config.json", llama + R"("rope_scaling": {"type": "dynamic", "factor": 2}})");
     fs::create_directories(dir_ / "hf_llama3");
     write("hf_llama3/config.json", llama + R"("rope_scaling": {"rope_type": "llama3"}})");
+    fs::create_directories(dir_ / "hf_gemma_softcap");
+    write("hf_gemma_softcap/config.json",
+          R"({"model_type": "gemma3_text", "hidden_size": 32, "intermediate_size": 48,
+      "num_hidden_layers": 1, "num_attention_heads": 2, "head_dim": 16, "vocab_size": 256,
+      "final_logit_softcapping": 30.0})");
     fs::create_directories(dir_ / "hf_no_weights");
     write("hf_no_weights/config.json",
           R"({"model_type": "gpt2", "n_layer": 1, "n_embd": 32, "n_head": 2, "vocab_size": 256})");
@@ -210,6 +215,8 @@ TEST_CASE("malformed remat invocations exit 2 with one line that says what was w
        R"(hf_dynamic/config.json: rope_scaling is {"factor":2,"type":"dynamic"})"},
       {"train " + data + "--init " + fx.path("hf_llama3") + outputs,
        "hf_llama3/config.json: rope_scaling of rope_type llama3 has no 'factor'"},
+      {"train " + data + "--init " + fx.path("hf_gemma_softcap") + outputs,
+       "hf_gemma_softcap/config.json: final_logit_softcapping is 30"},
       {"train " + data + "--init " + fx.path("hf_no_weights") + outputs,
        "hf_no_weights: is a folder without model.safetensors or model.safetensors.index.json"},
       {"generate --tokenizer " + fx.path("a_folder") + " --prompt x --init " +

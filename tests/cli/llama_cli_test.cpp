@@ -105,3 +105,16 @@ TEST_CASE("Llama 3.2 and Qwen3 presets plan, LoRA on a bf16 base included") {
   CHECK(llama.exit_code == 0);
   CHECK(llama.out.find("llama3-rope") != std::string::npos);
 }
+
+// Planning needs no kernel: at T 1024 the local layers' 512-key window is in the plan.
+TEST_CASE("Gemma 3 presets plan, LoRA on a bf16 base included") {
+  const auto small = run_remat("plan gemma3-270m --batch 1 --seq 1024");
+  INFO(small.err);
+  CHECK(small.exit_code == 0);
+  CHECK(small.out.find("gemma3-270m") != std::string::npos);
+  CHECK(small.out.find("gemma3 window512 global-every6") != std::string::npos);
+  const auto big = run_remat("plan gemma3-1b --lora 8 --weights-dtype bf16 --batch 1 --seq 512");
+  INFO(big.err);
+  CHECK(big.exit_code == 0);
+  CHECK(big.out.find("gemma3-1b") != std::string::npos);
+}

@@ -237,12 +237,16 @@ TEST_CASE("config.json written for a model reads back as the same model", "[grap
   ModelConfig qwen3_odd = ModelConfig::preset("qwen3-0.6b");
   qwen3_odd.head_size = 12;
   qwen3_odd.dim = 50;
+  ModelConfig gemma_odd = ModelConfig::preset("gemma3-270m");
+  gemma_odd.layers = 7;
+  gemma_odd.gemma = {5, 4, 12345.5f, 24.0f, 8.0f};
   for (const ModelConfig& m :
        {ModelConfig::preset("tiny"), ModelConfig::preset("gpt2-xl"), ModelConfig{3, 48, 3, 256, 29},
         ModelConfig::preset("llama-tiny"), ModelConfig::preset("smollm2-360m"),
         ModelConfig::preset("qwen2.5-0.5b"), odd, ModelConfig::preset("llama3.2-1b"),
         ModelConfig::preset("llama3.2-3b"), ModelConfig::preset("qwen3-0.6b"),
-        ModelConfig::preset("qwen3-1.7b"), scaled, qwen3_odd}) {
+        ModelConfig::preset("qwen3-1.7b"), scaled, qwen3_odd, ModelConfig::preset("gemma3-270m"),
+        ModelConfig::preset("gemma3-1b"), gemma_odd}) {
     const std::string text = hf_config_json(m);
     INFO(text);
     CHECK(model_config_from_hf_json(text) == m);
@@ -250,6 +254,7 @@ TEST_CASE("config.json written for a model reads back as the same model", "[grap
     CHECK(doc.find("torch_dtype")->string == "float32");
     CHECK(doc.find("architectures")->array.at(0).string == (m.arch == Architecture::gpt2
                                                                 ? "GPT2LMHeadModel"
+                                                            : m.gemma3   ? "Gemma3ForCausalLM"
                                                             : m.qk_norm  ? "Qwen3ForCausalLM"
                                                             : m.qkv_bias ? "Qwen2ForCausalLM"
                                                                          : "LlamaForCausalLM"));
@@ -265,4 +270,97 @@ TEST_CASE("config.json written for a model reads back as the same model", "[grap
   ModelConfig both = ModelConfig::preset("qwen3-0.6b");
   both.qkv_bias = true;
   CHECK_THROWS_WITH(hf_config_json(both), Catch::Contains("q/k norms together with q/k/v biases"));
+}
+
+namespace {
+
+std::string layer_types(int layers, int pattern) {
+  std::string s;
+  for (int i = 0; i < layers; ++i)
+    s += std::string(i ? ", " : "") +
+         ((i + 1) % pattern == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
+  return "[" + s + "]";
+}
+
+// google/gemma-3-270m's config.json, abridged to the keys that matter plus a few remat ignores.
+const std::string kGemma3 = R"({
+  "_sliding_window_pattern": 6, "architectures": ["Gemma3ForCausalLM"], "attention_bias": false,
+  "attention_dropout": 0.0, "attn_logit_softcapping": null, "bos_token_id": 2,
+  "final_logit_softcapping": null, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 640, "intermediate_size": 2048, "layer_types": )" +
+                            layer_types(18, 6) + R"(,
+  "max_position_embeddings": 32768, "model_type": "gemma3_text", "num_attention_heads": 4,
+  "num_hidden_layers": 18, "num_key_value_heads": 1, "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000.0, "rope_scaling": null,
+  "rope_theta": 1000000.0, "sliding_window": 512, "torch_dtype": "bfloat16",
+  "use_bidirectional_attention": false, "vocab_size": 262144})";
+
+// A small gemma3_text config with `extra` keys added.
+std::string tiny_gemma(const std::string& extra) {
+  return R"({"model_type": "gemma3_text", "hidden_size": 48, "intermediate_size": 80,
+             "num_hidden_layers": 3, "num_attention_heads": 3, "num_key_value_heads": 1,
+             "head_dim": 16, "vocab_size": 300)" +
+         (extra.empty() ? "" : ", " + extra) + "}";
+}
+
+}  // namespace
+
+TEST_CASE("Gemma 3 configs: the published one is its preset, and the layer pattern",
+          "[graph][hf_config]") {
+  CHECK(model_config_from_hf_json(kGemma3) == ModelConfig::preset("gemma3-270m"));
+  // Without layer_types: sliding_window_pattern, else Gemma3TextConfig's defaults (pattern 6,
+  // window 4096, query_pre_attn_scalar 256, local base 10000, theta 1e6).
+  const ModelConfig d = model_config_from_hf_json(tiny_gemma(""));
+  CHECK(d.gemma == Gemma3Layers{4096, 6, 10000.0f, 256.0f});
+  CHECK(d.rope_theta == 1000000.0f);
+  CHECK(d.norm_eps == 1e-6f);
+  CHECK(d.head_dim() == 16);
+  CHECK(model_config_from_hf_json(tiny_gemma(R"("sliding_window_pattern": 2)")).gemma.pattern == 2);
+  CHECK(model_config_from_hf_json(tiny_gemma(R"("layer_types": )" + layer_types(3, 2)))
+            .gemma.pattern == 2);
+  // Every layer local: no global layer within the model.
+  const ModelConfig local = model_config_from_hf_json(tiny_gemma(
+      R"("layer_types": ["sliding_attention", "sliding_attention", "sliding_attention"])"));
+  for (int i = 0; i < 3; ++i) CHECK_FALSE(local.global_layer(i));
+  // Gemma 3 4B's linear scaling of the global layers' frequencies.
+  CHECK(model_config_from_hf_json(tiny_gemma(R"("rope_scaling": {"rope_type": "linear",
+                                                                 "factor": 8.0})"))
+            .gemma.rope_linear == 8.0f);
+  CHECK(model_config_from_hf_json(tiny_gemma(R"("rope_scaling": {"rope_type": "default"})"))
+            .gemma.rope_linear == 0.0f);
+}
+
+TEST_CASE("Gemma 3 configs remat cannot compute are refused naming the key", "[graph][hf_config]") {
+  const std::pair<std::string, std::string> cases[] = {
+      {tiny_gemma(R"("attn_logit_softcapping": 50.0)"), "attn_logit_softcapping is 50"},
+      {tiny_gemma(R"("final_logit_softcapping": 30.0)"), "final_logit_softcapping is 30"},
+      {tiny_gemma(R"("rope_scaling": {"rope_type": "dynamic", "factor": 8.0})"), "rope_scaling is"},
+      {tiny_gemma(R"("rope_scaling": {"rope_type": "linear"})"), "has no 'factor'"},
+      {tiny_gemma(R"("rope_parameters": {"rope_type": "default"})"), "rope_parameters is"},
+      {tiny_gemma(R"("hidden_activation": "gelu")"), R"(hidden_activation is "gelu")"},
+      {tiny_gemma(R"("attention_bias": true)"), "attention_bias is true"},
+      {tiny_gemma(R"("tie_word_embeddings": false)"), "tie_word_embeddings is false"},
+      {tiny_gemma(R"("use_bidirectional_attention": true)"), "use_bidirectional_attention is true"},
+      {tiny_gemma(R"("attention_dropout": 0.1)"), "attention_dropout is 0.1"},
+      {tiny_gemma(R"("layer_types": ["full_attention", "sliding_attention", "full_attention"])"),
+       "layer_types is"},
+      {tiny_gemma(R"("layer_types": ["full_attention"])"), "one type per layer"},
+      {tiny_gemma(R"("sliding_window": 0)"), "sliding_window is 0"},
+  };
+  for (const auto& [text, message] : cases) {
+    INFO(text);
+    CHECK_THROWS_WITH(model_config_from_hf_json(text), Catch::Contains(message));
+  }
+}
+
+TEST_CASE("Gemma 3's config.json lists each layer's type", "[graph][hf_config]") {
+  const JsonValue doc = parse_json(hf_config_json(ModelConfig::preset("gemma3-1b")));
+  CHECK(doc.find("model_type")->string == "gemma3_text");
+  CHECK(doc.find("hidden_activation")->string == "gelu_pytorch_tanh");
+  const auto& types = doc.find("layer_types")->array;
+  REQUIRE(types.size() == 26);
+  CHECK(types[4].string == "sliding_attention");
+  CHECK(types[5].string == "full_attention");
+  CHECK(doc.find("query_pre_attn_scalar")->number == 256);
+  CHECK(doc.find("final_logit_softcapping")->type == JsonValue::Type::null);
 }

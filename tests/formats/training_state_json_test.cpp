@@ -33,6 +33,18 @@ TEST_CASE("state.json keeps Llama 3's RoPE factors and Qwen3's head size and q/k
   CHECK(parse_training_state(training_state_json(state_of(odd)), "s").model == odd);
 }
 
+TEST_CASE("state.json keeps Gemma 3's layer settings") {
+  ModelConfig g = ModelConfig::preset("gemma3-270m");
+  CHECK(parse_training_state(training_state_json(state_of(g)), "s").model == g);
+  g.gemma = {7, 3, 12345.5f, 24.0f, 8.0f};
+  const std::string text = training_state_json(state_of(g));
+  CHECK(text.find("\"gemma3\"") != std::string::npos);
+  CHECK(parse_training_state(text, "s").model == g);
+  // Other models write no gemma3 object.
+  CHECK(training_state_json(state_of(ModelConfig::preset("qwen3-0.6b"))).find("gemma3") ==
+        std::string::npos);
+}
+
 TEST_CASE("a state written before head_size and qk_norm reads with their defaults") {
   std::string text = training_state_json(state_of(ModelConfig::preset("smollm2-135m")));
   for (const std::string key : {",\n    \"head_size\": 0", ",\n    \"qk_norm\": false"}) {

@@ -3,6 +3,7 @@
 // equal to ModelConfig's, and the block-locality the planner relies on.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <map>
 
 #include "graph/autodiff.h"
@@ -206,6 +207,61 @@ TEST_CASE(
   ModelConfig odd = ModelConfig::preset("llama-tiny");
   odd.kv_heads = 3;
   CHECK_THROWS_AS(build_model(odd, s), std::invalid_argument);
+}
+
+TEST_CASE("llama graph: Gemma 3's sandwich norms, scaled embedding, GeGLU and local layers") {
+  ModelConfig m = ModelConfig::preset("gemma3-270m");
+  const Graph big = build_llama(m, TrainShape{1, 4, 0.0f, DType::f32});
+  CHECK(parameter_total(big) == 268098176u);  // google/gemma-3-270m as published
+  const auto shapes = parameter_shapes(big);
+  CHECK(shapes.at("model.layers.17.post_feedforward_layernorm.weight") == Shape{640});
+  CHECK(shapes.at("model.layers.0.pre_feedforward_layernorm.weight") == Shape{640});
+  CHECK(shapes.at("model.layers.0.self_attn.q_proj.weight") == Shape{1024, 640});
+  CHECK(shapes.count("lm_head.weight") == 0);
+  // A small Gemma: window 4 at T 16, so local layers carry it; scalar 24 against head size 256.
+  m.layers = 3;
+  m.gemma.pattern = 2;
+  m.gemma.sliding_window = 4;
+  m.gemma.query_scalar = 24.0f;
+  const Graph g = build_llama(m, TrainShape{2, 16, 0.0f, DType::f32});
+  CHECK(count_kind(g, OpKind::rmsnorm) == 3 * 6 + 1);  // 4 sandwich norms + q/k norms, final
+  for (const Op& op : g.ops)
+    if (op.kind == OpKind::rmsnorm) CHECK(op.attrs.norm_offset);
+  const Op& emb = forward_op_writing(g, "model.embed_tokens.out");
+  CHECK(emb.attrs.scale == static_cast<float>(std::sqrt(640.0)));
+  const Op& mlp = forward_op_writing(g, "model.layers.0.mlp.act");
+  CHECK(mlp.kind == OpKind::swiglu);
+  CHECK(mlp.attrs.gelu_gate);
+  // Layer 1 is global (rope_theta, all keys); 0 and 2 local (their base, window 4).
+  for (int i = 0; i < 3; ++i) {
+    INFO("layer " << i);
+    const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
+    const Op& att = forward_op_writing(g, p + "out");
+    const Op& rope = forward_op_writing(g, p + "q_rope");
+    CHECK(att.attrs.window == (i == 1 ? 0 : 4));
+    CHECK(att.attrs.attn_scale == static_cast<float>(1.0 / std::sqrt(24.0)));
+    CHECK(rope.attrs.rope_theta == (i == 1 ? 1000000.0f : 10000.0f));
+    CHECK(rope.attrs.rope_llama3 == Llama3Scaling{});
+  }
+  // Linear RoPE scaling (Gemma 3 4B's factor 8) reaches the global layers only.
+  m.gemma.rope_linear = 8.0f;
+  const Graph linear = build_llama(m, TrainShape{2, 16, 0.0f, DType::f32});
+  CHECK(forward_op_writing(linear, "model.layers.1.self_attn.k_rope").attrs.rope_llama3 ==
+        linear_scaling(8.0f));
+  CHECK(forward_op_writing(linear, "model.layers.0.self_attn.k_rope").attrs.rope_llama3 ==
+        Llama3Scaling{});
+  m.gemma.rope_linear = 0.0f;
+  // The residual adds the normed attention output: post_attention_layernorm sits between.
+  const Op& res = forward_op_writing(g, "model.layers.0.attn_residual");
+  CHECK(g.tensor(res.inputs[slot::residual::b]).name ==
+        "model.layers.0.post_attention_layernorm.out");
+  // A window no shorter than the sequence and the default scale change nothing: left at 0.
+  m.gemma.sliding_window = 16;
+  m.gemma.query_scalar = 256.0f;
+  const Graph plain = build_llama(m, TrainShape{2, 16, 0.0f, DType::f32});
+  const Op& att0 = forward_op_writing(plain, "model.layers.0.self_attn.out");
+  CHECK(att0.attrs.window == 0);
+  CHECK(att0.attrs.attn_scale == 0.0f);
 }
 
 }  // namespace remat

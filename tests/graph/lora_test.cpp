@@ -210,4 +210,24 @@ TEST_CASE("lora: Qwen3's q/k norm gains are frozen with the base, adapters on PE
     if (op.kind == OpKind::rmsnorm_backward) CHECK(op.attrs.frozen);
 }
 
+TEST_CASE("lora: Gemma 3's sandwich norms are frozen, adapters on the seven projections") {
+  ModelConfig m = ModelConfig::preset("gemma3-270m");
+  m.layers = 2;
+  LoraSpec spec;
+  spec.rank = 4;
+  spec.targets = default_lora_targets(Architecture::llama);
+  const Graph g = build_training_model(m, TrainShape{1, 8, 0.0f, DType::f32}, spec);
+  CHECK(g.adapters.size() == 2 * 7);
+  std::set<std::string> frozen;
+  for (TensorId t : g.frozen) frozen.insert(g.tensor(t).name);
+  CHECK(frozen.count("model.layers.1.post_feedforward_layernorm.weight") == 1);
+  CHECK(frozen.count("model.layers.0.pre_feedforward_layernorm.weight") == 1);
+  for (TensorId p : g.parameters) CHECK(g.tensor(p).name.find(".lora_") != std::string::npos);
+  for (const Op& op : g.ops)
+    if (op.kind == OpKind::rmsnorm_backward) {
+      CHECK(op.attrs.frozen);
+      CHECK(op.attrs.norm_offset);  // the backward keeps Gemma's 1 + w
+    }
+}
+
 }  // namespace remat

@@ -48,6 +48,42 @@ TEST_CASE("qwen3 presets have explicit head_dim and q/k norms", "[graph][model_c
   CHECK_FALSE(q.qkv_bias);
 }
 
+TEST_CASE("gemma3 presets count their published parameters", "[graph][model_config]") {
+  // google/gemma-3-270m: 268,098,176 parameters; gemma-3-1b: 999,885,952 (tied; four [C] norms
+  // per layer, q/k norms of 256, 4 query heads of 256 on one KV head).
+  const ModelConfig g = ModelConfig::preset("gemma3-270m");
+  CHECK(g.parameter_count() == 268098176u);
+  CHECK(ModelConfig::preset("gemma3-1b").parameter_count() == 999885952u);
+  CHECK(g.gemma3);
+  CHECK(g.head_dim() == 256);
+  CHECK(g.gemma == Gemma3Layers{512, 6, 10000.0f, 256.0f});
+  // Every sixth layer is global: 5 and 11 and 17 of 18.
+  int globals = 0;
+  for (int i = 0; i < g.layers; ++i) globals += g.global_layer(i);
+  CHECK(globals == 3);
+  CHECK(g.global_layer(5));
+  CHECK_FALSE(g.global_layer(0));
+  CHECK(ModelConfig::preset("gemma3-1b").name() == "gemma3-1b");
+}
+
+TEST_CASE("gemma3 validation names what Gemma 3 needs", "[graph][model_config]") {
+  ModelConfig g = ModelConfig::preset("gemma3-270m");
+  g.gemma.pattern = 0;
+  CHECK_THROWS_WITH(g.validate(), Catch::Contains("positive sliding_window and layer pattern"));
+  g = ModelConfig::preset("gemma3-270m");
+  g.tied_head = false;
+  CHECK_THROWS_WITH(g.validate(), Catch::Contains("gemma3 models have q/k norms, a tied head"));
+  g = ModelConfig::preset("gemma3-270m");
+  g.gemma.query_scalar = 0.0f;
+  CHECK_THROWS_WITH(g.validate(), Catch::Contains("query_pre_attn_scalar"));
+  ModelConfig l = ModelConfig::preset("llama-tiny");
+  l.gemma.sliding_window = 4;
+  CHECK_THROWS_WITH(l.validate(), Catch::Contains("not gemma3"));
+  ModelConfig t = ModelConfig::preset("tiny");
+  t.gemma3 = true;
+  CHECK_THROWS_AS(t.validate(), std::invalid_argument);
+}
+
 TEST_CASE("gpt2 parameter count is unchanged", "[graph][model_config]") {
   CHECK(ModelConfig::preset("gpt2").parameter_count() == 124439808u);
 }

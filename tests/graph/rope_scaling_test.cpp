@@ -54,6 +54,18 @@ TEST_CASE("no scaling: the kernels' terms leave the frequency exactly as it was"
   CHECK(llama3_scaled_inv_freq(0.25, {}) == 0.25);
 }
 
+TEST_CASE("linear scaling: every frequency times 1/factor, no band", "[graph]") {
+  const RopeScaleTerms k = rope_scale_terms(linear_scaling(8.0f));
+  CHECK(k.slope == 0.0f);
+  CHECK(k.offset == 0.0f);
+  CHECK(k.inv_factor == 0.125f);
+  CHECK(is_linear_scaling(linear_scaling(8.0f)));
+  CHECK_FALSE(is_linear_scaling({}));
+  CHECK_FALSE(is_linear_scaling({32.0f, 1.0f, 4.0f, 8192}));
+  for (double f : {1.0, 0.1, 3.7e-6})
+    CHECK(llama3_scaled_inv_freq(f, linear_scaling(8.0f)) == f / 8);
+}
+
 TEST_CASE("llama3 terms are Llama 3.2's constants", "[graph]") {
   const RopeScaleTerms k = rope_scale_terms({32.0f, 1.0f, 4.0f, 8192});
   CHECK(k.slope == static_cast<float>(8192.0 / (2 * M_PI * 3)));

@@ -161,9 +161,13 @@ TEST_CASE("embedding writes NaN rows for tokens outside the vocabulary") {
   }
 }
 
-// The Llama family's token embedding: the same kernels with no position table.
+// The Llama family's token embedding: the same kernels with no position table; Gemma's scales
+// the rows by sqrt(C) (x = float(w · scale), dwte sums float(dx · scale)).
 TEST_CASE("token embedding without positions copies wte rows exactly and sums dwte") {
   auto in = make_inputs({3, 23, 48, 101, 32}, false, false);
+  const float scale = GENERATE(1.0f, std::sqrt(48.0f));
+  INFO("scale " << scale);
+  in.s.scale = scale;
   in.wte[5 * 48 + 3] = -0.0f;  // must stay -0.0: no "+ 0.0" stands in for the position
   in.tokens[4] = 5;
   DeviceQuirks small = quirks();
@@ -186,12 +190,14 @@ TEST_CASE("token embedding without positions copies wte rows exactly and sums dw
       std::vector<float> want_x, want_dwte = acc ? dwte0 : std::vector<float>(nwte);
       std::vector<float> zero_wpe(std::size_t(s.ctx) * s.C), dwpe(zero_wpe.size());
       ref::embedding_forward(want_x, in.tokens, in.wte, zero_wpe, s.B, s.T, s.C);
-      ref::embedding_backward(want_dwte, dwpe, in.tokens, in.dx, s.B, s.T, s.C, acc, false);
+      std::vector<float> scaled_dx = in.dx;
+      for (float& v : scaled_dx) v *= scale;
+      ref::embedding_backward(want_dwte, dwpe, in.tokens, scaled_dx, s.B, s.T, s.C, acc, false);
       const auto got_x = test::read<float>(x, rows * s.C);
       REQUIRE(test::bit_identical(test::read<float>(dwte, nwte), want_dwte));
       for (std::size_t r = 0; r < rows; ++r)
         for (std::size_t c = 0; c < s.C; ++c) {
-          const float w = in.wte[in.tokens[r] * s.C + c];
+          const float w = in.wte[in.tokens[r] * s.C + c] * scale;
           REQUIRE(std::bit_cast<uint32_t>(got_x[r * s.C + c]) == std::bit_cast<uint32_t>(w));
         }
     }

@@ -1,6 +1,6 @@
 // RMSNorm forward and backward: the reference backward against finite differences, the GPU
 // kernels against the reference at awkward and Llama-like shapes, accumulation, texel views and
-// bit-identity.
+// bit-identity; each also with Gemma's gain 1 + w.
 #include <catch2/catch.hpp>
 
 #include "runtime/kernels/rmsnorm.h"
@@ -16,22 +16,25 @@ namespace {
 constexpr float kEps = 1e-5f;
 
 // Rows of a layer (5 rows of 7), and Qwen3's per-head q/k norm: [B2, T3, 4 heads of 6] read as
-// 24 rows of 6 sharing one gain, whose gradient sums over positions and heads alike.
+// 24 rows of 6 sharing one gain, whose gradient sums over positions and heads alike; each with
+// the gain w and with Gemma's 1 + w.
 TEST_CASE("rmsnorm reference backward matches finite differences") {
   const auto shape = GENERATE(std::pair<std::size_t, std::size_t>{5, 7},
                               std::pair<std::size_t, std::size_t>{2 * 3 * 4, 6});
+  const double offset = GENERATE(0.0, 1.0);
+  INFO("offset " << offset);
   const std::size_t rows = shape.first, C = shape.second;
   auto x = test::random_doubles(rows * C, 41, -2, 2);
   auto w = test::random_doubles(C, 42, 0.5, 1.5);
   auto weights = test::random_doubles(rows * C, 43);  // dL/dy
   std::vector<double> y, rstd;
   auto loss = [&] {
-    ref::rmsnorm_forward(y, rstd, x, w, rows, C, double(kEps));
+    ref::rmsnorm_forward(y, rstd, x, w, rows, C, double(kEps), offset);
     return test::weighted_sum(y, weights);
   };
   loss();
   std::vector<double> dx(rows * C), dw(C);
-  ref::rmsnorm_backward(dx, dw, weights, x, w, rstd, rows, C, false, false);
+  ref::rmsnorm_backward(dx, dw, weights, x, w, rstd, rows, C, false, false, offset);
   test::require_matches_finite_differences(loss, x, dx, "dx");
   test::require_matches_finite_differences(loss, w, dw, "dw");
 }
@@ -44,15 +47,18 @@ struct RmsInputs {
   std::size_t rows, C;
   std::vector<float> x, w, dy;
   std::vector<float> dx0, dw0;  // prior gradient contents (empty: overwrite)
+  bool unit_offset = false;     // Gemma's gain 1 + w
 };
 
-RmsInputs make_inputs(std::size_t rows, std::size_t C, bool accumulate) {
+RmsInputs make_inputs(std::size_t rows, std::size_t C, bool accumulate, bool offset = false) {
   RmsInputs in{rows, C};
+  in.unit_offset = offset;
   // A scale per row like real residual streams, so rstd differs from row to row.
   in.x = test::random_floats(rows * C, 51 + C, -3, 3);
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < C; ++c) in.x[r * C + c] *= 0.25f + float(r % 5);
-  in.w = test::random_floats(C, 52, 0.5f, 1.5f);
+  // Gemma's offsets straddle 0 (trained gains both below and above 1).
+  in.w = offset ? test::random_floats(C, 52, -0.5f, 0.5f) : test::random_floats(C, 52, 0.5f, 1.5f);
   in.dy = test::random_floats(rows * C, 53);
   if (accumulate) {
     in.dx0 = test::random_floats(rows * C, 54);
@@ -80,7 +86,7 @@ RmsRun run_gpu(const RmsInputs& in, const DeviceQuirks& q = test::device().plan(
          rstd = test::garbage_buffer<float>(in.rows, "rstd");
   Buffer dx = acc ? test::upload_buffer(in.dx0, "dx") : test::garbage_buffer<float>(n, "dx");
   Buffer dw = acc ? test::upload_buffer(in.dw0, "dw") : test::garbage_buffer<float>(in.C, "dw");
-  const kernels::RmsnormShape s{uint32_t(in.rows), uint32_t(in.C), kEps};
+  const kernels::RmsnormShape s{uint32_t(in.rows), uint32_t(in.C), kEps, in.unit_offset};
   test::run_once({kernels::rmsnorm_forward(q, s, x.whole(), w.whole(), y.whole(), rstd.whole()),
                   kernels::rmsnorm_backward(q, s, dy.whole(), x.whole(), w.whole(), rstd.whole(),
                                             dx.whole(), dw.whole(), mode(acc), mode(acc))});
@@ -95,11 +101,13 @@ void check_against_reference(const RmsInputs& in, const RmsRun& g) {
   using test::to_double;
   const bool acc = !in.dx0.empty();
   std::vector<double> y, rstd;
-  ref::rmsnorm_forward(y, rstd, to_double(in.x), to_double(in.w), in.rows, in.C, double(kEps));
+  const double offset = in.unit_offset ? 1.0 : 0.0;
+  ref::rmsnorm_forward(y, rstd, to_double(in.x), to_double(in.w), in.rows, in.C, double(kEps),
+                       offset);
   std::vector<double> dx = acc ? to_double(in.dx0) : std::vector<double>(in.rows * in.C);
   std::vector<double> dw = acc ? to_double(in.dw0) : std::vector<double>(in.C);
   ref::rmsnorm_backward(dx, dw, to_double(in.dy), to_double(in.x), to_double(in.w), rstd, in.rows,
-                        in.C, acc, acc);
+                        in.C, acc, acc, offset);
   const double rtol = 1e-4, atol = 1e-5;
   test::require_close(g.y, y, rtol, atol, "y");
   test::require_close(g.rstd, rstd, rtol, atol, "rstd");
@@ -116,9 +124,12 @@ TEST_CASE("rmsnorm GPU forward and backward match the reference") {
   for (Shape sh : {Shape{3 * 23, 48}, Shape{1, 1}, Shape{7, 33}, Shape{2 * 64, 576},
                    Shape{3 * 23 * 6, 12}, Shape{2 * 8 * 16, 128}}) {
     for (bool texels : {false, true}) {
-      DYNAMIC_SECTION("rows " << sh.rows << " C " << sh.C << " texels " << texels) {
-        auto in = make_inputs(sh.rows, sh.C, false);
-        check_against_reference(in, run_gpu(in, with_texels(texels)));
+      for (bool offset : {false, true}) {
+        DYNAMIC_SECTION("rows " << sh.rows << " C " << sh.C << " texels " << texels << " offset "
+                                << offset) {
+          auto in = make_inputs(sh.rows, sh.C, false, offset);
+          check_against_reference(in, run_gpu(in, with_texels(texels)));
+        }
       }
     }
   }
@@ -127,7 +138,7 @@ TEST_CASE("rmsnorm GPU forward and backward match the reference") {
 TEST_CASE("rmsnorm backward accumulates onto existing gradients") {
   for (bool texels : {false, true}) {
     INFO("texels " << texels);
-    auto in = make_inputs(3 * 23, 48, true);
+    auto in = make_inputs(3 * 23, 48, true, texels);  // Gemma's offset with the texel kernels
     auto g = run_gpu(in, with_texels(texels));
     check_against_reference(in, g);
     // dx gets one contribution per element, so accumulating must be exactly old + overwrite.
@@ -142,7 +153,7 @@ TEST_CASE("rmsnorm backward accumulates onto existing gradients") {
 }
 
 TEST_CASE("rmsnorm GPU runs are bit-identical, through storage buffers or texel views") {
-  auto in = make_inputs(3 * 23, 48, true);
+  auto in = make_inputs(3 * 23, 48, true, GENERATE(false, true));
   auto [a, b] = GENERATE(table<bool, bool>({{false, false}, {true, true}, {false, true}}));
   INFO("texels " << a << " and " << b);
   const RmsRun x = run_gpu(in, with_texels(a)), y = run_gpu(in, with_texels(b));

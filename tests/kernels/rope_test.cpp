@@ -201,7 +201,8 @@ TEST_CASE("rope GPU forward and backward match the reference on grouped-query q 
   for (Qkv s : {Qkv{3, 23, 3, 1, 16, 10000.0f}, Qkv{1, 1, 1, 1, 2, 10000.0f},
                 Qkv{2, 7, 4, 2, 6, 10000.0f}, Qkv{1, 4096, 2, 1, 128, 500000.0f},
                 Qkv{1, 4096, 2, 1, 64, 500000.0f, {32.0f, 1.0f, 4.0f, 8192}},
-                Qkv{3, 23, 3, 1, 8, 10000.0f, {8.0f, 1.0f, 4.0f, 100}}}) {
+                Qkv{3, 23, 3, 1, 8, 10000.0f, {8.0f, 1.0f, 4.0f, 100}},
+                Qkv{3, 23, 3, 1, 16, 1000000.0f, linear_scaling(8.0f)}}) {  // Gemma 3's global
     DYNAMIC_SECTION("B " << s.B << " T " << s.T << " heads " << s.H << " KV heads " << s.KV << " D "
                          << s.D << " theta " << s.theta << " llama3 factor " << s.llama3.factor) {
       auto in = make_inputs(s, false);

@@ -70,6 +70,27 @@ TEST_CASE("act16: Llama (GQA, RoPE, SwiGLU, RMSNorm) in bf16 and f16: byte-ident
     }
 }
 
+// Gemma 3's kernels in 16 bits: the scaled embedding, (1 + w) norms, GeGLU, a sliding window of
+// 5 on the local layers (0 and 2) and a score scale of 20^-1/2.
+TEST_CASE("act16: Gemma 3 in bf16 and f16: byte-identical, its loss near the f32 one") {
+  auto gemma = [](DType t) {
+    SessionConfig c = gpt_config(t, 0.0f);
+    c.model = test::odd_llama(3, true);
+    c.model.qk_norm = true;
+    c.model.head_size = 16;
+    c.model.gemma3 = true;
+    c.model.gemma = {5, 2, 10000.0f, 20.0f};
+    return c;
+  };
+  const float l32 = first_loss(gemma(DType::f32));
+  for (DType t : {DType::bf16, DType::f16}) DYNAMIC_SECTION(dtype_name(t)) {
+      test::check_all_policies_identical(gemma(t));
+      const float l = first_loss(gemma(t));
+      CHECK(l != l32);
+      CHECK(std::abs(l - l32) < 4e-3 * l32);
+    }
+}
+
 TEST_CASE("act16: the chunked head rounds its logits as a stored logits tensor is rounded") {
   // Rows are independent: per-row losses, and so the step's loss, are the whole head's bits.
   for (DType t : {DType::bf16, DType::f16}) {

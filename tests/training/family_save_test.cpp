@@ -1,6 +1,6 @@
-// Saved files of the model's own family: a Qwen3 and a Llama 3.2 session saved as a Hugging Face
-// folder or as one .safetensors file read back as the same ModelConfig (config.json, or the
-// file's metadata) and load back bit for bit; GPT-2 keeps its own metadata keys.
+// Saved files of the model's own family: a Qwen3, a Gemma 3 and a Llama 3.2 session saved as a
+// Hugging Face folder or as one .safetensors file read back as the same ModelConfig (config.json,
+// or the file's metadata) and load back bit for bit; GPT-2 keeps its own metadata keys.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -49,6 +49,19 @@ ModelConfig odd_llama32() {
   return m;
 }
 
+// Gemma 3 of odd sizes: a global layer between two local ones, window 5 (of 11 positions),
+// query scalar 20 against a head size of 12.
+ModelConfig odd_gemma3() {
+  ModelConfig m = test::odd_llama(3, true);
+  m.qk_norm = true;
+  m.head_size = 12;
+  m.rope_theta = 1000000.0f;
+  m.norm_eps = 1e-6f;
+  m.gemma3 = true;
+  m.gemma = {5, 2, 10000.0f, 20.0f};
+  return m;
+}
+
 // Saves a trained session as a folder and as one file; both describe the model and load back.
 void check_round_trip(const ModelConfig& m, const std::string& name) {
   test::TempFolder d(name);
@@ -76,6 +89,10 @@ void check_round_trip(const ModelConfig& m, const std::string& name) {
 
 TEST_CASE("a saved Qwen3 folder and file reload to the same model", "[family_save]") {
   check_round_trip(odd_qwen3(), "family_save_qwen3");
+}
+
+TEST_CASE("a saved Gemma 3 folder and file reload to the same model", "[family_save]") {
+  check_round_trip(odd_gemma3(), "family_save_gemma3");
 }
 
 TEST_CASE("a saved Llama 3.2 folder and file reload to the same model", "[family_save]") {

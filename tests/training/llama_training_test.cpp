@@ -1,7 +1,7 @@
 // The Llama family trains on the same guarantees as GPT-2: byte-identical weights under every
-// checkpoint policy and arena (Llama 3's RoPE scaling and Qwen3's q/k norms included), planned
-// bytes equal to allocated bytes, Hugging Face's initialisation, and weights saved and loaded by
-// their Hugging Face names (F32, F16, BF16), refusing a file that does not fit the model.
+// checkpoint policy and arena (Llama 3's RoPE scaling, Qwen3's q/k norms and Gemma 3 included),
+// planned bytes equal to allocated bytes, Hugging Face's initialisation, and weights saved and
+// loaded by their Hugging Face names (F32, F16, BF16), refusing a file that does not fit the model.
 #include <catch2/catch.hpp>
 
 #include <bit>
@@ -95,6 +95,37 @@ TEST_CASE("qwen3 with q/k norms and head_dim 12 != C/heads: byte-identical acros
   c.model.qk_norm = true;
   c.model.head_size = 12;
   check_llama_policies(c);
+}
+
+// Gemma 3: layers 0 and 2 local, 1 global, (1 + w) norms, GeGLU, the embedding times sqrt(C).
+// With `window` below the 23 positions the local layers attend through a sliding window, and a
+// query scalar other than the head size (16) scales every score otherwise.
+SessionConfig odd_gemma3(int window, float query_scalar = 16.0f) {
+  SessionConfig c = odd_config(true, false);
+  ModelConfig& m = c.model;
+  m.qk_norm = true;
+  m.head_size = 16;
+  m.norm_eps = 1e-6f;
+  m.rope_theta = 1000000.0f;
+  m.gemma3 = true;
+  m.gemma = {window, 2, 10000.0f, query_scalar};
+  return c;
+}
+
+TEST_CASE("gemma3 with local and global layers: byte-identical across policies") {
+  const SessionConfig c = odd_gemma3(32);
+  check_llama_policies(c);
+  // Gemma's norms start at 0 (gain 1 + 0), as Gemma3RMSNorm does.
+  Session s(test::device(), c);
+  for (const auto& [name, values] : s.parameters())
+    if (name.ends_with("norm.weight")) {
+      INFO(name);
+      CHECK(std::all_of(values.begin(), values.end(), [](float v) { return v == 0.0f; }));
+    }
+}
+
+TEST_CASE("gemma3 with a sliding window of 4 and query_pre_attn_scalar 24: byte-identical") {
+  check_llama_policies(odd_gemma3(4, 24.0f));
 }
 
 TEST_CASE("llama: Hugging Face initialisation, deterministic per seed") {
