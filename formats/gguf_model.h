@@ -49,7 +49,8 @@ class GgufWeights {
 
   // The weights that can stay in their blocks on the device (QLoRA): every matrix stored in a
   // block-quantized type whose rows are the Hugging Face rows (not gpt2's transposed ones), with
-  // its block format. The graph keeps those its matmuls alone read (graph/weight_dtype.h).
+  // its block format, less Gemma 3's token embedding (its gather scales, the block gather does
+  // not). The graph keeps those its matmuls alone read (graph/weight_dtype.h).
   std::vector<BlockWeight> block_weights() const;
   // Bytes [offset, offset + out.size()) of `t` (one of block_weights()) as a block tensor holds
   // them: its rows in Hugging Face order (llama's RoPE permutation undone by moving whole rows),
