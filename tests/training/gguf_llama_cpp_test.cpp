@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -73,15 +74,16 @@ ModelConfig qwen3() {
 }
 
 // Gemma 3: four layers of period 3 (layers 0, 1, 3 local with a window of 3 of the 8 positions,
-// layer 2 global), a local RoPE base of its own, linear scaling on the global layer, and the query
-// scale llama.cpp assumes (query_pre_attn_scalar = the head size, 24).
+// layer 2 global), a local RoPE base of its own (100, far from 10000 at a window of 3), linear
+// scaling on the global layer, and the query scale llama.cpp assumes (query_pre_attn_scalar = the
+// head size, 24).
 ModelConfig gemma3() {
   ModelConfig m = qwen3();
   m.layers = 4;
   m.rope_theta = 100000.0f;
   m.norm_eps = 1e-6f;
   m.gemma3 = true;
-  m.gemma = {3, 3, 5000.0f, 24.0f, 2.0f};
+  m.gemma = {3, 3, 100.0f, 24.0f, 2.0f};
   return m;
 }
 
@@ -185,13 +187,17 @@ double worst_difference(test::LlamaCppModel& model, const Reference& r, int voca
   return worst;
 }
 
-// A copy of GGUF file `from` with every tensor's values passed through `edit(name, values)`.
+// A copy of GGUF file `from` with every tensor's values passed through `edit(tensor, values)` and
+// its metadata through `edit_keys`.
 template <class Edit>
-void rewrite_gguf(const fs::path& from, const fs::path& to, Edit edit) {
+void rewrite_gguf(const fs::path& from, const fs::path& to, Edit edit,
+                  const std::function<void(GgufMetadata&)>& edit_keys = {}) {
   const GgufFile f = GgufFile::open(from);
   std::vector<GgufTensorSpec> specs;
   for (const GgufTensor& t : f.tensors()) specs.push_back({t.name, t.type, t.ne});
-  GgufWriter out(to, f.metadata(), specs);
+  GgufMetadata md = f.metadata();
+  if (edit_keys) edit_keys(md);
+  GgufWriter out(to, md, specs);
   for (const GgufTensor& t : f.tensors()) {
     std::vector<float> v(t.elements());
     f.read(t, 0, std::as_writable_bytes(std::span(v)));
@@ -290,6 +296,24 @@ TEST_CASE("a model remat saved as GGUF runs in llama.cpp with remat's log-probab
           "llama.cpp gemma3 model with its norms stored as w: worst |log p difference| %.3g\n",
           off);
       CHECK(off > 10 * tolerance(m));
+      // And each layer key llama.cpp reads: the file without it runs another model.
+      const std::pair<const char*, std::vector<std::string>> keys[] = {
+          {"no window", {"attention.sliding_window"}},
+          {"no period (6: every layer local)", {"attention.sliding_window_pattern"}},
+          {"no local RoPE base (10000)", {"rope.freq_base_swa"}},
+          {"no linear scaling", {"rope.scaling.type", "rope.scaling.factor"}}};
+      for (const auto& [what, erased] : keys) {
+        rewrite_gguf(
+            d / "m.gguf", d / "k.gguf", [](const GgufTensor&, std::vector<float>&) {},
+            [&](GgufMetadata& md) {
+              for (const std::string& k : erased) md.erase("gemma3." + k);
+            });
+        test::LlamaCppModel other(*l, d / "k.gguf");
+        REQUIRE(other.loaded());
+        const double miss = worst_difference(other, r, m.vocab);
+        std::printf("llama.cpp gemma3 model with %s: worst |log p difference| %.3g\n", what, miss);
+        CHECK(miss > 10 * tolerance(m));
+      }
     }
     if (gguf_arch_of(m) != GgufArch::llama) continue;
     // The check sees a layout error: the same file with q/k rows left in Hugging Face order.
