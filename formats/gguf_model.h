@@ -19,8 +19,9 @@
 
 namespace remat {
 
-// The model `file` holds: general.architecture llama, qwen2, qwen3 (q/k norms) or gpt2;
-// hyperparameters from
+// The model `file` holds: general.architecture llama, qwen2, qwen3 (q/k norms), gemma3 (Gemma 3:
+// besides, .attention.sliding_window, .attention.sliding_window_pattern, .rope.freq_base_swa,
+// .rope.scaling.type/factor as llama.cpp reads them) or gpt2; hyperparameters from
 // <arch>.block_count, .embedding_length, .feed_forward_length, .attention.head_count,
 // .attention.head_count_kv, .rope.freq_base, .attention.layer_norm_rms_epsilon (llama, qwen2),
 // .context_length, .attention.key_length (the head size, when given); the vocabulary from
