@@ -6,6 +6,7 @@
 #include <string>
 
 #include "formats/gguf_blocks.h"
+#include "formats/gguf_model_writer.h"
 
 namespace remat {
 namespace {
@@ -44,6 +45,41 @@ void read_head_size(const GgufFile& f, const std::string& a, ModelConfig& m) {
       rot && *rot != d)
     fail(f, a + "rope.dimension_count is " + std::to_string(*rot) +
                 "; remat rotates whole heads of " + std::to_string(d));
+}
+
+// Gemma 3's layers as llama.cpp reads them (src/models/gemma3.cpp): a window and a period when
+// attention.sliding_window is positive (the period 6 when absent), else all layers global; the
+// local RoPE base rope.freq_base_swa (10000 when absent); linear scaling on the global layers;
+// queries scaled by gguf_gemma3_query_scalar.
+void read_gemma3(const GgufFile& f, const std::string& a, ModelConfig& m) {
+  m.gemma3 = true;
+  if (f.tensor("output.weight")) fail(f, "has an untied 'output.weight'; remat's Gemma 3 is tied");
+  if (const std::optional<double> cap = f.metadata().number(a + "final_logit_softcapping");
+      cap && *cap != 0.0)
+    fail(f, a + "final_logit_softcapping is set; remat's Gemma 3 has no logit softcapping");
+  const uint64_t window = f.metadata().uint(a + "attention.sliding_window").value_or(0);
+  if (window > (1u << 30)) fail(f, a + "attention.sliding_window is out of range");
+  m.gemma.sliding_window = window > 0 ? int(window) : m.ctx;
+  m.gemma.pattern = 1;  // every layer global
+  const std::string pattern = a + "attention.sliding_window_pattern";
+  if (window > 0 && f.metadata().contains(pattern)) {
+    // uint() refuses another type by name (llama.cpp's per-layer array among them).
+    const std::optional<uint64_t> p = f.metadata().uint(pattern);
+    if (*p > (1u << 30)) fail(f, pattern + " is out of range");
+    // llama.cpp's period 0 makes every layer local: a period past the last layer.
+    m.gemma.pattern = *p == 0 ? m.layers + 1 : int(*p);
+  } else if (window > 0) {
+    m.gemma.pattern = 6;
+  }
+  m.gemma.local_rope_theta =
+      static_cast<float>(f.metadata().number(a + "rope.freq_base_swa").value_or(10000.0));
+  const std::string type = f.metadata().string(a + "rope.scaling.type").value_or("none");
+  const double factor = f.metadata().number(a + "rope.scaling.factor").value_or(0.0);
+  if (type == "linear" && factor != 0.0 && factor != 1.0)
+    m.gemma.rope_linear = static_cast<float>(factor);
+  else if (type != "linear" && type != "none")
+    fail(f, a + "rope.scaling.type is '" + type + "'; remat's Gemma 3 scales RoPE linearly only");
+  m.gemma.query_scalar = gguf_gemma3_query_scalar(m);
 }
 
 GgufArch architecture(const GgufFile& f) {
@@ -92,8 +128,10 @@ ModelConfig gguf_model_config(const GgufFile& f) {
     read_head_size(f, a, m);
     m.tied_head = f.tensor("output.weight") == nullptr;
     m.qkv_bias = f.tensor("blk.0.attn_q.bias") != nullptr;
-    m.qk_norm = arch == GgufArch::qwen3;
-    if (m.qk_norm && m.qkv_bias) fail(f, "is a qwen3 model with q/k/v biases, which Qwen3 has not");
+    m.qk_norm = arch == GgufArch::qwen3 || arch == GgufArch::gemma3;
+    if (m.qk_norm && m.qkv_bias)
+      fail(f, "is a " + std::string(gguf_arch_name(arch)) + " model with q/k/v biases");
+    if (arch == GgufArch::gemma3) read_gemma3(f, a, m);
     if (f.tensor("rope_freqs.weight"))
       fail(f,
            "has 'rope_freqs.weight' (Llama 3's RoPE scaling as per-frequency factors), which "
@@ -158,7 +196,12 @@ std::vector<BlockWeight> GgufWeights::block_weights() const {
   for (std::size_t i = 0; i < sources_.size(); ++i) {
     const GgufTensor& t = *sources_[i].tensor;
     const GgmlTypeInfo& info = ggml_type_info(t.type);
-    if (info.block_values <= 1 || t.ne.size() != 2 || sources_[i].layout.transposed) continue;
+    if (info.block_values <= 1 || t.ne.size() != 2 || sources_[i].layout.transposed ||
+        sources_[i].layout.norm_shift != 0.0f)
+      continue;
+    // Gemma 3 scales its embedding by sqrt(width) as it gathers it, which the block gather does
+    // not: its token embedding is decoded (and the tied head reads the decoded copy).
+    if (model_.gemma3 && header_.tensors[i].name == "model.embed_tokens.weight") continue;
     out.push_back({header_.tensors[i].name,
                    {static_cast<uint32_t>(t.type), info.block_values, info.block_bytes,
                     std::string(info.name)}});
@@ -218,6 +261,11 @@ void GgufWeights::read(const SafetensorsEntry& e, uint64_t first, std::span<floa
       }
     }
   }
+  // The file's gain g is what it means: remat's offset is g - 1, exact for g in [0.5, 2^24) (1 is
+  // a multiple of g's ulp there and g - 1 needs no finer one), so writing it back gives g again.
+  // A remat offset w written as fl(1 + w) reads back as fl(1 + w) - 1, w rounded to 2^-24 or so.
+  if (s.layout.norm_shift != 0.0f)
+    for (float& v : out) v -= s.layout.norm_shift;
   for (std::size_t i = 0; i < out.size(); ++i)
     if (!std::isfinite(out[i]))
       throw std::invalid_argument(file_.origin() + ": tensor '" + t.name +

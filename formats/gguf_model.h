@@ -19,8 +19,9 @@
 
 namespace remat {
 
-// The model `file` holds: general.architecture llama, qwen2, qwen3 (q/k norms) or gpt2;
-// hyperparameters from
+// The model `file` holds: general.architecture llama, qwen2, qwen3 (q/k norms), gemma3 (Gemma 3:
+// besides, .attention.sliding_window, .attention.sliding_window_pattern, .rope.freq_base_swa,
+// .rope.scaling.type/factor as llama.cpp reads them) or gpt2; hyperparameters from
 // <arch>.block_count, .embedding_length, .feed_forward_length, .attention.head_count,
 // .attention.head_count_kv, .rope.freq_base, .attention.layer_norm_rms_epsilon (llama, qwen2),
 // .context_length, .attention.key_length (the head size, when given); the vocabulary from
@@ -49,7 +50,8 @@ class GgufWeights {
 
   // The weights that can stay in their blocks on the device (QLoRA): every matrix stored in a
   // block-quantized type whose rows are the Hugging Face rows (not gpt2's transposed ones), with
-  // its block format. The graph keeps those its matmuls alone read (graph/weight_dtype.h).
+  // its block format, less Gemma 3's token embedding (its gather scales, the block gather does
+  // not). The graph keeps those its matmuls alone read (graph/weight_dtype.h).
   std::vector<BlockWeight> block_weights() const;
   // Bytes [offset, offset + out.size()) of `t` (one of block_weights()) as a block tensor holds
   // them: its rows in Hugging Face order (llama's RoPE permutation undone by moving whole rows),

@@ -19,11 +19,41 @@ uint32_t u32(int v) {
 
 }  // namespace
 
+float gguf_gemma3_query_scalar(const ModelConfig& m) {
+  // llama.cpp scales queries by this^-1/2 whatever the checkpoint said: by the head size, and for
+  // Gemma 3 27B (62 layers) by the width per head (src/models/gemma3.cpp).
+  return m.layers == 62 ? float(m.dim / m.heads) : float(m.head_dim());
+}
+
+namespace {
+
+void check_gemma3(const ModelConfig& m) {
+  const float scalar = gguf_gemma3_query_scalar(m);
+  if (m.gemma.query_scalar != scalar)
+    throw std::invalid_argument(
+        "a Gemma 3 model with query_pre_attn_scalar " + std::to_string(m.gemma.query_scalar) +
+        " cannot be written as GGUF: llama.cpp scales its queries as if it were " +
+        std::to_string(scalar) + "; use a Hugging Face folder or PEFT adapter instead");
+}
+
+void set_gemma3(GgufMetadata& md, const std::string& a, const ModelConfig& m) {
+  set(md, a + "attention.sliding_window", u32(m.gemma.sliding_window));
+  set(md, a + "attention.sliding_window_pattern", u32(m.gemma.pattern));
+  set(md, a + "rope.freq_base_swa", m.gemma.local_rope_theta);
+  if (m.gemma.rope_linear != 0.0f) {  // on the global layers only, as llama.cpp applies it
+    set(md, a + "rope.scaling.type", std::string("linear"));
+    set(md, a + "rope.scaling.factor", m.gemma.rope_linear);
+  }
+}
+
+}  // namespace
+
 GgufArch gguf_arch_of(const ModelConfig& m) {
   if (m.arch == Architecture::gpt2) return GgufArch::gpt2;
-  if (m.gemma3)
-    throw std::invalid_argument(
-        "a Gemma 3 model cannot be written as GGUF yet; use a Hugging Face folder or PEFT adapter");
+  if (m.gemma3) {
+    check_gemma3(m);
+    return GgufArch::gemma3;
+  }
   if (m.rope_scaling != RopeScaling::none)
     throw std::invalid_argument(
         "a model with llama3 RoPE scaling cannot be written as GGUF (llama.cpp wants a "
@@ -75,10 +105,12 @@ GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& o
     set(md, a + "rope.freq_base", m.rope_theta);
     set(md, a + "attention.layer_norm_rms_epsilon", m.norm_eps);
     set(md, a + "rope.dimension_count", u32(m.head_dim()));
-    if (m.head_size != 0 || arch == GgufArch::qwen3) {  // as the converter writes head_dim
+    if (m.head_size != 0 || arch == GgufArch::qwen3 ||
+        arch == GgufArch::gemma3) {  // as the converter writes head_dim
       set(md, a + "attention.key_length", u32(m.head_dim()));
       set(md, a + "attention.value_length", u32(m.head_dim()));
     }
+    if (arch == GgufArch::gemma3) set_gemma3(md, a, m);
   }
   set(md, a + "vocab_size", u32(m.vocab));
   set(md, "general.file_type", gguf_file_type(options.matrix_type));
@@ -128,8 +160,13 @@ GgufTensorSpec gguf_tensor_spec(const GgufSourceTensor& t, const ModelConfig& m,
 }
 
 void write_gguf_values(GgufWriter& out, const std::vector<int64_t>& shape, const GgufLayout& layout,
-                       const std::function<void(uint64_t first, std::span<float> out)>& read,
+                       const std::function<void(uint64_t first, std::span<float> out)>& source,
                        const std::function<void(uint64_t floats)>& progress) {
+  auto read = [&](uint64_t first, std::span<float> out) {
+    source(first, out);
+    if (layout.norm_shift != 0.0f)
+      for (float& v : out) v += layout.norm_shift;
+  };
   uint64_t total = 1;
   for (int64_t d : shape) total *= uint64_t(d);
   uint64_t written = 0;

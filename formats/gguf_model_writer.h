@@ -29,7 +29,12 @@ inline constexpr uint64_t kGgufWritePieceFloats = uint64_t(1) << 22;
 // (Qwen2's layout, RoPE on halves); llama otherwise (RoPE rows permuted in the file).
 // qwen3 for q/k norms (Hugging Face's order, like qwen2). std::invalid_argument for a model remat
 // has no GGUF form for: llama3 RoPE scaling (llama.cpp's rope_freqs), q/k norms with biases.
+// gemma3 for Gemma 3, whose query_pre_attn_scalar must be gguf_gemma3_query_scalar (llama.cpp
+// reads none); its window, layer period, local RoPE base and linear scaling are written as keys.
 GgufArch gguf_arch_of(const ModelConfig& m);
+
+// The query_pre_attn_scalar llama.cpp assumes for a Gemma 3 model of this shape.
+float gguf_gemma3_query_scalar(const ModelConfig& m);
 
 // general.file_type (llama_ftype) of a model whose matrices are `matrix_type`: ALL_F32 0,
 // MOSTLY_F16 1, MOSTLY_BF16 32. std::invalid_argument for another type.
@@ -85,7 +90,8 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& m,
 
 // Writes one parameter's values into `out` (a GgufWriter about to receive its tensor) in the
 // GGUF layout `layout` of Hugging Face shape `shape`: rows streamed in pieces, RoPE rows permuted
-// one head at a time, transposed matrices assembled a band of stored rows at a time.
+// one head at a time, transposed matrices assembled a band of stored rows at a time, Gemma 3's
+// norm offsets shifted to gains.
 void write_gguf_values(GgufWriter& out, const std::vector<int64_t>& shape, const GgufLayout& layout,
                        const std::function<void(uint64_t first, std::span<float> out)>& read,
                        const std::function<void(uint64_t floats)>& progress = {});

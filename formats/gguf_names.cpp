@@ -27,6 +27,24 @@ constexpr std::array kLlamaBlock = {
     Pair{"mlp.up_proj.weight", "ffn_up.weight"},
     Pair{"mlp.down_proj.weight", "ffn_down.weight"},
 };
+// Gemma 3's four norms per block: the norm after attention is Hugging Face's
+// post_attention_layernorm (Llama's name for the norm before the MLP, ffn_norm in GGUF), and the
+// norm before the MLP is pre_feedforward_layernorm.
+constexpr std::array kGemma3Block = {
+    Pair{"input_layernorm.weight", "attn_norm.weight"},
+    Pair{"self_attn.q_proj.weight", "attn_q.weight"},
+    Pair{"self_attn.k_proj.weight", "attn_k.weight"},
+    Pair{"self_attn.v_proj.weight", "attn_v.weight"},
+    Pair{"self_attn.q_norm.weight", "attn_q_norm.weight"},
+    Pair{"self_attn.k_norm.weight", "attn_k_norm.weight"},
+    Pair{"self_attn.o_proj.weight", "attn_output.weight"},
+    Pair{"post_attention_layernorm.weight", "post_attention_norm.weight"},
+    Pair{"pre_feedforward_layernorm.weight", "ffn_norm.weight"},
+    Pair{"post_feedforward_layernorm.weight", "post_ffw_norm.weight"},
+    Pair{"mlp.gate_proj.weight", "ffn_gate.weight"},
+    Pair{"mlp.up_proj.weight", "ffn_up.weight"},
+    Pair{"mlp.down_proj.weight", "ffn_down.weight"},
+};
 constexpr std::array kLlamaTop = {
     Pair{"model.embed_tokens.weight", "token_embd.weight"},
     Pair{"model.norm.weight", "output_norm.weight"},
@@ -85,6 +103,7 @@ std::optional<GgufArch> gguf_arch(std::string_view name) {
   if (name == "llama") return GgufArch::llama;
   if (name == "qwen2") return GgufArch::qwen2;
   if (name == "qwen3") return GgufArch::qwen3;
+  if (name == "gemma3") return GgufArch::gemma3;
   if (name == "gpt2") return GgufArch::gpt2;
   return std::nullopt;
 }
@@ -97,6 +116,8 @@ std::string_view gguf_arch_name(GgufArch a) {
       return "qwen2";
     case GgufArch::qwen3:
       return "qwen3";
+    case GgufArch::gemma3:
+      return "gemma3";
     case GgufArch::gpt2:
       return "gpt2";
   }
@@ -105,11 +126,15 @@ std::string_view gguf_arch_name(GgufArch a) {
 
 std::optional<std::string> gguf_tensor_name(std::string_view hf_name, GgufArch arch) {
   if (arch == GgufArch::gpt2) return map_name(hf_name, kGpt2Top, kGpt2Block, "h.", "blk.", true);
+  if (arch == GgufArch::gemma3)
+    return map_name(hf_name, kLlamaTop, kGemma3Block, "model.layers.", "blk.", true);
   return map_name(hf_name, kLlamaTop, kLlamaBlock, "model.layers.", "blk.", true);
 }
 
 std::optional<std::string> hf_tensor_name(std::string_view gguf_name, GgufArch arch) {
   if (arch == GgufArch::gpt2) return map_name(gguf_name, kGpt2Top, kGpt2Block, "blk.", "h.", false);
+  if (arch == GgufArch::gemma3)
+    return map_name(gguf_name, kLlamaTop, kGemma3Block, "blk.", "model.layers.", false);
   return map_name(gguf_name, kLlamaTop, kLlamaBlock, "blk.", "model.layers.", false);
 }
 
@@ -122,6 +147,7 @@ GgufLayout gguf_layout(std::string_view hf_name, GgufArch arch, int heads, int k
          hf_name.ends_with("mlp.c_fc.weight") || hf_name.ends_with("mlp.c_proj.weight"));
     return l;
   }
+  if (arch == GgufArch::gemma3 && hf_name.ends_with("norm.weight")) l.norm_shift = 1.0f;
   if (arch == GgufArch::llama) {
     if (hf_name.ends_with("self_attn.q_proj.weight") || hf_name.ends_with("self_attn.q_proj.bias"))
       l.rope_heads = heads;

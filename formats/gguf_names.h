@@ -1,14 +1,18 @@
 // Tensor names and layouts between remat's parameters (Hugging Face names and shapes) and the
 // GGUF files llama.cpp's converter writes, for the architectures remat trains: `llama` (Llama,
-// SmolLM2), `qwen2`, `qwen3` (q/k norms: blk.N.attn_q_norm, attn_k_norm) and `gpt2`. Names follow
-// llama.cpp's gguf-py tensor map (token_embd, blk.N.attn_q, ..., output); layouts its converter's
-// choices:
+// SmolLM2), `qwen2`, `qwen3` (q/k norms: blk.N.attn_q_norm, attn_k_norm), `gemma3` (besides
+// those, blk.N.post_attention_norm, ffn_norm for pre_feedforward_layernorm, post_ffw_norm) and
+// `gpt2`. Names follow llama.cpp's gguf-py tensor map (token_embd, blk.N.attn_q, ..., output);
+// layouts its converter's choices:
 //   - gpt2's Conv1D weights ([in, out] in Hugging Face files) are stored transposed, as [out, in]
 //     rows like every other matrix in GGUF;
 //   - `llama` files store the rows of attn_q and attn_k permuted for llama.cpp's RoPE, which
 //     rotates adjacent pairs (2i, 2i+1) where Hugging Face's rotates (i, i + d/2): within each
 //     head of d rows, Hugging Face row t·d/2 + i is GGUF row 2i + t (t in {0, 1}). `qwen2` and
-//     `qwen3` files keep Hugging Face's order (llama.cpp rotates them the Hugging Face way).
+//     `qwen3` files keep Hugging Face's order (llama.cpp rotates them the Hugging Face way), and
+//     so do `gemma3` files;
+//   - `gemma3` files hold every RMSNorm weight (the four per block, q/k norms, the final norm)
+//     as the gain 1 + w, where Hugging Face's Gemma3RMSNorm keeps w (GgufLayout::norm_shift).
 // Row permutations move whole rows, so a quantized row keeps its blocks.
 #pragma once
 
@@ -19,7 +23,7 @@
 
 namespace remat {
 
-enum class GgufArch { llama, qwen2, qwen3, gpt2 };
+enum class GgufArch { llama, qwen2, qwen3, gemma3, gpt2 };
 
 // general.architecture's value; nullopt for any other architecture.
 std::optional<GgufArch> gguf_arch(std::string_view name);
@@ -37,6 +41,9 @@ std::optional<std::string> hf_tensor_name(std::string_view gguf_name, GgufArch a
 struct GgufLayout {
   bool transposed = false;  // GGUF holds the transpose of the Hugging Face matrix (gpt2 Conv1D)
   int rope_heads = 0;       // > 0: rows permuted in heads of rows / rope_heads rows (llama q, k)
+  // Added on write, subtracted on read: gemma3 files hold each RMSNorm's gain 1 + w where remat
+  // (and Hugging Face) keep the offset w.
+  float norm_shift = 0.0f;
 };
 // `heads` and `kv_heads` are the model's query and key/value heads.
 GgufLayout gguf_layout(std::string_view hf_name, GgufArch arch, int heads, int kv_heads);

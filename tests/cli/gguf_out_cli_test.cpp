@@ -1,6 +1,7 @@
 // GGUF out from the command line: `remat train --save M.gguf` (--save-dtype), `--save-adapter
 // A.gguf` (--adapter-dtype), `--merge-out M.gguf` and `--lora-init A.gguf`; a model saved from a
-// .gguf --init keeps its tokenizer keys; the flags that need a .gguf output say so.
+// .gguf --init keeps its tokenizer keys; a gemma3 .gguf saves as gemma3; the flags that need a
+// .gguf output say so.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "formats/gguf.h"
+#include "formats/gguf_model.h"
 #include "formats/gguf_model_writer.h"
 #include "graph/model_builder.h"
 #include "tests/support/run_command.h"
@@ -27,13 +29,25 @@ std::string quoted(const std::filesystem::path& p) {
   return "'" + p.string() + "'";
 }
 
-// A small Llama as GGUF with a tokenizer's keys, as a converted model would carry them.
-void write_input_model(const std::filesystem::path& path) {
+// A small Llama (or Gemma 3) as GGUF with a tokenizer's keys, as a converted model would carry
+// them.
+ModelConfig input_model(bool gemma3) {
   ModelConfig m = ModelConfig::preset("llama-tiny");
   m.layers = 2;
   m.dim = 64;
   m.ffn = 96;
   m.ctx = 32;
+  if (gemma3) {
+    m.tied_head = true;
+    m.qk_norm = true;
+    m.gemma3 = true;
+    m.gemma = {4, 2, 10000.0f, 16.0f};
+  }
+  return m;
+}
+
+void write_input_model(const std::filesystem::path& path, bool gemma3 = false) {
+  const ModelConfig m = input_model(gemma3);
   const Graph g = build_model(m, TrainShape{1, 8});
   std::vector<GgufSourceTensor> tensors;
   for (TensorId id : g.parameters) {
@@ -49,7 +63,8 @@ void write_input_model(const std::filesystem::path& path) {
   write_gguf_model(
       path, m, tensors,
       [&](std::size_t i, uint64_t, std::span<float> out) {
-        for (float& v : out) v = tensors[i].shape.size() == 1 ? 1.0f : normal(rng);
+        for (float& v : out)
+          v = tensors[i].shape.size() == 1 ? (m.gemma3 ? 0.0f : 1.0f) : normal(rng);
       },
       o);
 }
@@ -106,6 +121,26 @@ TEST_CASE(
   CHECK(other.exit_code == 2);
   CHECK(other.err.find("--lora-init: ") != std::string::npos);
   CHECK(other.err.find("targets q_proj,v_proj") != std::string::npos);
+}
+
+TEST_CASE("a gemma3 .gguf trains from the command line and saves as gemma3 model, adapter, merge") {
+  test::TempFolder d("gguf_out_cli_gemma3");
+  write_input_model(d / "in.gguf", true);
+  const std::string base = "train --init " + quoted(d / "in.gguf") + kData + " --steps 2";
+  const auto full = run_remat(base + " --save " + quoted(d / "out.gguf"));
+  INFO(full.err);
+  REQUIRE(full.exit_code == 0);
+  const GgufFile out = GgufFile::open(d / "out.gguf");
+  CHECK(out.metadata().string("general.architecture") == "gemma3");
+  CHECK(out.metadata().uint("gemma3.attention.sliding_window") == 4u);
+  CHECK(gguf_model_config(out) == input_model(true));
+  const auto r = run_remat(base + " --lora 4 --save-adapter " + quoted(d / "a.gguf") +
+                           " --merge-out " + quoted(d / "m.gguf"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(GgufFile::open(d / "a.gguf").metadata().string("general.architecture") == "gemma3");
+  CHECK(GgufFile::open(d / "a.gguf").tensor("blk.1.ffn_down.weight.lora_b") != nullptr);
+  CHECK(gguf_model_config(GgufFile::open(d / "m.gguf")) == input_model(true));
 }
 
 TEST_CASE("remat train --save-dtype and --adapter-dtype need .gguf outputs and name their values") {

@@ -5,13 +5,15 @@
 // log-probabilities to remat's with the adapter, while adapters written wrong (B's q/k rows not
 // permuted, the scale doubled, the update transposed) miss them and one stored transposed is
 // refused. For llama (q/k rows permuted), qwen2 (q/k/v biases, rows as they are), qwen3 (q/k
-// norms, explicit head size) and gpt2 (fused, transposed matrices).
+// norms, explicit head size), gemma3 (local and global layers, norms stored as 1 + w; missed when
+// stored as w) and gpt2 (fused, transposed matrices).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,10 +38,10 @@ namespace {
 // How far llama.cpp's log-probabilities may be from remat's. llama.cpp's CPU path sums in other
 // orders than remat's kernels, in float too: llama and qwen2 agree to about 1e-5. ggml's CPU GELU
 // (gpt2's MLP) reads a table of f16 values at the f16 rounding of its input, an error of up to
-// about 1e-3 of each activation, so gpt2 agrees to about 1e-3 only. A wrong adapter moves them by
-// far more than ten times either.
+// about 1e-3 of each activation, so gpt2 and gemma3 (GeGLU, the same table) agree to about 1e-3
+// only. A wrong adapter moves them by far more than ten times either.
 double tolerance(const ModelConfig& m) {
-  return m.arch == Architecture::gpt2 ? 1e-2 : 1e-3;
+  return m.arch == Architecture::gpt2 || m.gemma3 ? 1e-2 : 1e-3;
 }
 constexpr int kSeq = 8;
 
@@ -71,6 +73,20 @@ ModelConfig qwen3() {
   return m;
 }
 
+// Gemma 3: four layers of period 3 (layers 0, 1, 3 local with a window of 3 of the 8 positions,
+// layer 2 global), a local RoPE base of its own (100, far from 10000 at a window of 3), linear
+// scaling on the global layer, and the query scale llama.cpp assumes (query_pre_attn_scalar = the
+// head size, 24).
+ModelConfig gemma3() {
+  ModelConfig m = qwen3();
+  m.layers = 4;
+  m.rope_theta = 100000.0f;
+  m.norm_eps = 1e-6f;
+  m.gemma3 = true;
+  m.gemma = {3, 3, 100.0f, 24.0f, 2.0f};
+  return m;
+}
+
 ModelConfig gpt2() {
   return ModelConfig{2, 64, 4, 80, 32};
 }
@@ -88,8 +104,10 @@ SessionConfig config(const ModelConfig& m, int lora_rank) {
 }
 
 // Weights far from the usual small initialisation, so the next token's distribution is far from
-// uniform and every tensor moves it: matrices in ±0.3, norm weights in [0.7, 1.3], biases ±0.2.
+// uniform and every tensor moves it: matrices in ±0.3, norm weights in [0.7, 1.3] (Gemma's
+// offsets in ±0.3, the same gains), biases ±0.2.
 void load_random_weights(Session& s, const fs::path& dir) {
+  const float gain0 = s.config().model.gemma3 ? -1.0f : 0.0f;
   const Plan& plan = s.plan();
   std::vector<NamedTensor> tensors;
   uint64_t seed = 100;
@@ -99,7 +117,7 @@ void load_random_weights(Session& s, const fs::path& dir) {
     const bool matrix = t.shape.size() == 2;
     const bool norm = !matrix && t.name.ends_with(".weight");
     std::vector<float> v = matrix ? test::random_floats(n, seed++, -0.3f, 0.3f)
-                           : norm ? test::random_floats(n, seed++, 0.7f, 1.3f)
+                           : norm ? test::random_floats(n, seed++, 0.7f + gain0, 1.3f + gain0)
                                   : test::random_floats(n, seed++, -0.2f, 0.2f);
     tensors.push_back({t.name, t.shape, std::move(v)});
   }
@@ -169,6 +187,26 @@ double worst_difference(test::LlamaCppModel& model, const Reference& r, int voca
   return worst;
 }
 
+// A copy of GGUF file `from` with every tensor's values passed through `edit(tensor, values)` and
+// its metadata through `edit_keys`.
+template <class Edit>
+void rewrite_gguf(const fs::path& from, const fs::path& to, Edit edit,
+                  const std::function<void(GgufMetadata&)>& edit_keys = {}) {
+  const GgufFile f = GgufFile::open(from);
+  std::vector<GgufTensorSpec> specs;
+  for (const GgufTensor& t : f.tensors()) specs.push_back({t.name, t.type, t.ne});
+  GgufMetadata md = f.metadata();
+  if (edit_keys) edit_keys(md);
+  GgufWriter out(to, md, specs);
+  for (const GgufTensor& t : f.tensors()) {
+    std::vector<float> v(t.elements());
+    f.read(t, 0, std::as_writable_bytes(std::span(v)));
+    edit(t, v);
+    out.write(std::span<const float>(v));
+  }
+  out.commit();
+}
+
 std::string label(const ModelConfig& m) {
   return std::string(gguf_arch_name(gguf_arch_of(m)));
 }
@@ -233,7 +271,7 @@ TEST_CASE("a model remat saved as GGUF runs in llama.cpp with remat's log-probab
   const test::LlamaCpp* l = test::llama_cpp();
   if (!l) return;
   test::TempFolder d("gguf_llama_cpp_model");
-  for (const ModelConfig& m : {llama(false), llama(true), gpt2(), qwen3()}) {
+  for (const ModelConfig& m : {llama(false), llama(true), gpt2(), qwen3(), gemma3()}) {
     INFO(label(m));
     Session s(test::device(), config(m, 0));
     load_random_weights(s, d.path());
@@ -245,27 +283,51 @@ TEST_CASE("a model remat saved as GGUF runs in llama.cpp with remat's log-probab
     std::printf("llama.cpp %s model: worst |log p difference| %.3g over %zu values\n",
                 label(m).c_str(), worst, r.log_p.size() * r.log_p[0].size());
     CHECK(worst < tolerance(m));
+    if (m.gemma3) {
+      // The check sees the norm offset forgotten: the same file with each gain stored as w.
+      rewrite_gguf(d / "m.gguf", d / "w.gguf", [](const GgufTensor& t, std::vector<float>& v) {
+        if (t.name.ends_with("norm.weight"))
+          for (float& x : v) x -= 1.0f;
+      });
+      test::LlamaCppModel unshifted(*l, d / "w.gguf");
+      REQUIRE(unshifted.loaded());
+      const double off = worst_difference(unshifted, r, m.vocab);
+      std::printf(
+          "llama.cpp gemma3 model with its norms stored as w: worst |log p difference| %.3g\n",
+          off);
+      CHECK(off > 10 * tolerance(m));
+      // And each layer key llama.cpp reads: the file without it runs another model.
+      const std::pair<const char*, std::vector<std::string>> keys[] = {
+          {"no window", {"attention.sliding_window"}},
+          {"no period (6: every layer local)", {"attention.sliding_window_pattern"}},
+          {"no local RoPE base (10000)", {"rope.freq_base_swa"}},
+          {"no linear scaling", {"rope.scaling.type", "rope.scaling.factor"}}};
+      for (const auto& [what, erased] : keys) {
+        rewrite_gguf(
+            d / "m.gguf", d / "k.gguf", [](const GgufTensor&, std::vector<float>&) {},
+            [&](GgufMetadata& md) {
+              for (const std::string& k : erased) md.erase("gemma3." + k);
+            });
+        test::LlamaCppModel other(*l, d / "k.gguf");
+        REQUIRE(other.loaded());
+        const double miss = worst_difference(other, r, m.vocab);
+        std::printf("llama.cpp gemma3 model with %s: worst |log p difference| %.3g\n", what, miss);
+        CHECK(miss > 10 * tolerance(m));
+      }
+    }
     if (gguf_arch_of(m) != GgufArch::llama) continue;
     // The check sees a layout error: the same file with q/k rows left in Hugging Face order.
-    const GgufFile f = GgufFile::open(d / "m.gguf");
-    std::vector<GgufTensorSpec> specs;
-    for (const GgufTensor& t : f.tensors()) specs.push_back({t.name, t.type, t.ne});
-    GgufWriter out(d / "unpermuted.gguf", f.metadata(), specs);
-    for (const GgufTensor& t : f.tensors()) {
-      std::vector<float> v(t.elements()), hf(t.elements());
-      f.read(t, 0, std::as_writable_bytes(std::span(v)));
-      const bool q = t.name.ends_with("attn_q.weight"), k = t.name.ends_with("attn_k.weight");
-      const uint64_t rows = t.rows(), cols = t.ne[0];
-      for (uint64_t r = 0; r < rows; ++r)
-        std::copy_n(&v[gguf_row_of(r, rows,
-                                   q   ? m.heads
-                                   : k ? m.kv_head_count()
-                                       : 0) *
-                       cols],
-                    cols, &hf[r * cols]);
-      out.write(std::span<const float>(hf));
-    }
-    out.commit();
+    rewrite_gguf(
+        d / "m.gguf", d / "unpermuted.gguf", [&](const GgufTensor& t, std::vector<float>& v) {
+          const bool q = t.name.ends_with("attn_q.weight"), k = t.name.ends_with("attn_k.weight");
+          if (!q && !k) return;
+          std::vector<float> hf(v.size());
+          const uint64_t rows = t.rows(), cols = t.ne[0];
+          for (uint64_t r = 0; r < rows; ++r)
+            std::copy_n(&v[gguf_row_of(r, rows, q ? m.heads : m.kv_head_count()) * cols], cols,
+                        &hf[r * cols]);
+          v = hf;
+        });
     test::LlamaCppModel unpermuted(*l, d / "unpermuted.gguf");
     REQUIRE(unpermuted.loaded());
     const double off = worst_difference(unpermuted, r, m.vocab);
@@ -283,7 +345,7 @@ TEST_CASE("a LoRA adapter remat saved as GGUF moves llama.cpp to remat's log-pro
   const test::LlamaCpp* l = test::llama_cpp();
   if (!l) return;
   test::TempFolder d("gguf_llama_cpp_adapter");
-  for (const ModelConfig& m : {llama(false), llama(true), gpt2(), qwen3()}) {
+  for (const ModelConfig& m : {llama(false), llama(true), gpt2(), qwen3(), gemma3()}) {
     INFO(label(m));
     Session s(test::device(), config(m, 4));
     load_random_weights(s, d.path());
@@ -302,6 +364,14 @@ TEST_CASE("a LoRA adapter remat saved as GGUF moves llama.cpp to remat's log-pro
                 label(m).c_str(), worst, base);
     CHECK(worst < tolerance(m));
     CHECK(base > 10 * tolerance(m));
+    if (m.gemma3) {  // --merge-out: the adapters folded into the base, run without them
+      save_merged(s, d / "merged.gguf");
+      test::LlamaCppModel merged(*l, d / "merged.gguf");
+      REQUIRE(merged.loaded());
+      const double off = worst_difference(merged, r, m.vocab);
+      std::printf("llama.cpp gemma3 merged model: worst |log p difference| %.3g\n", off);
+      CHECK(off < tolerance(m));
+    }
 
     std::vector<std::pair<std::string, Wrong>> wrongs = {{"the scale doubled", {2.0}},
                                                          {"updates transposed", {1, false, true}}};
@@ -395,6 +465,67 @@ TEST_CASE(
     // difference is ten times larger.
     CHECK(worst < 1.0);
     CHECK(base > 8 * worst);
+  }
+#else
+  test::llama_cpp();
+#endif
+}
+
+TEST_CASE("QLoRA on a gemma3 base llama.cpp quantized: matrices stay blocks, norms stay F32") {
+#if REMAT_HAVE_LLAMA_H
+  const test::LlamaCpp* l = test::llama_cpp();
+  if (!l) return;
+  test::TempFolder d("gguf_llama_cpp_gemma3_qlora");
+  // Rows of 256 values, so the K-quants apply.
+  ModelConfig m = gemma3();
+  m.dim = 256;
+  m.head_size = 0;  // 64, the width per head, as a file reads back
+  m.gemma.query_scalar = 64.0f;
+  m.ffn = 256;
+  {
+    Session full(test::device(), config(m, 0));
+    load_random_weights(full, d.path());
+    save_checkpoint(full, d / "f32.gguf");
+  }
+  const std::pair<const char*, llama_ftype> presets[] = {{"Q8_0", LLAMA_FTYPE_MOSTLY_Q8_0},
+                                                         {"Q4_K_M", LLAMA_FTYPE_MOSTLY_Q4_K_M}};
+  for (const auto& [name, ftype] : presets) {
+    INFO(name);
+    const fs::path q = d / (std::string(name) + ".gguf");
+    llama_model_quantize_params qp = l->quantize_default_params();
+    qp.ftype = ftype;
+    qp.nthread = 2;
+    REQUIRE(l->quantize((d / "f32.gguf").c_str(), q.c_str(), &qp) == 0);
+    const GgufWeights g(GgufFile::open(q));
+    CHECK(g.model() == m);
+    SessionConfig c = config(m, 4);
+    c.shape.block_weights = g.block_weights();
+    Session s(test::device(), c);
+    s.load(q);
+    int kept = 0;
+    for (TensorId id : s.plan().frozen)
+      kept += s.plan().tensors[std::size_t(id)].tensor.dtype == DType::blocks;
+    // The projections; the token embedding (and so the tied head) is decoded, as Gemma's scaled
+    // gather has no block kernel.
+    CHECK(kept == 7 * m.layers);
+    s.step(test::random_indices(kSeq, 30, uint32_t(m.vocab)),
+           test::random_indices(kSeq, 40, uint32_t(m.vocab)));
+    randomize_adapters(s);
+    save_adapter(s, d / "a.gguf", "");
+    const Reference r = remat_reference(s);
+    // llama.cpp on the values remat's blocks decode to (norms written back as gains), with the
+    // adapter: the same model.
+    save_checkpoint(s, d / "decoded.gguf");
+    test::LlamaCppModel decoded(*l, d / "decoded.gguf");
+    REQUIRE(decoded.loaded());
+    llama_adapter_lora* adapter = decoded.adapter(d / "a.gguf");
+    REQUIRE(adapter != nullptr);
+    const double worst = worst_difference(decoded, r, m.vocab, adapter);
+    std::printf(
+        "llama.cpp gemma3 %s base decoded, with remat's QLoRA adapter: worst |log p "
+        "difference| %.3g\n",
+        name, worst);
+    CHECK(worst < tolerance(m));
   }
 #else
   test::llama_cpp();

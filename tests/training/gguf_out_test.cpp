@@ -1,7 +1,8 @@
 // A session's weights and adapters saved as GGUF (runtime/session_files.h): models load back bit
 // for bit as F32 and rounded to nearest even as F16 and BF16; LoRA adapters load back bit for bit
 // and hold PEFT's values (B's q/k rows permuted as the base's); merged models equal the merged
-// safetensors; every file is replaced atomically, a cancelled or failed save keeping the old one.
+// safetensors; a gemma3 model's norms come back as the gains the file holds, less 1; every file is
+// replaced atomically, a cancelled or failed save keeping the old one.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -101,6 +102,32 @@ TEST_CASE("a session saved as GGUF F32 loads back bit for bit") {
     save_checkpoint(b, d / "again.gguf");
     CHECK(test::read_bytes(d / "again.gguf") == test::read_bytes(d / "m.gguf"));
   }
+}
+
+TEST_CASE("a gemma3 session saved as GGUF loads back as its file means, and saves the same file") {
+  test::TempFolder d("gguf_out_gemma3");
+  ModelConfig m = llama(false, true);
+  m.qk_norm = true;
+  m.gemma3 = true;
+  m.gemma = {3, 2, 10000.0f, 16.0f};  // query_pre_attn_scalar: the head size, as llama.cpp runs
+  Session a(test::device(), config(m, 1));
+  train_step(a, 3);
+  save_checkpoint(a, d / "m.gguf");
+  CHECK(checkpoint_model(d / "m.gguf", std::nullopt) == m);
+  Session b(test::device(), config(m, 2));
+  b.load(d / "m.gguf");
+  const Params trained = a.parameters(), back = b.parameters();
+  REQUIRE(back.size() == trained.size());
+  for (std::size_t i = 0; i < back.size(); ++i) {
+    INFO(trained[i].first);
+    // Norm offsets w are stored as the gain 1 + w in f32: they read back as fl(1 + w) - 1.
+    std::vector<float> want = trained[i].second;
+    if (trained[i].first.ends_with("norm.weight"))
+      for (float& v : want) v = (1.0f + v) - 1.0f;
+    CHECK(std::memcmp(back[i].second.data(), want.data(), want.size() * sizeof(float)) == 0);
+  }
+  save_checkpoint(b, d / "again.gguf");
+  CHECK(test::read_bytes(d / "again.gguf") == test::read_bytes(d / "m.gguf"));
 }
 
 TEST_CASE("GGUF F16 and BF16 saves round matrices to nearest even and keep vectors exact") {
