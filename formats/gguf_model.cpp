@@ -199,9 +199,6 @@ std::vector<BlockWeight> GgufWeights::block_weights() const {
     if (info.block_values <= 1 || t.ne.size() != 2 || sources_[i].layout.transposed ||
         sources_[i].layout.norm_shift != 0.0f)
       continue;
-    // Gemma 3 scales its embedding by sqrt(width) as it gathers it, which the block gather does
-    // not: its token embedding is decoded (and the tied head reads the decoded copy).
-    if (model_.gemma3 && header_.tensors[i].name == "model.embed_tokens.weight") continue;
     out.push_back({header_.tensors[i].name,
                    {static_cast<uint32_t>(t.type), info.block_values, info.block_bytes,
                     std::string(info.name)}});

@@ -47,8 +47,8 @@ bool reads_blocks(const Op& op, std::size_t slot) {
   switch (op.kind) {
     case OpKind::matmul:
       return slot == slot::matmul::weight && op.attrs.w_layout == WeightLayout::out_in;
-    case OpKind::token_embedding:
-      return slot == slot::token_embedding::wte;
+    case OpKind::token_embedding:  // the block gather does not scale (Gemma 3's sqrt(width))
+      return slot == slot::token_embedding::wte && op.attrs.scale == 1.0f;
     case OpKind::head_loss:
       return slot == slot::head_loss::weight;
     default:

@@ -60,4 +60,31 @@ TEST_CASE("weights dtype: 16 bits without LoRA or with a non-float type is refus
   REQUIRE_THROWS_AS(parse_weight_dtype("q4_0"), std::invalid_argument);
 }
 
+TEST_CASE("block weights: a scaled token embedding (Gemma 3) is decoded, the projections are not") {
+  // The block gather does not multiply by Gemma's sqrt(width): its table, and the tied head that
+  // reads the same tensor, stay decoded; a plain Llama embedding stays in its blocks.
+  const BlockFormat q8_0{8, 32, 34, "q8_0"};
+  for (const char* model : {"gemma3-270m", "llama-tiny"}) {
+    DYNAMIC_SECTION(model) {
+      ModelConfig m = ModelConfig::preset(model);
+      m.layers = 1;
+      TrainShape s = with_weights(DType::f32);
+      s.loss_chunk = 64;
+      s.seq = 32;
+      s.block_weights = {{"model.embed_tokens.weight", q8_0},
+                         {"model.layers.0.self_attn.q_proj.weight", q8_0}};
+      const Graph g = build_training_model(m, s, rank(4));
+      const auto dtype_of = [&](const std::string& name) {
+        for (const Tensor& t : g.tensors)
+          if (t.name == name) return t.dtype;
+        FAIL("no tensor " << name);
+        return DType::f32;
+      };
+      REQUIRE(dtype_of("model.layers.0.self_attn.q_proj.weight") == DType::blocks);
+      REQUIRE(dtype_of("model.embed_tokens.weight") ==
+              (std::string(model) == "gemma3-270m" ? DType::f32 : DType::blocks));
+    }
+  }
+}
+
 }  // namespace remat
