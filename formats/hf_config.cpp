@@ -360,6 +360,18 @@ void write_rope_scaling(JsonWriter& w, const ModelConfig& m) {
   w.end_object();
 }
 
+// The shape fields every Llama-family config.json shares, in transformers' order.
+void write_llama_shape(JsonWriter& w, const ModelConfig& m) {
+  w.field("num_hidden_layers", m.layers)
+      .field("hidden_size", m.dim)
+      .field("intermediate_size", m.mlp_width())
+      .field("num_attention_heads", m.heads)
+      .field("num_key_value_heads", m.kv_head_count())
+      .field("head_dim", m.head_dim())
+      .field("vocab_size", m.vocab)
+      .field("max_position_embeddings", m.ctx);
+}
+
 void write_llama(JsonWriter& w, const ModelConfig& m) {
   if (m.qk_norm && m.qkv_bias)
     throw std::invalid_argument(
@@ -368,18 +380,9 @@ void write_llama(JsonWriter& w, const ModelConfig& m) {
   w.key("architectures").begin_array();
   w.value(qwen3 ? "Qwen3ForCausalLM" : qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM");
   w.end_array();
-  w.field("model_type", qwen3   ? "qwen3"
-                        : qwen2 ? "qwen2"
-                                : "llama")
-      .field("num_hidden_layers", m.layers)
-      .field("hidden_size", m.dim)
-      .field("intermediate_size", m.mlp_width())
-      .field("num_attention_heads", m.heads)
-      .field("num_key_value_heads", m.kv_head_count())
-      .field("head_dim", m.head_dim())
-      .field("vocab_size", m.vocab)
-      .field("max_position_embeddings", m.ctx)
-      .field("hidden_act", "silu")
+  w.field("model_type", qwen3 ? "qwen3" : qwen2 ? "qwen2" : "llama");
+  write_llama_shape(w, m);
+  w.field("hidden_act", "silu")
       .field("rms_norm_eps", decimal(m.norm_eps))
       .field("rope_theta", decimal(m.rope_theta));
   write_rope_scaling(w, m);
@@ -391,16 +394,9 @@ void write_llama(JsonWriter& w, const ModelConfig& m) {
 
 void write_gemma3(JsonWriter& w, const ModelConfig& m) {
   w.key("architectures").begin_array().value("Gemma3ForCausalLM").end_array();
-  w.field("model_type", "gemma3_text")
-      .field("num_hidden_layers", m.layers)
-      .field("hidden_size", m.dim)
-      .field("intermediate_size", m.mlp_width())
-      .field("num_attention_heads", m.heads)
-      .field("num_key_value_heads", m.kv_head_count())
-      .field("head_dim", m.head_dim())
-      .field("vocab_size", m.vocab)
-      .field("max_position_embeddings", m.ctx)
-      .field("hidden_activation", "gelu_pytorch_tanh")
+  w.field("model_type", "gemma3_text");
+  write_llama_shape(w, m);
+  w.field("hidden_activation", "gelu_pytorch_tanh")
       .field("rms_norm_eps", decimal(m.norm_eps))
       .field("rope_theta", decimal(m.rope_theta))
       .field("rope_local_base_freq", decimal(m.gemma.local_rope_theta))
