@@ -20,7 +20,6 @@ Usage: pytorch_llama_reference.py --remat PATH/TO/remat --workdir DIR [--variant
 Exit status 0 when every comparison passes, 1 on any mismatch or failure.
 """
 
-import argparse
 import json
 import math
 import os
@@ -353,35 +352,17 @@ def check_variant(checks, remat, workdir, name, v, data_bytes, data, eps):
           f"norms {', '.join(f'{n:.6f}' for n in ref_norms)}; clip {clip}")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--remat", required=True, help="path of the remat binary")
-    ap.add_argument("--workdir", required=True, help="directory for the folders, data and logs")
-    ap.add_argument("--perturb", choices=sorted(PERTURBATIONS),
-                    help="plant this mistake in the reference: the comparison must then fail")
-    ap.add_argument("--variants", default=",".join(VARIANTS),
-                    help="comma-separated models to compare (default: all of " +
-                    ", ".join(VARIANTS) + ")")
-    args = ap.parse_args()
-    chosen = args.variants.split(",")
-    for name in chosen:
-        if name not in VARIANTS:
-            ap.error(f"unknown variant {name!r}; choose from {', '.join(VARIANTS)}")
+def start(perturb):
     global PERTURB
-    PERTURB = args.perturb
-    os.makedirs(args.workdir, exist_ok=True)
-    data_bytes = common.training_text()
-    data = os.path.join(args.workdir, "data.txt")
-    with open(data, "wb") as f:
-        f.write(data_bytes)
-    eps = 1e-6 if PERTURB == "eps" else RMS_EPS
-    checks = common.Checks()
-    for name in chosen:
-        check_variant(checks, args.remat, args.workdir, name, VARIANTS[name], data_bytes, data,
-                      eps)
-    print(f"pytorch llama comparison: {checks.passed} passed, {checks.failed} failed")
-    return 0 if checks.failed == 0 else 1
+    PERTURB = perturb
+
+
+def main():
+    def check(checks, remat, workdir, name, v, data_bytes, data):
+        eps = 1e-6 if PERTURB == "eps" else RMS_EPS
+        check_variant(checks, remat, workdir, name, v, data_bytes, data, eps)
+    return common.variants_main(__doc__, VARIANTS, PERTURBATIONS, "pytorch llama comparison",
+                                start, check)
 
 
 if __name__ == "__main__":

@@ -373,6 +373,37 @@ def compare(checks, label, losses, norms, saved, summary, ref_losses, ref_norms,
           f"error/tolerance {worst_ratio:.3f}")
 
 
+
+def variants_main(doc, variants, perturbations, title, start, check_variant):
+    """The command line of a reference with named model variants (Llama, Gemma): --remat,
+    --workdir, --perturb, --variants. start(perturb) runs before any comparison;
+    check_variant(checks, remat, workdir, name, variant, data_bytes, data_path) compares one."""
+    ap = argparse.ArgumentParser(description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--remat", required=True, help="path of the remat binary")
+    ap.add_argument("--workdir", required=True, help="directory for the folders, data and logs")
+    ap.add_argument("--perturb", choices=sorted(perturbations),
+                    help="plant this mistake in the reference: the comparison must then fail")
+    ap.add_argument("--variants", default=",".join(variants),
+                    help="comma-separated models to compare (default: all of " +
+                    ", ".join(variants) + ")")
+    args = ap.parse_args()
+    chosen = args.variants.split(",")
+    for name in chosen:
+        if name not in variants:
+            ap.error(f"unknown variant {name!r}; choose from {', '.join(variants)}")
+    start(args.perturb)
+    os.makedirs(args.workdir, exist_ok=True)
+    data_bytes = training_text()
+    data = os.path.join(args.workdir, "data.txt")
+    with open(data, "wb") as f:
+        f.write(data_bytes)
+    checks = Checks()
+    for name in chosen:
+        check_variant(checks, args.remat, args.workdir, name, variants[name], data_bytes, data)
+    print(f"{title}: {checks.passed} passed, {checks.failed} failed")
+    return 0 if checks.failed == 0 else 1
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--remat", required=True, help="path of the remat binary")
