@@ -84,6 +84,9 @@ class ExampleRows {
   uint64_t pass_of_row(uint64_t k) const;
 
   std::size_t size() const { return examples_.size(); }
+  int seq() const { return seq_; }
+  uint32_t pad() const { return pad_; }
+  std::optional<uint64_t> shuffle_seed() const { return shuffle_seed_; }
   const TokenExample& example(std::size_t i) const { return examples_[i]; }
   const ExampleRowsReport& report() const { return report_; }
   const std::string& origin() const { return origin_; }

@@ -11,6 +11,7 @@
 #include "base/json_writer.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "data_args.h"
 #include "formats/hf_folder.h"
 #include "graph/cost_model.h"
 #include "graph/model_builder.h"
@@ -34,6 +35,10 @@ CommandSpec spec() {
                      "the model of a checkpoint: a Hugging Face model folder's config.json, or "
                      "the GPT-2 a .safetensors file implies (only headers are read)",
                      ""});
+  for (FlagSpec& f : data_flags("data a step would read (as remat train reads it): with JSONL "
+                                "examples, the rows, padding and trained targets a step, one "
+                                "example a row and packed (--pack)"))
+    c.flags.push_back(std::move(f));
   c.flags.push_back({"--alignment", "BYTES", "alignment of every tensor's offset", "256"});
   c.flags.push_back({"--json", "", "print the plan as JSON", ""});
   return c;
@@ -44,6 +49,7 @@ struct Options {
   LoraSpec lora;           // --lora (rank 0: full fine-tuning)
   uint64_t alignment = 0;  // --alignment
   bool json = false;       // --json
+  DataOptions data;        // --data and how it is read; --pack plans packed rows
 };
 
 Options parse_options(const std::vector<std::string>& argv) {
@@ -61,6 +67,8 @@ Options parse_options(const std::vector<std::string>& argv) {
   if (auto w = a.get("--init")) init = *w;
   keep_base_blocks(o.sel, a, init, o.lora);
   choose_auto_loss_chunk(o.sel, o.lora);
+  o.data = parse_data_flags(a, init);
+  o.sel.shape.packed = o.data.jsonl.pack;
   o.alignment = static_cast<uint64_t>(a.get_int_or_default("--alignment", 1, 1 << 20));
   o.json = a.has("--json");
   return o;
@@ -182,7 +190,8 @@ void string_list(JsonWriter& j, const std::vector<std::string>& v) {
 }
 
 void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
-                const std::optional<LoraSummary>& lora, const SessionMemory& memory) {
+                const std::optional<LoraSummary>& lora, const SessionMemory& memory,
+                const std::optional<TrainingData>& data) {
   const Report& r = p.report;
   const ModelConfig& m = o.sel.model;
   JsonWriter j(2);
@@ -192,7 +201,13 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   j.field("kv_heads", m.kv_head_count()).field("ffn", m.mlp_width()).end_object();
   j.field("batch", o.sel.shape.batch).field("seq", o.sel.shape.seq);
   j.field("dtype", dtype_name(o.sel.shape.activation_dtype));
-  j.field("loss_chunk", o.sel.shape.loss_chunk);
+  j.field("loss_chunk", o.sel.shape.loss_chunk).field("packed", o.sel.shape.packed);
+  if (data) {
+    j.key("data").begin_object().field("file", o.data.data->string()).field("kind", data->kind);
+    j.key("rows");
+    data->data.packing_json(j, o.sel.shape.batch);
+    j.end_object();
+  }
   j.field("policy", p.policy.to_string()).field("budget_bytes", o.sel.arena);
   j.field("arena_bytes", p.arena_bytes).field("arena_lower_bound_bytes", p.arena_lower_bound);
   j.field("persistent_bytes", p.persistent_bytes).field("alignment", p.alignment);
@@ -239,11 +254,15 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
-                 const std::optional<LoraSummary>& lora, const SessionMemory& memory) {
+                 const std::optional<LoraSummary>& lora, const SessionMemory& memory,
+                 const std::optional<TrainingData>& data) {
   const Report& r = p.report;
   std::printf("model %s: %s, batch %d, seq %d, activations %s\n", o.sel.model_name.c_str(),
               model_shape_text(o.sel.model).c_str(), o.sel.shape.batch, o.sel.shape.seq,
               std::string(dtype_name(o.sel.shape.activation_dtype)).c_str());
+  if (o.sel.shape.packed)
+    std::printf("packed rows: positions restart per example, attention within an example\n");
+  if (data) std::printf("%s", data_report(*o.data.data, *data, o.sel.shape.batch).c_str());
   if (o.sel.shape.loss_chunk > 0)
     std::printf("loss in chunks of %d rows: logits of one chunk at a time\n",
                 std::min(o.sel.shape.loss_chunk, o.sel.shape.batch * o.sel.shape.seq));
@@ -297,6 +316,12 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
 int run_plan(const std::vector<std::string>& args) {
   if (print_help_if_requested(args, spec())) return 0;
   Options o = parse_options(args);
+  // The data as remat train reads it (a step of B rows: plan has no --accum); --pack without
+  // --data plans packed rows with nothing to count.
+  std::optional<TrainingData> data;
+  if (o.data.data)
+    data = load_training_data(*o.data.data, o.data.format, o.data.tokenizer, o.sel.shape.seq,
+                              o.sel.model.vocab, o.data.jsonl);
   const auto start = std::chrono::steady_clock::now();
   // Without a device the binding limit is the smallest Vulkan allows (the most gradient-norm
   // pieces), so the total is what the most limited device needs.
@@ -316,9 +341,9 @@ int run_plan(const std::vector<std::string>& args) {
   const std::vector<Row> rows = policy_table(g, o);
   const std::optional<LoraSummary> lora = lora_summary(g, o);
   if (o.json)
-    print_json(o, p, rows, ms, lora, memory);
+    print_json(o, p, rows, ms, lora, memory, data);
   else
-    print_human(o, p, rows, ms, lora, memory);
+    print_human(o, p, rows, ms, lora, memory, data);
   return 0;
 }
 

@@ -16,7 +16,6 @@
 #include "base/ignore_target.h"
 #include "base/json_writer.h"
 #include "base/lr_schedule.h"
-#include "base/row_positions.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "formats/gpt2_weights.h"
@@ -110,30 +109,27 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 struct ValidationLoss {
-  double loss = 0;  // the mean over the trained targets of the evaluated batches
-  double ms = 0;    // wall time of the evaluation, not counted in ms/step
+  double loss = 0;              // the mean over the trained targets of the evaluated batches
+  uint64_t trained_tokens = 0;  // those targets: the same packed or not
+  double ms = 0;                // wall time of the evaluation, not counted in ms/step
 };
 
 ValidationLoss validation_loss(Session& session, const ValidationData& val) {
   const auto t0 = std::chrono::steady_clock::now();
-  double sum = 0, targets = 0;
+  double sum = 0;
+  uint64_t targets = 0;
   for (int k = 0; k < val.batches; ++k) {
-    const Batch b = val.data.batch(static_cast<uint64_t>(k), session.config().shape.batch);
+    const Batch b = val.batch(k, session.config().shape.batch);
     // Each batch's loss is its trained targets' mean: weighted by their count, every target of
-    // every batch counts once.
-    const double trained = double(b.targets.size()) -
-                           double(std::count(b.targets.begin(), b.targets.end(), kIgnoreTarget));
-    // Validation rows hold one example each; a packed session reads them with plain positions.
-    std::vector<uint32_t> positions;
-    if (session.config().shape.packed) {
-      positions.resize(b.tokens.size());
-      fill_plain_positions(positions, session.config().shape.seq);
-    }
-    sum += session.evaluate(b.tokens, b.targets, positions) * trained;
+    // every batch counts once, however many targets packing put in a batch.
+    const auto trained =
+        uint64_t(b.targets.size() - std::count(b.targets.begin(), b.targets.end(), kIgnoreTarget));
+    sum += session.evaluate(b.tokens, b.targets, b.positions) * double(trained);
     targets += trained;
   }
   const auto t1 = std::chrono::steady_clock::now();
-  return {sum / targets, std::chrono::duration<double, std::milli>(t1 - t0).count()};
+  return {sum / double(targets), targets,
+          std::chrono::duration<double, std::milli>(t1 - t0).count()};
 }
 
 void print_validation(const ValidationLoss& v, int step, int steps, bool tty) {
@@ -223,15 +219,12 @@ int run_train(const std::vector<std::string>& argv) {
       format_bytes(plan.arena_bytes).c_str(),
       budget_text(o.sel, session.config().shape.loss_chunk).c_str(),
       format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
+  std::printf("%s", data_report(o.data, training, cfg.shape.batch * o.accum).c_str());
   const char* unit = training.kind == "bytes" ? "byte" : "token";
-  std::printf("data     %s: %s, unigram entropy %.3f nats/%s\n", o.data.string().c_str(),
-              data.summary(unit).c_str(), data.unigram_entropy(), unit);
-  if (const std::string p = data.packing_summary(); !p.empty())
-    std::printf("rows     %s\n", p.c_str());
   if (val)
-    std::printf("val      %s: %s; %d batches of %d × %d evaluated, dropout off\n",
+    std::printf("val      %s: %s; %d batches of %d × %d evaluated%s, dropout off\n",
                 o.val_data->string().c_str(), val->data.summary(unit).c_str(), val->batches,
-                cfg.shape.batch, cfg.shape.seq);
+                cfg.shape.batch, cfg.shape.seq, val->packing_summary().c_str());
   std::fflush(stdout);
 
   JsonLog log(o.log_json);
@@ -243,9 +236,11 @@ int run_train(const std::vector<std::string>& argv) {
   double total_ms = 0, first_loss = 0, last_loss = 0;
   int last_saved = -1;
   double first_val = NAN, last_val = NAN;
+  uint64_t val_trained = 0;
   if (val) {
     const ValidationLoss v = validation_loss(session, *val);
     first_val = last_val = v.loss;
+    val_trained = v.trained_tokens;
     if (!o.quiet) print_validation(v, start, o.steps, false);
   }
   int s = start;
@@ -299,7 +294,9 @@ int run_train(const std::vector<std::string>& argv) {
     if (val && ((o.val_every && (s + 1) % o.val_every == 0) || s + 1 == o.steps)) {
       v = validation_loss(session, *val);
       last_val = v->loss;
-      j.field("val_loss", v->loss).field("val_ms", v->ms);
+      j.field("val_loss", v->loss)
+          .field("val_trained_tokens", v->trained_tokens)
+          .field("val_ms", v->ms);
     }
     j.end_object();
     log.line(j);
@@ -386,6 +383,7 @@ int run_train(const std::vector<std::string>& argv) {
       .field("tokens_per_s", tokens_per_step / (mean_ms / 1000.0));
   if (val)
     j.field("val_batches", val->batches)
+        .field("val_trained_tokens", val_trained)
         .field("initial_val_loss", first_val)
         .field("final_val_loss", last_val);
   // With REMAT_VALIDATION=1 the Khronos layer checks every call; report what it said.

@@ -109,19 +109,69 @@ std::size_t TrainingRows::stream_size() const {
   return stream ? stream->size() : 0;
 }
 
-std::string TrainingRows::packing_summary() const {
+namespace {
+
+// Trained targets a step of `rows_per_step` rows reads on average over one pass of `rows` rows.
+double trained_per_step(const ExampleRows& e, uint64_t rows, int rows_per_step) {
+  return double(e.report().trained_targets) * rows_per_step / double(rows);
+}
+
+}  // namespace
+
+std::string TrainingRows::packing_summary(int rows_per_step) const {
   const ExampleRows* e = examples();
   if (!e) return "";
   const PackingReport& p = e->packing();
   const auto rows = [&](uint64_t n, double padding, const char* how, bool used) {
-    char line[160];
-    std::snprintf(line, sizeof line, "%s%s: %llu rows, %.2f examples/row, %.1f%% padding", how,
-                  used ? " (read)" : "", static_cast<unsigned long long>(n),
-                  double(e->size()) / double(n), 100.0 * padding);
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "%s%s: %llu rows, %.2f examples/row, %.1f%% padding, %.0f trained targets/step",
+                  how, used ? " (read)" : "", static_cast<unsigned long long>(n),
+                  double(e->size()) / double(n), 100.0 * padding,
+                  trained_per_step(*e, n, rows_per_step));
     return std::string(line);
   };
   return rows(p.plain_rows, p.plain_padding(), "one example a row", !e->packed()) + "; " +
          rows(p.packed_rows, p.packed_padding(), "packed", e->packed());
+}
+
+void TrainingRows::packing_json(JsonWriter& j, int rows_per_step) const {
+  const ExampleRows* e = examples();
+  if (!e) {
+    j.null();
+    return;
+  }
+  const PackingReport& p = e->packing();
+  j.begin_object()
+      .field("examples", uint64_t(e->size()))
+      .field("trained_targets", e->report().trained_targets)
+      .field("packed", e->packed())
+      .field("rows_per_step", rows_per_step);
+  const auto rows = [&](const char* name, uint64_t n, double padding) {
+    j.key(name)
+        .begin_object()
+        .field("rows", n)
+        .field("examples_per_row", double(e->size()) / double(n))
+        .field("padding", padding)
+        .field("trained_targets_per_step", trained_per_step(*e, n, rows_per_step))
+        .end_object();
+  };
+  rows("one_example_a_row", p.plain_rows, p.plain_padding());
+  rows("packed_rows", p.packed_rows, p.packed_padding());
+  j.end_object();
+}
+
+std::string data_report(const std::filesystem::path& file, const TrainingData& training,
+                        int rows_per_step) {
+  const char* unit = training.kind == "bytes" ? "byte" : "token";
+  char entropy[64];
+  std::snprintf(entropy, sizeof entropy, ", unigram entropy %.3f nats/%s",
+                training.data.unigram_entropy(), unit);
+  std::string out =
+      "data     " + file.string() + ": " + training.data.summary(unit) + entropy + "\n";
+  if (const std::string p = training.data.packing_summary(rows_per_step); !p.empty())
+    out += "rows     " + p + "\n";
+  return out;
 }
 
 std::string TrainingRows::summary(const char* unit) const {
@@ -166,8 +216,7 @@ TrainingData load_training_data(const std::filesystem::path& file, const std::st
 ValidationData load_validation_data(const std::filesystem::path& file, const std::string& format,
                                     const TrainingData& training, int batch, int seq, int vocab,
                                     int max_batches) {
-  // Validation rows hold one example each, unshuffled: a packed session reads them with plain
-  // positions (the loss is the same).
+  // Never shuffled; packed (below) like the training rows.
   const JsonlOptions jsonl{training.jsonl.chat_template, std::nullopt, false};
   auto [data, kind] = read_dataset(
       file, format, {training.tokenizer.get(), training.tokenizer_path}, jsonl, seq, vocab);
@@ -175,13 +224,26 @@ ValidationData load_validation_data(const std::filesystem::path& file, const std
     throw UsageError("--val-data " + file.string() + " reads as " + kind + " but --data as " +
                      training.kind + "; give both as text, both as token files or both as JSONL");
   data.check_vocab(std::size_t(vocab));
-  // Distinct rows before the data repeats: the examples, or the windows i·T with
-  // i·T ≤ n − T − 2 that start before the wrap of the windowing contract; in whole batches, at
-  // least one.
-  const ExampleRows* examples = data.examples();
-  const uint64_t rows = examples ? examples->size() : (data.stream_size() - 2) / uint64_t(seq);
-  const uint64_t batches = std::max<uint64_t>(1, rows / uint64_t(batch));
-  return {std::move(data), int(std::min<uint64_t>(batches, uint64_t(max_batches)))};
+  if (const ExampleRows* examples = data.examples()) {
+    ValidationRows rows(*examples, batch, max_batches, training.jsonl.pack);
+    const int batches = rows.batches();
+    return {std::move(data), std::move(rows), batches};
+  }
+  // Distinct windows before the data repeats: i·T with i·T ≤ n − T − 2, those that start before
+  // the wrap of the windowing contract; in whole batches, at least one.
+  const uint64_t batches =
+      std::max<uint64_t>(1, (data.stream_size() - 2) / uint64_t(seq) / uint64_t(batch));
+  return {std::move(data), std::nullopt, int(std::min<uint64_t>(batches, uint64_t(max_batches)))};
+}
+
+Batch ValidationData::batch(int k, int batch_size) const {
+  return examples ? examples->batch(k) : data.batch(uint64_t(k), batch_size);
+}
+
+std::string ValidationData::packing_summary() const {
+  if (!examples || !examples->packed()) return "";
+  return "; packed: " + std::to_string(examples->examples()) + " examples in " +
+         std::to_string(examples->rows()) + " rows";
 }
 
 }  // namespace remat::cli

@@ -11,8 +11,10 @@
 #include <variant>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "formats/example_rows.h"
 #include "formats/token_dataset.h"
+#include "formats/validation_rows.h"
 #include "text/tokenizer.h"
 
 namespace remat::cli {
@@ -30,9 +32,12 @@ class TrainingRows {
   void check_vocab(std::size_t vocab) const;
   // "N tokens", or "N examples, C cut to T+1 tokens, D dropped ..., K trained targets".
   std::string summary(const char* unit) const;
-  // Examples only ("" else): rows, examples per row and padding of one pass, one example a row
-  // and packed, the one read marked.
-  std::string packing_summary() const;
+  // Examples only ("" else): rows, examples per row, padding and trained targets a step of
+  // `rows_per_step` rows (B × accum), over one pass, one example a row and packed, the one read
+  // marked.
+  std::string packing_summary(int rows_per_step) const;
+  // The same figures as a JSON object (examples only; null else).
+  void packing_json(JsonWriter& j, int rows_per_step) const;
   const ExampleRows* examples() const { return std::get_if<ExampleRows>(&rows_); }
   // The first (up to) n tokens of row 0, padding left out: --sample's prompt.
   std::vector<uint32_t> first_tokens(std::size_t n) const;
@@ -70,13 +75,25 @@ TrainingData load_training_data(const std::filesystem::path& file, const std::st
 // --val-data: a held-out file read under the same rules (format, the training data's tokenizer
 // and chat template, vocabulary check; examples never shuffled) and evaluated on its first
 // `batches` batches: for a stream, batch k, row b is the window starting at ((k*B + b)*T) mod
-// (n - T - 1); for examples, row k*B + b is example (k*B + b) mod n. `batches` is max_batches,
-// or fewer when the file holds fewer whole batches of distinct windows or examples (at least
-// one; a file shorter than B of them repeats some).
+// (n - T - 1); for examples, row k*B + b is example (k*B + b) mod n, or with --pack those same
+// examples packed (formats/validation_rows.h: the same targets in fewer rows). `batches` is
+// max_batches, or fewer when the file holds fewer whole batches of distinct windows or examples
+// (at least one; a file shorter than B of them repeats some), or packed, the batches the packed
+// rows fill.
 struct ValidationData {
-  TrainingRows data;
+  TrainingRows data;                       // the whole file
+  std::optional<ValidationRows> examples;  // JSONL: the rows evaluated
   int batches = 0;
+  // Batch k < batches of B rows.
+  Batch batch(int k, int batch_size) const;
+  // "; packed: E examples in R rows" when packed, else "".
+  std::string packing_summary() const;
 };
+
+// What `remat train` and `remat plan` print about the data: "data     FILE: N tokens, unigram
+// entropy ...", and for examples a "rows     " line (packing_summary).
+std::string data_report(const std::filesystem::path& file, const TrainingData& training,
+                        int rows_per_step);
 
 ValidationData load_validation_data(const std::filesystem::path& file, const std::string& format,
                                     const TrainingData& training, int batch, int seq, int vocab,

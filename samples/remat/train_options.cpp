@@ -18,6 +18,7 @@
 #include "base/lr_schedule.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "data_args.h"
 #include "formats/gguf_model_writer.h"
 #include "formats/gguf_tokenizer.h"
 #include "formats/gpt2_weights.h"
@@ -91,9 +92,7 @@ void refuse_quantized_full_fine_tune(const std::filesystem::path& init) {
 
 CommandSpec train_spec() {
   CommandSpec c{
-      "train",
-      "[MODEL]",
-      1,
+      "train", "[MODEL]", 1,
       "Trains on FILE read as bytes (vocabulary 256), or as tokens: its text encoded with the\n"
       "BPE tokenizer at --tokenizer PATH (see remat tokenize), an llm.c token file\n"
       "(recognised by its header), or nanoGPT's raw uint16 ids (--data-format u16). Every token\n"
@@ -111,26 +110,23 @@ CommandSpec train_spec() {
       "--shuffle SEED the (k mod n)-th of epoch k div n's permutation of them. --pack puts\n"
       "several examples in a row instead: first fit, in file (or the epoch's) order, each\n"
       "example in the first row of its pass with room left, rows never mixing two passes;\n"
-      "each example attends only to itself and its positions start at 0.\n"
+      "each example attends only to itself and its positions start at 0. --val-data JSONL is\n"
+      "packed too: the examples one example a row would evaluate, in fewer rows, so the\n"
+      "validation loss (a mean over every trained target) is the same to float rounding.\n"
       "--save-state DIR keeps everything needed to continue (weights, AdamW moments, step, the\n"
       "run's settings and data hash; docs/training-state.md) and --resume DIR continues it, bit\n"
       "for bit as if never stopped; SIGINT or SIGTERM stops at the next step, saving the state.\n",
-      {{"--data", "FILE", "training text or tokens (required)", ""},
-       {"--tokenizer", "PATH", "encode --data with this BPE tokenizer",
-        "the tokenizer of a .gguf --init"},
-       {"--data-format", "F", "auto, bytes, text or jsonl (with --tokenizer), llmc or u16", "auto"},
-       {"--chat-template", "FILE", "render JSONL conversations with this Jinja template",
-        "the tokenizer's"},
-       {"--shuffle", "SEED", "read JSONL examples in a per-epoch permutation of this seed", ""},
-       {"--pack", "", "pack several JSONL examples into each row (first fit)", ""},
-       {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
-       {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
-       {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
-       {"--init", "PATH",
-        "start from these weights: a Hugging Face model folder (gpt2, llama, qwen2, qwen3), which "
-        "sets the model, or a .safetensors file (GPT-2 sets the model; Llama-family needs "
-        "--model)",
-        ""}}};
+      data_flags("training text or tokens (required)")};
+  const std::vector<FlagSpec> validation = {
+      {"--val-data", "FILE", "held-out text or tokens for the validation loss", ""},
+      {"--val-every", "K", "evaluate --val-data every K steps (and after the last)", ""},
+      {"--val-batches", "N", "evaluate at most N batches of --val-data", "8"},
+      {"--init", "PATH",
+       "start from these weights: a Hugging Face model folder (gpt2, llama, qwen2, qwen3), which "
+       "sets the model, or a .safetensors file (GPT-2 sets the model; Llama-family needs "
+       "--model)",
+       ""}};
+  c.flags.insert(c.flags.end(), validation.begin(), validation.end());
   for (FlagSpec& f : model_flags()) c.flags.push_back(std::move(f));
   const std::vector<FlagSpec> training = {
       {"--steps", "N", "optimizer steps", "100"},
@@ -192,23 +188,17 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   if (o.resumed) base = model_named ? std::nullopt : std::optional(o.resumed->state.model);
   o.sel = parse_model_selection(a, base);
   if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs
-  auto data = a.get("--data");
-  if (!data) throw UsageError("--data FILE is required (any file; it is read as bytes)");
-  o.data = *data;
-  o.tokenizer = a.get("--tokenizer");
+  if (!a.has("--data")) throw UsageError("--data FILE is required (any file; it is read as bytes)");
+  const DataOptions data = parse_data_flags(a, o.init);
+  o.data = *data.data;
+  o.tokenizer = data.tokenizer;
+  o.data_format = data.format;
+  o.jsonl = data.jsonl;
   if (auto v = a.get("--val-data")) o.val_data = *v;
   o.val_every = static_cast<int>(a.get_int("--val-every", 1, 100000000).value_or(0));
   o.val_batches = static_cast<int>(a.get_int_or_default("--val-batches", 1, 1000000));
   if (!o.val_data && (a.has("--val-every") || a.has("--val-batches")))
     throw UsageError("--val-every and --val-batches need --val-data FILE");
-  o.data_format = a.get_or_default("--data-format");
-  // A GGUF model's tokenizer and chat template read --data unless replaced.
-  if (!o.tokenizer && o.init && names_gguf_file(*o.init) && o.data_format != "bytes" &&
-      gguf_has_tokenizer(*o.init))
-    o.tokenizer = o.init->string();
-  if (auto t = a.get("--chat-template")) o.jsonl.chat_template = *t;
-  if (auto seed = a.get_int("--shuffle", 0, INT64_MAX)) o.jsonl.shuffle = uint64_t(*seed);
-  o.jsonl.pack = a.has("--pack");
   o.sel.shape.packed = o.jsonl.pack;
   o.steps = static_cast<int>(a.get_int_or_default("--steps", 1, 100000000));
   o.accum = static_cast<int>(a.get_int_or_default("--accum", 1, 4096));
