@@ -1,14 +1,19 @@
 // Packed rows (formats/example_rows.h with pack): a micro-batch of several examples to a row gives
 // the loss and gradients of the same examples each in its own row, to float rounding (the sums
 // over rows run in another order), for GPT-2 and the Llama family, fully trained, under LoRA and
-// with the chunked head; and packed steps stay byte-identical across checkpoint policies.
+// with the chunked head; and packed steps stay byte-identical across checkpoint policies, with
+// dropout too, whose masks follow row positions (docs/DESIGN.md, "Packed rows"), so that packed
+// and one example a row differ with dropout on.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "formats/example_rows.h"
@@ -41,12 +46,19 @@ std::vector<TokenExample> examples(uint32_t vocab) {
 
 struct Run {
   std::vector<float> losses;
+  // Per dropout RNG stream: (p, elements) of every step that draws its mask (forward,
+  // recompute, backward), which with the seed and step is all a mask depends on; and the stream
+  // each graph op draws from, read from every forward and recompute step.
+  std::map<uint32_t, std::vector<std::pair<float, int64_t>>> masks;
+  std::map<int, std::set<uint32_t>> stream_of_op;
+  double recompute_flops = 0;
   std::vector<std::vector<float>> grads;  // after the last step, in parameter order
   std::vector<std::vector<float>> weights;
 };
 
 // Two AdamW steps on one batch of every example (the second step's gradients are taken where
 // LoRA's B is no longer zero, so every adapter has a gradient).
+// "auto" plans the smallest arena.
 Run train(SessionConfig c, bool pack, const std::string& policy = "none") {
   const ExampleRows rows(examples(uint32_t(c.model.vocab)), kSeq, 0, "examples", std::nullopt,
                          pack);
@@ -55,9 +67,19 @@ Run train(SessionConfig c, bool pack, const std::string& policy = "none") {
   c.shape.seq = kSeq;
   c.shape.packed = pack;
   c.policy = Policy::parse(policy);
+  if (policy == "auto")
+    c.arena_budget =
+        minimum_arena_bytes(c.model, c.shape, session_alignment(test::device()), nullptr, c.lora);
   const Batch b = rows.batch(0, batch);
   Session s(test::device(), c);
   Run r;
+  r.recompute_flops = s.plan().report.recompute_flops;
+  for (const Step& step : s.plan().steps) {
+    if (step.kind != OpKind::dropout && step.kind != OpKind::dropout_backward) continue;
+    r.masks[step.attrs.dropout_id].emplace_back(
+        step.attrs.dropout_p, s.plan().tensors[step.outputs[0]].tensor.elements());
+    if (step.kind == OpKind::dropout) r.stream_of_op[step.source_op].insert(step.attrs.dropout_id);
+  }
   for (int step = 0; step < 2; ++step) r.losses.push_back(s.step(b.tokens, b.targets, b.positions));
   for (TensorId g : s.plan().parameter_grads) r.grads.push_back(s.values(g));
   for (TensorId p : s.plan().parameters) r.weights.push_back(s.values(p));
@@ -157,6 +179,39 @@ TEST_CASE("packed steps are byte-identical across checkpoint policies") {
         REQUIRE(same_bytes(other.weights[p], none.weights[p]));
     }
   }
+}
+
+TEST_CASE("a packed step with dropout is byte-identical across policies, its masks alike") {
+  SessionConfig c = gpt2();
+  c.shape.dropout = 0.1f;
+  const Run none = train(c, true, "none");
+  REQUIRE(none.masks.size() == 1 + 2 * 3);  // the embedding's, attention's and the MLP's
+  REQUIRE(none.stream_of_op.size() == none.masks.size());
+  for (const auto& [id, draws] : none.masks) REQUIRE(draws.size() == 2);  // forward, backward
+  for (float l : none.losses) REQUIRE(std::isfinite(l));
+  for (const char* policy : {"every:1", "auto"}) {
+    INFO(policy);
+    const Run other = train(c, true, policy);
+    REQUIRE(other.recompute_flops > 0);
+    // Recomputed forwards draw again: each op from its own stream, with the same p and element
+    // count as the forward's.
+    REQUIRE(other.stream_of_op == none.stream_of_op);
+    REQUIRE(other.masks.size() == none.masks.size());
+    std::size_t recomputed = 0;
+    for (const auto& [id, draws] : other.masks) {
+      REQUIRE(none.masks.count(id));
+      for (const auto& draw : draws) REQUIRE(draw == none.masks.at(id).front());
+      recomputed += draws.size() - 2;
+    }
+    REQUIRE(recomputed > 0);
+    REQUIRE(other.losses == none.losses);
+    for (std::size_t p = 0; p < none.weights.size(); ++p)
+      REQUIRE(same_bytes(other.weights[p], none.weights[p]));
+  }
+  // Masks are drawn by row position: an example packed elsewhere in a row sees another mask, so
+  // packed rows give one example a row's loss only with dropout off (the tests above).
+  const Run plain = train(c, false, "none");
+  CHECK(plain.losses[0] != Approx(none.losses[0]).epsilon(1e-4));
 }
 
 TEST_CASE("a packed session refuses rows without valid positions, a plain one any positions") {
