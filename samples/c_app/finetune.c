@@ -1,7 +1,8 @@
 /* Fine-tunes a checkpoint on a text file under a hard activation-memory cap, through the C API
  * alone (remat/remat.h): what an app written in C, or bound from Swift, Kotlin or Rust, does.
  *
- *   finetune [--state DIR [--stop-after K]] WEIGHTS DATA_FILE ARENA_BYTES STEPS OUT [TOKENIZER]
+ *   finetune [--state DIR [--stop-after K]] [--pack] WEIGHTS DATA_FILE ARENA_BYTES STEPS OUT
+ *            [TOKENIZER]
  *
  * WEIGHTS is a .safetensors file, a .gguf model or a Hugging Face model folder of any family
  * remat trains (GPT-2, Llama, SmolLM2, Qwen2, Llama 3.2, Qwen3); the whole model, family
@@ -15,8 +16,12 @@
  * ids, which the model's vocabulary must cover. A DATA_FILE ending in .jsonl (with a TOKENIZER)
  * holds one example a line, {"text"},
  * {"prompt", "completion"} or chat {"messages"} rendered with the tokenizer folder's chat
- * template: each is one row, trained only on its completion or assistant tokens. After training
- * it prints the model's greedy continuation of the text's (or first example's) first tokens. */
+ * template: each is one row, trained only on its completion or assistant tokens. With --pack
+ * several short examples share a row (first fit; each attends only to itself, its positions
+ * start at 0), so a step trains more targets and less padding: the session is created with
+ * params.packed and steps with each token's position (remat_session_step_packed). A resumed run
+ * packs as its state says. After training it prints the model's greedy continuation of the
+ * text's (or first example's) first tokens. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +87,26 @@ static void make_batch(const uint32_t* text, size_t len, int step, int batch, in
   }
 }
 
+/* One step on batch s of `examples` (packed rows with their positions when the session packs),
+ * or of windows over `text`. */
+static int step(remat_session* session, const remat_session_params* params, const uint32_t* text,
+                size_t len, const remat_examples* examples, int s, uint32_t* tokens,
+                uint32_t* targets, uint32_t* positions, float* loss) {
+  const size_t count = (size_t)params->batch * params->seq;
+  if (examples && params->packed)
+    return failed(remat_examples_batch_packed(examples, (uint64_t)s, params->batch, tokens, targets,
+                                              positions),
+                  "examples batch") ||
+           failed(remat_session_step_packed(session, tokens, targets, positions, count, loss),
+                  "step");
+  if (examples &&
+      failed(remat_examples_batch(examples, (uint64_t)s, params->batch, tokens, targets),
+             "examples batch"))
+    return 1;
+  if (!examples) make_batch(text, len, s, params->batch, params->seq, tokens, targets);
+  return failed(remat_session_step(session, tokens, targets, count, loss), "step");
+}
+
 /* Steps from the session's step count up to `steps`: the batch of step s is a function of s, so a
  * resumed session continues exactly where it stopped. With `examples` the rows are theirs, else
  * windows over `text`. */
@@ -90,26 +115,23 @@ static int train(remat_session* session, const remat_session_params* params, con
   const size_t count = (size_t)params->batch * params->seq;
   uint32_t* tokens = malloc(count * sizeof *tokens);
   uint32_t* targets = malloc(count * sizeof *targets);
-  int bad = !tokens || !targets;
+  uint32_t* positions = malloc(count * sizeof *positions);
+  int bad = !tokens || !targets || !positions;
   if (bad) fprintf(stderr, "finetune: error: out of memory\n");
   float first = 0, loss = 0;
   uint64_t done = 0;
   bad = bad || failed(remat_session_steps_done(session, &done), "steps done");
   for (int s = (int)done; s < steps && !bad; ++s) {
     double lr = 0;
-    if (examples)
-      bad = failed(remat_examples_batch(examples, (uint64_t)s, params->batch, tokens, targets),
-                   "examples batch");
-    else
-      make_batch(text, len, s, params->batch, params->seq, tokens, targets);
-    bad = bad || failed(remat_session_learning_rate(session, &lr), "learning rate") ||
-          failed(remat_session_step(session, tokens, targets, count, &loss), "step");
+    bad = failed(remat_session_learning_rate(session, &lr), "learning rate") ||
+          step(session, params, text, len, examples, s, tokens, targets, positions, &loss);
     if (!bad) printf("step %d loss %.4f lr %.3g\n", s + 1, loss, lr);
     if (s == (int)done) first = loss;
   }
   if (!bad) printf("loss %.4f -> %.4f\n", first, loss);
   free(tokens);
   free(targets);
+  free(positions);
   return bad;
 }
 
@@ -146,18 +168,35 @@ static int tokenizer_fits(remat_tokenizer* tokenizer, int32_t vocab) {
   return 1;
 }
 
-/* The fine-tuning rows of a JSONL file of examples, and the first row's seq tokens (which the
- * continuation after training starts from). NULL after printing why. */
+/* How full the rows are, one example a row and packed: what --pack saves. */
+static int print_packing(const remat_examples* examples) {
+  remat_packing_report r = {.struct_size = sizeof r};
+  if (failed(remat_examples_packing(examples, &r), "packing report")) return 1;
+  printf(
+      "rows: one example a row %llu (%.1f%% padding), packed %llu (%.1f%% padding); "
+      "training on %s\n",
+      (unsigned long long)r.plain_rows, 100.0 * r.plain_padding, (unsigned long long)r.packed_rows,
+      100.0 * r.packed_padding, r.packed ? "packed rows" : "one example a row");
+  return 0;
+}
+
+/* The fine-tuning rows of a JSONL file of examples (packed when params->packed), and the first
+ * row's seq tokens (which the continuation after training starts from). NULL after printing
+ * why. */
 static uint32_t* read_examples(const char* path, const char* tokenizer_path,
                                remat_tokenizer* tokenizer, const remat_session_params* params,
                                remat_examples** examples, size_t* count) {
   uint64_t kept = 0, trained = 0;
+  remat_examples_options options = {.struct_size = sizeof options};
+  options.seq = params->seq;
+  options.pack = params->packed;
   if (!tokenizer_fits(tokenizer, params->vocab) ||
-      failed(remat_examples_load(path, tokenizer_path, NULL, params->seq, examples), path) ||
+      failed(remat_examples_load_with(path, tokenizer_path, &options, examples), path) ||
       failed(remat_examples_count(*examples, &kept, &trained), "examples count"))
     return NULL;
   printf("%llu examples, %llu trained targets\n", (unsigned long long)kept,
          (unsigned long long)trained);
+  if (print_packing(*examples)) return NULL;
   uint32_t* tokens = malloc((size_t)params->seq * sizeof *tokens);
   uint32_t* targets = malloc((size_t)params->seq * sizeof *targets);
   if (!tokens || !targets) fprintf(stderr, "finetune: error: out of memory\n");
@@ -278,19 +317,25 @@ static void print_model(const remat_session_params* p) {
 
 int main(int argc, char** argv) {
   const char* state = NULL;
-  int stop_after = 0, first = 1;
-  while (first + 1 < argc &&
-         (strcmp(argv[first], "--state") == 0 || strcmp(argv[first], "--stop-after") == 0)) {
+  int stop_after = 0, pack = 0, first = 1;
+  while (first + 1 < argc) {
+    if (strcmp(argv[first], "--pack") == 0) {
+      pack = 1;
+      first += 1;
+      continue;
+    }
     if (strcmp(argv[first], "--state") == 0)
       state = argv[first + 1];
-    else
+    else if (strcmp(argv[first], "--stop-after") == 0)
       stop_after = atoi(argv[first + 1]);
+    else
+      break;
     first += 2;
   }
   if ((argc - first != 5 && argc - first != 6) || (stop_after && !state)) {
     fprintf(stderr,
-            "usage: %s [--state DIR [--stop-after K]] WEIGHTS DATA_FILE ARENA_BYTES STEPS OUT "
-            "[TOKENIZER]\n",
+            "usage: %s [--state DIR [--stop-after K]] [--pack] WEIGHTS DATA_FILE ARENA_BYTES "
+            "STEPS OUT [TOKENIZER]\n",
             argv[0]);
     return 2;
   }
@@ -330,6 +375,7 @@ int main(int argc, char** argv) {
     params.warmup_steps = steps / 10;
     params.total_steps = steps;
     params.min_lr_ratio = 0.1;
+    params.packed = pack;
   }
   params.progress = on_progress;
   print_model(&params);
@@ -339,7 +385,12 @@ int main(int argc, char** argv) {
   remat_examples* examples = NULL;
   size_t len = 0;
   uint32_t* text = NULL;
-  if (is_jsonl(data_file) && !tokenizer) {
+  if (pack && !is_jsonl(data_file)) {
+    fprintf(stderr, "finetune: error: --pack packs JSONL examples; %s is not a .jsonl file\n",
+            data_file);
+    remat_tokenizer_free(tokenizer);
+    return 2;
+  } else if (is_jsonl(data_file) && !tokenizer) {
     fprintf(stderr, "finetune: error: %s: JSONL examples need a TOKENIZER\n", data_file);
     return 2;
   } else if (is_jsonl(data_file)) {

@@ -1,7 +1,8 @@
 // samples/c_app/finetune.c as an app developer runs it: a checkpoint, a text, an arena cap below
 // storing everything, a few steps, a saved file, a greedy continuation; the same on a tokenizer's
-// ids; chat examples from JSONL, resumed bit for bit; and clean failures on a missing checkpoint
-// or a vocabulary the tokenizer outgrows.
+// ids; chat examples from JSONL, resumed bit for bit; short examples packed several to a row
+// (--pack), resumed bit for bit; and clean failures on a missing checkpoint, a vocabulary the
+// tokenizer outgrows or --pack on text.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -181,6 +182,59 @@ TEST_CASE("the C sample trains on chat JSONL and resumes it bit for bit") {
                                   "'" + tokenizer);
   CHECK(broken.exit_code == 1);
   CHECK(broken.err.find("line 7") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the C sample packs short JSONL examples with --pack and resumes them bit for bit") {
+  const auto dir = remat::test::scratch_dir("c_sample_pack");
+  const auto tok = dir / "tokenizer";
+  remat::test::write_tiny_tokenizer(tok);
+  {
+    std::ofstream f(dir / "sums.jsonl", std::ios::binary);
+    for (int i = 0; i < 12; ++i)
+      f << R"({"prompt": ")" << i << R"(+1=", "completion": ")" << i + 1 << "\"}\n";
+  }
+  const std::string weights = (dir / "start.safetensors").string(),
+                    state = (dir / "state").string();
+  save_checkpoint(weights, 261, 64);
+  const std::string args = "'" + weights + "' '" + (dir / "sums.jsonl").string() + "' 100000000 8 ",
+                    tokenizer = " '" + tok.string() + "'";
+  const auto plain = run_command(kSample + " " + args + "'" + (dir / "plain.safetensors").string() +
+                                 "'" + tokenizer);
+  INFO(plain.out << plain.err);
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.out.find("training on one example a row") != std::string::npos);
+  const auto whole = run_command(kSample + " --pack " + args + "'" +
+                                 (dir / "whole.safetensors").string() + "'" + tokenizer);
+  INFO(whole.out << whole.err);
+  REQUIRE(whole.exit_code == 0);
+  // Twelve examples of a few tokens (65 positions): twelve rows one a row, two packed.
+  CHECK(whole.out.find("rows: one example a row 12 (") != std::string::npos);
+  CHECK(whole.out.find("packed 2 (") != std::string::npos);
+  CHECK(whole.out.find("training on packed rows") != std::string::npos);
+  REQUIRE(whole.out.find("step 8 loss") != std::string::npos);
+  // Packed rows train other targets per step than one example a row: other losses.
+  CHECK(step_lines(whole.out) != step_lines(plain.out));
+  // Stopped after 3 steps and resumed (the state says the rows are packed): one run's weights.
+  const auto first =
+      run_command(kSample + " --state '" + state + "' --stop-after 3 --pack " + args + "'" +
+                  (dir / "never.safetensors").string() + "'" + tokenizer);
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  const auto rest = run_command(kSample + " --state '" + state + "' " + args + "'" +
+                                (dir / "resumed.safetensors").string() + "'" + tokenizer);
+  INFO(rest.out << rest.err);
+  REQUIRE(rest.exit_code == 0);
+  CHECK(rest.out.find("training on packed rows") != std::string::npos);
+  CHECK(step_lines(first.out) + step_lines(rest.out) == step_lines(whole.out));
+  CHECK(slurp(dir / "resumed.safetensors") == slurp(dir / "whole.safetensors"));
+  // --pack packs examples: on a text it is refused before anything runs.
+  std::ofstream(dir / "text.txt") << "no examples here, just text to read as bytes.";
+  const auto text =
+      run_command(kSample + " --pack '" + weights + "' '" + (dir / "text.txt").string() +
+                  "' 100000000 8 '" + (dir / "text.safetensors").string() + "'");
+  CHECK(text.exit_code == 2);
+  CHECK(text.err.find("finetune: error: --pack packs JSONL examples") == 0);
   std::filesystem::remove_all(dir);
 }
 
