@@ -1,7 +1,7 @@
 // Fine-tunes a GPT-2 checkpoint on a text file under a hard activation-memory cap, using the remat
 // library directly: the shape an on-device fine-tuning app would copy.
 //
-//   remat_finetune_sample [--state DIR [--stop-after K]] WEIGHTS.safetensors DATA_FILE
+//   remat_finetune_sample [--state DIR [--stop-after K]] [--pack] WEIGHTS.safetensors DATA_FILE
 //   ARENA_BYTES STEPS OUT.safetensors [TOKENIZER]
 //
 // The model's shape comes from the weights file. With --state DIR the training state is saved in
@@ -10,7 +10,9 @@
 // given TOKENIZER (a GPT-2 or Hugging Face byte-level BPE folder or file), as its tokens. A .jsonl
 // file holds fine-tuning examples (text, prompt/completion or chat messages, as `remat train --data
 // X.jsonl` reads them), one per row, trained where the loss mask says; chat messages are rendered
-// with the chat_template of TOKENIZER's tokenizer_config.json.
+// with the chat_template of TOKENIZER's tokenizer_config.json. With --pack several short examples
+// share a row (first fit; each attends only to itself, its positions restart at 0): a packed
+// session steps on the rows' tokens, targets and positions. A resumed run packs as its state says.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -39,11 +41,14 @@ using Rows = std::variant<remat::TokenDataset, remat::ExampleRows>;
 
 // The training rows of `file`: windows over its bytes, or its tokens under the tokenizer; or, for
 // a .jsonl file, one fine-tuning example per row, whose untrained targets (the prompt, padding)
-// are kIgnoreTarget, so that only the answers are learnt.
-Rows read_rows(const std::filesystem::path& file, const char* tokenizer_path, int seq) {
+// are kIgnoreTarget, so that only the answers are learnt; with `pack` several to a row.
+Rows read_rows(const std::filesystem::path& file, const char* tokenizer_path, int seq, bool pack) {
   const bool examples = file.extension() == ".jsonl";
   if (!tokenizer_path && examples)
     throw std::invalid_argument(file.string() + ": JSONL examples need a TOKENIZER");
+  if (pack && !examples)
+    throw std::invalid_argument("--pack packs JSONL examples; " + file.string() +
+                                " is not a .jsonl file");
   if (!tokenizer_path) return remat::TokenDataset(file, seq);
   const auto tokenizer = remat::text::load_tokenizer(tokenizer_path);
   if (!examples)
@@ -53,7 +58,20 @@ Rows read_rows(const std::filesystem::path& file, const char* tokenizer_path, in
   std::vector<remat::TokenExample> rows;
   for (remat::text::MaskedTokens& m : chat.encode_file(file))
     rows.push_back({std::move(m.ids), std::move(m.mask), m.line});
-  return remat::ExampleRows(std::move(rows), seq, /*pad=*/0, file.string());
+  return remat::ExampleRows(std::move(rows), seq, /*pad=*/0, file.string(), std::nullopt, pack);
+}
+
+// How full the rows of one pass are, one example a row and packed: what --pack saves.
+void print_packing(const Rows& data) {
+  const auto* examples = std::get_if<remat::ExampleRows>(&data);
+  if (!examples) return;
+  const remat::PackingReport& p = examples->packing();
+  std::printf(
+      "rows: one example a row %llu (%.1f%% padding), packed %llu (%.1f%% padding); "
+      "training on %s\n",
+      static_cast<unsigned long long>(p.plain_rows), 100.0 * p.plain_padding(),
+      static_cast<unsigned long long>(p.packed_rows), 100.0 * p.packed_padding(),
+      examples->packed() ? "packed rows" : "one example a row");
 }
 
 }  // namespace
@@ -61,18 +79,26 @@ Rows read_rows(const std::filesystem::path& file, const char* tokenizer_path, in
 int main(int argc, char** argv) {
   std::optional<std::filesystem::path> state;
   int stop_after = 0;
+  bool pack = false;
   const char* program = argv[0];
-  for (; argc > 2 && std::string(argv[1]).starts_with("--"); argc -= 2, argv += 2) {
-    if (std::string(argv[1]) == "--state")
+  while (argc > 2 && std::string(argv[1]).starts_with("--")) {
+    const std::string flag = argv[1];
+    if (flag == "--pack") {
+      pack = true;
+      --argc, ++argv;
+      continue;
+    }
+    if (flag == "--state")
       state = argv[2];
-    else if (std::string(argv[1]) == "--stop-after")
+    else if (flag == "--stop-after")
       stop_after = std::stoi(argv[2]);
     else
       break;  // an unknown flag: the usage below
+    argc -= 2, argv += 2;
   }
   if ((argc != 6 && argc != 7) || (stop_after && !state)) {
     std::fprintf(stderr,
-                 "usage: %s [--state DIR [--stop-after K]] WEIGHTS.safetensors DATA_FILE "
+                 "usage: %s [--state DIR [--stop-after K]] [--pack] WEIGHTS.safetensors DATA_FILE "
                  "ARENA_BYTES STEPS OUT.safetensors [TOKENIZER]\n",
                  program);
     return 2;
@@ -98,18 +124,22 @@ int main(int argc, char** argv) {
     config.optimizer.weight_decay = 0.01;
     config.optimizer.grad_clip = 1.0f;
     config.schedule = {remat::LrDecay::cosine, 0, steps / 10, steps, 0.1};
+    config.shape.packed = pack;  // a step also takes each token's position in its example
+    // A run stopped earlier continues with its state's settings (packing included).
+    const bool resume = state && std::filesystem::exists(*state / "state.json");
+    if (resume) config = remat::session_config_of(remat::read_training_state(*state));
 
     // 4. The training rows (read_rows above). Every id must be below the model's vocabulary,
     //    checked before the device is touched.
-    const Rows data = read_rows(data_file, argc == 7 ? argv[6] : nullptr, config.shape.seq);
+    const Rows data =
+        read_rows(data_file, argc == 7 ? argv[6] : nullptr, config.shape.seq, config.shape.packed);
     std::visit([&](const auto& d) { d.check_vocab(static_cast<std::size_t>(config.model.vocab)); },
                data);
+    print_packing(data);
 
     // 5. Open the GPU (REMAT_DEVICE picks one), plan, allocate exactly, load the weights, or the
     //    state (parameters, AdamW moments, step count) of a run stopped earlier.
     auto device = remat::Device::open();
-    const bool resume = state && std::filesystem::exists(*state / "state.json");
-    if (resume) config = remat::session_config_of(remat::read_training_state(*state));
     remat::Session session(*device, config);
     if (resume)
       remat::load_training_state(session, *state);
@@ -130,7 +160,7 @@ int main(int argc, char** argv) {
       const remat::Batch batch = std::visit(
           [&](const auto& d) { return d.batch(static_cast<uint64_t>(s), config.shape.batch); },
           data);
-      last = session.step(batch.tokens, batch.targets);
+      last = session.step(batch.tokens, batch.targets, batch.positions);  // positions: packed
       if (s == start) first = last;
       if (!std::isfinite(last)) throw std::runtime_error("the loss is not finite");
       std::printf("step %d loss %.4f\n", s + 1, last);

@@ -1,6 +1,7 @@
 // The fine-tuning sample (samples/finetune.cpp) as an app developer runs it: weights from
 // `remat train --save`, a text file, an arena cap that forces recompute, a few steps, a saved file
-// that loads again and holds the fine-tuned weights.
+// that loads again and holds the fine-tuned weights; chat examples, one a row or packed several to
+// a row (--pack), each read as `remat train` reads them.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -214,11 +215,11 @@ TEST_CASE("the fine-tuning sample trains on the tokens of a text given a tokeniz
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the fine-tuning sample trains on chat examples and resumes them bit for bit") {
-  if (!remat::test::have_gpt2_files()) return;
-  remat::test::TempFolder d("finetune_chat");
-  // A tokenizer folder as a model ships it: GPT-2's files and a configuration with a ChatML
-  // template.
+namespace {
+
+// In `d`: a tokenizer folder as a model ships it (GPT-2's files and a configuration with a ChatML
+// template), six short chats in chat.jsonl, and start.safetensors, a 1-layer model for them.
+void write_chat_files(remat::test::TempFolder& d) {
   std::filesystem::create_directories(d.path() / "tok");
   for (const char* file : {"encoder.json", "vocab.bpe"})
     std::filesystem::copy_file(remat::test::gpt2_files() / file, d.path() / "tok" / file);
@@ -233,11 +234,20 @@ TEST_CASE("the fine-tuning sample trains on chat examples and resumes them bit f
             R"(."}]})"
             "\n";
   d.write("chat.jsonl", chat);
-  const std::string tok = d.quoted("tok"), data = d.quoted("chat.jsonl");
   REQUIRE(run_remat("train --layers 1 --dim 32 --heads 2 --ctx 64 --vocab 50257 --steps 1 --quiet "
                     "--data " +
-                    data + " --tokenizer " + tok + " --save " + d.quoted("start.safetensors"))
+                    d.quoted("chat.jsonl") + " --tokenizer " + d.quoted("tok") + " --save " +
+                    d.quoted("start.safetensors"))
               .exit_code == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the fine-tuning sample trains on chat examples and resumes them bit for bit") {
+  if (!remat::test::have_gpt2_files()) return;
+  remat::test::TempFolder d("finetune_chat");
+  write_chat_files(d);
+  const std::string tok = d.quoted("tok"), data = d.quoted("chat.jsonl");
 
   const std::string sample = "'" REMAT_FINETUNE_SAMPLE_PATH "' ";
   auto args = [&](const std::string& out) {
@@ -279,4 +289,67 @@ TEST_CASE("the fine-tuning sample trains on chat examples and resumes them bit f
   CHECK(bare.exit_code == 1);
   CHECK(bare.err.find("JSONL examples need a TOKENIZER") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(d.path() / "bare.safetensors"));
+}
+
+TEST_CASE("the fine-tuning sample packs short examples with --pack as remat train --pack does") {
+  if (!remat::test::have_gpt2_files()) return;
+  remat::test::TempFolder d("finetune_pack");
+  write_chat_files(d);
+  // Prompt/completion examples of about a dozen tokens: several fit a row of 64.
+  std::string sums;
+  for (int i = 0; i < 10; ++i)
+    sums += R"({"prompt": "What is )" + std::to_string(i) +
+            R"( plus one? ", "completion": "It is )" + std::to_string(i + 1) +
+            R"(."})"
+            "\n";
+  d.write("sums.jsonl", sums);
+  // GPT-2's files alone: no chat template, so a prompt and its completion are read as one text.
+  const std::string tok = "'" + remat::test::gpt2_files().string() + "'",
+                    data = d.quoted("sums.jsonl");
+  const std::string sample = "'" REMAT_FINETUNE_SAMPLE_PATH "' ";
+  auto args = [&](const std::string& out) {
+    return d.quoted("start.safetensors") + " " + data + " 400000000 4 " + d.quoted(out) + " " + tok;
+  };
+  auto whole = run_command(sample + "--pack " + args("whole.safetensors"));
+  INFO(whole.out << whole.err);
+  REQUIRE(whole.exit_code == 0);
+  CHECK(whole.out.find("rows: one example a row 10 (") != std::string::npos);
+  CHECK(whole.out.find("training on packed rows") != std::string::npos);
+  const std::vector<std::string> losses = step_losses(whole.out);
+  REQUIRE(losses.size() == 4);
+
+  // Its first step reads the packed rows `remat train --pack` builds from the file: the same loss.
+  auto train = run_remat(
+      "train --init " + d.quoted("start.safetensors") + " --data " + data + " --tokenizer " + tok +
+      " --batch 4 --seq 64 --steps 1 --quiet --pack --log-json " + d.quoted("log.json"));
+  INFO(train.out << train.err);
+  REQUIRE(train.exit_code == 0);
+  char first[32];
+  std::snprintf(first, sizeof first, "1 loss %.4f", json_number(d.read("log.json"), "loss"));
+  CHECK(losses[0] == first);
+  auto plain = run_command(sample + args("plain.safetensors"));
+  REQUIRE(plain.exit_code == 0);
+  CHECK(step_losses(plain.out)[0] != losses[0]);
+
+  // Stopped and resumed without --pack: the state says the rows are packed.
+  const std::string state = "--state " + d.quoted("state") + " ";
+  auto stopped = run_command(sample + state + "--stop-after 2 --pack " + args("never.safetensors"));
+  INFO(stopped.out << stopped.err);
+  REQUIRE(stopped.exit_code == 0);
+  auto resumed = run_command(sample + state + args("resumed.safetensors"));
+  INFO(resumed.out << resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  std::vector<std::string> both = step_losses(stopped.out);
+  for (const std::string& s : step_losses(resumed.out)) both.push_back(s);
+  CHECK(both == losses);
+  CHECK(d.read("resumed.safetensors") == d.read("whole.safetensors"));
+
+  // --pack on a text is refused before anything runs.
+  d.write("words.txt", "the planner keeps block inputs and recomputes the rest of each step.");
+  auto text =
+      run_command(sample + "--pack " + d.quoted("start.safetensors") + " " + d.quoted("words.txt") +
+                  " 400000000 1 " + d.quoted("text.safetensors") + " " + tok);
+  CHECK(text.exit_code == 1);
+  CHECK(text.err.find("--pack packs JSONL examples") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(d.path() / "text.safetensors"));
 }
