@@ -1,10 +1,10 @@
 // Llama 3's RoPE scaling through GGUF, run by llama.cpp itself: a llama model with llama3 scaling
 // saved by a session carries rope_freqs.weight (formats/gguf_rope_freqs.h), loads in llama.cpp,
 // and llama.cpp's next-token log-probabilities equal remat's forward; the same file with every
-// factor 1 (the scaling dropped) misses them. A LoRA adapter saved on such a base moves llama.cpp
-// to remat's log-probabilities too. The model's RoPE base and original context are small, so
-// that at the test's eight positions the frequencies fall in all three regions of the rule and
-// the scaled ones turn by a visible angle.
+// factor 1 (the scaling dropped), or with the band's factors at factor, misses them. A LoRA adapter
+// saved on such a base moves llama.cpp to remat's log-probabilities too. The model's RoPE base and
+// original context are small, so that at the test's eight positions the frequencies fall in all
+// three regions of the rule and the scaled ones turn by a visible angle.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -70,6 +70,19 @@ TEST_CASE("a llama3-scaled model remat saved as GGUF runs in llama.cpp with its 
   std::printf("llama.cpp llama3-scaled model with every factor 1: worst |log p difference| %.3g\n",
               off);
   CHECK(off > 10 * test::tolerance(m));
+  // And the band itself: the same file with the band's three factors at factor (the rule without
+  // its smooth interpolation, every frequency past original_ctx / high divided by 8).
+  test::rewrite_gguf(d / "m.gguf", d / "no_band.gguf",
+                     [&](const GgufTensor& t, std::vector<float>& v) {
+                       if (t.name == kGgufRopeFreqs) std::fill(v.begin() + 2, v.end(), 8.0f);
+                     });
+  test::LlamaCppModel no_band(*l, d / "no_band.gguf");
+  REQUIRE(no_band.loaded());
+  const double band = test::worst_difference(no_band, r, m.vocab);
+  std::printf(
+      "llama.cpp llama3-scaled model with the band at factor: worst |log p difference| %.3g\n",
+      band);
+  CHECK(band > 10 * test::tolerance(m));
 #else
   test::llama_cpp();
 #endif
