@@ -2,7 +2,8 @@
 // saved by a session carries rope_freqs.weight (formats/gguf_rope_freqs.h), loads in llama.cpp,
 // and llama.cpp's next-token log-probabilities equal remat's forward; the same file with every
 // factor 1 (the scaling dropped), or with the band's factors at factor, misses them. A LoRA adapter
-// saved on such a base moves llama.cpp to remat's log-probabilities too. The model's RoPE base and
+// saved on such a base moves llama.cpp to remat's log-probabilities too, and so does the model
+// merged from them (--merge-out). The model's RoPE base and
 // original context are small, so that at the test's eight positions the frequencies fall in all
 // three regions of the rule and the scaled ones turn by a visible angle.
 #include <catch2/catch.hpp>
@@ -110,6 +111,14 @@ TEST_CASE("a LoRA adapter on a llama3-scaled base moves llama.cpp to remat's log
               worst, base);
   CHECK(worst < test::tolerance(m));
   CHECK(base > 10 * test::tolerance(m));
+  // --merge-out: the adapters folded into the base, rope_freqs with it, run without them.
+  save_merged(s, d / "merged.gguf");
+  REQUIRE(GgufFile::open(d / "merged.gguf").tensor(kGgufRopeFreqs) != nullptr);
+  test::LlamaCppModel merged(*l, d / "merged.gguf");
+  REQUIRE(merged.loaded());
+  const double folded = test::worst_difference(merged, r, m.vocab);
+  std::printf("llama.cpp llama3-scaled merged model: worst |log p difference| %.3g\n", folded);
+  CHECK(folded < test::tolerance(m));
 #else
   test::llama_cpp();
 #endif
