@@ -3,9 +3,9 @@
 // and llama.cpp's next-token log-probabilities equal remat's forward; the same file with every
 // factor 1 (the scaling dropped), or with the band's factors at factor, misses them. A LoRA adapter
 // saved on such a base moves llama.cpp to remat's log-probabilities too, and so does the model
-// merged from them (--merge-out). The model's RoPE base and
-// original context are small, so that at the test's eight positions the frequencies fall in all
-// three regions of the rule and the scaled ones turn by a visible angle.
+// merged from them (--merge-out). The model's RoPE base and original context are small, so that
+// at the test's eight positions the frequencies fall in all three regions of the rule and the
+// scaled ones turn by a visible angle.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
