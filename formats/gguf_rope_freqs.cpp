@@ -67,21 +67,52 @@ std::optional<Llama3Scaling> simplest(const Band& b, float factor, std::span<con
   std::vector<double> lows = {1.0};
   for (int q = 1; q <= 32; ++q)
     if (q != 4) lows.push_back(q / 4.0);
-  for (double low : lows)
+  for (double low : lows) {
+    const double ctx = std::round(b.ctx_per_low * low);
+    if (ctx < 1 || ctx > double(1 << 30)) continue;
     for (int digits = 0; digits <= 24; ++digits) {
-      const double ctx = std::round(b.ctx_per_low * low);
-      if (ctx < 1 || ctx > double(1 << 30)) continue;
       const double scale = std::ldexp(1.0, digits);
       const float high = static_cast<float>(std::round(low * b.ratio * scale) / scale);
       const Llama3Scaling s{factor, float(low), high, int(ctx)};
       if (high > float(low) && reproduces(s, v, theta, head_dim)) return s;
     }
+  }
   // Parameters without round values: original_ctx rounded, low_freq_factor moved to keep the line.
   const double ctx = std::max(1.0, std::round(b.ctx_per_low));
   const float low = static_cast<float>(ctx / b.ctx_per_low);
   const Llama3Scaling s{factor, low, static_cast<float>(double(low) * b.ratio), int(ctx)};
   if (s.high_freq_factor > s.low_freq_factor && reproduces(s, v, theta, head_dim)) return s;
   return std::nullopt;
+}
+
+// The band's line from the values strictly between 1 and factor, as (inv_freq, smooth) points;
+// nullopt where no line fits them.
+std::optional<Band> band_of(std::span<const float> v, float factor, float theta, int head_dim) {
+  std::vector<double> inv, smooth;
+  double shorter = 0, longer = 0;  // wavelengths around an empty band
+  for (int i = 0; i < head_dim / 2; ++i) {
+    const double f = converter_freq(theta, head_dim, i), x = v[std::size_t(i)];
+    const double wavelen = 2 * std::numbers::pi / f;
+    if (x == 1.0) {
+      shorter = std::max(shorter, wavelen);
+    } else if (x == double(factor)) {
+      if (longer == 0) longer = wavelen;
+    } else {
+      inv.push_back(f);
+      smooth.push_back((1 / x - 1 / double(factor)) / (1 - 1 / double(factor)));
+    }
+  }
+  std::optional<Band> band;
+  if (inv.size() >= 2) {
+    band = fit_band(inv, smooth);
+  } else if (inv.size() == 1) {
+    // One value fixes one point of the line: Llama 3's high / low = 4 gives it its slope.
+    const double offset = 1.0 / 3;
+    band = Band{4.0, 2 * std::numbers::pi * (smooth[0] + offset) / inv[0] / offset};
+  } else if (longer > shorter) {
+    band = empty_band(shorter, longer);
+  }
+  return band;
 }
 
 [[noreturn]] void refuse(const std::string& why) {
@@ -121,32 +152,7 @@ Llama3Scaling llama3_scaling_of_rope_freqs(std::span<const float> v, float theta
     if (!std::isfinite(x) || x < 1.0f) refuse("a factor is below 1 or not finite");
   const float factor = *std::max_element(v.begin(), v.end());
   if (factor == 1.0f) return {};  // every frequency unscaled: no scaling
-  // The band: the values strictly between 1 and factor, as (inv_freq, smooth) points.
-  std::vector<double> inv, smooth;
-  double shorter = 0, longer = 0;  // wavelengths around an empty band
-  for (int i = 0; i < head_dim / 2; ++i) {
-    const double f = converter_freq(theta, head_dim, i), x = v[std::size_t(i)];
-    const double wavelen = 2 * std::numbers::pi / f;
-    if (x == 1.0) {
-      shorter = std::max(shorter, wavelen);
-    } else if (x == double(factor)) {
-      if (longer == 0) longer = wavelen;
-    } else {
-      inv.push_back(f);
-      smooth.push_back((1 / x - 1 / double(factor)) / (1 - 1 / double(factor)));
-    }
-  }
-  std::optional<Band> band;
-  if (inv.size() >= 2) {
-    band = fit_band(inv, smooth);
-  } else if (inv.size() == 1) {
-    // One value fixes one point of the line: Llama 3's high / low = 4 gives it its slope.
-    const double offset = 1.0 / 3;
-    band = Band{4.0, 2 * std::numbers::pi * (smooth[0] + offset) / inv[0] / offset};
-  } else if (longer > shorter) {
-    band = empty_band(shorter, longer);
-  }
-  if (band)
+  if (const std::optional<Band> band = band_of(v, factor, theta, head_dim))
     if (const std::optional<Llama3Scaling> s = simplest(*band, factor, v, theta, head_dim))
       return *s;
   refuse(
