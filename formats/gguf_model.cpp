@@ -4,9 +4,11 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "formats/gguf_blocks.h"
 #include "formats/gguf_model_writer.h"
+#include "formats/gguf_rope_freqs.h"
 
 namespace remat {
 namespace {
@@ -82,6 +84,26 @@ void read_gemma3(const GgufFile& f, const std::string& a, ModelConfig& m) {
   m.gemma.query_scalar = gguf_gemma3_query_scalar(m);
 }
 
+// Llama 3's scaling as the converter stores it (formats/gguf_rope_freqs.h): F32 factors, one per
+// frequency of a head, in llama models (llama.cpp's qwen2, qwen3 and gemma3 read none).
+void read_rope_freqs(const GgufFile& f, GgufArch arch, const GgufTensor& t, ModelConfig& m) {
+  const std::string name = kGgufRopeFreqs;
+  if (arch != GgufArch::llama)
+    fail(f, "has '" + name + "' in a " + std::string(gguf_arch_name(arch)) +
+                " model; llama.cpp and remat read Llama 3's RoPE scaling in llama models only");
+  const uint64_t n = uint64_t(m.head_dim() / 2);
+  if (t.type != GgmlType::f32 || t.ne.size() != 1 || t.ne[0] != n)
+    fail(f, "'" + name + "' is not " + std::to_string(n) + " F32 values (a head's frequencies)");
+  std::vector<float> v(n);
+  f.read(t, 0, std::as_writable_bytes(std::span(v)));
+  try {
+    m.llama3 = llama3_scaling_of_rope_freqs(v, m.rope_theta, m.head_dim());
+  } catch (const std::invalid_argument& e) {
+    fail(f, e.what());
+  }
+  m.rope_scaling = m.llama3.factor == 0.0f ? RopeScaling::none : RopeScaling::llama3;
+}
+
 GgufArch architecture(const GgufFile& f) {
   const std::optional<std::string> name = f.metadata().string("general.architecture");
   if (!name) fail(f, "has no 'general.architecture'");
@@ -132,11 +154,7 @@ ModelConfig gguf_model_config(const GgufFile& f) {
     if (m.qk_norm && m.qkv_bias)
       fail(f, "is a " + std::string(gguf_arch_name(arch)) + " model with q/k/v biases");
     if (arch == GgufArch::gemma3) read_gemma3(f, a, m);
-    if (f.tensor("rope_freqs.weight"))
-      fail(f,
-           "has 'rope_freqs.weight' (Llama 3's RoPE scaling as per-frequency factors), which "
-           "remat does not read; train from the Hugging Face folder, whose config.json has "
-           "the llama3 rope_scaling factors");
+    if (const GgufTensor* t = f.tensor(kGgufRopeFreqs)) read_rope_freqs(f, arch, *t, m);
   }
   try {
     m.validate();

@@ -26,7 +26,8 @@ namespace remat {
 // .attention.head_count_kv, .rope.freq_base, .attention.layer_norm_rms_epsilon (llama, qwen2),
 // .context_length, .attention.key_length (the head size, when given); the vocabulary from
 // token_embd's rows; the head tied when the file has no `output` tensor; q/k/v biases when
-// blk.0.attn_q.bias exists. A rope_freqs tensor (Llama 3's scaling as factors) is refused.
+// blk.0.attn_q.bias exists; Llama 3's RoPE scaling from a llama model's rope_freqs tensor
+// (formats/gguf_rope_freqs.h: refused where no llama3 rule reproduces it, and in other models).
 // std::invalid_argument "<origin>: ..." naming the key or tensor that is missing, of the wrong
 // type, or not supported.
 ModelConfig gguf_model_config(const GgufFile& file);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "formats/gguf_rope_freqs.h"
+
 namespace remat {
 namespace {
 
@@ -54,14 +56,16 @@ GgufArch gguf_arch_of(const ModelConfig& m) {
     check_gemma3(m);
     return GgufArch::gemma3;
   }
-  if (m.rope_scaling != RopeScaling::none)
-    throw std::invalid_argument(
-        "a model with llama3 RoPE scaling cannot be written as GGUF (llama.cpp wants a "
-        "rope_freqs tensor, which remat does not write); use a Hugging Face folder or PEFT "
-        "adapter instead");
   if (m.qk_norm && m.qkv_bias)
     throw std::invalid_argument(
         "a model with q/k norms and q/k/v biases has no GGUF architecture (qwen3 has no biases)");
+  // llama.cpp reads llama3 scaling from rope_freqs in llama models only (src/models/llama.cpp),
+  // and the converter writes it for them only.
+  if (m.rope_scaling != RopeScaling::none && (m.qk_norm || m.qkv_bias))
+    throw std::invalid_argument(
+        "a model with llama3 RoPE scaling and q/k norms or q/k/v biases cannot be written as "
+        "GGUF (llama.cpp's qwen2 and qwen3 read no rope_freqs); use a Hugging Face folder or "
+        "PEFT adapter instead");
   return m.qk_norm ? GgufArch::qwen3 : m.qkv_bias ? GgufArch::qwen2 : GgufArch::llama;
 }
 
@@ -86,7 +90,13 @@ GgufMetadata gguf_tokenizer_metadata(const GgufMetadata& input) {
   return out;
 }
 
+void check_gguf_model(const ModelConfig& m, GgmlType matrix_type) {
+  gguf_arch_of(m);
+  gguf_file_type(matrix_type);
+}
+
 GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& options) {
+  check_gguf_model(m, options.matrix_type);
   const GgufArch arch = gguf_arch_of(m);
   const std::string a = std::string(gguf_arch_name(arch)) + ".";
   GgufMetadata md("gguf model");
@@ -225,11 +235,17 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& m,
                       const GgufModelOptions& options,
                       const std::function<void(uint64_t floats)>& progress) {
   const GgufMetadata metadata = gguf_model_metadata(m, options);
+  // Llama 3's scaling first, where the converter yields it (generate_extra_tensors).
+  std::vector<float> rope_freqs;
+  if (m.rope_scaling == RopeScaling::llama3)
+    rope_freqs = gguf_rope_freqs(m.llama3, m.rope_theta, m.head_dim());
   std::vector<GgufTensorSpec> specs;
+  if (!rope_freqs.empty()) specs.push_back({kGgufRopeFreqs, GgmlType::f32, {rope_freqs.size()}});
   for (const GgufSourceTensor& t : tensors)
     specs.push_back(gguf_tensor_spec(t, m, options.matrix_type));
   const GgufArch arch = gguf_arch_of(m);
   GgufWriter writer(path, metadata, specs);
+  if (!rope_freqs.empty()) writer.write(std::span<const float>(rope_freqs));
   uint64_t before = 0;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const GgufSourceTensor& t = tensors[i];

@@ -28,7 +28,8 @@ inline constexpr uint64_t kGgufWritePieceFloats = uint64_t(1) << 22;
 // The GGUF architecture of a remat model: gpt2; qwen2 for the Llama family with q/k/v biases
 // (Qwen2's layout, RoPE on halves); llama otherwise (RoPE rows permuted in the file).
 // qwen3 for q/k norms (Hugging Face's order, like qwen2). std::invalid_argument for a model remat
-// has no GGUF form for: llama3 RoPE scaling (llama.cpp's rope_freqs), q/k norms with biases.
+// has no GGUF form for: q/k norms with biases; llama3 RoPE scaling on qwen2 or qwen3 (llama.cpp
+// reads rope_freqs, formats/gguf_rope_freqs.h, in llama models only).
 // gemma3 for Gemma 3, whose query_pre_attn_scalar must be gguf_gemma3_query_scalar (llama.cpp
 // reads none); its window, layer period, local RoPE base and linear scaling are written as keys.
 GgufArch gguf_arch_of(const ModelConfig& m);
@@ -52,6 +53,10 @@ struct GgufModelOptions {
   GgufMetadata extra = GgufMetadata("extra metadata");
 };
 
+// std::invalid_argument for a model or matrix type write_gguf_model refuses: the one rule the
+// writer checks and `remat train` checks before a step runs (gguf_arch_of, gguf_file_type).
+void check_gguf_model(const ModelConfig& m, GgmlType matrix_type);
+
 // The keys of an input model's metadata that a model saved from it carries over: tokenizer.*
 // (vocabulary, merges, special tokens, chat template), in their order.
 GgufMetadata gguf_tokenizer_metadata(const GgufMetadata& input);
@@ -62,8 +67,8 @@ GgufMetadata gguf_tokenizer_metadata(const GgufMetadata& input);
 // .attention.layer_norm_rms_epsilon, .rope.dimension_count, and for gpt2
 // .attention.layer_norm_epsilon; <arch>.vocab_size; general.file_type,
 // general.quantization_version 2; then `options.extra`. Integers are uint32, floats float32, as
-// gguf-py writes them. std::invalid_argument for a model GGUF cannot hold as remat trains it
-// (RoPE scaling).
+// gguf-py writes them. No key for llama3 RoPE scaling: the converter writes none, only the
+// rope_freqs tensor. std::invalid_argument where check_gguf_model refuses.
 GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& options);
 
 // A parameter as remat names it: its Hugging Face name and row-major shape.
@@ -81,8 +86,9 @@ GgufTensorSpec gguf_tensor_spec(const GgufSourceTensor& t, const ModelConfig& m,
                                 GgmlType matrix_type);
 
 // Writes `tensors` (every parameter of `m`, in any order; the file keeps it) to `path`
-// atomically: any previous file is kept when reading or writing fails. `progress`, when given,
-// is told the floats written so far after each piece.
+// atomically: any previous file is kept when reading or writing fails. A model with llama3 RoPE
+// scaling gets rope_freqs.weight first, as the converter writes it (formats/gguf_rope_freqs.h).
+// `progress`, when given, is told the floats written so far after each piece.
 void write_gguf_model(const std::filesystem::path& path, const ModelConfig& m,
                       const std::vector<GgufSourceTensor>& tensors, const GgufSourceReader& read,
                       const GgufModelOptions& options,

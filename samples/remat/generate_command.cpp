@@ -1,6 +1,7 @@
 // `remat generate`: continues a prompt with a checkpoint, text in and text out through a BPE
 // tokenizer (byte-level, or character-level with its tokenizer.json decoder), printing each token
 // as it is produced.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "formats/hf_folder.h"
+#include "formats/stop_tokens.h"
 #include "formats/tokenizer_source.h"
 #include "runtime/session.h"
 #include "runtime/vulkan/device.h"
@@ -24,8 +26,11 @@ CommandSpec spec() {
       0,
       "Encodes TEXT with the tokenizer (special tokens such as <|endoftext|> included), then\n"
       "samples more tokens from the checkpoint, printing the prompt and each token as it comes.\n"
-      "Stops early at <|endoftext|>. Reports tokens/s on standard error. Deterministic for a\n"
-      "seed.\n",
+      "Stops early at the model's end tokens: eos_token_id of the folder's config.json and\n"
+      "generation_config.json, a GGUF file's eos and eot ids, the tokenizer's eos_token, and the\n"
+      "special tokens <|endoftext|>, <|end_of_text|>, <|eot_id|>, <eos>, <end_of_turn> and\n"
+      "<|im_end|> where the tokenizer has them. Reports tokens/s on standard error.\n"
+      "Deterministic for a seed.\n",
       {{"--init", "PATH",
         "a Hugging Face model folder, or a .safetensors file: GPT-2, or with --model any family "
         "(required)",
@@ -128,7 +133,7 @@ int run_generate(const std::vector<std::string>& argv) {
   Session session(*device, cfg);
   session.load(o.init);
 
-  const auto end = tokenizer->special_id("<|endoftext|>");
+  const std::vector<uint32_t> stops = generation_stop_ids(o.init, o.tokenizer, *tokenizer);
   std::vector<uint32_t> context = prompt;
   TokenPrinter printer(*tokenizer, prompt);
   std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
@@ -139,7 +144,7 @@ int run_generate(const std::vector<std::string>& argv) {
     const uint32_t next =
         session.sample(context, 1, o.seed + uint64_t(produced), float(o.temperature), o.top_k)[0];
     ++produced;
-    if (end && next == *end) break;
+    if (std::binary_search(stops.begin(), stops.end(), next)) break;
     printer.print(next);
     context.push_back(next);
   }

@@ -88,6 +88,23 @@ void refuse_quantized_full_fine_tune(const std::filesystem::path& init) {
     throw UsageError(why);
 }
 
+// A model the GGUF writer would refuse is refused before a step runs, by the writer's own rule
+// (check_gguf_model), not after training. An adapter's architecture follows the same rule.
+void refuse_unwritable_gguf(const TrainOptions& o) {
+  auto check = [&](const std::optional<std::filesystem::path>& out, const char* flag,
+                   GgmlType matrix_type) {
+    if (!out || !names_gguf_file(*out)) return;
+    try {
+      check_gguf_model(o.sel.model, matrix_type);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string(flag) + " " + out->string() + ": " + e.what());
+    }
+  };
+  check(o.save, "--save", o.gguf.matrix_type);
+  check(o.lora.merge_out, "--merge-out", o.gguf.matrix_type);
+  check(o.lora.save_adapter, "--save-adapter", GgmlType::f32);
+}
+
 }  // namespace
 
 CommandSpec train_spec() {
@@ -242,6 +259,7 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   // A model saved as GGUF keeps the tokenizer of the GGUF model it started from.
   if (o.init && names_gguf_file(*o.init))
     o.gguf.extra = gguf_tokenizer_metadata(GgufFile::open(*o.init).metadata());
+  refuse_unwritable_gguf(o);
   if (o.init && !o.lora.spec.enabled()) refuse_quantized_full_fine_tune(*o.init);
   keep_base_blocks(o.sel, a, o.init, o.lora.spec);
   choose_auto_loss_chunk(o.sel, o.lora.spec);

@@ -4,13 +4,17 @@
 // .gguf output say so.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "base/json.h"
 #include "formats/gguf.h"
 #include "formats/gguf_model.h"
 #include "formats/gguf_model_writer.h"
+#include "formats/hf_config.h"
+#include "formats/safetensors.h"
 #include "graph/model_builder.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_folder.h"
@@ -68,6 +72,30 @@ void write_input_model(const std::filesystem::path& path, bool gemma3 = false) {
       },
       o);
 }
+
+// A Hugging Face folder of `config` (config.json's text) and small random weights.
+ModelConfig write_hf_folder(const std::filesystem::path& dir, const std::string& config) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << config;
+  const ModelConfig m = model_config_from_hf(parse_json(config));
+  const Graph g = build_model(m, TrainShape{1, 8});
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  std::vector<NamedTensor> tensors;
+  for (TensorId id : g.parameters) {
+    const Tensor& t = g.tensors.at(static_cast<std::size_t>(id));
+    std::vector<float> v(static_cast<std::size_t>(t.elements()));
+    for (float& x : v) x = t.shape.size() == 1 ? (m.gemma3 ? 0.0f : 1.0f) : normal(rng);
+    tensors.push_back({t.name, t.shape, std::move(v)});
+  }
+  write_safetensors(dir / "model.safetensors", tensors);
+  return m;
+}
+
+const std::string kSmallLlama =
+    R"({"model_type": "llama", "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 1,
+    "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 256,
+    "max_position_embeddings": 32, "rope_theta": 100.0, )";
 
 }  // namespace
 
@@ -159,4 +187,48 @@ TEST_CASE("remat train --save-dtype and --adapter-dtype need .gguf outputs and n
             .find("--adapter-dtype needs --save-adapter A.gguf") != std::string::npos);
   CHECK(error(base + " --lora 2 --save " + quoted(d / "w.gguf"))
             .find("--save-adapter DIR (or A.gguf)") != std::string::npos);
+}
+
+TEST_CASE("remat train refuses a .gguf output the GGUF writer would refuse before a step runs") {
+  test::TempFolder d("gguf_out_cli_refused");
+  // Gemma 3 with query_pre_attn_scalar 256 (the default) on heads of 16: llama.cpp would scale
+  // its queries by 16^-1/2, so no GGUF file holds it.
+  write_hf_folder(d / "gemma",
+                  R"({"model_type": "gemma3_text", "hidden_size": 32, "intermediate_size": 48,
+      "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16, "vocab_size": 256,
+      "max_position_embeddings": 32})");
+  const std::string base = "train --init " + quoted(d / "gemma") + kData + " --steps 1";
+  const std::pair<std::string, std::string> outputs[] = {
+      {" --save " + quoted(d / "out.gguf"), "--save "},
+      {" --lora 2 --merge-out " + quoted(d / "out.gguf"), "--merge-out "},
+      {" --lora 2 --save-adapter " + quoted(d / "out.gguf"), "--save-adapter "}};
+  for (const auto& [flags, flag] : outputs) {
+    const auto r = run_remat(base + flags);
+    INFO(flags << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("remat: error: " + flag, 0) == 0);
+    CHECK(r.err.find("query_pre_attn_scalar 256") != std::string::npos);
+    CHECK(r.err.find('\n') == r.err.size() - 1);
+    CHECK(r.out.empty());  // before the device, the plan and any step
+    CHECK_FALSE(std::filesystem::exists(d / "out.gguf"));
+  }
+  // The same model saves as a folder.
+  CHECK(run_remat(base + " --save " + quoted(d / "out")).exit_code == 0);
+}
+
+TEST_CASE("a Llama 3 folder with llama3 rope_scaling saves as GGUF with rope_freqs") {
+  test::TempFolder d("gguf_out_cli_llama3");
+  const ModelConfig m = write_hf_folder(
+      d / "llama3", kSmallLlama + R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+      "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 64}})");
+  REQUIRE(m.rope_scaling == RopeScaling::llama3);
+  const auto r = run_remat("train --init " + quoted(d / "llama3") + kData + " --steps 1 --save " +
+                           quoted(d / "out.gguf"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const GgufFile f = GgufFile::open(d / "out.gguf");
+  REQUIRE(f.tensor("rope_freqs.weight") != nullptr);
+  CHECK(gguf_model_config(f) == m);
+  // ... and trains on from there.
+  CHECK(run_remat("train --init " + quoted(d / "out.gguf") + kData + " --steps 1").exit_code == 0);
 }

@@ -16,6 +16,7 @@
 
 #include "base/half_float.h"
 #include "formats/gguf_blocks.h"
+#include "formats/gguf_rope_freqs.h"
 #include "formats/gguf_writer.h"
 #include "formats/model_weights.h"
 #include "formats/weight_files.h"
@@ -211,21 +212,58 @@ TEST_CASE("a GGUF model remat cannot train is refused naming the key") {
   fs::remove(path);
 }
 
-TEST_CASE("a GGUF model with Llama 3's rope_freqs is refused naming the tensor") {
-  const ModelConfig m = odd_llama();
-  const fs::path path = temp_file("rope_freqs.gguf");
-  {
-    const uint64_t d = uint64_t(m.dim / m.heads);
-    std::vector<float> embd(static_cast<std::size_t>(m.vocab * m.dim), 0.5f);
-    std::vector<float> freqs(d / 2, 1.0f);
-    GgufWriter w(path, llama_metadata(m, "llama"),
-                 {{"token_embd.weight", GgmlType::f32, {uint64_t(m.dim), uint64_t(m.vocab)}},
-                  {"rope_freqs.weight", GgmlType::f32, {d / 2}}});
-    w.write(std::span<const float>(embd));
-    w.write(std::span<const float>(freqs));
-    w.commit();
+// A llama file of token_embd and rope_freqs (of `type` and `values`, as F32 or F16) only: enough
+// for its config.
+void write_rope_freqs_file(const fs::path& path, const ModelConfig& m, const std::string& arch,
+                           const std::vector<float>& values, GgmlType type = GgmlType::f32) {
+  std::vector<float> embd(static_cast<std::size_t>(m.vocab * m.dim), 0.5f);
+  GgufWriter w(path, llama_metadata(m, arch),
+               {{"token_embd.weight", GgmlType::f32, {uint64_t(m.dim), uint64_t(m.vocab)}},
+                {"rope_freqs.weight", type, {values.size()}}});
+  w.write(std::span<const float>(embd));
+  if (type == GgmlType::f16) {
+    std::vector<uint16_t> half;
+    for (float v : values) half.push_back(float_to_f16(v));
+    w.write(std::as_bytes(std::span(half)));
+  } else {
+    w.write(std::span<const float>(values));
   }
-  CHECK_THROWS_WITH(gguf_model_config(GgufFile::open(path)),
-                    Catch::Contains("has 'rope_freqs.weight'"));
+  w.commit();
+}
+
+TEST_CASE("a llama GGUF file's rope_freqs read as Llama 3's scaling, and others are refused") {
+  // Heads of 8 at base 10000: wavelengths 6.3, 63, 628 and 6283, one in the band (250, 1000).
+  // Tied: the file has no output tensor.
+  ModelConfig m = odd_llama();
+  m.tied_head = true;
+  const Llama3Scaling s{4.0f, 1.0f, 4.0f, 1000};
+  const std::vector<float> freqs = gguf_rope_freqs(s, m.rope_theta, m.head_dim());
+  REQUIRE(freqs[2] > 1.0f);
+  REQUIRE(freqs[2] < 4.0f);
+  const fs::path path = temp_file("rope_freqs.gguf");
+  write_rope_freqs_file(path, m, "llama", freqs);
+  const ModelConfig read = gguf_model_config(GgufFile::open(path));
+  CHECK(read.rope_scaling == RopeScaling::llama3);
+  CHECK(read.llama3 == s);
+  ModelConfig want = m;
+  want.rope_scaling = RopeScaling::llama3;
+  want.llama3 = s;
+  CHECK(read == want);
+  // Every factor 1: llama.cpp's unscaled RoPE.
+  write_rope_freqs_file(path, m, "llama", std::vector<float>(4, 1.0f));
+  CHECK(gguf_model_config(GgufFile::open(path)) == m);
+
+  auto refused = [&](const std::string& why) {
+    CHECK_THROWS_WITH(gguf_model_config(GgufFile::open(path)), Catch::Contains(why));
+  };
+  // One band value alone fits some llama3 rule; factors that fall again fit none.
+  write_rope_freqs_file(path, m, "llama", {1, 2, 1.5f, 4});
+  refused("rope_freqs.weight is not Llama 3's rope_scaling");
+  write_rope_freqs_file(path, m, "llama", freqs, GgmlType::f16);
+  refused("'rope_freqs.weight' is not 4 F32 values");
+  write_rope_freqs_file(path, m, "llama", {1, 1, 1, 4, 4, 4, 4, 4});
+  refused("'rope_freqs.weight' is not 4 F32 values");
+  write_rope_freqs_file(path, m, "qwen2", freqs);
+  refused("has 'rope_freqs.weight' in a qwen2 model");
   fs::remove(path);
 }

@@ -15,6 +15,7 @@
 #include "base/half_float.h"
 #include "formats/gguf_adapter.h"
 #include "formats/gguf_model.h"
+#include "formats/gguf_rope_freqs.h"
 #include "formats/gguf_writer.h"
 #include "graph/model_builder.h"
 #include "tests/support/gguf_model_files.h"
@@ -53,6 +54,15 @@ ModelConfig qwen3_model() {
   ModelConfig m = llama_model(false, true);
   m.qk_norm = true;
   m.head_size = 12;
+  return m;
+}
+
+// Llama 3's scaling on heads of 8 at base 5000: wavelengths 6.3, 53, 444 and 3736, the third in
+// the band (250, 1000).
+ModelConfig llama3_model() {
+  ModelConfig m = llama_model(false, false);
+  m.rope_scaling = RopeScaling::llama3;
+  m.llama3 = {8.0f, 1.0f, 4.0f, 1000};
   return m;
 }
 
@@ -141,8 +151,15 @@ TEST_CASE("a model's metadata is the converter's, tokenizer none unless carried 
   GgufModelOptions clash;
   clash.extra.set("general.name", GgufValue::of("x"));
   CHECK_THROWS_WITH(gguf_model_metadata(m, clash), Catch::Contains("'general.name'"));
-  ModelConfig scaled = ModelConfig::preset("llama3.2-1b");
-  CHECK_THROWS_WITH(gguf_model_metadata(scaled, {}), Catch::Contains("llama3 RoPE scaling"));
+  // Llama 3's scaling is a tensor, rope_freqs: no key (the converter writes none for llama3).
+  const ModelConfig scaled = ModelConfig::preset("llama3.2-1b");
+  const GgufMetadata scaled_keys = gguf_model_metadata(scaled, {});
+  for (const auto& e : scaled_keys.entries()) CHECK(e.key.find("scaling") == std::string::npos);
+  CHECK(scaled_keys.uint("llama.rope.dimension_count") == 64u);
+  ModelConfig scaled_qwen3 = ModelConfig::preset("qwen3-0.6b");
+  scaled_qwen3.rope_scaling = RopeScaling::llama3;
+  scaled_qwen3.llama3 = {8.0f, 1.0f, 4.0f, 8192};
+  CHECK_THROWS_WITH(gguf_model_metadata(scaled_qwen3, {}), Catch::Contains("read no rope_freqs"));
   ModelConfig biased = ModelConfig::preset("qwen3-0.6b");
   biased.qkv_bias = true;
   CHECK_THROWS_WITH(gguf_model_metadata(biased, {}), Catch::Contains("qwen3 has no biases"));
@@ -153,9 +170,10 @@ TEST_CASE("a model's metadata is the converter's, tokenizer none unless carried 
 
 TEST_CASE("F32 models read back bit for bit: llama permuted, qwen2 with biases, gpt2 transposed") {
   test::TempFolder d("gguf_model_writer_f32");
-  for (const ModelConfig& m :
-       {llama_model(false, false), llama_model(true, true), gpt2_model(), qwen3_model()}) {
-    INFO(architecture_name(m.arch) << (m.qkv_bias ? " with q/k/v biases" : ""));
+  for (const ModelConfig& m : {llama_model(false, false), llama_model(true, true), gpt2_model(),
+                               qwen3_model(), llama3_model()}) {
+    INFO(architecture_name(m.arch) << (m.qkv_bias ? " with q/k/v biases" : "")
+                                   << (m.rope_scaling != RopeScaling::none ? " llama3" : ""));
     const std::vector<Param> params = random_params(m, 7);
     write(d / "m.gguf", m, params, {});
     const GgufFile f = GgufFile::open(d / "m.gguf");
@@ -182,8 +200,36 @@ TEST_CASE("F32 models read back bit for bit: llama permuted, qwen2 with biases, 
       CHECK(f.tensor("blk.0.attn_q.weight")->ne == std::vector<uint64_t>{32, 48});
       CHECK(f.tensor("blk.0.attn_q_norm.weight")->ne == std::vector<uint64_t>{12});
     }
+    CHECK((f.tensor("rope_freqs.weight") != nullptr) == (m.rope_scaling != RopeScaling::none));
     check_reads_back(d / "m.gguf", m, params, [](float v, bool) { return v; });
   }
+}
+
+TEST_CASE("llama3 scaling is written as the converter's rope_freqs first, and reads back") {
+  test::TempFolder d("gguf_model_writer_llama3");
+  const ModelConfig m = llama3_model();
+  const std::vector<Param> params = random_params(m, 5);
+  write(d / "m.gguf", m, params, {});
+  const GgufFile f = GgufFile::open(d / "m.gguf");
+  REQUIRE(f.tensors().size() == params.size() + 1);
+  const GgufTensor& t = f.tensors().front();
+  CHECK(t.name == "rope_freqs.weight");
+  CHECK(t.type == GgmlType::f32);
+  CHECK(t.ne == std::vector<uint64_t>{4});
+  std::vector<float> v(4);
+  f.read(t, 0, std::as_writable_bytes(std::span(v)));
+  CHECK(v == gguf_rope_freqs(m.llama3, m.rope_theta, 8));
+  // Written again from what was read: the same bytes.
+  const GgufWeights w(GgufFile::open(d / "m.gguf"));
+  REQUIRE(w.model() == m);
+  std::vector<GgufSourceTensor> tensors;
+  for (const SafetensorsEntry& e : w.header().tensors) tensors.push_back({e.name, e.shape});
+  write_gguf_model(d / "again.gguf", w.model(), tensors,
+                   [&](std::size_t i, uint64_t first, std::span<float> out) {
+                     w.read(w.header().tensors[i], first, out);
+                   },
+                   {});
+  CHECK(test::read_bytes(d / "again.gguf") == test::read_bytes(d / "m.gguf"));
 }
 
 TEST_CASE("F16 and BF16 models round their matrices to nearest even and keep vectors F32") {
