@@ -3,9 +3,9 @@
 // matrices as the file's [out, in] rows, GPT-2's position-added and Gemma's scaled token
 // embedding through the block gather, the tied heads), and training on them gives the losses
 // and adapters of the same file decoded to f32, bit for bit, under two checkpoint policies, whole
-// logits and chunked. The files a session writes (the base decoded, merged with its adapters, the
-// PEFT adapter) are those of the decoded session, byte for byte: Hugging Face's [in, out] for
-// gpt2 and fan_in_fan_out, however the device holds the matrices.
+// logits and chunked, and in packed rows. The files a session writes (the base decoded, merged
+// with its adapters, the PEFT adapter) are those of the decoded session, byte for byte: Hugging
+// Face's [in, out] for gpt2 and fan_in_fan_out, however the device holds the matrices.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -73,6 +73,18 @@ std::vector<float> three_steps(Session& s) {
   for (uint32_t step = 0; step < 3; ++step)
     losses.push_back(s.step(test::random_indices(n, 10 + step, kVocab),
                             test::random_indices(n, 20 + step, kVocab)));
+  return losses;
+}
+
+// Packed rows of 13: examples of 5 and 8 tokens, positions restarting at 0 with each.
+std::vector<float> three_packed_steps(Session& s) {
+  const std::size_t n = std::size_t(s.config().shape.batch) * s.config().shape.seq;
+  std::vector<uint32_t> positions(n);
+  for (std::size_t i = 0; i < n; ++i) positions[i] = uint32_t(i % 13 < 5 ? i % 13 : i % 13 - 5);
+  std::vector<float> losses;
+  for (uint32_t step = 0; step < 3; ++step)
+    losses.push_back(s.step(test::random_indices(n, 30 + step, kVocab),
+                            test::random_indices(n, 40 + step, kVocab), positions));
   return losses;
 }
 
@@ -147,6 +159,14 @@ void check_file(const fs::path& quantized, const ModelConfig& m, const fs::path&
     save_merged(qlora, out / "merged.safetensors");
     CHECK(same_file(out / "merged.safetensors", dir / "reference_merged.safetensors"));
   }
+  // Packed rows: the block gather reads each token's position in its example.
+  decoded.shape.packed = blocks.shape.packed = true;
+  Session packed_reference(test::device(), decoded);
+  packed_reference.load(quantized);
+  Session packed(test::device(), blocks);
+  packed.load(quantized);
+  CHECK((three_packed_steps(packed) == three_packed_steps(packed_reference)));
+  CHECK((packed.parameters() == packed_reference.parameters()));
 }
 
 }  // namespace
