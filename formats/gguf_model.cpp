@@ -214,8 +214,7 @@ std::vector<BlockWeight> GgufWeights::block_weights() const {
   for (std::size_t i = 0; i < sources_.size(); ++i) {
     const GgufTensor& t = *sources_[i].tensor;
     const GgmlTypeInfo& info = ggml_type_info(t.type);
-    if (info.block_values <= 1 || t.ne.size() != 2 || sources_[i].layout.transposed ||
-        sources_[i].layout.norm_shift != 0.0f)
+    if (info.block_values <= 1 || t.ne.size() != 2 || sources_[i].layout.norm_shift != 0.0f)
       continue;
     out.push_back({header_.tensors[i].name,
                    {static_cast<uint32_t>(t.type), info.block_values, info.block_bytes,
@@ -229,7 +228,7 @@ void GgufWeights::read_blocks(const SafetensorsEntry& e, uint64_t offset,
   const Source& s = source_of(e, "GgufWeights::read_blocks");
   const GgufTensor& t = *s.tensor;
   const uint64_t row_bytes = ggml_row_bytes(t.type, t.ne[0]);
-  if (s.layout.transposed || t.ne.size() != 2 || offset + out.size() > t.rows() * row_bytes)
+  if (t.ne.size() != 2 || offset + out.size() > t.rows() * row_bytes)
     throw std::out_of_range("GgufWeights::read_blocks: not the blocks of '" + e.name + "'");
   uint64_t done = 0;
   while (done < out.size()) {

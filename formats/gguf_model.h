@@ -50,13 +50,14 @@ class GgufWeights {
   void read(const SafetensorsEntry& t, uint64_t first, std::span<float> out) const;
 
   // The weights that can stay in their blocks on the device (QLoRA): every matrix stored in a
-  // block-quantized type whose rows are the Hugging Face rows (not gpt2's transposed ones), with
-  // its block format, less Gemma 3's token embedding (its gather scales, the block gather does
-  // not). The graph keeps those its matmuls alone read (graph/weight_dtype.h).
+  // block-quantized type, with its block format (Gemma's norms are F32 vectors, never blocks).
+  // The graph keeps those that block-decoding kernels alone read (graph/weight_dtype.h), gpt2's
+  // Conv1D matrices as the file's [out, in] rows (conv1d_held_out_in).
   std::vector<BlockWeight> block_weights() const;
   // Bytes [offset, offset + out.size()) of `t` (one of block_weights()) as a block tensor holds
-  // them: its rows in Hugging Face order (llama's RoPE permutation undone by moving whole rows),
-  // each row's blocks as stored. Host memory: one stored row at a time.
+  // them: the stored rows (llama's RoPE permutation undone by moving whole rows; gpt2's Conv1D
+  // matrices not transposed: their rows are [out, in]), each row's blocks as stored. Host
+  // memory: one stored row at a time.
   void read_blocks(const SafetensorsEntry& t, uint64_t offset, std::span<std::byte> out) const;
 
  private:

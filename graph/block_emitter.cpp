@@ -2,6 +2,7 @@
 
 #include "graph/cost_model.h"
 #include "graph/op_schema.h"
+#include "graph/weight_dtype.h"
 
 namespace remat {
 
@@ -82,11 +83,14 @@ TensorId BlockEmitter::layernorm(TensorId x, const std::string& prefix, int64_t 
 
 TensorId BlockEmitter::conv1d(TensorId x, const std::string& prefix, int64_t rows, int64_t in,
                               int64_t out) {
-  TensorId w = param(prefix + ".weight", {in, out});
+  // A QLoRA base's Conv1D weight kept in its GGUF blocks is held as the file's rows, [out, in].
+  const bool out_in = conv1d_held_out_in(shape_, prefix + ".weight");
+  TensorId w = param(prefix + ".weight", out_in ? std::vector{out, in} : std::vector{in, out});
   TensorId b = param(prefix + ".bias", {out});
   TensorId y = activation(prefix + ".out", {rows, out});
   OpAttrs a;
   a.has_bias = true;
+  if (out_in) a.w_layout = WeightLayout::out_in;
   op(OpKind::matmul, {{"x", x}, {"weight", w}, {"bias", b}}, {{"y", y}}, a);
   return y;
 }

@@ -45,7 +45,8 @@ class BlockEmitter {
   TensorId dropout(TensorId x, const std::string& name);
   // GPT-2's LayerNorm with weight and bias "<prefix>.weight", "<prefix>.bias".
   TensorId layernorm(TensorId x, const std::string& prefix, int64_t rows, int64_t c);
-  // HF Conv1D: weight [in, out] and bias, output [rows, out].
+  // HF Conv1D: weight [in, out] (or [out, in] in a QLoRA base's blocks, conv1d_held_out_in) and
+  // bias, output [rows, out].
   TensorId conv1d(TensorId x, const std::string& prefix, int64_t rows, int64_t in, int64_t out);
   // nn.Linear: weight [out, in], bias iff `bias`; output of shape `out_dims` (last axis out).
   TensorId linear(TensorId x, const std::string& prefix, std::vector<int64_t> out_dims, int64_t in,

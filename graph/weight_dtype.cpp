@@ -41,14 +41,18 @@ namespace remat {
 namespace {
 
 // Whether a kernel that decodes blocks reads operand `slot` of `op`: a matmul's weight [out, in]
-// (rows of the reduction, as a GGUF file stores them), the token embedding's table, the chunked
-// head's weight [V, C]. Their backward ops read the weight the same ways.
-bool reads_blocks(const Op& op, std::size_t slot) {
+// (rows of the reduction, as a GGUF file stores them), the token embedding's table (scaled or
+// not), GPT-2's embedding table when its position table is f32 (the gather adds f32 rows), the
+// chunked head's weight [V, C]. Their backward ops read the weight the same ways.
+bool reads_blocks(const Graph& g, const Op& op, std::size_t slot) {
   switch (op.kind) {
     case OpKind::matmul:
       return slot == slot::matmul::weight && op.attrs.w_layout == WeightLayout::out_in;
-    case OpKind::token_embedding:  // the block gather does not scale (Gemma 3's sqrt(width))
-      return slot == slot::token_embedding::wte && op.attrs.scale == 1.0f;
+    case OpKind::token_embedding:
+      return slot == slot::token_embedding::wte;
+    case OpKind::embedding:
+      return slot == slot::embedding::wte &&
+             g.tensor(op.inputs[slot::embedding::wpe]).dtype == DType::f32;
     case OpKind::head_loss:
       return slot == slot::head_loss::weight;
     default:
@@ -62,7 +66,7 @@ bool only_block_readers(const Graph& g, TensorId id) {
   for (const Op& op : g.ops)
     for (std::size_t i = 0; i < op.inputs.size(); ++i) {
       if (op.inputs[i] != id) continue;
-      if (!reads_blocks(op, i)) return false;
+      if (!reads_blocks(g, op, i)) return false;
       read = true;
     }
   return read;
@@ -97,6 +101,16 @@ std::vector<std::string> store_block_weights(Graph& g, const std::vector<BlockWe
     w.blocks = b.format;
   }
   return decoded;
+}
+
+bool conv1d_held_out_in(const TrainShape& shape, std::string_view weight) {
+  const bool conv1d = weight.ends_with("attn.c_attn.weight") ||
+                      weight.ends_with("attn.c_proj.weight") ||
+                      weight.ends_with("mlp.c_fc.weight") || weight.ends_with("mlp.c_proj.weight");
+  if (!conv1d) return false;
+  for (const BlockWeight& b : shape.block_weights)
+    if (b.name == weight) return true;
+  return false;
 }
 
 }  // namespace remat

@@ -31,11 +31,21 @@ void store_frozen_weights(Graph& g, DType t);
 // Stores each weight `blocks` names as its ggml block format (DType::blocks): a frozen 2-D tensor
 // of `g` (after apply_lora, before autodiff) whose rows are whole blocks and that only kernels
 // decoding blocks read: matmuls reading it [out, in] (forward and input gradient), the token
-// embedding, the chunked head and loss. The others named (GPT-2's position-added embedding, its
-// [in, out] matrices) keep their dtype and are returned by name: the caller decodes them.
+// embedding (Gemma's scaled one too), GPT-2's position-added embedding with an f32 position
+// table, the chunked head and loss. The others named (a matrix some op reads [in, out], GPT-2's
+// embedding beside a 16-bit position table) keep their dtype and are returned by name: the caller
+// decodes them.
 // std::invalid_argument for a name that is not a frozen tensor of `g`, rows that are not whole
 // blocks, or 16-bit activations (the block matmuls read f32 activations).
 std::vector<std::string> store_block_weights(Graph& g, const std::vector<BlockWeight>& blocks,
                                              DType activation_dtype);
+
+// Whether `weight` is a GPT-2 Conv1D weight (attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj:
+// [in, out] in Hugging Face files) that `shape` keeps in its GGUF blocks (named in
+// block_weights). A GGUF file stores such a matrix as rows along `in` ([out, in], as every
+// matrix there), so the graph holds it [out, in] and its matmul reads it as WeightLayout::out_in:
+// the block kernels need rows of the reduction. Everything outside the device (files, adapters,
+// Session::values) still sees Hugging Face's [in, out].
+bool conv1d_held_out_in(const TrainShape& shape, std::string_view weight);
 
 }  // namespace remat

@@ -22,7 +22,18 @@ void LoweringContext::step(const Step& s) {
   switch (s.kind) {
     case OpKind::embedding: {
       namespace e = slot::embedding;
-      const auto shape = embedding_shape(in(e::tokens), in(e::wte), in(e::wpe));
+      const TensorId wte = in(e::wte);
+      if (const Tensor& w = tensor(wte); w.dtype == DType::blocks) {
+        if (tensor(in(e::wpe)).dtype != DType::f32)
+          throw std::logic_error("embedding: the block gather adds an f32 position table only");
+        kernels::EmbeddingBlocksShape shape{count(in(e::tokens)), dim(wte, 1), dim(wte, 0),
+                                            w.blocks.ggml_type, dim(in(e::tokens), 1)};
+        return add(
+            kernels::embedding_blocks_forward(quirks, shape, bin(e::tokens), bin(e::wte),
+                                              bout(e::x), bin(e::wpe), positions(s, e::positions)),
+            s);
+      }
+      const auto shape = embedding_shape(in(e::tokens), wte, in(e::wpe));
       if (tensor(in(e::wpe)).dtype != shape.table_dtype)  // one kernel variant reads both
         throw std::logic_error("embedding: wte and wpe are stored in different dtypes");
       return add(kernels::embedding_forward(quirks, embedding_out(shape, out(e::x)), bin(e::tokens),
@@ -178,11 +189,11 @@ void LoweringContext::step(const Step& s) {
       namespace e = slot::token_embedding;
       const TensorId wte = in(e::wte);
       if (const Tensor& w = tensor(wte); w.dtype == DType::blocks) {
-        if (s.attrs.scale != 1.0f)
-          throw std::logic_error("token_embedding: no scaled embedding from ggml blocks");
-        return add(kernels::embedding_blocks_forward(
-                       quirks, {count(in(e::tokens)), dim(wte, 1), dim(wte, 0), w.blocks.ggml_type},
-                       bin(e::tokens), bin(e::wte), bout(e::x)),
+        kernels::EmbeddingBlocksShape shape{count(in(e::tokens)),  dim(wte, 1),
+                                            dim(wte, 0),           w.blocks.ggml_type,
+                                            dim(in(e::tokens), 1), s.attrs.scale};
+        return add(kernels::embedding_blocks_forward(quirks, shape, bin(e::tokens), bin(e::wte),
+                                                     bout(e::x)),
                    s);
       }
       kernels::EmbeddingShape shape{

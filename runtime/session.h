@@ -170,8 +170,15 @@ class Session {
   // Host copies of the trained parameters (HF or PEFT-module names, plan order: the LoRA adapters
   // when there are any), for saving and tests.
   std::vector<std::pair<std::string, std::vector<float>>> parameters() const;
-  // A host copy of any persistent tensor of the plan (a frozen weight, say).
+  // A host copy of any persistent tensor of the plan (a frozen weight, say), in the order files
+  // hold it: a GPT-2 Conv1D weight the device holds [out, in] (conv1d_held_out_in) comes back
+  // transposed, [in, out] as in Hugging Face files (file_shape).
   std::vector<float> values(TensorId id) const;
+  // Whether the device holds persistent tensor `id` as the transpose of what files hold: a GPT-2
+  // Conv1D weight kept [out, in] in a QLoRA base's blocks (conv1d_held_out_in).
+  bool held_transposed(TensorId id) const;
+  // The shape files give a persistent tensor: its plan shape, transposed if held_transposed.
+  std::vector<int64_t> file_shape(TensorId id) const;
   // Replaces every trained parameter (plan order, exact sizes, else std::invalid_argument, nothing
   // written) and resets the optimizer state, as load() does for the model's weights.
   void set_trained_parameters(const std::vector<std::vector<float>>& values);

@@ -2,6 +2,7 @@
 // models and adapters, the values read from the device piece by piece.
 #include "runtime/session_files.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -46,18 +47,25 @@ void read_values(const Session& session, Staging& staging, TensorId id, uint64_t
   download_values(staging, session.persistent_slice(id), tensor_of(session.plan(), id), first, out);
 }
 
-// Adds adapter `a`'s scale·B·A to elements [first, first + w.size()) of its base weight, each
-// delta summed in double over the rank and added once.
-void fold_in(const LoraAdapter& a, const Plan& plan, const std::vector<float>& A,
+// Whether adapter `a`'s base weight is [in, out] in files (PEFT's fan_in_fan_out: GPT-2's Conv1D),
+// whichever way the device holds it (Session::values gives the file's order).
+bool file_fan_in_fan_out(const Session& session, const LoraAdapter& a) {
+  return a.fan_in_fan_out || session.held_transposed(a.base);
+}
+
+// Adds adapter `a`'s scale·B·A to elements [first, first + w.size()) of its base weight in the
+// file's order, each delta summed in double over the rank and added once.
+void fold_in(const Session& session, const LoraAdapter& a, const std::vector<float>& A,
              const std::vector<float>& B, uint64_t first, std::span<float> w) {
-  const Tensor& at = tensor_of(plan, a.a);
-  const Tensor& bt = tensor_of(plan, a.b);
+  const Tensor& at = tensor_of(session.plan(), a.a);
+  const Tensor& bt = tensor_of(session.plan(), a.b);
   const uint64_t rank = uint64_t(at.shape[0]), in = uint64_t(at.shape[1]),
                  out = uint64_t(bt.shape[0]);
+  const bool fan_in_fan_out = file_fan_in_fan_out(session, a);
   for (std::size_t k = 0; k < w.size(); ++k) {
     const uint64_t e = first + k;
-    const uint64_t o = a.fan_in_fan_out ? e % out : e / in;
-    const uint64_t i = a.fan_in_fan_out ? e / out : e % in;
+    const uint64_t o = fan_in_fan_out ? e % out : e / in;
+    const uint64_t i = fan_in_fan_out ? e / out : e % in;
     double d = 0;
     for (uint64_t r = 0; r < rank; ++r)
       d += double(B[std::size_t(o * rank + r)]) * double(A[std::size_t(r * in + i)]);
@@ -76,7 +84,7 @@ void write_gguf(const Session& session, const fs::path& path, const GgufSaveOpti
   uint64_t total = 0;
   for (TensorId id : weights) {
     const Tensor& t = tensor_of(plan, id);
-    tensors.push_back({t.name, t.shape});
+    tensors.push_back({t.name, session.file_shape(id)});
     total += uint64_t(t.elements()) * sizeof(float);
   }
   GgufModelOptions o;
@@ -84,15 +92,21 @@ void write_gguf(const Session& session, const fs::path& path, const GgufSaveOpti
   o.name = options.name;
   o.extra = options.extra;
   Staging staging(session.device());
-  // The adapter pair of the tensor being written, downloaded once.
-  std::size_t pair_of = weights.size();
-  std::vector<float> A, B;
+  // The adapter pair of the tensor being written, downloaded once; so is a weight the device
+  // holds transposed (Session::values gives it in the file's order).
+  std::size_t pair_of = weights.size(), whole_of = weights.size();
+  std::vector<float> A, B, whole;
   const ProgressFn& progress = session.config().progress;
   report_progress(progress, "save", 0, total);
   write_gguf_model(
       path, session.config().model, tensors,
       [&](std::size_t i, uint64_t first, std::span<float> out) {
-        read_values(session, staging, weights[i], first, out);
+        if (!session.held_transposed(weights[i])) {
+          read_values(session, staging, weights[i], first, out);
+        } else {
+          if (whole_of != i) whole = session.values(weights[i]), whole_of = i;
+          std::copy_n(whole.begin() + std::ptrdiff_t(first), out.size(), out.begin());
+        }
         const auto it = adapter_of.find(weights[i]);
         if (it == adapter_of.end()) return;
         if (pair_of != i) {
@@ -100,7 +114,7 @@ void write_gguf(const Session& session, const fs::path& path, const GgufSaveOpti
           B = session.values(it->second->b);
           pair_of = i;
         }
-        fold_in(*it->second, plan, A, B, first, out);
+        fold_in(session, *it->second, A, B, first, out);
       },
       o,
       [&](uint64_t floats) { report_progress(progress, "save", floats * sizeof(float), total); });
@@ -203,7 +217,7 @@ void save_adapter(const Session& session, const std::filesystem::path& dir,
   spec.targets = lora_targets(spec, arch);
   write_file_atomically(
       dir / kPeftConfigFile,
-      adapter_config_json(spec, plan.adapters.front().fan_in_fan_out, base_model));
+      adapter_config_json(spec, file_fan_in_fan_out(session, plan.adapters.front()), base_model));
 }
 
 void load_adapter(Session& session, const std::filesystem::path& dir) {
@@ -215,10 +229,10 @@ void load_adapter(Session& session, const std::filesystem::path& dir) {
   const AdapterConfig config = read_adapter_config(dir);
   const Architecture arch = session.config().model.arch;
   lora_spec_for(config, session.config().lora, arch, origin);
-  if (config.fan_in_fan_out != plan.adapters.front().fan_in_fan_out)
+  const bool fan_in_fan_out = file_fan_in_fan_out(session, plan.adapters.front());
+  if (config.fan_in_fan_out != fan_in_fan_out)
     throw std::invalid_argument(origin + ": fan_in_fan_out must be " +
-                                (plan.adapters.front().fan_in_fan_out ? "true" : "false") +
-                                " for this model's weights");
+                                (fan_in_fan_out ? "true" : "false") + " for this model's weights");
   const SafetensorsSource source = SafetensorsSource::open(dir / kPeftWeightsFile);
   std::map<std::string, const SafetensorsEntry*> by_key;
   for (const SafetensorsEntry& e : source.header().tensors) by_key[e.name] = &e;
@@ -251,15 +265,12 @@ void save_merged(const Session& session, const std::filesystem::path& path,
   for (const LoraAdapter& a : plan.adapters) adapter_of[a.base] = &a;
   const std::vector<TensorId>& weights = model_weights(plan);
   std::vector<TensorSpec> specs;
-  for (TensorId id : weights) {
-    const Tensor& t = tensor_of(plan, id);
-    specs.push_back({t.name, t.shape});
-  }
+  for (TensorId id : weights) specs.push_back({tensor_of(plan, id).name, session.file_shape(id)});
   SafetensorsWriter writer(path, specs, model_metadata(session.config().model));
   for (TensorId id : weights) {
     std::vector<float> w = session.values(id);
     if (const auto it = adapter_of.find(id); it != adapter_of.end())
-      fold_in(*it->second, plan, session.values(it->second->a), session.values(it->second->b), 0,
+      fold_in(session, *it->second, session.values(it->second->a), session.values(it->second->b), 0,
               w);
     writer.write(w);
   }

@@ -13,6 +13,7 @@
 #include "formats/peft_adapter.h"
 #include "formats/safetensors.h"
 #include "formats/weight_files.h"
+#include "graph/weight_dtype.h"
 #include "optimizer_params.h"
 #include "runtime/float_storage.h"
 #include "runtime/kernels/optimizer.h"
@@ -43,7 +44,27 @@ void zero_fill(std::span<std::byte> piece, uint64_t) {
   std::fill(piece.begin(), piece.end(), std::byte{0});
 }
 
+// The [cols, rows] transpose of `v`, a row-major [rows, cols] matrix.
+std::vector<float> transposed(const std::vector<float>& v, uint64_t rows, uint64_t cols) {
+  std::vector<float> t(v.size());
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t c = 0; c < cols; ++c) t[std::size_t(c * rows + r)] = v[std::size_t(r * cols + c)];
+  return t;
+}
+
 }  // namespace
+
+// Files hold GPT-2's Conv1D weights [in, out]; a QLoRA base's blocks hold them [out, in].
+bool Session::held_transposed(TensorId id) const {
+  return conv1d_held_out_in(config_.shape,
+                            plan_.tensors.at(static_cast<std::size_t>(id)).tensor.name);
+}
+
+std::vector<int64_t> Session::file_shape(TensorId id) const {
+  const Tensor& t = plan_.tensors.at(static_cast<std::size_t>(id)).tensor;
+  if (!held_transposed(id)) return t.shape;
+  return {t.shape[1], t.shape[0]};
+}
 
 uint64_t Session::parameter_bytes() const {
   uint64_t n = 0;
@@ -53,10 +74,8 @@ uint64_t Session::parameter_bytes() const {
 
 std::vector<TensorSpec> Session::parameter_specs() const {
   std::vector<TensorSpec> specs;
-  for (TensorId id : model_weights()) {
-    const Tensor& t = plan_.tensors.at(static_cast<std::size_t>(id)).tensor;
-    specs.push_back({t.name, t.shape});
-  }
+  for (TensorId id : model_weights())
+    specs.push_back({plan_.tensors.at(static_cast<std::size_t>(id)).tensor.name, file_shape(id)});
   return specs;
 }
 
@@ -127,6 +146,8 @@ std::vector<float> Session::values(TensorId id) const {
   std::vector<float> v(static_cast<std::size_t>(p.tensor.elements()));
   Staging staging(device_);
   download_values(staging, persistent_->slice(p.offset, p.bytes), p.tensor, 0, v);
+  if (held_transposed(id))
+    return transposed(v, uint64_t(p.tensor.shape[0]), uint64_t(p.tensor.shape[1]));
   return v;
 }
 
@@ -169,6 +190,12 @@ void Session::save(const std::filesystem::path& path) const {
   report_progress(config_.progress, "save", 0, total);
   for (TensorId id : model_weights()) {
     const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
+    if (held_transposed(id)) {  // transposed on the host, whole
+      writer.write(values(id));
+      report_progress(config_.progress, "save",
+                      done += stored_bytes(p.tensor, uint64_t(p.tensor.elements())), total);
+      continue;
+    }
     const StoredRange whole = stored_range(p.tensor, 0, uint64_t(p.tensor.elements()));
     staging.download(persistent_->slice(p.offset + whole.offset, whole.size),
                      drain_values(p.tensor, whole, [&](uint64_t, std::span<const float> x) {

@@ -17,7 +17,8 @@ constexpr uint32_t kGroup = 256;
 
 std::vector<Dispatch> embedding_blocks_forward(const DeviceQuirks& quirks,
                                                const EmbeddingBlocksShape& s, BufferSlice tokens,
-                                               BufferSlice table, BufferSlice x) {
+                                               BufferSlice table, BufferSlice x, BufferSlice wpe,
+                                               BufferSlice positions) {
   const std::string who = "embedding_blocks (ggml type " + std::to_string(s.ggml_type) + ")";
   const std::optional<GpuBlockLayout> layout = gpu_block_layout(s.ggml_type);
   if (!layout || layout->values == 1)
@@ -27,8 +28,11 @@ std::vector<Dispatch> embedding_blocks_forward(const DeviceQuirks& quirks,
                                 " values are not whole blocks");
   const uint64_t row_bytes = uint64_t(s.C) / layout->values * layout->bytes;
   const uint64_t table_bytes = (uint64_t(s.V) * row_bytes + 3) / 4 * 4;
+  const bool with_wpe = wpe.buffer != VK_NULL_HANDLE;
+  const bool packed = positions.buffer != VK_NULL_HANDLE;
   if (table.size < table_bytes || x.size < uint64_t(s.rows) * s.C * 4 ||
-      tokens.size < s.rows * 4ull)
+      tokens.size < s.rows * 4ull || (with_wpe && wpe.size < uint64_t(s.T) * s.C * 4) ||
+      (packed && positions.size < s.rows * 4ull) || s.T == 0)
     throw std::invalid_argument(who + ": a slice is shorter than the shape needs");
   std::vector<Dispatch> out;
   for (const Piece& piece : binding_pieces(quirks, s.V, row_bytes, "the token embedding")) {
@@ -39,9 +43,16 @@ std::vector<Dispatch> embedding_blocks_forward(const DeviceQuirks& quirks,
     Dispatch d;
     d.kernel = KernelId::embedding_blocks;
     d.spec = {kGroup, 1, 1, s.ggml_type};
-    d.bindings = {{tokens, false}, {{table.buffer, table.offset + begin, size}, false}, {x, true}};
-    d.push = push_bytes(push::EmbeddingBlocksParams{s.rows, s.C, s.V, uint32_t(row_bytes),
-                                                    piece.begin, piece.count});
+    const BufferSlice rows{table.buffer, table.offset + begin, size};
+    // Without a position table or packed rows, other read-only bindings stand in, never read.
+    d.bindings = {{tokens, false},
+                  {rows, false},
+                  {with_wpe ? wpe : rows, false},
+                  {x, true},
+                  {packed ? positions : tokens, false}};
+    d.push = push_bytes(push::EmbeddingBlocksParams{s.rows, s.T, s.C, s.V, uint32_t(row_bytes),
+                                                    piece.begin, piece.count, with_wpe ? 1u : 0u,
+                                                    packed ? 1u : 0u, s.scale});
     d.groups = {grid_stride_groups(uint64_t(s.rows) * s.C / 4, kGroup), 1, 1};
     d.label = "embedding_blocks";
     out.push_back(std::move(d));

@@ -250,16 +250,14 @@ TEST_CASE("a LoRA adapter remat saved as GGUF moves llama.cpp to remat's log-pro
 #endif
 }
 
-TEST_CASE(
-    "QLoRA on a base llama.cpp quantized: an adapter trained on its blocks runs in llama.cpp") {
 #if REMAT_HAVE_LLAMA_H
-  const test::LlamaCpp* l = test::llama_cpp();
-  if (!l) return;
-  test::TempFolder d("gguf_llama_cpp_qlora");
-  // Rows of 256 values, so the K-quants apply (llama.cpp falls back for other widths).
-  ModelConfig m = llama(false);
-  m.dim = 256;
-  m.ffn = 512;
+namespace {
+
+// QLoRA on `m` saved by remat and quantized by llama.cpp to Q8_0 and Q4_K_M: every quantized
+// matrix kept in blocks, and the adapter trained on them run by llama.cpp.
+void check_qlora_in_llama_cpp(const test::LlamaCpp& lib, const ModelConfig& m) {
+  const test::LlamaCpp* l = &lib;
+  test::TempFolder d("gguf_llama_cpp_qlora_" + label(m));
   {
     Session full(test::device(), config(m, 0));
     load_random_weights(full, d.path());
@@ -268,7 +266,7 @@ TEST_CASE(
   const std::pair<const char*, llama_ftype> presets[] = {{"Q8_0", LLAMA_FTYPE_MOSTLY_Q8_0},
                                                          {"Q4_K_M", LLAMA_FTYPE_MOSTLY_Q4_K_M}};
   for (const auto& [name, ftype] : presets) {
-    INFO(name);
+    INFO(label(m) << " " << name);
     const fs::path q = d / (std::string(name) + ".gguf");
     llama_model_quantize_params qp = l->quantize_default_params();
     qp.ftype = ftype;
@@ -285,7 +283,11 @@ TEST_CASE(
     int kept = 0;
     for (TensorId id : s.plan().frozen)
       kept += s.plan().tensors[std::size_t(id)].tensor.dtype == DType::blocks;
-    CHECK(kept == 7 * m.layers + 2);  // the projections, the untied head, the token embedding
+    // Llama: the projections, the untied head, the token embedding; gpt2: its four matrices
+    // (held as the file's [out, in] rows) and the tied token embedding.
+    const bool gpt2 = m.arch == Architecture::gpt2;
+    CHECK(kept == (gpt2 ? 4 * m.layers + 1 : 7 * m.layers + 2));
+    CHECK(std::size_t(kept) == c.shape.block_weights.size());
     // Two steps of training on the blocks, then the adapter as GGUF.
     for (uint32_t step = 0; step < 2; ++step)
       s.step(test::random_indices(kSeq, 30 + step, uint32_t(m.vocab)),
@@ -309,9 +311,9 @@ TEST_CASE(
     REQUIRE(adapter != nullptr);
     const double worst = worst_difference(model, r, m.vocab, adapter);
     std::printf(
-        "llama.cpp %s base (%s) with remat's QLoRA adapter: worst |log p difference| %.3g on the "
-        "decoded base, %.3g on the quantized file (base alone: %.3g)\n",
-        name, types.c_str() + 1, exact, worst, base);
+        "llama.cpp %s %s base (%s) with remat's QLoRA adapter: worst |log p difference| %.3g on "
+        "the decoded base, %.3g on the quantized file (base alone: %.3g)\n",
+        label(m).c_str(), name, types.c_str() + 1, exact, worst, base);
     CHECK(exact < tolerance(m));
     // On the quantized file llama.cpp's CPU path multiplies the blocks with activations rounded
     // to 8 bits (ggml's vec_dot_type q8_K / q8_0): with these large random weights (logits of
@@ -321,6 +323,21 @@ TEST_CASE(
     CHECK(worst < 1.0);
     CHECK(base > 8 * worst);
   }
+}
+
+}  // namespace
+#endif
+
+TEST_CASE(
+    "QLoRA on a base llama.cpp quantized: an adapter trained on its blocks runs in llama.cpp") {
+#if REMAT_HAVE_LLAMA_H
+  const test::LlamaCpp* l = test::llama_cpp();
+  if (!l) return;
+  // Rows of 256 values, so the K-quants apply (llama.cpp falls back for other widths).
+  ModelConfig llama_256 = llama(false), gpt2_256 = gpt2();
+  llama_256.dim = gpt2_256.dim = 256;
+  llama_256.ffn = 512;
+  for (const ModelConfig& m : {llama_256, gpt2_256}) check_qlora_in_llama_cpp(*l, m);
 #else
   test::llama_cpp();
 #endif
@@ -360,9 +377,9 @@ TEST_CASE("QLoRA on a gemma3 base llama.cpp quantized: matrices stay blocks, nor
     int kept = 0;
     for (TensorId id : s.plan().frozen)
       kept += s.plan().tensors[std::size_t(id)].tensor.dtype == DType::blocks;
-    // The projections; the token embedding (and so the tied head) is decoded, as Gemma's scaled
-    // gather has no block kernel.
-    CHECK(kept == 7 * m.layers);
+    // The projections, and the token embedding (Gemma's scaled gather and the tied head).
+    CHECK(kept == 7 * m.layers + 1);
+    CHECK(std::size_t(kept) == c.shape.block_weights.size());
     s.step(test::random_indices(kSeq, 30, uint32_t(m.vocab)),
            test::random_indices(kSeq, 40, uint32_t(m.vocab)));
     randomize_adapters(s);
