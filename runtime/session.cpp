@@ -263,7 +263,8 @@ std::vector<Session::DispatchTime> Session::dispatch_ms() const {
     if (!e) continue;
     const auto ms = e->dispatch_ms();
     for (std::size_t i = 0; i < ms.size(); ++i)
-      out.push_back({e->dispatches()[i].step, e->dispatches()[i].label, ms[i]});
+      out.push_back({e->dispatches()[i].step, e->dispatches()[i].label,
+                     std::string(kernel_name(e->dispatches()[i].kernel)), ms[i]});
   }
   return out;
 }

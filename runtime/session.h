@@ -147,8 +147,9 @@ class Session {
   // Milliseconds per dispatch of the last step, with the plan step each executes (timestamps must
   // be on).
   struct DispatchTime {
-    int step = -1;      // index into plan().steps
-    std::string label;  // the dispatch's label, for display
+    int step = -1;       // index into plan().steps
+    std::string label;   // the dispatch's label, for display
+    std::string kernel;  // the shader it ran (kernel_name), to group timings by kernel
     double ms = 0;
   };
   std::vector<DispatchTime> dispatch_ms() const;
