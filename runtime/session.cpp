@@ -31,6 +31,7 @@ DeviceQuirks session_quirks(const Device& d, const SessionConfig& c) {
   const uint64_t limit = c.max_binding_bytes;
   if (limit != 0 && (q.max_binding_bytes == 0 || limit < q.max_binding_bytes))
     q.max_binding_bytes = limit;
+  q.bias_grad_in_weight_grad = q.bias_grad_in_weight_grad && c.fused_bias_grad;
   return q;
 }
 
