@@ -9,11 +9,28 @@ namespace {
 // Small groups: each invocation already loops over a whole row, and BT is often only a few
 // hundred, so small groups keep every core busy.
 constexpr uint32_t kGroup = 32;
+// The *_vec4_texels kernels: the backward's channel invocations each take four channels, so its
+// groups are half as wide (C = 128 still spreads them over two workgroups); the forward's too.
+constexpr uint32_t kVec4Group = 16;
 }  // namespace
 
 Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice x,
                            BufferSlice w, BufferSlice b, BufferSlice y, BufferSlice mean,
                            BufferSlice rstd, DType act) {
+  const uint64_t n = uint64_t(s.rows) * s.C;
+  if (act == DType::f32 && s.C % 4 == 0 && vec4_texels_apply(quirks, {x, y}, n) &&
+      vec4_texels_apply(quirks, {w, b}, s.C)) {
+    // layernorm_forward_vec4_texels.comp: four channels per fetch and per store, the same bits.
+    Dispatch d;
+    d.kernel = KernelId::layernorm_forward_vec4_texels;
+    d.spec = {kVec4Group};
+    d.bindings = {vec4_texels(x, n), vec4_texels(w, s.C), vec4_texels(b, s.C),
+                  {y, true},         {mean, true},        {rstd, true}};
+    d.push = push_bytes(push::LayernormParams{s.rows, s.C, s.eps});
+    d.groups = {div_up(s.rows, kVec4Group), 1, 1};
+    d.label = "layernorm_forward";
+    return d;
+  }
   Dispatch d;
   const bool t = quirks.texel_fetch_beats_storage_loads;
   d.kernel = act == DType::f32 && t
@@ -32,10 +49,7 @@ Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, 
 namespace {
 
 // layernorm_backward_vec4_texels.comp: where C is a multiple of 4 and every operand starts on a
-// texel boundary. Its channel invocations each take four channels, so its groups are half as
-// wide: C = 128 still spreads them over two workgroups.
-constexpr uint32_t kVec4Group = 16;
-
+// texel boundary.
 bool vec4_backward_applies(const DeviceQuirks& q, const LayernormShape& s, BufferSlice dy,
                            BufferSlice x, BufferSlice w, BufferSlice dx, BufferSlice dw,
                            BufferSlice db, DType act) {

@@ -14,8 +14,9 @@ struct LayernormShape {
 };
 
 // y[rows,C] = (x - mean) * rstd * w + b; also writes mean[rows] and rstd[rows]. CPU drivers
-// (quirks.texel_fetch_beats_storage_loads) read the inputs through texel views; same bits. x and
-// y stored as `act` (16-bit: storage buffers).
+// (quirks.texel_fetch_beats_storage_loads) read the inputs through texel views, four channels per
+// fetch where C is a multiple of 4 and the slices start on texel boundaries; same bits. x and y
+// stored as `act` (16-bit: storage buffers).
 Dispatch layernorm_forward(const DeviceQuirks& quirks, const LayernormShape& s, BufferSlice x,
                            BufferSlice w, BufferSlice b, BufferSlice y, BufferSlice mean,
                            BufferSlice rstd, DType act = DType::f32);

@@ -180,11 +180,15 @@ TEST_CASE("layernorm picks the texel kernels only with the quirk") {
                                       b.whole(), b.whole())
         .kernel;
   };
-  CHECK(fwd(true) == KernelId::layernorm_forward_texels);
+  CHECK(fwd(true) == KernelId::layernorm_forward_vec4_texels);
   CHECK(fwd(false) == KernelId::layernorm_forward);
+  const kernels::LayernormShape odd{4, 15};  // C not a multiple of 4: one float per fetch
+  CHECK(kernels::layernorm_forward(with_texels(true), odd, b.whole(), b.whole(), b.whole(),
+                                   b.whole(), b.whole(), b.whole())
+            .kernel == KernelId::layernorm_forward_texels);
 }
 
-TEST_CASE("layernorm backward takes four channels per fetch where C allows, with the same bits") {
+TEST_CASE("layernorm takes four channels per fetch where C allows, with the same bits") {
   Buffer b = test::garbage_buffer<float>(4096, "b");
   auto bwd = [&](uint32_t C, uint64_t offset) {
     const BufferSlice x{b.handle(), offset, 4 * 16 * uint64_t(C)};
@@ -208,6 +212,9 @@ TEST_CASE("layernorm backward takes four channels per fetch where C allows, with
         in.frozen = frozen;
         const LnRun storage = run_gpu(in, with_texels(false)),
                     vec4 = run_gpu(in, with_texels(true));
+        REQUIRE(test::bit_identical(vec4.y, storage.y));
+        REQUIRE(test::bit_identical(vec4.mean, storage.mean));
+        REQUIRE(test::bit_identical(vec4.rstd, storage.rstd));
         REQUIRE(test::bit_identical(vec4.dx, storage.dx));
         if (!frozen) {
           REQUIRE(test::bit_identical(vec4.dw, storage.dw));
