@@ -26,6 +26,10 @@ struct KernelTime {
   std::string kernel;  // kernel_name of the shader
   int dispatches = 0;  // its dispatches per step
   double ms = 0;       // median GPU milliseconds per step (sum over its dispatches)
+  // The sum over its dispatches of each one's fastest time across the measured steps: what it
+  // costs when nothing else takes the cores (on a shared machine the median moves with the
+  // load far more than a kernel change does).
+  double fastest_ms = 0;
 };
 
 struct Measurement {
