@@ -101,14 +101,14 @@ void LoweringContext::step(const Step& s) {
                                                 bout(m::dx), mode(s, m::dx)),
           s);
       if (s.attrs.frozen) return;
-      add(kernels::matmul_backward_weight_pieces(quirks, shape, bin(m::dy), bin(m::x),
-                                                 bout(m::dweight), mode(s, m::dweight)),
-          s);
       if (s.attrs.has_bias)
-        add(kernels::matmul_backward_bias(quirks, shape, bin(m::dy), bout(m::dbias),
-                                          mode(s, m::dbias)),
-            s);
-      return;
+        return add(kernels::matmul_backward_weight_bias_pieces(
+                       quirks, shape, bin(m::dy), bin(m::x), bout(m::dweight), mode(s, m::dweight),
+                       bout(m::dbias), mode(s, m::dbias)),
+                   s);
+      return add(kernels::matmul_backward_weight_pieces(quirks, shape, bin(m::dy), bin(m::x),
+                                                        bout(m::dweight), mode(s, m::dweight)),
+                 s);
     }
     case OpKind::attention: {
       namespace a = slot::attention;

@@ -31,6 +31,7 @@ DeviceQuirks session_quirks(const Device& d, const SessionConfig& c) {
   const uint64_t limit = c.max_binding_bytes;
   if (limit != 0 && (q.max_binding_bytes == 0 || limit < q.max_binding_bytes))
     q.max_binding_bytes = limit;
+  q.bias_grad_in_weight_grad = q.bias_grad_in_weight_grad && c.fused_bias_grad;
   return q;
 }
 
@@ -263,7 +264,8 @@ std::vector<Session::DispatchTime> Session::dispatch_ms() const {
     if (!e) continue;
     const auto ms = e->dispatch_ms();
     for (std::size_t i = 0; i < ms.size(); ++i)
-      out.push_back({e->dispatches()[i].step, e->dispatches()[i].label, ms[i]});
+      out.push_back({e->dispatches()[i].step, e->dispatches()[i].label,
+                     std::string(kernel_name(e->dispatches()[i].kernel)), ms[i]});
   }
   return out;
 }

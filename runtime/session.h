@@ -60,6 +60,9 @@ struct SessionConfig {
                                      // device's limit); lower only to test binding in pieces
   bool fused_optimizer = true;       // the gradient norm and AdamW as one dispatch each per binding
                                      // window (false: one per parameter, the same bits; for tests)
+  bool fused_bias_grad = true;  // bias gradients summed in the weight gradients' dispatches where
+                                // the kernel allows (DeviceQuirks::bias_grad_in_weight_grad;
+                                // false: a dispatch of their own, the same bits; for tests)
   // Called during construction ("init": parameter bytes written, "compile": pipelines built),
   // load() ("load": parameter bytes checked, then uploaded, so the total is twice their size)
   // and save() ("save": parameter bytes written); returning false cancels the call (Cancelled).
@@ -147,8 +150,9 @@ class Session {
   // Milliseconds per dispatch of the last step, with the plan step each executes (timestamps must
   // be on).
   struct DispatchTime {
-    int step = -1;      // index into plan().steps
-    std::string label;  // the dispatch's label, for display
+    int step = -1;       // index into plan().steps
+    std::string label;   // the dispatch's label, for display
+    std::string kernel;  // the shader it ran (kernel_name), to group timings by kernel
     double ms = 0;
   };
   std::vector<DispatchTime> dispatch_ms() const;

@@ -34,7 +34,8 @@ layout(constant_id = 4) const uint TJ4 = 2;  // vec4 columns of the tile
 layout(constant_id = 5) const uint X_MODE = 0;
 layout(constant_id = 6) const uint X_LANES = 1;
 
-layout(std430, binding = 2) readonly buffer Bias { vec4 bias4[]; };
+// Read (has_bias 1: the forward's bias) or written (has_bias 2 and 3: the bias gradient).
+layout(std430, binding = 2) buffer Bias { vec4 bias4[]; };
 layout(std430, binding = 3) buffer C { C_T4 c4[]; };
 layout(push_constant) uniform Push { MatmulTexelsParams p; };
 
@@ -72,8 +73,39 @@ void x_column(uint r, uint i0, uint rows[MAX_T], int last, out float a[MAX_T]) {
   }
 }
 
+// has_bias 2 and 3: the workgroups past the last row of tiles sum Y's columns instead,
+// bias[j] (+)= sum_r Y[r, j], each in one chain of adds in ascending r from 0: the bits of
+// matmul_backward_bias.comp, which sums the same dout column in the same order (the
+// weight gradient's Y is dout). No X is read and no subgroup operation runs there.
+void column_sums(uint J4) {
+  const uint j0 = gl_GlobalInvocationID.x * TJ4;
+  if (j0 >= J4) return;
+  uint cols[MAX_T];
+  [[unroll]] for (uint j = 0; j < TJ4; ++j) cols[j] = min(j0 + j, J4 - 1) * 4;
+  vec4 acc[MAX_T];
+  [[unroll]] for (uint j = 0; j < TJ4; ++j) acc[j] = vec4(0.0);
+  // Four r per iteration (llvmpipe's 65535-iteration limit), added one at a time in order.
+  const uint R4 = p.R / 4 * 4;
+  for (uint r = 0; r < R4; r += 4) {
+    [[unroll]] for (uint u = 0; u < 4; ++u)
+      [[unroll]] for (uint j = 0; j < TJ4; ++j)
+        acc[j] += B_FETCH(int(((r + u) * p.y_stride + cols[j]) / 4));
+  }
+  for (uint r = R4; r < p.R; ++r)
+    [[unroll]] for (uint j = 0; j < TJ4; ++j) acc[j] += B_FETCH(int((r * p.y_stride + cols[j]) / 4));
+  [[unroll]] for (uint j = 0; j < TJ4; ++j) {
+    const uint col4 = j0 + j;
+    if (col4 >= J4) break;
+    bias4[col4] = p.has_bias == 3 ? bias4[col4] + acc[j] : acc[j];
+  }
+}
+
 void main() {
   const uint J4 = p.J / 4;
+  if (p.has_bias >= 2 && gl_WorkGroupID.y == (p.I + TI - 1) / TI) {
+    column_sums(J4);
+    return;
+  }
   const uint i0 = gl_WorkGroupID.y * TI;
   const uint j0 = gl_GlobalInvocationID.x * TJ4;
   // Lanes past J stay to fetch X for their subgroup; their columns are clamped, never stored.
@@ -218,7 +250,7 @@ void main() {
       const uint col4 = j0 + j;
       if (col4 >= J4) break;
       vec4 v = acc[i][j];
-      if (p.has_bias != 0) v += bias4[p.c_offset / 4 + col4];
+      if (p.has_bias == 1) v += bias4[p.c_offset / 4 + col4];
       const uint o = (p.c_offset + row * p.ldc) / 4 + col4;
       c4[o] = C_STORE4(p.accumulate == 1 ? C_LOAD4(c4[o]) + v : v);
     }

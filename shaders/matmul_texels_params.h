@@ -17,6 +17,8 @@ namespace remat::push {
 // C(i,j) is C[c_offset + i*ldc + j] (a piece's columns of a wider matrix have c_offset > 0).
 // accumulate 0: C = sum; 1: C = C + sum; 2: the sum starts from C (continues a reduction that an
 // earlier dispatch began, for a weight bound in pieces). has_bias 1 adds bias[j] (forward only).
+// has_bias 2 (3) in the outer kernel: one more row of workgroups writes (adds) bias[j] =
+// sum_r Y[r, j], the bias gradient of a weight gradient whose Y is dout (in_out layout).
 struct MatmulTexelsParams {
   uint I;
   uint J;

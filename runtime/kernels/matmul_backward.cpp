@@ -126,6 +126,26 @@ std::vector<Dispatch> matmul_backward_weight_pieces(const DeviceQuirks& quirks,
   return ds;
 }
 
+std::vector<Dispatch> matmul_backward_weight_bias_pieces(const DeviceQuirks& quirks,
+                                                         const MatmulShape& s, BufferSlice dout,
+                                                         BufferSlice inp, BufferSlice dw,
+                                                         GradWrite mode, BufferSlice dbias,
+                                                         GradWrite bias_mode) {
+  if (s.w_dtype != DType::f32)
+    throw std::logic_error("matmul_backward_weight: a weight's gradient is f32, not " +
+                           std::string(dtype_name(s.w_dtype)));
+  // A bias-grad dispatch of its own costs a whole dispatch for a few KiB of output on CPU
+  // drivers (and reads dout through storage loads): the dW kernel's workgroups sum it instead.
+  if (quirks.bias_grad_in_weight_grad && weight_pieces(quirks, s).size() == 1)
+    if (auto d = matmul_backward_weight_bias_texels(quirks, s, dout, inp, dw,
+                                                    static_cast<uint32_t>(mode), dbias,
+                                                    static_cast<uint32_t>(bias_mode)))
+      return {*d};
+  auto ds = matmul_backward_weight_pieces(quirks, s, dout, inp, dw, mode);
+  ds.push_back(matmul_backward_bias(quirks, s, dout, dbias, bias_mode));
+  return ds;
+}
+
 Dispatch matmul_backward_bias(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,
                               BufferSlice dbias, GradWrite mode) {
   (void)quirks;  // one variant: a column per invocation suits every device

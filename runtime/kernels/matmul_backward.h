@@ -1,6 +1,6 @@
 // Dispatches for the backward of matmul (out = inp·W + bias): dinp, dW and dbias are separate
 // kernels so a schedule can skip the ones it does not need (no dinp for the first layer, no
-// dbias for the bias-free LM head).
+// dbias for the bias-free LM head); on CPU drivers dbias rides in dW's texel dispatch.
 #pragma once
 
 #include <vector>
@@ -33,6 +33,15 @@ std::vector<Dispatch> matmul_backward_weight_pieces(const DeviceQuirks& quirks,
                                                     const MatmulShape& s, BufferSlice dout,
                                                     BufferSlice inp, BufferSlice dw,
                                                     GradWrite mode);
+
+// dW and dbias as matmul_backward_weight_pieces and matmul_backward_bias compute them: one
+// dispatch where quirks.bias_grad_in_weight_grad holds and the texel kernel can sum dbias beside
+// dW (matmul_texels.h), else those two; the same bits either way.
+std::vector<Dispatch> matmul_backward_weight_bias_pieces(const DeviceQuirks& quirks,
+                                                         const MatmulShape& s, BufferSlice dout,
+                                                         BufferSlice inp, BufferSlice dw,
+                                                         GradWrite mode, BufferSlice dbias,
+                                                         GradWrite bias_mode);
 
 // dbias[N] (+)= Σ_m dout[m, :] (whole rows of dout: s.ld and s.n_offset unset).
 Dispatch matmul_backward_bias(const DeviceQuirks& quirks, const MatmulShape& s, BufferSlice dout,

@@ -72,25 +72,34 @@ struct YOperand {
   DType dtype = DType::f32;
 };
 
+// MatmulTexelsParams.has_bias: what the outer kernel does with binding 2.
+constexpr uint32_t kAddBias = 1;          // C += bias[j] (the forward's bias)
+constexpr uint32_t kWriteColumnSums = 2;  // bias[j] = sum_r Y[r, j] (a bias gradient)
+constexpr uint32_t kAddColumnSums = 3;    // bias[j] += sum_r Y[r, j]
+
 // C(I,J) (+)= X(I,R) · Y[R,J] with Y and C vec4 along j (the caller checks J, Y's and C's strides).
+// `bias` is read (bias_mode kAddBias) or, for the column sums, written by one more row of
+// workgroups.
 Dispatch outer(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, const XOperand& x,
                YOperand y, uint32_t y_stride, BufferSlice bias, BufferSlice c, uint32_t c_offset,
-               uint32_t ldc, uint32_t accumulate, DType c_dtype = DType::f32) {
+               uint32_t ldc, uint32_t accumulate, DType c_dtype = DType::f32,
+               uint32_t bias_mode = kAddBias) {
   const XMode mode = x_mode(x, I, R);
   const auto m = static_cast<uint32_t>(mode);
   const MatmulTile t = tile_for(tiling, TexelMatmul::outer, m, I, J, R);
   const bool has_bias = bias.buffer != VK_NULL_HANDLE;
+  const bool sums = has_bias && bias_mode != kAddBias;
   Dispatch d;
   d.kernel = kernel_variant(KernelId::matmul_outer_texels, {x.dtype, y.dtype, c_dtype});
   d.spec = {
       t.wx, 1, 1, t.rows, t.cols, m, x_lanes(tiling.shared_x_lanes, t, TexelMatmul::outer, m)};
   d.bindings = {texels(x.slice, mode != XMode::scalar, x.dtype),
                 texels(y.slice, true, y.dtype),
-                {has_bias ? bias : c, false},
+                {has_bias ? bias : c, sums},
                 {c, true}};
   d.push = push_bytes(push::MatmulTexelsParams{I, J, R, x.offset, x.si, x.sr, y_stride, c_offset,
-                                               ldc, accumulate, has_bias ? 1u : 0u});
-  d.groups = {div_up(J / 4, t.wx * t.cols), div_up(I, t.rows), 1};
+                                               ldc, accumulate, has_bias ? bias_mode : 0u});
+  d.groups = {div_up(J / 4, t.wx * t.cols), div_up(I, t.rows) + (sums ? 1 : 0), 1};
   return d;
 }
 
@@ -186,6 +195,26 @@ std::optional<Dispatch> matmul_backward_weight_texels(const DeviceQuirks& quirks
         return outer(quirks.matmul_tiling, s.N, s.K, s.M, {dout, s.n_offset, 1, ld},
                      {inp, s.x_dtype}, s.K, {}, dw, 0, s.K, accumulate);
       });
+}
+
+std::optional<Dispatch> matmul_backward_weight_bias_texels(const DeviceQuirks& quirks,
+                                                           const MatmulShape& s, BufferSlice dout,
+                                                           BufferSlice inp, BufferSlice dw,
+                                                           uint32_t accumulate, BufferSlice dbias,
+                                                           uint32_t bias_accumulate) {
+  // in_out only: there Y is dout and dbias its column sums; out_in's X is dout (row sums).
+  if (s.layout != WeightLayout::in_out || dbias.buffer == VK_NULL_HANDLE || accumulate > 1 ||
+      bias_accumulate > 1)
+    return {};
+  return by_layout(
+      quirks, s, "matmul_backward_weight",
+      [&]() -> std::optional<Dispatch> {
+        if (!div4(s.N) || s.row_stride() != s.N || s.n_offset != 0) return {};
+        return outer(quirks.matmul_tiling, s.K, s.N, s.M, {inp, 0, 1, s.K, s.x_dtype}, {dout}, s.N,
+                     dbias, dw, 0, s.N, accumulate, DType::f32,
+                     bias_accumulate ? kAddColumnSums : kWriteColumnSums);
+      },
+      [&]() -> std::optional<Dispatch> { return {}; });
 }
 
 std::optional<TexelMatmulUse> texel_matmul_use(const Dispatch& d) {

@@ -33,6 +33,15 @@ std::optional<Dispatch> matmul_backward_weight_texels(const DeviceQuirks& quirks
                                                       BufferSlice inp, BufferSlice dw,
                                                       uint32_t accumulate);
 
+// matmul_backward_weight_texels with dbias (+)= Σ_m dout[m, :] summed in the same dispatch (one
+// more row of workgroups; matmul_backward_bias's order, so its bits), where W is in_out and the
+// texel variant applies to whole rows of dout; nullopt otherwise. `bias_accumulate` 0 or 1.
+std::optional<Dispatch> matmul_backward_weight_bias_texels(const DeviceQuirks& quirks,
+                                                           const MatmulShape& s, BufferSlice dout,
+                                                           BufferSlice inp, BufferSlice dw,
+                                                           uint32_t accumulate, BufferSlice dbias,
+                                                           uint32_t bias_accumulate);
+
 // A texel matmul dispatch's shape class and extents, read back from what the functions above
 // built; nullopt for any other kernel. What runtime/matmul_tuning times tiles for.
 struct TexelMatmulUse {

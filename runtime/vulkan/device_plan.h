@@ -91,6 +91,10 @@ struct DeviceQuirks {
   // gather: measured 4.7x cheaper per vec4 load on Mesa 22.3. The matmuls read their operands
   // through RGBA32F texel views there (matmul_*_texels.comp).
   bool texel_fetch_beats_storage_loads = false;
+  // A bias gradient is summed by the weight gradient's texel dispatch (one more row of its
+  // workgroups) instead of a dispatch of its own, where that kernel runs; the same bits either
+  // way. Not a device fact but a lowering choice, on by default; tests turn it off to compare.
+  bool bias_grad_in_weight_grad = true;
   // The texel matmuls' register tiles per shape class: from device facts (plan_device), replaced
   // per class by measured ones where a session can time them (runtime/matmul_tuning.h).
   MatmulTiling matmul_tiling = default_matmul_tiling(0);

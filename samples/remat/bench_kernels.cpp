@@ -163,6 +163,14 @@ int run_bench_kernels(const BenchOptions& o) {
   std::sort(fam.begin(), fam.end(),
             [](const KernelRow& a, const KernelRow& b) { return a.ms > b.ms; });
   for (const KernelRow& r : fam) line(r);
+  std::printf("\nper shader (sum over the step; fastest: each dispatch's fastest step, summed)\n");
+  std::printf("%-34s %4s %9s %9s\n", "shader", "n", "ms", "fastest");
+  double fastest_total = 0;
+  for (const KernelTime& k : meas.kernels) {
+    std::printf("%-34.34s %4d %9.3f %9.3f\n", k.kernel.c_str(), k.dispatches, k.ms, k.fastest_ms);
+    fastest_total += k.fastest_ms;
+  }
+  std::printf("%-34s %4zu %9s %9.3f\n", "all", session.dispatch_count(), "", fastest_total);
   std::printf("\nstep     %.1f ms wall, %.1f ms in timed dispatches, host %.1f ms (%.1f%%)\n",
               meas.median_wall_ms, meas.median_gpu_ms, meas.median_host_ms,
               100 * meas.median_host_ms / meas.median_wall_ms);

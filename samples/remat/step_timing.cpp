@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <stdexcept>
 
 namespace remat::cli {
@@ -59,6 +60,51 @@ std::vector<StepTime> attribute(const Plan& plan, const std::vector<Session::Dis
   return by_step;
 }
 
+// Sums one run's dispatch timings per shader.
+std::map<std::string, KernelTime> by_kernel(const std::vector<Session::DispatchTime>& ms) {
+  std::map<std::string, KernelTime> out;
+  for (const auto& d : ms) {
+    KernelTime& k = out[d.kernel];
+    k.kernel = d.kernel;
+    k.ms += d.ms;
+    ++k.dispatches;
+  }
+  return out;
+}
+
+// Each dispatch's fastest time over the runs (every run records the same dispatches).
+std::vector<Session::DispatchTime> fastest(
+    const std::vector<std::vector<Session::DispatchTime>>& runs) {
+  std::vector<Session::DispatchTime> out =
+      runs.empty() ? std::vector<Session::DispatchTime>{} : runs.front();
+  for (const auto& r : runs)
+    for (std::size_t i = 0; i < out.size() && i < r.size(); ++i)
+      out[i].ms = std::min(out[i].ms, r[i].ms);
+  return out;
+}
+
+// Each shader's median over the runs (a run the shader is missing from counts 0 ms), and the sum
+// of its dispatches' fastest times.
+std::vector<KernelTime> median_kernels(
+    const std::vector<std::vector<Session::DispatchTime>>& runs) {
+  std::vector<KernelTime> out;
+  if (runs.empty()) return out;
+  std::vector<std::map<std::string, KernelTime>> per_run;
+  for (const auto& r : runs) per_run.push_back(by_kernel(r));
+  const auto best = by_kernel(fastest(runs));
+  for (const auto& [name, first] : per_run.front()) {
+    std::vector<double> v;
+    for (const auto& r : per_run) {
+      const auto it = r.find(name);
+      v.push_back(it == r.end() ? 0.0 : it->second.ms);
+    }
+    out.push_back({name, first.dispatches, median(v), best.at(name).ms});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const KernelTime& a, const KernelTime& b) { return a.ms > b.ms; });
+  return out;
+}
+
 }  // namespace
 
 Measurement measure_session(Session& session, int warmup, int steps) {
@@ -70,6 +116,7 @@ Measurement measure_session(Session& session, int warmup, int steps) {
   for (int i = 0; i < warmup; ++i) session.step(tokens, targets);
   Measurement m;
   std::vector<std::vector<StepTime>> runs;
+  std::vector<std::vector<Session::DispatchTime>> kernel_runs;
   std::vector<double> host;
   for (int i = 0; i < steps; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -83,10 +130,12 @@ Measurement measure_session(Session& session, int warmup, int steps) {
     m.gpu_ms.push_back(gpu);
     host.push_back(wall - gpu);
     runs.push_back(attribute(session.plan(), ms));
+    kernel_runs.push_back(ms);
   }
   m.median_wall_ms = median(m.wall_ms);
   m.median_gpu_ms = median(m.gpu_ms);
   m.median_host_ms = median(host);
+  m.kernels = median_kernels(kernel_runs);
   if (!runs.empty()) {
     m.steps = runs.front();
     for (std::size_t s = 0; s < m.steps.size(); ++s) {

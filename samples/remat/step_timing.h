@@ -21,10 +21,22 @@ struct StepTime {
   double ms = 0;               // median GPU milliseconds (sum over its dispatches)
 };
 
+// Time of one shader over a step (all of its dispatches), the median over the measured steps.
+struct KernelTime {
+  std::string kernel;  // kernel_name of the shader
+  int dispatches = 0;  // its dispatches per step
+  double ms = 0;       // median GPU milliseconds per step (sum over its dispatches)
+  // The sum over its dispatches of each one's fastest time across the measured steps: what it
+  // costs when nothing else takes the cores (on a shared machine the median moves with the
+  // load far more than a kernel change does).
+  double fastest_ms = 0;
+};
+
 struct Measurement {
-  std::vector<double> wall_ms;  // per measured step: Session::step as the host saw it
-  std::vector<double> gpu_ms;   // per measured step: sum of the dispatch timestamps
-  std::vector<StepTime> steps;  // per plan step that ran, schedule order
+  std::vector<double> wall_ms;      // per measured step: Session::step as the host saw it
+  std::vector<double> gpu_ms;       // per measured step: sum of the dispatch timestamps
+  std::vector<StepTime> steps;      // per plan step that ran, schedule order
+  std::vector<KernelTime> kernels;  // per shader that ran, slowest first
   double median_wall_ms = 0;
   double median_gpu_ms = 0;
   double median_host_ms = 0;  // median of (wall - gpu): time outside timed GPU work

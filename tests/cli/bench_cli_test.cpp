@@ -98,6 +98,36 @@ TEST_CASE("remat bench writes frontier.csv and frontier.json for one point") {
   CHECK(r.out.find("ms/step") != std::string::npos);
 }
 
+TEST_CASE("remat bench --kernels sums every dispatch of the step into one row per shader") {
+  TempDir dir("bench_kernels");
+  auto r = run_remat("bench --kernels " + kSmall + " --steps 3 --warmup 0 --out " + dir.quoted());
+  REQUIRE(r.exit_code == 0);
+  std::istringstream in(r.out.substr(r.out.find("per shader")));
+  std::string line;
+  std::getline(in, line);  // the title
+  std::getline(in, line);  // the column names
+  int rows = 0, dispatches = 0, all = -1;
+  while (std::getline(in, line) && !line.empty()) {
+    std::istringstream f(line);
+    std::string shader;
+    int n = 0;
+    f >> shader >> n;
+    if (shader == "all") {
+      all = n;
+      break;
+    }
+    double ms = 0, fastest = 0;
+    f >> ms >> fastest;
+    INFO(line);
+    CHECK(fastest > 0);
+    CHECK(fastest <= ms);  // each dispatch's fastest step, summed, is no slower than any step
+    dispatches += n, ++rows;
+  }
+  CHECK(rows > 5);
+  CHECK(all == dispatches);
+  CHECK(r.out.find("recorded " + std::to_string(all) + " dispatches") != std::string::npos);
+}
+
 TEST_CASE("remat bench measures LoRA with the loss in chunks, as planned") {
   TempDir dir("bench_lora_chunk");
   // 2 x 48 = 96 rows: a chunk of 64 and one of 32.

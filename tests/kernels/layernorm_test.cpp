@@ -180,8 +180,47 @@ TEST_CASE("layernorm picks the texel kernels only with the quirk") {
                                       b.whole(), b.whole())
         .kernel;
   };
-  CHECK(fwd(true) == KernelId::layernorm_forward_texels);
+  CHECK(fwd(true) == KernelId::layernorm_forward_vec4_texels);
   CHECK(fwd(false) == KernelId::layernorm_forward);
+  const kernels::LayernormShape odd{4, 15};  // C not a multiple of 4: one float per fetch
+  CHECK(kernels::layernorm_forward(with_texels(true), odd, b.whole(), b.whole(), b.whole(),
+                                   b.whole(), b.whole(), b.whole())
+            .kernel == KernelId::layernorm_forward_texels);
+}
+
+TEST_CASE("layernorm takes four channels per fetch where C allows, with the same bits") {
+  Buffer b = test::garbage_buffer<float>(4096, "b");
+  auto bwd = [&](uint32_t C, uint64_t offset) {
+    const BufferSlice x{b.handle(), offset, 4 * 16 * uint64_t(C)};
+    return kernels::layernorm_backward(with_texels(true), {16, C}, x, x, x, x, x, x, x, x, false,
+                                       false)
+        .kernel;
+  };
+  CHECK(bwd(48, 0) == KernelId::layernorm_backward_vec4_texels);
+  CHECK(bwd(33, 0) == KernelId::layernorm_backward_texels);  // C not a multiple of 4
+  CHECK(bwd(48, 4) == KernelId::layernorm_backward_texels);  // slices off texel boundaries
+  struct Shape {
+    std::size_t rows, C;
+  };
+  // tiny's B=8 T=64 C=128, GPT-shaped, and rows of a single vec4.
+  for (Shape sh : {Shape{512, 128}, Shape{3 * 23, 48}, Shape{5, 4}})
+    for (bool accumulate : {false, true})
+      for (bool frozen : {false, true}) {
+        INFO("rows " << sh.rows << " C " << sh.C << " accumulate " << accumulate << " frozen "
+                     << frozen);
+        auto in = make_inputs(sh.rows, sh.C, accumulate);
+        in.frozen = frozen;
+        const LnRun storage = run_gpu(in, with_texels(false)),
+                    vec4 = run_gpu(in, with_texels(true));
+        REQUIRE(test::bit_identical(vec4.y, storage.y));
+        REQUIRE(test::bit_identical(vec4.mean, storage.mean));
+        REQUIRE(test::bit_identical(vec4.rstd, storage.rstd));
+        REQUIRE(test::bit_identical(vec4.dx, storage.dx));
+        if (!frozen) {
+          REQUIRE(test::bit_identical(vec4.dw, storage.dw));
+          REQUIRE(test::bit_identical(vec4.db, storage.db));
+        }
+      }
 }
 
 }  // namespace
