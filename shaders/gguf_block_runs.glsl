@@ -16,6 +16,25 @@ struct GgufScale {
   float m;
 };
 
+// Bytes o..o+15 where o % 16 == 0: through 16-byte texels one fetch where the kernel defines
+// GGUF_TEXEL16(o) (matmul_blocks_words.glsl), else gguf_bytes16. Q4_K and Q5_K blocks (144 and
+// 176 bytes) keep every block, and so their header and code arrays, at a multiple of 16 bytes
+// from the start of a row of whole blocks, and a row from the words' start.
+uvec4 gguf_aligned16(uint o);
+
+// Byte i (0..15) of the 16 bytes v.
+uint gguf_byte16(uvec4 v, uint i) {
+  return (v[i >> 2] >> ((i & 3u) << 3)) & 0xFFu;
+}
+
+// gguf_q4k_scale_min of sub-block j from a Q4_K/Q5_K block's first 16 bytes (d, dmin, then
+// the 12 scale bytes: scale byte i is byte 4 + i).
+uvec2 gguf_q4k_scale_min16(uvec4 head, uint j) {
+  if (j < 4u) return uvec2(gguf_byte16(head, 4u + j) & 63u, gguf_byte16(head, 8u + j) & 63u);
+  return uvec2((gguf_byte16(head, 8u + j) & 15u) | (gguf_byte16(head, j) >> 6) << 4,
+               (gguf_byte16(head, 8u + j) >> 4) | (gguf_byte16(head, 4u + j) >> 6) << 4);
+}
+
 GgufScale gguf_sub_scale(uint type, uint b, uint e) {
   precise float d = 0.0;
   precise float m = 0.0;
@@ -36,9 +55,11 @@ GgufScale gguf_sub_scale(uint type, uint b, uint e) {
       break;
     case REMAT_GGUF_Q4_K:
     case REMAT_GGUF_Q5_K: {
-      const uvec2 sm = gguf_q4k_scale_min(b + 4u, e / 32u);
-      d = gguf_f16_at(b) * float(sm.x);
-      m = gguf_f16_at(b + 2u) * float(sm.y);
+      // d, dmin and the 12 scale bytes are the block's first 16 bytes: one aligned fetch.
+      const uvec4 head = gguf_aligned16(b);
+      const uvec2 sm = gguf_q4k_scale_min16(head, e / 32u);
+      d = gguf_f16(head.x & 0xFFFFu) * float(sm.x);
+      m = gguf_f16(head.x >> 16) * float(sm.y);
       break;
     }
     case REMAT_GGUF_Q6_K:
@@ -188,6 +209,14 @@ uvec4 gguf_bytes16(uint o) {
 #endif
 }
 
+uvec4 gguf_aligned16(uint o) {
+#ifdef GGUF_TEXEL16
+  return GGUF_TEXEL16(o);
+#else
+  return gguf_bytes16(o);
+#endif
+}
+
 // The four bytes of word w as lanes.
 uvec4 gguf_lanes(uint w) {
   return (uvec4(w) >> uvec4(0u, 8u, 16u, 24u)) & 0xFFu;
@@ -240,14 +269,14 @@ void gguf_codes16(uint type, uint b, uint e0, out ivec4 q[4]) {
       break;
     }
     case REMAT_GGUF_Q4_K: {
-      const uvec4 w = gguf_bytes16(b + 16u + 32u * (e0 / 64u) + e0 % 32u);
+      const uvec4 w = gguf_aligned16(b + 16u + 32u * (e0 / 64u) + e0 % 32u);
       const uint shift = 4u * ((e0 / 32u) % 2u);
       for (uint j = 0u; j < 4u; ++j) q[j] = ivec4((gguf_lanes(w[j]) >> shift) & 15u);
       break;
     }
     case REMAT_GGUF_Q5_K: {
-      const uvec4 w = gguf_bytes16(b + 48u + 32u * (e0 / 64u) + e0 % 32u);
-      const uvec4 m = gguf_bytes16(b + 16u + e0 % 32u);
+      const uvec4 w = gguf_aligned16(b + 48u + 32u * (e0 / 64u) + e0 % 32u);
+      const uvec4 m = gguf_aligned16(b + 16u + e0 % 32u);
       const uint shift = 4u * ((e0 / 32u) % 2u);
       for (uint j = 0u; j < 4u; ++j) {
         const uvec4 high = (gguf_lanes(m[j]) >> (e0 / 32u)) & 1u;
