@@ -16,6 +16,25 @@ struct GgufScale {
   float m;
 };
 
+// Bytes o..o+15 where o % 16 == 0: through 16-byte texels one fetch where the kernel defines
+// GGUF_TEXEL16(o) (matmul_blocks_words.glsl), else gguf_bytes16. Q4_K and Q5_K blocks (144 and
+// 176 bytes) keep every block, and so their header and code arrays, at a multiple of 16 bytes
+// from the start of a row of whole blocks, and a row from the words' start.
+uvec4 gguf_aligned16(uint o);
+
+// Byte i (0..15) of the 16 bytes v.
+uint gguf_byte16(uvec4 v, uint i) {
+  return (v[i >> 2] >> ((i & 3u) << 3)) & 0xFFu;
+}
+
+// gguf_q4k_scale_min of sub-block j from a Q4_K/Q5_K block's first 16 bytes (d, dmin, then
+// the 12 scale bytes: scale byte i is byte 4 + i).
+uvec2 gguf_q4k_scale_min16(uvec4 head, uint j) {
+  if (j < 4u) return uvec2(gguf_byte16(head, 4u + j) & 63u, gguf_byte16(head, 8u + j) & 63u);
+  return uvec2((gguf_byte16(head, 8u + j) & 15u) | (gguf_byte16(head, j) >> 6) << 4,
+               (gguf_byte16(head, 8u + j) >> 4) | (gguf_byte16(head, 4u + j) >> 6) << 4);
+}
+
 GgufScale gguf_sub_scale(uint type, uint b, uint e) {
   precise float d = 0.0;
   precise float m = 0.0;
@@ -36,9 +55,11 @@ GgufScale gguf_sub_scale(uint type, uint b, uint e) {
       break;
     case REMAT_GGUF_Q4_K:
     case REMAT_GGUF_Q5_K: {
-      const uvec2 sm = gguf_q4k_scale_min(b + 4u, e / 32u);
-      d = gguf_f16_at(b) * float(sm.x);
-      m = gguf_f16_at(b + 2u) * float(sm.y);
+      // d, dmin and the 12 scale bytes are the block's first 16 bytes: one aligned fetch.
+      const uvec4 head = gguf_aligned16(b);
+      const uvec2 sm = gguf_q4k_scale_min16(head, e / 32u);
+      d = gguf_f16(head.x & 0xFFFFu) * float(sm.x);
+      m = gguf_f16(head.x >> 16) * float(sm.y);
       break;
     }
     case REMAT_GGUF_Q6_K:
@@ -188,18 +209,29 @@ uvec4 gguf_bytes16(uint o) {
 #endif
 }
 
+uvec4 gguf_aligned16(uint o) {
+#ifdef GGUF_TEXEL16
+  return GGUF_TEXEL16(o);
+#else
+  return gguf_bytes16(o);
+#endif
+}
+
 // The four bytes of word w as lanes.
 uvec4 gguf_lanes(uint w) {
   return (uvec4(w) >> uvec4(0u, 8u, 16u, 24u)) & 0xFFu;
 }
 
 // The integer codes of values e0..e0+15 (e0 % 16 == 0) of the quantized block at byte b, four
-// per element of q (q[j]: values e0 + 4j.., as gguf_codes4(type, b, e0 + 4j)).
+// per element of q (q[j]: values e0 + 4j.., as gguf_codes4(type, b, e0 + 4j)). Each word of
+// codes is assembled whole (four bytes shifted and masked at once, a high bit moved to each byte
+// by one multiply) and split into lanes once: the same integers as per-lane extraction with a
+// quarter of the operations, which CPU drivers pay per lane.
 void gguf_codes16(uint type, uint b, uint e0, out ivec4 q[4]) {
   switch (type) {
     case REMAT_GGUF_Q8_0: {
       const uvec4 w = gguf_bytes16(b + 2u + e0);
-      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4(gguf_lanes(w[j]) << 24) >> 24;
+      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4(uvec4(w[j]) << uvec4(24u, 16u, 8u, 0u)) >> 24;
       break;
     }
     case REMAT_GGUF_Q4_0:
@@ -207,7 +239,7 @@ void gguf_codes16(uint type, uint b, uint e0, out ivec4 q[4]) {
       const uvec4 w = gguf_bytes16(b + (type == REMAT_GGUF_Q4_0 ? 2u : 4u));
       const uint shift = e0 < 16u ? 0u : 4u;
       const int bias = type == REMAT_GGUF_Q4_0 ? 8 : 0;
-      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4((gguf_lanes(w[j]) >> shift) & 15u) - bias;
+      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4(gguf_lanes((w[j] >> shift) & 0x0F0F0F0Fu)) - bias;
       break;
     }
     case REMAT_GGUF_Q5_0:
@@ -215,43 +247,46 @@ void gguf_codes16(uint type, uint b, uint e0, out ivec4 q[4]) {
       const uint qh = b + (type == REMAT_GGUF_Q5_0 ? 2u : 4u);
       const uvec4 w = gguf_bytes16(qh + 4u);
       const uint shift = e0 < 16u ? 0u : 4u;
-      const uint high = gguf_u32(qh);
+      const uint high = gguf_u32(qh) >> e0;  // bit l: value e0 + l's fifth bit
       const int bias = type == REMAT_GGUF_Q5_0 ? 16 : 0;
       for (uint j = 0u; j < 4u; ++j) {
-        const uvec4 h = (uvec4(high) >> (uvec4(0u, 1u, 2u, 3u) + e0 + 4u * j)) & 1u;
-        q[j] = ivec4(((gguf_lanes(w[j]) >> shift) & 15u) | h << 4) - bias;
+        // Bits 4j..4j+3 of high to bit 4 of bytes 0..3: the four shifted copies (by 0, 7, 14
+        // and 21) of a 4-bit number never overlap, so the multiply adds no carry.
+        const uint spread = (((high >> (4u * j)) & 15u) * 0x00204081u & 0x01010101u) << 4;
+        q[j] = ivec4(gguf_lanes(((w[j] >> shift) & 0x0F0F0F0Fu) | spread)) - bias;
       }
       break;
     }
     case REMAT_GGUF_Q2_K: {
       const uvec4 w = gguf_bytes16(b + 16u + 32u * (e0 / 128u) + e0 % 32u);
       const uint shift = 2u * ((e0 % 128u) / 32u);
-      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4((gguf_lanes(w[j]) >> shift) & 3u);
+      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4(gguf_lanes((w[j] >> shift) & 0x03030303u));
       break;
     }
-    case REMAT_GGUF_Q3_K: {
+    case REMAT_GGUF_Q3_K: {  // q = low - 4 * (1 - high) = (low | high << 2) - 4
       const uint g = 4u * (e0 / 128u) + (e0 % 128u) / 32u;
       const uvec4 w = gguf_bytes16(b + 32u + 32u * (e0 / 128u) + e0 % 32u);
       const uvec4 m = gguf_bytes16(b + e0 % 32u);
       for (uint j = 0u; j < 4u; ++j) {
-        const uvec4 high = (gguf_lanes(m[j]) >> g) & 1u;
-        q[j] = ivec4((gguf_lanes(w[j]) >> (2u * (g % 4u))) & 3u) - 4 * (1 - ivec4(high));
+        const uint low = (w[j] >> (2u * (g % 4u))) & 0x03030303u;
+        const uint high = (m[j] >> g) & 0x01010101u;
+        q[j] = ivec4(gguf_lanes(low | high << 2)) - 4;
       }
       break;
     }
     case REMAT_GGUF_Q4_K: {
-      const uvec4 w = gguf_bytes16(b + 16u + 32u * (e0 / 64u) + e0 % 32u);
+      const uvec4 w = gguf_aligned16(b + 16u + 32u * (e0 / 64u) + e0 % 32u);
       const uint shift = 4u * ((e0 / 32u) % 2u);
-      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4((gguf_lanes(w[j]) >> shift) & 15u);
+      for (uint j = 0u; j < 4u; ++j) q[j] = ivec4(gguf_lanes((w[j] >> shift) & 0x0F0F0F0Fu));
       break;
     }
     case REMAT_GGUF_Q5_K: {
-      const uvec4 w = gguf_bytes16(b + 48u + 32u * (e0 / 64u) + e0 % 32u);
-      const uvec4 m = gguf_bytes16(b + 16u + e0 % 32u);
+      const uvec4 w = gguf_aligned16(b + 48u + 32u * (e0 / 64u) + e0 % 32u);
+      const uvec4 m = gguf_aligned16(b + 16u + e0 % 32u);
       const uint shift = 4u * ((e0 / 32u) % 2u);
       for (uint j = 0u; j < 4u; ++j) {
-        const uvec4 high = (gguf_lanes(m[j]) >> (e0 / 32u)) & 1u;
-        q[j] = ivec4(((gguf_lanes(w[j]) >> shift) & 15u) + 16u * high);
+        const uint high = (m[j] >> (e0 / 32u)) & 0x01010101u;
+        q[j] = ivec4(gguf_lanes(((w[j] >> shift) & 0x0F0F0F0Fu) | high << 4));
       }
       break;
     }
@@ -262,9 +297,9 @@ void gguf_codes16(uint type, uint b, uint e0, out ivec4 q[4]) {
       const uvec4 w = gguf_bytes16(b + 64u * h + 32u * (g % 2u) + l);
       const uvec4 m = gguf_bytes16(b + 128u + 32u * h + l);
       for (uint j = 0u; j < 4u; ++j) {
-        const uvec4 lo = (gguf_lanes(w[j]) >> (4u * (g / 2u))) & 15u;
-        const uvec4 hi = (gguf_lanes(m[j]) >> (2u * g)) & 3u;
-        q[j] = ivec4(lo | hi << 4) - 32;
+        const uint lo = (w[j] >> (4u * (g / 2u))) & 0x0F0F0F0Fu;
+        const uint hi = (m[j] >> (2u * g)) & 0x03030303u;
+        q[j] = ivec4(gguf_lanes(lo | hi << 4)) - 32;
       }
       break;
     }

@@ -123,24 +123,22 @@ uvec4 gguf_bytes4(uint o) {
 // ---- Float fields.
 
 // The binary16 h widened to float32 as formats/gguf_blocks.h's gguf_f16_to_float does: exact for
-// every finite value and infinity (a subnormal h becomes a normal float32, normalised here with
-// findMSB), a NaN keeps its payload with the quiet bit set. Integer operations only.
+// every finite value and infinity, a NaN keeps its payload with the quiet bit set. Normal values,
+// infinities and NaNs by integer operations; zeros and subnormals as float(mantissa) * 2^-24, a
+// product of an exact integer and a power of two whose result is a normal float32, so exact (and
+// the sign applied after, so -0 stays -0). No findMSB: on CPU drivers it is a long emulation per
+// lane, and every decoded run widens one or two f16 fields.
 float gguf_f16(uint h) {
   const uint sign = (h & 0x8000u) << 16;
   const uint exponent = (h >> 10) & 0x1Fu;
   const uint mantissa = h & 0x3FFu;
-  uint bits;
-  if (exponent == 0x1Fu) {
-    bits = sign | 0x7F800000u | mantissa << 13 | (mantissa != 0u ? 0x00400000u : 0u);
-  } else if (exponent != 0u) {
-    bits = sign | (exponent + 112u) << 23 | mantissa << 13;
-  } else if (mantissa == 0u) {
-    bits = sign;
-  } else {  // mantissa * 2^-24 = 2^(p-24) * (mantissa / 2^p), p its top bit (0..9)
-    const uint p = uint(findMSB(mantissa));
-    bits = sign | (p + 103u) << 23 | ((mantissa << (23u - p)) & 0x7FFFFFu);
+  if (exponent == 0u) {
+    precise float small = float(mantissa) * 5.9604644775390625e-8;  // 2^-24
+    return uintBitsToFloat(floatBitsToUint(small) | sign);
   }
-  return uintBitsToFloat(bits);
+  const uint quiet = exponent == 0x1Fu && mantissa != 0u ? 0x00400000u : 0u;
+  const uint e32 = exponent == 0x1Fu ? 0xFFu : exponent + 112u;
+  return uintBitsToFloat(sign | e32 << 23 | mantissa << 13 | quiet);
 }
 
 float gguf_f16_at(uint o) {

@@ -18,7 +18,10 @@
 // runs of 16 consecutive k and, for every n, decodes its runs of W row n (gguf_row_run16's steps:
 // one sub-block scale, one 16-byte fetch per array of codes), every decoded value feeding TI
 // fmas. X_LANES (shared_x.glsl): dout's texels, the same for every lane, are fetched once per
-// subgroup. No shared memory.
+// subgroup. NG: groups of four n per iteration of the loop over n (CPU drivers store what a loop
+// carries once per iteration, so more fmas per accumulator between stores; the host's choice,
+// matmul_blocks.cpp). No shared memory: on CPU drivers its loads and stores are per-lane loops,
+// dearer than decoding the run again.
 layout(local_size_x_id = 0) in;
 // The ggml type id (gguf_block_ids.h): a constant, so the decoder's switches fold to one format.
 layout(constant_id = 3) const uint GGUF_TYPE = REMAT_GGUF_Q8_0;  // ids 0-2: workgroup size
@@ -26,6 +29,7 @@ layout(constant_id = 4) const uint TI = 16;  // dout rows per workgroup
 layout(constant_id = 5) const uint TK = 1;   // runs of 16 values per invocation
 layout(constant_id = 6) const uint X_LANES = 1;
 layout(constant_id = 7) const uint DOUT_VEC4 = 0;  // texel view: 1 RGBA32F, 0 R32F
+layout(constant_id = 8) const uint NG = 1;  // groups of four n per loop iteration
 
 #ifdef MATMUL_BLOCKS_TEXELS
 layout(binding = 0) uniform samplerBuffer Dout;
@@ -76,6 +80,27 @@ void w_run(uint n, uint boff, uint e, out vec4 w[4]) {
   [[unroll]] for (uint u = 0; u < 4; ++u) w[u] = gguf_apply4(GGUF_TYPE, s, q[u]);
 }
 
+// Chains += dout[rows, n..n+3] * W[n..n+3, the invocation's runs], n % 4 == 0.
+void group4(uint n, uint drow[MAX_T], uint own[MAX_SHARED], uint boff[MAX_K], uint e[MAX_K],
+            inout vec4 acc[MAX_T][4 * MAX_K]) {
+  vec4 a[MAX_T];
+  if (SHARED_X) {
+    vec4 fetched[MAX_SHARED];
+    [[unroll]] for (uint q = 0; q < TI / X_LANES; ++q) fetched[q] = dout4(own[q] + n);
+    [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = SHARED_TEXEL(fetched, i);
+  } else {
+    [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = dout4(drow[i] + n);
+  }
+  [[unroll]] for (uint u = 0; u < 4; ++u)
+    [[unroll]] for (uint t = 0; t < TK; ++t) {
+      vec4 w[4];
+      w_run(n + u, boff[t], e[t], w);
+      [[unroll]] for (uint i = 0; i < TI; ++i)
+        [[unroll]] for (uint c = 0; c < 4; ++c)
+          acc[i][4 * t + c] = fma(vec4(a[i][u]), w[c], acc[i][4 * t + c]);
+    }
+}
+
 void main() {
   // More row groups than one grid dimension holds: they continue along z.
   const uint i0 = (gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * TI;
@@ -111,27 +136,14 @@ void main() {
           p.accumulate == 2 ? vec4(dinp[o], dinp[o + 1], dinp[o + 2], dinp[o + 3]) : vec4(0.0);
     }
 
-  // Groups of four n (llvmpipe ends an invocation's loops after 65535 iterations in total), then
-  // the last (N - n_begin) % 4 one at a time; every chain takes its n in ascending order.
+  // Groups of four n (llvmpipe ends an invocation's loops after 65535 iterations in total), NG
+  // of them an iteration, then single groups, then the last (N - n_begin) % 4 one at a time;
+  // every chain takes its n in ascending order.
   const uint N4 = p.n_begin + (p.N - p.n_begin) / 4 * 4;
-  for (uint n = p.n_begin; n < N4; n += 4) {
-    vec4 a[MAX_T];
-    if (SHARED_X) {
-      vec4 fetched[MAX_SHARED];
-      [[unroll]] for (uint q = 0; q < TI / X_LANES; ++q) fetched[q] = dout4(own[q] + n);
-      [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = SHARED_TEXEL(fetched, i);
-    } else {
-      [[unroll]] for (uint i = 0; i < TI; ++i) a[i] = dout4(drow[i] + n);
-    }
-    [[unroll]] for (uint u = 0; u < 4; ++u)
-      [[unroll]] for (uint t = 0; t < TK; ++t) {
-        vec4 w[4];
-        w_run(n + u, boff[t], e[t], w);
-        [[unroll]] for (uint i = 0; i < TI; ++i)
-          [[unroll]] for (uint c = 0; c < 4; ++c)
-            acc[i][4 * t + c] = fma(vec4(a[i][u]), w[c], acc[i][4 * t + c]);
-      }
-  }
+  const uint NG4 = p.n_begin + (p.N - p.n_begin) / (4 * NG) * (4 * NG);
+  for (uint n = p.n_begin; n < NG4; n += 4 * NG)
+    [[unroll]] for (uint g = 0; g < NG; ++g) group4(n + 4 * g, drow, own, boff, e, acc);
+  for (uint n = NG4; n < N4; n += 4) group4(n, drow, own, boff, e, acc);
   for (uint n = N4; n < p.N; ++n)
     [[unroll]] for (uint t = 0; t < TK; ++t) {
       vec4 w[4];

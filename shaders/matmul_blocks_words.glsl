@@ -24,5 +24,7 @@ uvec4 matmul_blocks_bytes16(uint o) {
   return bs == 0u ? a : a >> bs | uvec4(a.yzw, after) << (32u - bs);
 }
 #define GGUF_BYTES16(o) matmul_blocks_bytes16(o)
+// Bytes o..o+15 where o % 16 == 0: one texel.
+#define GGUF_TEXEL16(o) texelFetch(Wgt, int((o) >> 4))
 
 #endif  // REMAT_MATMUL_BLOCKS_WORDS_GLSL

@@ -7,8 +7,8 @@
 // matmul_dot_texels and matmul_outer_texels), and against the same chains computed on the CPU.
 // Weights: blocks with moderate random scales, blocks with any finite scale (zero, subnormal,
 // extreme), and rows quantized by ggml. Also: W in binding pieces, the input gradient's reduction
-// in blocks, grids past 65535 row groups, the refusals, and a hidden timing of the block kernels
-// against the f32 ones at Qwen2-0.5B's shapes ([.bench]).
+// in blocks, grids past 65535 row groups, and the refusals. Their timing against the f32 kernels
+// is matmul_blocks_bench_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -516,58 +516,4 @@ TEST_CASE("matmul_blocks: the dispatches refuse what they cannot compute") {
   for (GgmlType t : kTypes) CHECK(kernels::matmul_blocks_reads(id(t)));
   for (GgmlType t : {GgmlType::f32, GgmlType::f16, GgmlType::bf16, GgmlType::q8_1})
     CHECK_FALSE(kernels::matmul_blocks_reads(id(t)));
-}
-
-namespace {
-
-// The best of three timed runs after a warm-up, in ms per dispatch (the dispatches' sum).
-double best_ms(std::vector<Dispatch> ds) {
-  Executor ex(test::kernels(), std::move(ds), ExecutorOptions{.timestamps = true});
-  ex.run();
-  double best = 1e30;
-  for (int rep = 0; rep < 3; ++rep) {
-    ex.run();
-    double sum = 0;
-    for (double ms : ex.dispatch_ms()) sum += ms;
-    best = std::min(best, sum);
-  }
-  return best;
-}
-
-}  // namespace
-
-TEST_CASE("matmul_blocks: time against the f32 kernels at Qwen2-0.5B's shapes", "[.bench]") {
-  // M = 1024 tokens, K = 896 (the hidden size), N = 896 (q/o projections) and 4864 (the MLP's
-  // up and gate). The K-quants need K a multiple of 256: they run at K = 1024.
-  // REMAT_BENCH_TYPE=q4_K times that type only.
-  std::printf("device: %s\n", test::device().info().name.c_str());
-  std::printf("%-6s %5s %5s %5s %10s %10s %7s %10s %10s %7s\n", "type", "M", "K", "N", "fwd f32",
-              "fwd blk", "ratio", "dinp f32", "dinp blk", "ratio");
-  const DeviceQuirks q = test::device().plan().quirks;
-  std::mt19937 rng(59);
-  const uint32_t M = 1024;
-  for (uint32_t N : {896u, 4864u})
-    for (GgmlType t : kTypes) {
-      const char* only = std::getenv("REMAT_BENCH_TYPE");
-      if (only && name(t) != only) continue;
-      const uint32_t K = ggml_type_info(t).block_values == 32 ? 896 : 1024;
-      const kernels::MatmulShape s{M, N, K, WeightLayout::out_in};
-      const std::vector<std::byte> blocks = weight_blocks(t, N, K, Source::moderate, rng);
-      Buffer wq = upload_blocks(blocks);
-      Buffer wf = test::upload_buffer(decoded(t, blocks, size_t(N) * K), "w f32");
-      Buffer xb = test::upload_buffer(test::random_floats(size_t(M) * K, 1), "x");
-      Buffer dyb = test::upload_buffer(test::random_floats(size_t(M) * N, 2), "dy");
-      Buffer out = test::garbage_buffer<float>(size_t(M) * N, "out");
-      Buffer dx = test::garbage_buffer<float>(size_t(M) * K, "dx");
-      const double f32_fwd =
-          best_ms(kernels::matmul_forward_pieces(q, s, xb.whole(), wf.whole(), {}, out.whole()));
-      const double blk_fwd = best_ms(kernels::matmul_blocks_forward_pieces(
-          q, s, id(t), xb.whole(), wq.whole(), {}, out.whole()));
-      const double f32_bwd = best_ms(kernels::matmul_backward_input_pieces(
-          q, s, dyb.whole(), wf.whole(), dx.whole(), GradWrite::overwrite));
-      const double blk_bwd = best_ms(kernels::matmul_blocks_backward_input_pieces(
-          q, s, id(t), dyb.whole(), wq.whole(), dx.whole(), GradWrite::overwrite));
-      std::printf("%-6s %5u %5u %5u %10.1f %10.1f %7.2f %10.1f %10.1f %7.2f\n", name(t).c_str(), M,
-                  K, N, f32_fwd, blk_fwd, blk_fwd / f32_fwd, f32_bwd, blk_bwd, blk_bwd / f32_bwd);
-    }
 }
