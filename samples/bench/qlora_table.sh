@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The QLoRA memory and step-time table of docs/benchmarks-gguf.md: random weights at a preset's
+# The QLoRA memory and step-time table of docs/gguf.md: random weights at a preset's
 # shape, quantized by llama.cpp's own quantizer (build/bin/remat_random_gguf_model, built with the
 # tests once .ci/fetch-test-data has run), LoRA r 8 on all seven projections, batch 4, seq 256.
 # For each base (the file's blocks, or decoded to bf16 or f32): the smallest whole-session
