@@ -8,38 +8,21 @@
 #include <cstring>
 
 #include "runtime/session.h"
-#include "tests/support/random_fill.h"
 #include "tests/support/test_device.h"
 #include "tests/training/policy_run.h"
+#include "tests/training/steps_run.h"
 
 using namespace remat;
 
 namespace {
 
-struct Run {
-  std::vector<float> losses, norms;
-  std::vector<std::pair<std::string, std::vector<float>>> weights;
-  std::size_t dispatches = 0;
-};
+using Run = test::StepsRun;
+using test::same_floats;
 
 Run train(SessionConfig c, bool fused) {
   c.fused_bias_grad = fused;
-  Session s(test::device(), c);
-  Run r;
-  r.dispatches = s.dispatch_count();
-  const std::size_t n = std::size_t(c.shape.batch) * c.shape.seq * std::max(c.accum, 1);
-  for (uint32_t step = 0; step < 3; ++step) {
-    const auto tokens = test::random_indices(n, 700 + step, uint32_t(c.model.vocab));
-    const auto targets = test::random_indices(n, 800 + step, uint32_t(c.model.vocab));
-    r.losses.push_back(s.step(tokens, targets));
-    r.norms.push_back(s.last_grad_norm());
-  }
-  r.weights = s.parameters();
+  const Run r = test::train_three_steps(c, 700, 800);
   return r;
-}
-
-bool same_floats(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+// Three training steps on seeded random tokens, for the tests that compare two ways of running
+// the same step (fused against separate dispatches) bit for bit: losses, gradient norms, weights.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/session.h"
+#include "tests/support/random_fill.h"
+#include "tests/support/test_device.h"
+
+namespace remat::test {
+
+struct StepsRun {
+  std::vector<float> losses, norms;
+  std::vector<std::pair<std::string, std::vector<float>>> weights;
+  std::size_t dispatches = 0;
+  MemoryReport memory;
+};
+
+// Step s draws its tokens from seed token_seed + s and its targets from target_seed + s.
+inline StepsRun train_three_steps(const SessionConfig& c, uint32_t token_seed,
+                                  uint32_t target_seed) {
+  Session s(device(), c);
+  StepsRun r;
+  r.dispatches = s.dispatch_count();
+  const std::size_t n = std::size_t(c.shape.batch) * c.shape.seq * std::max(c.accum, 1);
+  for (uint32_t step = 0; step < 3; ++step) {
+    const auto tokens = random_indices(n, token_seed + step, uint32_t(c.model.vocab));
+    const auto targets = random_indices(n, target_seed + step, uint32_t(c.model.vocab));
+    r.losses.push_back(s.step(tokens, targets));
+    r.norms.push_back(s.last_grad_norm());
+  }
+  r.weights = s.parameters();
+  r.memory = s.memory();
+  return r;
+}
+
+inline bool same_floats(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace remat::test
