@@ -19,6 +19,7 @@ class Differentiator {
   explicit Differentiator(Graph& g) : g_(g), frozen_(g.frozen.begin(), g.frozen.end()) {}
 
   void run() {
+    index_forward_ops();
     for (TensorId p : g_.parameters) grad(p);
     for (int b = static_cast<int>(g_.blocks.size()) - 1; b >= 0; --b) {
       const std::vector<int> fwd = g_.blocks[static_cast<size_t>(b)].forward_ops;
@@ -89,6 +90,43 @@ class Differentiator {
         idx);
   }
 
+  // Each tensor's forward producer and consumers (op indices in forward order).
+  void index_forward_ops() {
+    producer_.assign(g_.tensors.size(), -1);
+    consumers_.assign(g_.tensors.size(), {});
+    for (const Block& b : g_.blocks)
+      for (int i : b.forward_ops) {
+        const Op& o = g_.ops[static_cast<size_t>(i)];
+        for (TensorId t : o.outputs) producer_[static_cast<size_t>(t)] = i;
+        for (TensorId t : o.inputs) consumers_[static_cast<size_t>(t)].push_back(i);
+      }
+  }
+
+  // y = a + b: both gradients equal dy, so the residual's backward would only copy it. The
+  // copies can be skipped, a's and b's gradients being dy's tensor itself, when nothing can tell
+  // the three apart: no gradient of a or b is written yet, b has no other consumer (so its
+  // gradient is only read, by the backward of b's producer), and every other consumer of a comes
+  // before b's producer (so their backwards, which add into a's gradient, run after that read).
+  // The sums are then the same additions in the same order as with the copies: the same bits.
+  bool forwards_gradient(const Op& f, int index) const {
+    namespace r = slot::residual;
+    const TensorId a = f.inputs.at(r::a), b = f.inputs.at(r::b);
+    if (f.attrs.scale != 1.0f || a == b || grad_of_.count(a) || grad_of_.count(b)) return false;
+    for (TensorId t : {a, b})
+      if (g_.tensor(t).role != Role::activation || frozen_.count(t)) return false;
+    const int made_b = producer_[static_cast<size_t>(b)];
+    if (made_b < 0 || consumers_[static_cast<size_t>(b)].size() != 1) return false;
+    for (int c : consumers_[static_cast<size_t>(a)])
+      if (c != index && c > made_b) return false;
+    return true;
+  }
+
+  void share_gradient(TensorId t, TensorId d) {
+    grad_of_[t] = d;
+    g_.grad_of.resize(g_.tensors.size(), kNoTensor);
+    g_.grad_of[static_cast<size_t>(t)] = d;
+  }
+
   // Whether the op's parameters (`weight`, and `bias` if any) are frozen; a mix is refused.
   bool weights_frozen(TensorId weight, TensorId bias) const {
     const bool w = frozen_.count(weight) > 0;
@@ -157,6 +195,12 @@ class Differentiator {
                     {{"dx", in(slot::gelu::x)}});
       case OpKind::residual: {
         namespace r = slot::residual;
+        if (forwards_gradient(f, index)) {
+          const TensorId dy = upstream(out(r::y));
+          share_gradient(in(r::a), dy);
+          share_gradient(in(r::b), dy);
+          return;
+        }
         return emit(OpKind::residual_backward, f, index, {{"dy", upstream(out(r::y))}},
                     {{"da", in(r::a)}, {"db", in(r::b)}});
       }
@@ -270,6 +314,8 @@ class Differentiator {
   std::unordered_set<TensorId> frozen_;  // Graph::frozen
   std::unordered_map<TensorId, TensorId> grad_of_;
   std::unordered_set<TensorId> written_;
+  std::vector<int> producer_;                // per tensor: its forward producer, or -1
+  std::vector<std::vector<int>> consumers_;  // per tensor: forward ops reading it
 };
 
 }  // namespace

@@ -161,7 +161,7 @@ inline constexpr OpSchema kOpSchemas[] = {
     REMAT_SCHEMA(gelu_backward, ""),
     REMAT_SCHEMA(residual, "y = a + scale·b (`scale` attribute, 1 but for LoRA's alpha/r)"),
     REMAT_SCHEMA(residual_backward,
-                 "da = dy, db = scale·dy, each output with its own accumulate flag"),
+                 "da = dy, db = scale·dy, each output with its own accumulate flag; emitted only where autodiff cannot forward dy itself as both gradients (scale ≠ 1: a LoRA merge)"),
     REMAT_SCHEMA(
         dropout,
         "mask from counter RNG keyed (seed, step, op id, element); p = 0 is an identity op "

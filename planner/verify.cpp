@@ -91,9 +91,12 @@ class Verifier {
     if (producers_.empty()) producers_ = g_.first_producers();
     return producers_[static_cast<size_t>(u)];
   }
-  std::multiset<int> all_writers(TensorId u) {
+  // The backward ops before graph op `before` that write gradient u: what a reader at `before`
+  // must see. Usually every writer of u; a gradient forwarded through a residual (graph/
+  // autodiff.cpp) is read while later ops still add to it.
+  std::multiset<int> writers_before(TensorId u, int before) {
     std::multiset<int> w;
-    for (size_t i = 0; i < g_.ops.size(); ++i)
+    for (size_t i = 0; i < static_cast<size_t>(before); ++i)
       for (TensorId t : g_.ops[i].outputs)
         if (t == u && is_backward_kind(g_.ops[i].kind)) w.insert(static_cast<int>(i));
     return w;
@@ -117,7 +120,7 @@ class Verifier {
       if (value_[id] != producer(u))
         fail(where + " reads " + pt(id).tensor.name + " which does not hold its producer's value");
     } else if (ut.role == Role::activation_grad || ut.role == Role::parameter_grad) {
-      if (contributions_[id] != all_writers(u))
+      if (contributions_[id] != writers_before(u, s.source_op))
         fail(where + " reads gradient " + pt(id).tensor.name + " before it is complete");
     } else if (ut.role == Role::workspace && value_[id] < 0) {
       fail(where + " reads " + pt(id).tensor.name + " before it is written");

@@ -2,6 +2,7 @@
 // (first contribution overwrites), the tied dwte written first by the head, then the optimizer.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "graph/autodiff.h"
@@ -19,15 +20,52 @@ const Op& op_at(const Graph& g, int i) {
 
 }  // namespace
 
-TEST_CASE("autodiff: every forward op has one backward op, blocks in reverse order") {
+// A block's forward ops that get a backward op: all but the residuals, whose gradient is
+// forwarded (their inputs' gradients are dy's tensor itself).
+static std::vector<int> differentiated(const Graph& g, const Block& b) {
+  std::vector<int> ops;
+  for (int i : b.forward_ops)
+    if (op_at(g, i).kind != OpKind::residual) ops.push_back(i);
+  return ops;
+}
+
+TEST_CASE("autodiff: every forward op but a residual has one backward op, in reverse order") {
   const Graph g = build_training_gpt(ModelConfig::preset("tiny"), TrainShape{});
   for (const Block& b : g.blocks) {
-    REQUIRE(b.backward_ops.size() == b.forward_ops.size());
-    for (size_t i = 0; i < b.forward_ops.size(); ++i) {
+    const std::vector<int> fwd = differentiated(g, b);
+    REQUIRE(b.backward_ops.size() == fwd.size());
+    for (size_t i = 0; i < fwd.size(); ++i) {
       const Op& bwd = op_at(g, b.backward_ops[i]);
-      CHECK(bwd.forward_op == b.forward_ops[b.forward_ops.size() - 1 - i]);
+      CHECK(bwd.forward_op == fwd[fwd.size() - 1 - i]);
       CHECK(is_backward_kind(bwd.kind));
     }
+  }
+}
+
+TEST_CASE("autodiff: a residual's inputs share its output's gradient unless LoRA scales one") {
+  for (double alpha : {4.0, 8.0}) {  // rank 4: merge scale 1 (forwarded), then 2 (a backward op)
+    LoraSpec lora;
+    lora.rank = 4;
+    lora.alpha = alpha;
+    const Graph g = build_training_model(ModelConfig::preset("tiny"), TrainShape{}, lora);
+    int forwarded = 0, kept = 0;
+    for (const Block& b : g.blocks)
+      for (int i : b.forward_ops) {
+        const Op& f = op_at(g, i);
+        if (f.kind != OpKind::residual) continue;
+        const TensorId dy = g.grad_of[static_cast<size_t>(f.outputs[0])];
+        const bool shared = g.grad_of[static_cast<size_t>(f.inputs[0])] == dy &&
+                            g.grad_of[static_cast<size_t>(f.inputs[1])] == dy;
+        const bool has_backward = std::any_of(g.ops.begin(), g.ops.end(), [&](const Op& o) {
+          return o.kind == OpKind::residual_backward && o.forward_op == i;
+        });
+        CHECK(shared != has_backward);
+        CHECK(shared == (f.attrs.scale == 1.0f));
+        ++(shared ? forwarded : kept);
+      }
+    // 8 residual-stream adds, and 16 LoRA merges (four projections in each of 4 blocks).
+    CHECK(forwarded == (alpha == 4.0 ? 24 : 8));
+    CHECK(kept == (alpha == 4.0 ? 0 : 16));
   }
 }
 
@@ -43,9 +81,12 @@ TEST_CASE("autodiff: first write overwrites, later writes accumulate, in backwar
       for (size_t k = 0; k < op.outputs.size(); ++k)
         CHECK(op.attrs.accumulate[k] == (writes[op.outputs[k]]++ > 0 ? 1 : 0));
     }
-  // The residual stream's gradient gets two contributions per block input (residual, layernorm).
-  const TensorId dx1 = g.grad_of[static_cast<size_t>(g.blocks[1].input)];
-  CHECK(writes[dx1] == 2);
+  // The residual stream's gradient is one tensor, forwarded through every residual: ln_f's
+  // backward writes it, then each block's two layernorms add to it.
+  const TensorId stream = g.grad_of[static_cast<size_t>(g.blocks.back().input)];
+  for (size_t b = 1; b < g.blocks.size(); ++b)
+    CHECK(g.grad_of[static_cast<size_t>(g.blocks[b].input)] == stream);
+  CHECK(writes[stream] == 1 + 2 * 4);
 }
 
 TEST_CASE("autodiff: tied wte gets the head's gradient first, then the embedding's") {
@@ -92,14 +133,15 @@ TEST_CASE("autodiff: attention backward reads dout, qkv, out, lse and keeps the 
     }
 }
 
-TEST_CASE("autodiff: llama rules, one backward per forward op, first write overwrites") {
+TEST_CASE(
+    "autodiff: llama rules, one backward per forward op but residuals, first write overwrites") {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     const auto c = testing::random_llama(seed);
     INFO("seed " << seed);
     const Graph g = build_training_model(c.model, c.shape);
     std::map<TensorId, int> writes;
     for (auto b = g.blocks.rbegin(); b != g.blocks.rend(); ++b) {
-      REQUIRE(b->backward_ops.size() == b->forward_ops.size());
+      REQUIRE(b->backward_ops.size() == differentiated(g, *b).size());
       for (int i : b->backward_ops) {
         const Op& op = op_at(g, i);
         CHECK(is_backward_kind(op.kind));

@@ -126,13 +126,17 @@ TEST_CASE("a wholly ignored micro-batch adds nothing: the step trains like the o
 }
 
 TEST_CASE("masked, accumulated steps give byte-identical weights across policies") {
-  const SessionConfig base = config(kBatch, 2, "none");
+  auto with_dropout = [](const std::string& policy) {
+    SessionConfig c = config(kBatch, 2, policy);
+    c.shape.dropout = 0.1f;  // recomputed forwards must redraw the masks of the first
+    return c;
+  };
+  const SessionConfig base = with_dropout("none");
   const uint64_t minimum =
       minimum_arena_bytes(base.model, base.shape, session_alignment(test::device()));
   auto train = [&](const std::string& policy, std::optional<uint64_t> arena) {
-    SessionConfig c = config(kBatch, 2, policy);
+    SessionConfig c = with_dropout(policy);
     c.arena_budget = arena;
-    c.shape.dropout = 0.1f;  // recomputed forwards must redraw the masks of the first
     c.optimizer.grad_clip = 0.5;
     Session s(test::device(), c);
     std::vector<float> losses;
@@ -146,7 +150,7 @@ TEST_CASE("masked, accumulated steps give byte-identical weights across policies
   for (float l : none.first) REQUIRE(std::isfinite(l));
   CHECK(train("every:1", std::nullopt) == none);
   Session at_minimum(test::device(), [&] {
-    SessionConfig c = config(kBatch, 2, "auto");
+    SessionConfig c = with_dropout("auto");
     c.arena_budget = minimum;
     return c;
   }());
