@@ -59,11 +59,13 @@ struct Variant {
 
 // CPU drivers read f32 operands through texel views (attention_*_texels.comp; same bits). Those
 // kernels keep their rows in registers (attention_rows.glsl) and share each key's (or query's)
-// reads between two rows where the head is small enough that the rows stay near the registers;
-// the shared-memory kernels (and the 16-bit ones, which read storage buffers) hold one row.
+// reads between rows where the head is small enough that the rows stay near the registers: four
+// up to hs 32 (the tiny step's backward ~10% faster than with two, docs/benchmarks-speed.md;
+// eight was slower), two up to 64; the shared-memory kernels (and the 16-bit ones, which read
+// storage buffers) hold one row.
 Variant variant(const DeviceQuirks& q, DType act, uint32_t hs) {
   const bool texels = act == DType::f32 && q.texel_fetch_beats_storage_loads;
-  return {texels, texels && hs <= 64 ? 2u : 1u};
+  return {texels, texels && hs <= 32 ? 4u : texels && hs <= 64 ? 2u : 1u};
 }
 
 // llvmpipe (the CPU implementation these quirks describe) ends all loops of an invocation after
