@@ -3,6 +3,7 @@
 #include "embedding_params.h"
 #include "runtime/kernels/binding_pieces.h"
 #include "runtime/kernels/kernel_variants.h"
+#include "runtime/kernels/vec4_texels.h"
 
 namespace remat::kernels {
 
@@ -31,17 +32,34 @@ std::vector<Dispatch> embedding_forward(const DeviceQuirks& quirks, const Embedd
   const bool packed = row_positions.buffer != VK_NULL_HANDLE;
   for (const Piece& piece : vocab_pieces(quirks, s.V, s.C, s.table_dtype)) {
     Dispatch d;
-    d.kernel = kernel_variant(KernelId::embedding_forward, {DType::f32, s.table_dtype, s.x_dtype});
-    d.spec = {kForwardGroup};
     const BufferSlice table = rows_of(wte, piece, s.C, s.table_dtype);
-    d.bindings = {{tokens, false},
-                  {table, false},
-                  {positions ? wpe : table, false},
-                  {x, true},
-                  {packed ? row_positions : tokens, false}};
+    const BufferSlice pos_table = positions ? wpe : table;
+    // Texel views of whole rows: f32 tables and x, C a multiple of 4, both tables on texel
+    // boundaries (the piece starts on a row, C floats after the table's start).
+    const bool texel = s.table_dtype == DType::f32 && s.x_dtype == DType::f32 &&
+                       vec4_texels_apply(quirks, {table}, uint64_t(piece.count) * s.C) &&
+                       vec4_texels_apply(quirks, {pos_table}, pos_table.size / 16 * 4) &&
+                       s.C % 4 == 0;
+    d.kernel =
+        texel ? KernelId::embedding_forward_texels
+              : kernel_variant(KernelId::embedding_forward, {DType::f32, s.table_dtype, s.x_dtype});
+    d.spec = {kForwardGroup};
+    if (texel)
+      d.bindings = {{tokens, false},
+                    vec4_texels(table, uint64_t(piece.count) * s.C),
+                    vec4_texels(pos_table, pos_table.size / 16 * 4),
+                    {x, true},
+                    {packed ? row_positions : tokens, false}};
+    else
+      d.bindings = {{tokens, false},
+                    {table, false},
+                    {pos_table, false},
+                    {x, true},
+                    {packed ? row_positions : tokens, false}};
     d.push = push_bytes(push::EmbeddingParams{rows, s.T, s.C, s.V, piece.begin, piece.count,
                                               positions ? 1u : 0u, packed ? 1u : 0u, s.scale});
-    d.groups = {grid_stride_groups(uint64_t(rows) * s.C, kForwardGroup), 1, 1};
+    // One invocation per float, or per four channels for the texel variant.
+    d.groups = {grid_stride_groups(uint64_t(rows) * s.C / (texel ? 4 : 1), kForwardGroup), 1, 1};
     d.label = "embedding_forward";
     out.push_back(std::move(d));
   }

@@ -132,6 +132,31 @@ TEST_CASE("embedding backward accumulates, each table by its own flag") {
   }
 }
 
+TEST_CASE("embedding forward through texel views gives the storage kernel's bits") {
+  DeviceQuirks storage = quirks(), texels = quirks();
+  storage.texel_fetch_beats_storage_loads = false;
+  texels.texel_fetch_beats_storage_loads = true;
+  const kernels::EmbeddingShape s{3, 23, 48, 101, 32};
+  Buffer none = test::garbage_buffer<float>(4, "stand-in");
+  REQUIRE(kernels::embedding_forward(texels, s, none.whole(), none.whole(), none.whole(),
+                                     none.whole())[0]
+              .kernel == KernelId::embedding_forward_texels);
+  REQUIRE(kernels::embedding_forward(storage, s, none.whole(), none.whole(), none.whole(),
+                                     none.whole())[0]
+              .kernel == KernelId::embedding_forward);
+  for (uint64_t binding : {uint64_t{0}, uint64_t{38 * 48 * sizeof(float)}}) {
+    DYNAMIC_SECTION("max binding " << binding) {
+      DeviceQuirks a = storage, b = texels;
+      if (binding) a.max_binding_bytes = b.max_binding_bytes = binding;
+      auto in = make_inputs(s, false, false);
+      in.tokens[9] = 101;  // outside the vocabulary: a NaN row from either kernel
+      const EmbRun got = run_gpu(in, b), want = run_gpu(in, a);
+      REQUIRE(test::bit_identical(got.x, want.x));
+      for (std::size_t c = 0; c < 48; ++c) REQUIRE(std::isnan(got.x[9 * 48 + c]));
+    }
+  }
+}
+
 TEST_CASE("embedding binds wte in pieces when it exceeds the binding limit") {
   DeviceQuirks small = quirks();
   // 38 rows fit; pieces start on 256-byte boundaries, so 36 rows each: 36 + 36 + 29.
