@@ -72,6 +72,10 @@ void main() {
       }
   }
 
+  // Each column's bias read once for all the tile's rows (see matmul_outer_texels_body.glsl).
+  float bias_col[MAX_T];
+  if (p.has_bias != 0)
+    [[unroll]] for (uint j = 0; j < TJ; ++j) bias_col[j] = bias[p.c_offset + cols[j]];
   [[unroll]] for (uint i = 0; i < TI; ++i) {
     const uint row = i0 + i;
     if (row >= p.I) break;
@@ -79,7 +83,7 @@ void main() {
       const uint col = j0 + j * WX;
       if (col >= p.J) break;
       float v = acc[i][j];
-      if (p.has_bias != 0) v += bias[p.c_offset + col];
+      if (p.has_bias != 0) v += bias_col[j];
       const uint o = p.c_offset + row * p.ldc + col;
       c[o] = C_STORE(p.accumulate == 1 ? C_LOAD(c[o]) + v : v);
     }

@@ -243,6 +243,11 @@ void main() {
     }
   }
 
+  // The bias of each column, read once for all the tile's rows: on llvmpipe each storage-buffer
+  // load is a loop over the lanes, and one per row would not be merged across the stores to C.
+  vec4 bias_col[MAX_T];
+  if (p.has_bias == 1)
+    [[unroll]] for (uint j = 0; j < TJ4; ++j) bias_col[j] = bias4[p.c_offset / 4 + min(j0 + j, J4 - 1)];
   [[unroll]] for (uint i = 0; i < TI; ++i) {
     const uint row = i0 + i;
     if (row >= p.I) break;
@@ -250,7 +255,7 @@ void main() {
       const uint col4 = j0 + j;
       if (col4 >= J4) break;
       vec4 v = acc[i][j];
-      if (p.has_bias == 1) v += bias4[p.c_offset / 4 + col4];
+      if (p.has_bias == 1) v += bias_col[j];
       const uint o = (p.c_offset + row * p.ldc) / 4 + col4;
       c4[o] = C_STORE4(p.accumulate == 1 ? C_LOAD4(c4[o]) + v : v);
     }
