@@ -79,11 +79,14 @@ std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const Embed
     // Only the first piece's dispatch includes the dwpe invocations, and only with positions.
     const bool first = i == 0 && positions;
     Dispatch d;
-    d.kernel = KernelId::embedding_backward;
+    // Four channels per invocation, dx read through a texel view: C a multiple of 4 and dx on a
+    // texel boundary (the gradients are vec4-aligned rows then).
+    const bool texel = s.C % 4 == 0 && vec4_texels_apply(quirks, {dx}, uint64_t(rows) * s.C);
+    d.kernel = texel ? KernelId::embedding_backward_texels : KernelId::embedding_backward;
     d.spec = {kBackwardGroup};
     // Without positions dx stands in for dwpe: bound read-only, never touched.
     d.bindings = {{tokens, false},
-                  {dx, false},
+                  texel ? vec4_texels(dx, uint64_t(rows) * s.C) : Binding{dx, false},
                   {rows_of(dwte, pieces[i], s.C, DType::f32), true},
                   {positions ? dwpe : dx, first},
                   {packed ? row_positions : tokens, false}};
@@ -91,7 +94,7 @@ std::vector<Dispatch> embedding_backward(const DeviceQuirks& quirks, const Embed
         rows, s.T, s.C, s.ctx, pieces[i].begin, pieces[i].count, accumulate_wte ? 1u : 0u,
         accumulate_wpe ? 1u : 0u, packed ? 1u : 0u, s.scale});
     // dwte channels, then (first piece) dwpe channels, each range starting on a group boundary.
-    d.groups = {div_up(s.C, kBackwardGroup) * (first ? 2 : 1), 1, 1};
+    d.groups = {div_up(texel ? s.C / 4 : s.C, kBackwardGroup) * (first ? 2 : 1), 1, 1};
     d.label = "embedding_backward";
     out.push_back(std::move(d));
   }

@@ -132,7 +132,7 @@ TEST_CASE("embedding backward accumulates, each table by its own flag") {
   }
 }
 
-TEST_CASE("embedding forward through texel views gives the storage kernel's bits") {
+TEST_CASE("embedding through texel views gives the storage kernels' bits") {
   DeviceQuirks storage = quirks(), texels = quirks();
   storage.texel_fetch_beats_storage_loads = false;
   texels.texel_fetch_beats_storage_loads = true;
@@ -144,17 +144,24 @@ TEST_CASE("embedding forward through texel views gives the storage kernel's bits
   REQUIRE(kernels::embedding_forward(storage, s, none.whole(), none.whole(), none.whole(),
                                      none.whole())[0]
               .kernel == KernelId::embedding_forward);
-  for (uint64_t binding : {uint64_t{0}, uint64_t{38 * 48 * sizeof(float)}}) {
-    DYNAMIC_SECTION("max binding " << binding) {
-      DeviceQuirks a = storage, b = texels;
-      if (binding) a.max_binding_bytes = b.max_binding_bytes = binding;
-      auto in = make_inputs(s, false, false);
-      in.tokens[9] = 101;  // outside the vocabulary: a NaN row from either kernel
-      const EmbRun got = run_gpu(in, b), want = run_gpu(in, a);
-      REQUIRE(test::bit_identical(got.x, want.x));
-      for (std::size_t c = 0; c < 48; ++c) REQUIRE(std::isnan(got.x[9 * 48 + c]));
+  Buffer dx = test::garbage_buffer<float>(3 * 23 * 48, "dx");
+  REQUIRE(kernels::embedding_backward(texels, s, none.whole(), dx.whole(), none.whole(),
+                                      none.whole(), false, false)[0]
+              .kernel == KernelId::embedding_backward_texels);
+  for (uint64_t binding : {uint64_t{0}, uint64_t{38 * 48 * sizeof(float)}})
+    for (bool acc : {false, true}) {
+      DYNAMIC_SECTION("max binding " << binding << " accumulate " << acc) {
+        DeviceQuirks a = storage, b = texels;
+        if (binding) a.max_binding_bytes = b.max_binding_bytes = binding;
+        auto in = make_inputs(s, acc, acc);
+        in.tokens[9] = 101;  // outside the vocabulary: a NaN row from either kernel
+        const EmbRun got = run_gpu(in, b), want = run_gpu(in, a);
+        REQUIRE(test::bit_identical(got.x, want.x));
+        for (std::size_t c = 0; c < 48; ++c) REQUIRE(std::isnan(got.x[9 * 48 + c]));
+        REQUIRE(test::bit_identical(got.dwte, want.dwte));
+        REQUIRE(test::bit_identical(got.dwpe, want.dwpe));
+      }
     }
-  }
 }
 
 TEST_CASE("embedding binds wte in pieces when it exceeds the binding limit") {
