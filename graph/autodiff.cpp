@@ -72,6 +72,7 @@ class Differentiator {
     o.inputs = named_operands(kind, false, in);
     o.attrs = fwd.attrs;
     o.attrs.frozen = frozen;
+    o.attrs.adds_residual = false;  // a fused residual's backward is only the shared gradient
     o.block = fwd.block;
     o.forward_op = fwd_index;
     std::vector<std::pair<std::string_view, TensorId>> named(grads_of);
@@ -94,8 +95,11 @@ class Differentiator {
   void index_forward_ops() {
     producer_.assign(g_.tensors.size(), -1);
     consumers_.assign(g_.tensors.size(), {});
+    position_.assign(g_.ops.size(), -1);
+    int at = 0;
     for (const Block& b : g_.blocks)
       for (int i : b.forward_ops) {
+        position_[static_cast<size_t>(i)] = at++;
         const Op& o = g_.ops[static_cast<size_t>(i)];
         for (TensorId t : o.outputs) producer_[static_cast<size_t>(t)] = i;
         for (TensorId t : o.inputs) consumers_[static_cast<size_t>(t)].push_back(i);
@@ -117,7 +121,8 @@ class Differentiator {
     const int made_b = producer_[static_cast<size_t>(b)];
     if (made_b < 0 || consumers_[static_cast<size_t>(b)].size() != 1) return false;
     for (int c : consumers_[static_cast<size_t>(a)])
-      if (c != index && c > made_b) return false;
+      if (c != index && position_[static_cast<size_t>(c)] > position_[static_cast<size_t>(made_b)])
+        return false;
     return true;
   }
 
@@ -168,17 +173,27 @@ class Differentiator {
         // A frozen weight: dx only, and x (which only dweight reads) is not an input, so the
         // planner need not keep it for the backward.
         namespace m = slot::matmul;
-        const TensorId bias = operand_or_none(f.inputs, m::bias);
+        // (Without a bias, slot 2 may hold a fused residual instead.)
+        const TensorId bias = f.attrs.has_bias ? f.inputs.at(m::bias) : kNoTensor;
         const bool frozen = weights_frozen(in(m::weight), bias);
         const TensorId none = kNoTensor;
-        return emit(OpKind::matmul_backward, f, index,
-                    {{"dy", upstream(out(m::y))},
-                     {"weight", in(m::weight)},
-                     {"x", frozen ? none : in(m::x)}},
-                    {{"dx", in(m::x)},
-                     {"dweight", frozen ? none : in(m::weight)},
-                     {"dbias", frozen ? none : bias}},
-                    frozen);
+        emit(OpKind::matmul_backward, f, index,
+             {{"dy", upstream(out(m::y))},
+              {"weight", in(m::weight)},
+              {"x", frozen ? none : in(m::x)}},
+             {{"dx", in(m::x)},
+              {"dweight", frozen ? none : in(m::weight)},
+              {"dbias", frozen ? none : bias}},
+             frozen);
+        // y = residual + x·W (graph/residual_fusion.h): the residual's gradient is dy itself.
+        // The fusion leaves it only where no gradient of it is written before this point.
+        if (const TensorId r = matmul_residual(f); r != kNoTensor) {
+          if (grad_of_.count(r))
+            throw std::logic_error("autodiff: fused residual " + g_.tensor(r).name +
+                                   " already has a gradient");
+          share_gradient(r, upstream(out(m::y)));
+        }
+        return;
       }
       case OpKind::attention: {
         namespace a = slot::attention;
@@ -314,7 +329,8 @@ class Differentiator {
   std::unordered_set<TensorId> frozen_;  // Graph::frozen
   std::unordered_map<TensorId, TensorId> grad_of_;
   std::unordered_set<TensorId> written_;
-  std::vector<int> producer_;                // per tensor: its forward producer, or -1
+  std::vector<int> position_;  // per op: its place in forward order (LoRA appends its ops)
+  std::vector<int> producer_;  // per tensor: its forward producer, or -1
   std::vector<std::vector<int>> consumers_;  // per tensor: forward ops reading it
 };
 

@@ -48,7 +48,8 @@ double op_flops(const Graph& g, const Op& op) {
       const double n = static_cast<double>(y.shape.back());
       // A frozen weight's backward computes dx only (x is then not an input; dx has its shape).
       if (!fwd_op && op.attrs.frozen) return 2 * m * k * n;
-      return (fwd_op ? 2 : 4) * m * k * n + (op.attrs.has_bias ? m * n : 0);
+      const bool adds = fwd_op && op.attrs.adds_residual;
+      return (fwd_op ? 2 : 4) * m * k * n + (op.attrs.has_bias ? m * n : 0) + (adds ? m * n : 0);
     }
     case OpKind::attention:
     case OpKind::attention_backward: {

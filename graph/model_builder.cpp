@@ -5,6 +5,7 @@
 #include "graph/autodiff.h"
 #include "graph/gpt_builder.h"
 #include "graph/llama_builder.h"
+#include "graph/residual_fusion.h"
 #include "graph/weight_dtype.h"
 
 namespace remat {
@@ -29,6 +30,7 @@ Graph build_training_model(const ModelConfig& config, const TrainShape& shape,
   }
   store_frozen_weights(g, shape.weight_dtype);
   store_block_weights(g, shape.block_weights, shape.activation_dtype);
+  if (shape.fuse_residuals) fuse_residuals(g);
   autodiff(g);
   return g;
 }

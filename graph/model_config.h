@@ -115,6 +115,9 @@ struct TrainShape {
   // [B,T] u32, each token's position in its example. Attention is block-diagonal within a row,
   // and RoPE and GPT-2's learned positions read those positions (graph/op_schema.h, if_packed).
   bool packed = false;
+  // A residual that adds a matmul's output becomes part of the matmul (graph/residual_fusion.h):
+  // the same bits, one pass and one tensor fewer. Off only to compare against the unfused graph.
+  bool fuse_residuals = true;
 
   // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1; the Llama family has
   // no dropout, so dropout must be 0 there).

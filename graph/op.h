@@ -56,6 +56,7 @@ enum class WeightLayout { in_out, out_in };
 struct OpAttrs {
   WeightLayout w_layout = WeightLayout::in_out;  // matmul / matmul_backward
   bool has_bias = false;                         // matmul / matmul_backward: bias input present
+  bool adds_residual = false;  // matmul: y = residual + x·W (+ bias) (graph/residual_fusion.h)
   bool frozen = false;  // matmul_backward / layernorm_backward / rmsnorm_backward: the weight (and
                         // bias) is frozen, so the op writes dx only and reads nothing only
                         // dweight needs

@@ -14,7 +14,8 @@ std::string operand_names(std::span<const OperandSpec> list) {
     if (!s.empty()) s += ", ";
     s += o.name;
     if (o.presence == Presence::if_bias || o.presence == Presence::if_trained ||
-        o.presence == Presence::if_trained_bias || o.presence == Presence::if_packed)
+        o.presence == Presence::if_trained_bias || o.presence == Presence::if_packed ||
+        o.presence == Presence::if_residual)
       s += "?";
     if (o.presence == Presence::variadic) s += "...";
   }
@@ -35,6 +36,8 @@ bool present(Presence p, const OpAttrs& a) {
       return a.has_bias && !a.frozen;
     case Presence::if_packed:
       return a.packed;
+    case Presence::if_residual:
+      return a.adds_residual;
     case Presence::variadic:
       return false;
   }
@@ -53,8 +56,8 @@ std::string check_list(std::span<const OperandSpec> list, const OpAttrs& attrs, 
   if (variadic ? count >= expected : count == expected) return "";
   return std::string("takes ") + (variadic ? "at least " : "") + std::to_string(expected) + " " +
          what + " (" + operand_names(list) + (attrs.has_bias ? "; has_bias" : "") +
-         (attrs.frozen ? "; frozen" : "") + (attrs.packed ? "; packed" : "") + "), has " +
-         std::to_string(count);
+         (attrs.frozen ? "; frozen" : "") + (attrs.packed ? "; packed" : "") +
+         (attrs.adds_residual ? "; adds_residual" : "") + "), has " + std::to_string(count);
 }
 
 // "tokens[BT] u32, wte[V,C]": name, then shape; a variadic list says what it holds in words.
@@ -71,6 +74,7 @@ std::string markdown_cell(std::span<const OperandSpec> list) {
     if (o.presence == Presence::if_trained) s += " (unless frozen)";
     if (o.presence == Presence::if_trained_bias) s += " (optional, unless frozen)";
     if (o.presence == Presence::if_packed) s += " (packed rows only)";
+    if (o.presence == Presence::if_residual) s += " (fused residual only)";
   }
   return s;
 }

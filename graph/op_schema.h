@@ -24,6 +24,7 @@ struct OperandSpec {
     if_trained,       // present exactly when !OpAttrs::frozen (a weight's gradient and its reads)
     if_trained_bias,  // present exactly when has_bias && !frozen (the bias gradient)
     if_packed,        // present exactly when OpAttrs::packed (the rows' position ids)
+    if_residual,      // present exactly when OpAttrs::adds_residual (a matmul's fused residual)
     variadic,         // zero or more tensors, last in the list (grad_norm's gradients)
   };
   std::string_view name;   // how code addresses it
@@ -55,8 +56,10 @@ inline constexpr OperandSpec layernorm_backward_in[] = {
     {"dy", ""}, {"x", ""}, {"weight", ""}, {"mean", ""}, {"rstd", ""}};
 inline constexpr OperandSpec layernorm_backward_out[] = {
     {"dx", ""}, {"dweight", "", P::if_trained}, {"dbias", "", P::if_trained}};
-inline constexpr OperandSpec matmul_in[] = {
-    {"x", "[M,K]"}, {"weight", "[K,N] or [N,K]"}, {"bias", "[N]", P::if_bias}};
+inline constexpr OperandSpec matmul_in[] = {{"x", "[M,K]"},
+                                            {"weight", "[K,N] or [N,K]"},
+                                            {"bias", "[N]", P::if_bias},
+                                            {"residual", "[M,N]", P::if_residual}};
 inline constexpr OperandSpec matmul_out[] = {{"y", "[M,N]"}};
 inline constexpr OperandSpec matmul_backward_in[] = {
     {"dy", "[M,N]"}, {"weight", ""}, {"x", "[M,K]", P::if_trained}};
@@ -145,7 +148,9 @@ inline constexpr OpSchema kOpSchemas[] = {
                  "neither"),
     REMAT_SCHEMA(matmul,
                  "weight layout attribute: `in_out` [K,N] (HF Conv1D) or `out_in` [N,K] (tied "
-                 "head); bias present iff `has_bias`"),
+                 "head); bias present iff `has_bias`; with `adds_residual` y = residual + x·W "
+                 "(+ bias), a residual op fused in (graph/residual_fusion.h): the residual's "
+                 "gradient is dy's own tensor"),
     REMAT_SCHEMA(matmul_backward,
                  "one op, may lower to separate dx and dweight/dbias dispatches; dbias present iff "
                  "`has_bias`; a frozen weight (`frozen`): dx only, x not read"),
@@ -160,8 +165,10 @@ inline constexpr OpSchema kOpSchemas[] = {
     REMAT_SCHEMA(gelu, "tanh approximation (GPT-2)"),
     REMAT_SCHEMA(gelu_backward, ""),
     REMAT_SCHEMA(residual, "y = a + scale·b (`scale` attribute, 1 but for LoRA's alpha/r)"),
-    REMAT_SCHEMA(residual_backward,
-                 "da = dy, db = scale·dy, each output with its own accumulate flag; emitted only where autodiff cannot forward dy itself as both gradients (scale ≠ 1: a LoRA merge)"),
+    REMAT_SCHEMA(
+        residual_backward,
+        "da = dy, db = scale·dy, each output with its own accumulate flag; emitted only where "
+        "autodiff cannot forward dy itself as both gradients (scale ≠ 1: a LoRA merge)"),
     REMAT_SCHEMA(
         dropout,
         "mask from counter RNG keyed (seed, step, op id, element); p = 0 is an identity op "
@@ -429,6 +436,12 @@ inline std::vector<TensorId> named_operands(
 // The operand at `slot`, or kNoTensor where an optional operand is absent.
 inline TensorId operand_or_none(const std::vector<TensorId>& list, std::size_t slot) {
   return slot < list.size() ? list[slot] : kNoTensor;
+}
+
+// A matmul's fused residual (OpAttrs::adds_residual): its last input, after the bias when there
+// is one (so not at a fixed slot); kNoTensor without one.
+inline TensorId matmul_residual(const Op& op) {
+  return op.kind == OpKind::matmul && op.attrs.adds_residual ? op.inputs.back() : kNoTensor;
 }
 
 // docs/ops.md's operand table (Markdown), generated from kOpSchemas.

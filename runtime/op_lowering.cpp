@@ -78,13 +78,17 @@ void LoweringContext::step(const Step& s) {
       auto shape = matmul_shape(s, in(m::x), in(m::weight));
       shape.y_dtype = act({in(m::x), out(m::y)});
       const BufferSlice bias = s.attrs.has_bias ? bin(m::bias) : BufferSlice{};
-      if (const Tensor& w = tensor(in(m::weight)); w.dtype == DType::blocks)
-        return add(
-            kernels::matmul_blocks_forward_pieces(quirks, shape, w.blocks.ggml_type, bin(m::x),
-                                                  bin(m::weight), bias, bout(m::y)),
-            s);
+      // A fused residual (graph/residual_fusion.h): its last input, added into y.
+      const BufferSlice residual = s.attrs.adds_residual ? bin(s.inputs.size() - 1) : BufferSlice{};
+      if (const Tensor& w = tensor(in(m::weight)); w.dtype == DType::blocks) {
+        auto ds = kernels::matmul_blocks_forward_pieces(
+            quirks, shape, w.blocks.ggml_type, bin(m::x), bin(m::weight), bias, bout(m::y));
+        if (s.attrs.adds_residual)
+          ds = kernels::then_add_residual(quirks, shape, std::move(ds), residual, bout(m::y));
+        return add(std::move(ds), s);
+      }
       return add(kernels::matmul_forward_pieces(quirks, shape, bin(m::x), bin(m::weight), bias,
-                                                bout(m::y)),
+                                                bout(m::y), residual),
                  s);
     }
     case OpKind::matmul_backward: {

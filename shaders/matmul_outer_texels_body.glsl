@@ -37,6 +37,8 @@ layout(constant_id = 6) const uint X_LANES = 1;
 // Read (has_bias 1: the forward's bias) or written (has_bias 2 and 3: the bias gradient).
 layout(std430, binding = 2) buffer Bias { vec4 bias4[]; };
 layout(std430, binding = 3) buffer C { C_T4 c4[]; };
+// The fused residual (p.residual 1), vec4s in C's layout; a stand-in view otherwise.
+layout(binding = 4) uniform samplerBuffer Residual;
 layout(push_constant) uniform Push { MatmulTexelsParams p; };
 
 const uint MAX_T = 16;
@@ -257,6 +259,9 @@ void main() {
       vec4 v = acc[i][j];
       if (p.has_bias == 1) v += bias_col[j];
       const uint o = (p.c_offset + row * p.ldc) / 4 + col4;
+      // residual_forward's y = a + 1.0 * b with b this matmul's output: the same sum, unrounded
+      // in between only where C is f32 (the host fuses nothing else).
+      if (p.residual != 0) v = texelFetch(Residual, int(o)) + v;
       c4[o] = C_STORE4(p.accumulate == 1 ? C_LOAD4(c4[o]) + v : v);
     }
   }

@@ -19,6 +19,8 @@ namespace remat::push {
 // earlier dispatch began, for a weight bound in pieces). has_bias 1 adds bias[j] (forward only).
 // has_bias 2 (3) in the outer kernel: one more row of workgroups writes (adds) bias[j] =
 // sum_r Y[r, j], the bias gradient of a weight gradient whose Y is dout (in_out layout).
+// residual 1 (outer kernel, f32 C, accumulate 0): C = residual + (sum + bias), the residual read
+// through binding 4's RGBA32F view in C's own layout (a matmul with a fused residual, docs/ops.md).
 struct MatmulTexelsParams {
   uint I;
   uint J;
@@ -31,8 +33,9 @@ struct MatmulTexelsParams {
   uint ldc;
   uint accumulate;
   uint has_bias;
+  uint residual;
 };
-REMAT_PUSH_WORDS(MatmulTexelsParams, 11)
+REMAT_PUSH_WORDS(MatmulTexelsParams, 12)
 
 #ifdef __cplusplus
 }  // namespace remat::push

@@ -1,9 +1,12 @@
 #include "runtime/kernels/matmul.h"
 
+#include <stdexcept>
+
 #include "push_constants.h"
 #include "runtime/kernels/binding_pieces.h"
 #include "runtime/kernels/kernel_variants.h"
 #include "runtime/kernels/matmul_texels.h"
+#include "runtime/kernels/residual.h"
 
 namespace remat::kernels {
 
@@ -59,14 +62,30 @@ MatmulShape piece_shape(const MatmulShape& whole, const Piece& p) {
 
 std::vector<Dispatch> matmul_forward_pieces(const DeviceQuirks& quirks, const MatmulShape& s,
                                             BufferSlice inp, BufferSlice w, BufferSlice bias,
-                                            BufferSlice out) {
+                                            BufferSlice out, BufferSlice residual) {
   const auto pieces = weight_pieces(quirks, s);
-  if (pieces.size() == 1) return {matmul_forward(quirks, s, inp, w, bias, out)};
+  const bool adds = residual.buffer != VK_NULL_HANDLE;
+  if (pieces.size() == 1 && adds)
+    if (auto fused = matmul_forward_texels(quirks, s, inp, w, bias, out, residual)) return {*fused};
   std::vector<Dispatch> ds;
-  for (const Piece& p : pieces)
-    ds.push_back(
-        matmul_forward(quirks, piece_shape(s, p), inp, piece_of(w, p, s.w_row_bytes()), bias, out));
-  return ds;
+  if (pieces.size() == 1)
+    ds.push_back(matmul_forward(quirks, s, inp, w, bias, out));
+  else
+    for (const Piece& p : pieces)
+      ds.push_back(matmul_forward(quirks, piece_shape(s, p), inp, piece_of(w, p, s.w_row_bytes()),
+                                  bias, out));
+  return adds ? then_add_residual(quirks, s, std::move(ds), residual, out) : ds;
+}
+
+std::vector<Dispatch> then_add_residual(const DeviceQuirks& quirks, const MatmulShape& s,
+                                        std::vector<Dispatch> matmul, BufferSlice residual,
+                                        BufferSlice out) {
+  if (s.row_stride() != s.N || s.n_offset != 0)
+    throw std::logic_error("matmul: a fused residual needs the whole output");
+  // y = a + 1.0 * b with b the matmul's output, each element read before it is written by the
+  // same invocation: the residual op's bits.
+  matmul.push_back(residual_forward(quirks, s.M * s.N, residual, out, out, 1.0f, s.y_dtype));
+  return matmul;
 }
 
 }  // namespace remat::kernels

@@ -47,6 +47,13 @@ MatmulShape piece_shape(const MatmulShape& whole, const Piece& p);
 // (wte, 154 MB) needs three pieces under lavapipe's 128 MiB binding limit.
 std::vector<Dispatch> matmul_forward_pieces(const DeviceQuirks& quirks, const MatmulShape& s,
                                             BufferSlice inp, BufferSlice w, BufferSlice bias,
-                                            BufferSlice out);
+                                            BufferSlice out, BufferSlice residual = {});
+
+// `matmul` (dispatches that write `out`, [M,N] whole) then out = residual + out, as
+// residual_forward computes it, in place: a matmul with a fused residual (docs/ops.md) where its
+// kernel does not add the residual itself.
+std::vector<Dispatch> then_add_residual(const DeviceQuirks& quirks, const MatmulShape& s,
+                                        std::vector<Dispatch> matmul, BufferSlice residual,
+                                        BufferSlice out);
 
 }  // namespace remat::kernels

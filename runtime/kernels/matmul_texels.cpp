@@ -5,6 +5,7 @@
 
 #include "matmul_texels_params.h"
 #include "runtime/kernels/kernel_variants.h"
+#include "runtime/kernels/vec4_texels.h"
 
 namespace remat::kernels {
 
@@ -79,11 +80,11 @@ constexpr uint32_t kAddColumnSums = 3;    // bias[j] += sum_r Y[r, j]
 
 // C(I,J) (+)= X(I,R) · Y[R,J] with Y and C vec4 along j (the caller checks J, Y's and C's strides).
 // `bias` is read (bias_mode kAddBias) or, for the column sums, written by one more row of
-// workgroups.
+// workgroups. `residual` (f32, in C's layout, C f32 and overwritten): C = residual + the sum.
 Dispatch outer(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, const XOperand& x,
                YOperand y, uint32_t y_stride, BufferSlice bias, BufferSlice c, uint32_t c_offset,
                uint32_t ldc, uint32_t accumulate, DType c_dtype = DType::f32,
-               uint32_t bias_mode = kAddBias) {
+               uint32_t bias_mode = kAddBias, BufferSlice residual = {}) {
   const XMode mode = x_mode(x, I, R);
   const auto m = static_cast<uint32_t>(mode);
   const MatmulTile t = tile_for(tiling, TexelMatmul::outer, m, I, J, R);
@@ -93,12 +94,19 @@ Dispatch outer(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, c
   d.kernel = kernel_variant(KernelId::matmul_outer_texels, {x.dtype, y.dtype, c_dtype});
   d.spec = {
       t.wx, 1, 1, t.rows, t.cols, m, x_lanes(tiling.shared_x_lanes, t, TexelMatmul::outer, m)};
+  const bool adds = residual.buffer != VK_NULL_HANDLE;
+  if (adds && (c_dtype != DType::f32 || accumulate != 0 || sums))
+    throw std::logic_error("matmul texels: a fused residual needs an f32 C it overwrites");
+  // Without a residual, binding 4 is a stand-in: C's first texel, never read.
+  const BufferSlice res = adds ? residual : BufferSlice{c.buffer, c.offset, 16};
   d.bindings = {texels(x.slice, mode != XMode::scalar, x.dtype),
                 texels(y.slice, true, y.dtype),
                 {has_bias ? bias : c, sums},
-                {c, true}};
-  d.push = push_bytes(push::MatmulTexelsParams{I, J, R, x.offset, x.si, x.sr, y_stride, c_offset,
-                                               ldc, accumulate, has_bias ? bias_mode : 0u});
+                {c, true},
+                {res, false, VK_FORMAT_R32G32B32A32_SFLOAT}};
+  d.push =
+      push_bytes(push::MatmulTexelsParams{I, J, R, x.offset, x.si, x.sr, y_stride, c_offset, ldc,
+                                          accumulate, has_bias ? bias_mode : 0u, adds ? 1u : 0u});
   d.groups = {div_up(J / 4, t.wx * t.cols), div_up(I, t.rows) + (sums ? 1 : 0), 1};
   return d;
 }
@@ -118,7 +126,7 @@ Dispatch dot(const MatmulTiling& tiling, uint32_t I, uint32_t J, uint32_t R, YOp
                 {has_bias ? bias : c, false},
                 {c, true}};
   d.push = push_bytes(push::MatmulTexelsParams{I, J, R, x_offset, x_si, 1, y_stride, c_offset, ldc,
-                                               accumulate, has_bias ? 1u : 0u});
+                                               accumulate, has_bias ? 1u : 0u, 0u});
   d.groups = {div_up(J, t.wx * t.cols), div_up(I, t.rows), 1};
   return d;
 }
@@ -137,19 +145,25 @@ std::optional<Dispatch> by_layout(const DeviceQuirks& quirks, const MatmulShape&
 
 std::optional<Dispatch> matmul_forward_texels(const DeviceQuirks& quirks, const MatmulShape& s,
                                               BufferSlice inp, BufferSlice w, BufferSlice bias,
-                                              BufferSlice out) {
+                                              BufferSlice out, BufferSlice residual) {
   const uint32_t ld = s.row_stride();
+  const bool adds = residual.buffer != VK_NULL_HANDLE;
   return by_layout(
       quirks, s, "matmul_forward",
       [&]() -> std::optional<Dispatch> {
         // out(m,n) = sum_k inp[m,k] W[k,n]: Y = W, vec4 along n.
         if (!div4(s.N) || !div4(ld) || !div4(s.n_offset)) return {};
+        // The residual is fused where it shares C's layout: f32, a whole matrix.
+        if (adds && (s.y_dtype != DType::f32 || ld != s.N || s.n_offset != 0 ||
+                     residual.offset % kTexelAlignment != 0))
+          return {};
         return outer(quirks.matmul_tiling, s.M, s.N, s.K, {inp, 0, s.K, 1, s.x_dtype},
-                     {w, s.w_dtype}, s.N, bias, out, s.n_offset, ld, 0, s.y_dtype);
+                     {w, s.w_dtype}, s.N, bias, out, s.n_offset, ld, 0, s.y_dtype, kAddBias,
+                     residual);
       },
       [&]() -> std::optional<Dispatch> {
         // out(m,n) = sum_k inp[m,k] W[n,k]: both contiguous in k.
-        if (!div4(s.K)) return {};
+        if (!div4(s.K) || adds) return {};
         return dot(quirks.matmul_tiling, s.M, s.N, s.K, {inp, s.x_dtype}, 0, s.K, {w, s.w_dtype},
                    s.K, bias, out, s.n_offset, ld, 0, s.y_dtype);
       });

@@ -15,10 +15,11 @@
 
 namespace remat::kernels {
 
-// out[M,N] = inp[M,K] · W + bias (bias may be {}).
+// out[M,N] = inp[M,K] · W + bias (bias may be {}); with `residual` (f32 [M,N], out f32 and whole)
+// out = residual + (inp · W + bias) in one dispatch, or nullopt where that is not fused here.
 std::optional<Dispatch> matmul_forward_texels(const DeviceQuirks& quirks, const MatmulShape& s,
                                               BufferSlice inp, BufferSlice w, BufferSlice bias,
-                                              BufferSlice out);
+                                              BufferSlice out, BufferSlice residual = {});
 
 // dinp[M,K] (+)= dout · W^T. `accumulate` is MatmulBackwardParams.accumulate: 0 overwrite, 1 add,
 // 2 continue the sum an earlier piece began.

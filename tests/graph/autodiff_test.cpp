@@ -47,7 +47,9 @@ TEST_CASE("autodiff: a residual's inputs share its output's gradient unless LoRA
     LoraSpec lora;
     lora.rank = 4;
     lora.alpha = alpha;
-    const Graph g = build_training_model(ModelConfig::preset("tiny"), TrainShape{}, lora);
+    TrainShape apart;  // residual ops as built: none fused into its matmul
+    apart.fuse_residuals = false;
+    const Graph g = build_training_model(ModelConfig::preset("tiny"), apart, lora);
     int forwarded = 0, kept = 0;
     for (const Block& b : g.blocks)
       for (int i : b.forward_ops) {

@@ -9,13 +9,15 @@
 
 namespace remat {
 
-TEST_CASE("cost: matmul FLOPs are 2MKN (+MN bias) forward and twice that backward") {
+TEST_CASE("cost: matmul FLOPs are 2MKN (+MN bias, +MN residual) forward and twice that backward") {
   const Graph g = build_training_gpt(ModelConfig::preset("tiny"), TrainShape{});
   for (const Op& op : g.ops) {
     if (op.kind != OpKind::matmul || !op.attrs.has_bias) continue;
     const auto& x = g.tensor(op.inputs[0]).shape;
     const auto& y = g.tensor(op.outputs[0]).shape;
-    CHECK(op.flops == 2.0 * x[0] * x[1] * y[1] + 1.0 * y[0] * y[1]);
+    // + MN more where a residual is fused in (graph/residual_fusion.h).
+    const double adds = op.attrs.adds_residual ? 1.0 * y[0] * y[1] : 0.0;
+    CHECK(op.flops == 2.0 * x[0] * x[1] * y[1] + 1.0 * y[0] * y[1] + adds);
   }
   const Op& head = g.ops[static_cast<size_t>(g.blocks.back().forward_ops[1])];
   CHECK(head.flops == 2.0 * 256 * 128 * 256);

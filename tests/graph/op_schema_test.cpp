@@ -59,8 +59,13 @@ TEST_CASE("op schema: arity errors and operand names are checked") {
   bias.has_bias = true;
   CHECK(check_operand_arity(OpKind::matmul, {}, 2, 1).empty());
   CHECK(check_operand_arity(OpKind::matmul, bias, 3, 1).empty());
+  OpAttrs fused = bias;  // a fused residual: one more input, last
+  fused.adds_residual = true;
+  CHECK(check_operand_arity(OpKind::matmul, fused, 4, 1).empty());
+  CHECK(check_operand_arity(OpKind::matmul, fused, 3, 1) ==
+        "matmul takes 4 inputs (x, weight, bias?, residual?; has_bias; adds_residual), has 3");
   CHECK(check_operand_arity(OpKind::matmul, {}, 3, 1) ==
-        "matmul takes 2 inputs (x, weight, bias?), has 3");
+        "matmul takes 2 inputs (x, weight, bias?, residual?), has 3");
   CHECK(check_operand_arity(OpKind::matmul_backward, bias, 3, 2) ==
         "matmul_backward takes 3 outputs (dx, dweight?, dbias?; has_bias), has 2");
   // A frozen weight: dx only, and x is not read.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "graph/autodiff.h"
+#include "graph/residual_fusion.h"
 #include "graph/cost_model.h"
 #include "graph/model_builder.h"
 
@@ -19,6 +20,7 @@ inline Graph windowed_llama(const TrainShape& shape, int first_window, float sca
       op.attrs.attn_scale = scale;
       estimate_op_work(g, op);  // the builder prices an op as it emits it
     }
+  if (shape.fuse_residuals) fuse_residuals(g);  // as build_training_model does
   autodiff(g);
   return g;
 }

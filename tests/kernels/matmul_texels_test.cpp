@@ -9,6 +9,7 @@
 #include "runtime/kernels/matmul.h"
 #include "runtime/kernels/matmul_backward.h"
 #include "runtime/kernels/matmul_texels.h"
+#include "runtime/kernels/residual.h"
 #include "tests/kernels/kernel_checks.h"
 #include "tests/reference/matmul.h"
 #include "tests/support/random_fill.h"
@@ -258,6 +259,44 @@ TEST_CASE("texel matmul throughput at GPT-2-small shapes", "[.bench]") {
                   kernel_name(dispatch.kernel).data(), best,
                   2.0 * c.M * c.N * c.K / (best * 1e-3) / 1e9);
       CHECK(best > 0.0);
+    }
+  }
+}
+
+TEST_CASE("a residual fused into the texel matmul gives the matmul then residual_forward's bits") {
+  const DeviceQuirks q = with_texels(true);
+  struct Case {
+    uint32_t M, N, K;
+  };
+  for (Case c : {Case{69, 144, 48}, Case{8, 4, 4}, Case{257, 96, 64}}) {
+    DYNAMIC_SECTION(c.M << "x" << c.N << "x" << c.K) {
+      const kernels::MatmulShape s{c.M, c.N, c.K, WeightLayout::in_out};
+      const std::size_t out = std::size_t(c.M) * c.N;
+      Buffer x = test::upload_buffer(test::random_floats(std::size_t(c.M) * c.K, 31), "x");
+      Buffer w = test::upload_buffer(test::random_floats(std::size_t(c.K) * c.N, 32), "w");
+      Buffer b = test::upload_buffer(test::random_floats(c.N, 33), "bias");
+      Buffer r = test::upload_buffer(test::random_floats(out, 34), "residual");
+      Buffer fused = test::garbage_buffer<float>(out, "fused"),
+             apart = test::garbage_buffer<float>(out, "apart");
+      const auto one = kernels::matmul_forward_pieces(q, s, x.whole(), w.whole(), b.whole(),
+                                                      fused.whole(), r.whole());
+      REQUIRE(one.size() == 1);  // the residual is added before the store
+      REQUIRE(one[0].kernel == KernelId::matmul_outer_texels);
+      test::run_once(one);
+      test::run_once({kernels::matmul_forward(q, s, x.whole(), w.whole(), b.whole(), apart.whole()),
+                      kernels::residual_forward(q, c.M * c.N, r.whole(), apart.whole(),
+                                                apart.whole(), 1.0f, DType::f32)});
+      REQUIRE(test::bit_identical(test::read<float>(fused, out), test::read<float>(apart, out)));
+      // The out_in layout (the dot kernel) adds it in place, after the matmul, with the same bits.
+      const kernels::MatmulShape t{c.M, c.N, c.K, WeightLayout::out_in};
+      const auto two = kernels::matmul_forward_pieces(q, t, x.whole(), w.whole(), b.whole(),
+                                                      fused.whole(), r.whole());
+      REQUIRE(two.size() == 2);
+      test::run_once(two);
+      test::run_once({kernels::matmul_forward(q, t, x.whole(), w.whole(), b.whole(), apart.whole()),
+                      kernels::residual_forward(q, c.M * c.N, r.whole(), apart.whole(),
+                                                apart.whole(), 1.0f, DType::f32)});
+      REQUIRE(test::bit_identical(test::read<float>(fused, out), test::read<float>(apart, out)));
     }
   }
 }

@@ -120,7 +120,7 @@ TEST_CASE("verify: a step or graph op whose arity differs from its schema is cau
   REQUIRE(mm != nullptr);
   mm->inputs.pop_back();  // the bias the attributes promise
   const auto problems = verify_plan(f.g, f.p);
-  CHECK(mentions(problems, "matmul takes 3 inputs (x, weight, bias?; has_bias), has 2"));
+  CHECK(mentions(problems, "matmul takes 3 inputs (x, weight, bias?, residual?; has_bias), has 2"));
 
   Fixture h;
   for (auto& op : h.g.ops)

@@ -92,7 +92,7 @@ TEST_CASE("the SPIR-V reflection tells texel-buffer bindings from storage buffer
   CHECK(spirv_binding_types(kernel_spirv(KernelId::matmul_forward)) ==
         std::vector<VkDescriptorType>{storage, storage, storage, storage});
   CHECK(spirv_binding_types(kernel_spirv(KernelId::matmul_outer_texels)) ==
-        std::vector<VkDescriptorType>{texels, texels, storage, storage});
+        std::vector<VkDescriptorType>{texels, texels, storage, storage, texels});
   CHECK(spirv_binding_types(kernel_spirv(KernelId::matmul_dot_texels)) ==
         std::vector<VkDescriptorType>{texels, texels, storage, storage});
 }

@@ -17,7 +17,6 @@ using namespace remat;
 namespace {
 
 using Run = test::StepsRun;
-using test::same_floats;
 
 Run train(SessionConfig c, bool fused) {
   c.fused_bias_grad = fused;
@@ -44,15 +43,7 @@ TEST_CASE("bias gradients summed in the weight gradients' dispatches train to th
       c.accum = k.accum;
       c.policy = Policy::parse(k.policy);
       const Run want = train(c, false), got = train(c, true);
-      for (float l : want.losses) REQUIRE(std::isfinite(l));
-      REQUIRE(same_floats(got.losses, want.losses));
-      REQUIRE(same_floats(got.norms, want.norms));
-      REQUIRE(got.weights.size() == want.weights.size());
-      for (std::size_t i = 0; i < want.weights.size(); ++i) {
-        INFO(want.weights[i].first);
-        REQUIRE(got.weights[i].first == want.weights[i].first);
-        REQUIRE(same_floats(got.weights[i].second, want.weights[i].second));
-      }
+      test::require_same_steps(got, want);
       // GPT-2's four biased matmuls per block (c_attn, attn.c_proj, c_fc, mlp.c_proj), 3 blocks,
       // once per recorded forward-backward (two with accumulation): where the texel matmuls run,
       // each loses its bias-gradient dispatch.

@@ -2,7 +2,10 @@
 // the same step (fused against separate dispatches) bit for bit: losses, gradient norms, weights.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -43,6 +46,19 @@ inline StepsRun train_three_steps(const SessionConfig& c, uint32_t token_seed,
 
 inline bool same_floats(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Both runs trained (finite losses) to the same losses, gradient norms and weights, bit for bit.
+inline void require_same_steps(const StepsRun& got, const StepsRun& want) {
+  for (float l : want.losses) REQUIRE(std::isfinite(l));
+  REQUIRE(same_floats(got.losses, want.losses));
+  REQUIRE(same_floats(got.norms, want.norms));
+  REQUIRE(got.weights.size() == want.weights.size());
+  for (std::size_t i = 0; i < want.weights.size(); ++i) {
+    INFO(want.weights[i].first);
+    REQUIRE(got.weights[i].first == want.weights[i].first);
+    REQUIRE(same_floats(got.weights[i].second, want.weights[i].second));
+  }
 }
 
 }  // namespace remat::test
