@@ -19,7 +19,7 @@ class Differentiator {
   explicit Differentiator(Graph& g) : g_(g), frozen_(g.frozen.begin(), g.frozen.end()) {}
 
   void run() {
-    index_forward_ops();
+    fwd_ = forward_index(g_);
     for (TensorId p : g_.parameters) grad(p);
     for (int b = static_cast<int>(g_.blocks.size()) - 1; b >= 0; --b) {
       const std::vector<int> fwd = g_.blocks[static_cast<size_t>(b)].forward_ops;
@@ -91,21 +91,6 @@ class Differentiator {
         idx);
   }
 
-  // Each tensor's forward producer and consumers (op indices in forward order).
-  void index_forward_ops() {
-    producer_.assign(g_.tensors.size(), -1);
-    consumers_.assign(g_.tensors.size(), {});
-    position_.assign(g_.ops.size(), -1);
-    int at = 0;
-    for (const Block& b : g_.blocks)
-      for (int i : b.forward_ops) {
-        position_[static_cast<size_t>(i)] = at++;
-        const Op& o = g_.ops[static_cast<size_t>(i)];
-        for (TensorId t : o.outputs) producer_[static_cast<size_t>(t)] = i;
-        for (TensorId t : o.inputs) consumers_[static_cast<size_t>(t)].push_back(i);
-      }
-  }
-
   // y = a + b: both gradients equal dy, so the residual's backward would only copy it. The
   // copies can be skipped, a's and b's gradients being dy's tensor itself, when nothing can tell
   // the three apart: no gradient of a or b is written yet, b has no other consumer (so its
@@ -118,12 +103,8 @@ class Differentiator {
     if (f.attrs.scale != 1.0f || a == b || grad_of_.count(a) || grad_of_.count(b)) return false;
     for (TensorId t : {a, b})
       if (g_.tensor(t).role != Role::activation || frozen_.count(t)) return false;
-    const int made_b = producer_[static_cast<size_t>(b)];
-    if (made_b < 0 || consumers_[static_cast<size_t>(b)].size() != 1) return false;
-    for (int c : consumers_[static_cast<size_t>(a)])
-      if (c != index && position_[static_cast<size_t>(c)] > position_[static_cast<size_t>(made_b)])
-        return false;
-    return true;
+    const int made_b = fwd_.producer[static_cast<size_t>(b)];
+    return made_b >= 0 && fwd_.only_reader(b, index) && fwd_.read_before(a, index, made_b);
   }
 
   void share_gradient(TensorId t, TensorId d) {
@@ -329,9 +310,7 @@ class Differentiator {
   std::unordered_set<TensorId> frozen_;  // Graph::frozen
   std::unordered_map<TensorId, TensorId> grad_of_;
   std::unordered_set<TensorId> written_;
-  std::vector<int> position_;  // per op: its place in forward order (LoRA appends its ops)
-  std::vector<int> producer_;  // per tensor: its forward producer, or -1
-  std::vector<std::vector<int>> consumers_;  // per tensor: forward ops reading it
+  ForwardIndex fwd_;  // the forward ops, before autodiff adds any
 };
 
 }  // namespace

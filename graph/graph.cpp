@@ -32,4 +32,18 @@ std::vector<int> Graph::first_producers() const {
   return producer;
 }
 
+ForwardIndex forward_index(const Graph& g) {
+  ForwardIndex f{std::vector<int>(g.ops.size(), -1), std::vector<int>(g.tensors.size(), -1),
+                 std::vector<std::vector<int>>(g.tensors.size())};
+  int at = 0;
+  for (const Block& b : g.blocks)
+    for (int i : b.forward_ops) {
+      f.position[static_cast<size_t>(i)] = at++;
+      const Op& o = g.ops[static_cast<size_t>(i)];
+      for (TensorId t : o.outputs) f.producer[static_cast<size_t>(t)] = i;
+      for (TensorId t : o.inputs) f.consumers[static_cast<size_t>(t)].push_back(i);
+    }
+  return f;
+}
+
 }  // namespace remat

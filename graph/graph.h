@@ -58,4 +58,26 @@ struct Graph {
   std::vector<int> first_producers() const;
 };
 
+// Where each forward op runs and which forward ops write and read each tensor. Positions come
+// from the blocks' op lists: LoRA appends its ops to Graph::ops out of execution order.
+struct ForwardIndex {
+  std::vector<int> position;                // per op: its place in forward order, -1 if none
+  std::vector<int> producer;                // per tensor: the forward op writing it, or -1
+  std::vector<std::vector<int>> consumers;  // per tensor: the forward ops reading it
+
+  // Place of `op` in forward order; -1 for no op (a tensor nothing here makes).
+  int at(int op) const { return op < 0 ? -1 : position[static_cast<size_t>(op)]; }
+  // `op` is the one forward op that reads `t`.
+  bool only_reader(TensorId t, int op) const {
+    return consumers[static_cast<size_t>(t)] == std::vector<int>{op};
+  }
+  // Every forward op that reads `t`, but `except`, runs before `op`.
+  bool read_before(TensorId t, int except, int op) const {
+    for (int c : consumers[static_cast<size_t>(t)])
+      if (c != except && at(c) > at(op)) return false;
+    return true;
+  }
+};
+ForwardIndex forward_index(const Graph& g);
+
 }  // namespace remat

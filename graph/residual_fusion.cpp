@@ -8,28 +8,6 @@
 namespace remat {
 namespace {
 
-// Where each forward op runs, in order (LoRA appends its ops to Graph::ops out of order).
-struct ForwardIndex {
-  std::vector<int> position;                // per op
-  std::vector<int> producer;                // per tensor: its forward producer, or -1
-  std::vector<std::vector<int>> consumers;  // per tensor: the forward ops reading it
-  int at(int op) const { return op < 0 ? -1 : position[static_cast<size_t>(op)]; }
-};
-
-ForwardIndex index_forward(const Graph& g) {
-  ForwardIndex f{std::vector<int>(g.ops.size(), -1), std::vector<int>(g.tensors.size(), -1),
-                 std::vector<std::vector<int>>(g.tensors.size())};
-  int at = 0;
-  for (const Block& b : g.blocks)
-    for (int i : b.forward_ops) {
-      f.position[static_cast<size_t>(i)] = at++;
-      const Op& o = g.ops[static_cast<size_t>(i)];
-      for (TensorId t : o.outputs) f.producer[static_cast<size_t>(t)] = i;
-      for (TensorId t : o.inputs) f.consumers[static_cast<size_t>(t)].push_back(i);
-    }
-  return f;
-}
-
 // Whether residual op `ri` can join matmul `mi`, the producer of its b.
 bool fusable(const Graph& g, int ri, int mi, const ForwardIndex& f) {
   namespace s = slot::residual;
@@ -38,20 +16,18 @@ bool fusable(const Graph& g, int ri, int mi, const ForwardIndex& f) {
   if (r.attrs.scale != 1.0f || a == b || mi < 0) return false;
   const Op& m = g.ops[static_cast<size_t>(mi)];
   if (m.kind != OpKind::matmul || m.attrs.adds_residual || m.block != r.block) return false;
-  if (f.consumers[static_cast<size_t>(b)] != std::vector<int>{ri}) return false;
+  if (!f.only_reader(b, ri)) return false;
   const Tensor& at = g.tensor(a);
   if (at.role != Role::activation || at.dtype != g.tensor(r.outputs.at(0)).dtype) return false;
   // a must exist when m runs (made before it, or a chain input made by no op here).
   if (f.at(f.producer[static_cast<size_t>(a)]) >= f.at(mi)) return false;
-  for (int c : f.consumers[static_cast<size_t>(a)])
-    if (c != ri && f.at(c) > f.at(mi)) return false;
-  return true;
+  return f.read_before(a, ri, mi);
 }
 
 }  // namespace
 
 void fuse_residuals(Graph& g) {
-  const ForwardIndex f = index_forward(g);
+  const ForwardIndex f = forward_index(g);
   std::vector<bool> gone(g.ops.size(), false);
   for (const Block& b : g.blocks)
     for (int ri : b.forward_ops) {
