@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "optimizer_params.h"
+#include "planner/loss_chunk.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/matmul_tile_file.h"
 #include "runtime/session_budget.h"
@@ -39,6 +40,20 @@ LrSchedule scheduled(const SessionConfig& c) {
   LrSchedule s = c.schedule;
   s.base_lr = c.optimizer.lr;
   return s;
+}
+
+// What to change so that `big` binds: the loss chunk for the head's logits, else the shape.
+std::string binding_fix(const OversizedBinding& big, const ModelConfig& model,
+                        uint64_t max_binding_bytes) {
+  // The head's logits (whole, or one chunk's workspace and its gradient) shrink with the chunk.
+  if (big.tensor.rfind("head.", 0) == 0 && big.tensor.find("logits") != std::string::npos) {
+    const std::string rows = std::to_string(largest_binding_chunk(model, max_binding_bytes));
+    if (rows == "0") return "use a smaller vocabulary";
+    return "use --loss-chunk auto, or a chunk of at most " + rows +
+           " rows (C API: params->loss_chunk -1 or " + rows + ")";
+  }
+  const bool activation = !is_persistent_role(big.role) || big.role == Role::input;
+  return activation ? "use a smaller --batch or --seq" : "use a smaller model";
 }
 
 }  // namespace
@@ -90,14 +105,12 @@ void Session::check_fits_device() const {
   const uint64_t need = plan_.persistent_bytes + plan_.arena_bytes;
   if (device_bytes == 0 || need <= device_bytes) {
     // Likewise a tensor bound whole above maxStorageBufferRange would fail only when recorded.
-    if (const auto big = oversized_binding(plan_, quirks_)) {
-      const bool activation = !is_persistent_role(big->role) || big->role == Role::input;
+    if (const auto big = oversized_binding(plan_, quirks_))
       throw std::invalid_argument(
           "tensor '" + big->tensor + "' (" + mib(big->bytes) + ") is bound whole by '" + big->op +
           "', but " + device_.info().name + " binds at most " + mib(quirks_.max_binding_bytes) +
           " per storage buffer (maxStorageBufferRange); " +
-          (activation ? "use a smaller --batch or --seq" : "use a smaller model"));
-    }
+          binding_fix(*big, config_.model, quirks_.max_binding_bytes));
     return;
   }
   std::string fix;
