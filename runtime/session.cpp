@@ -42,16 +42,16 @@ LrSchedule scheduled(const SessionConfig& c) {
   return s;
 }
 
-// What to change so that `big` binds: the loss chunk for the head's logits, else the shape.
+// What to change so that `big` binds: the loss chunk for the head's logits (whole, or one
+// chunk's workspace and its gradient) while a chunk of kLossChunkAlign rows would bind, else the
+// shape or the model.
 std::string binding_fix(const OversizedBinding& big, const ModelConfig& model,
                         uint64_t max_binding_bytes) {
-  // The head's logits (whole, or one chunk's workspace and its gradient) shrink with the chunk.
-  if (big.tensor.rfind("head.", 0) == 0 && big.tensor.find("logits") != std::string::npos) {
-    const std::string rows = std::to_string(largest_binding_chunk(model, max_binding_bytes));
-    if (rows == "0") return "use a smaller vocabulary";
-    return "use --loss-chunk auto, or a chunk of at most " + rows +
-           " rows (C API: params->loss_chunk -1 or " + rows + ")";
-  }
+  const int rows = largest_binding_chunk(model, max_binding_bytes);
+  if (big.tensor.rfind("head.", 0) == 0 && big.tensor.find("logits") != std::string::npos &&
+      rows > 0)
+    return "use --loss-chunk auto, or a chunk of at most " + std::to_string(rows) +
+           " rows (C API: params->loss_chunk -1 or " + std::to_string(rows) + ")";
   const bool activation = !is_persistent_role(big.role) || big.role == Role::input;
   return activation ? "use a smaller --batch or --seq" : "use a smaller model";
 }
