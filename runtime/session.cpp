@@ -43,17 +43,24 @@ LrSchedule scheduled(const SessionConfig& c) {
 }
 
 // What to change so that `big` binds: the loss chunk for the head's logits (whole, or one
-// chunk's workspace and its gradient) while a chunk of kLossChunkAlign rows would bind, else the
-// shape or the model.
-std::string binding_fix(const OversizedBinding& big, const ModelConfig& model,
+// chunk's workspace and its gradient) while a chunk of kLossChunkAlign rows would bind; else,
+// for an activation of B·T rows, fewer rows (naming how many bind); else the model.
+std::string binding_fix(const OversizedBinding& big, const Plan& plan, const SessionConfig& c,
                         uint64_t max_binding_bytes) {
-  const int rows = largest_binding_chunk(model, max_binding_bytes);
+  const int chunk = largest_binding_chunk(c.model, max_binding_bytes);
   if (big.tensor.rfind("head.", 0) == 0 && big.tensor.find("logits") != std::string::npos &&
-      rows > 0)
-    return "use --loss-chunk auto, or a chunk of at most " + std::to_string(rows) +
-           " rows (C API: params->loss_chunk -1 or " + std::to_string(rows) + ")";
-  const bool activation = !is_persistent_role(big.role) || big.role == Role::input;
-  return activation ? "use a smaller --batch or --seq" : "use a smaller model";
+      chunk > 0)
+    return "use --loss-chunk auto, or a chunk of at most " + std::to_string(chunk) +
+           " rows (C API: params->loss_chunk -1 or " + std::to_string(chunk) + ")";
+  if (is_persistent_role(big.role) && big.role != Role::input) return "use a smaller model";
+  std::string rows;
+  const int64_t bt = int64_t(c.shape.batch) * c.shape.seq;
+  for (const PlannedTensor& t : plan.tensors)
+    if (t.tensor.name == big.tensor && t.tensor.shape.size() == 2 && t.tensor.shape[0] == bt)
+      rows = " (B·T is " + std::to_string(bt) + " rows; at most " +
+             std::to_string(max_binding_bytes / (t.tensor.bytes() / uint64_t(bt))) +
+             " bind; --accum keeps the tokens per step)";
+  return "use a smaller --batch or --seq" + rows;
 }
 
 }  // namespace
@@ -110,7 +117,7 @@ void Session::check_fits_device() const {
           "tensor '" + big->tensor + "' (" + mib(big->bytes) + ") is bound whole by '" + big->op +
           "', but " + device_.info().name + " binds at most " + mib(quirks_.max_binding_bytes) +
           " per storage buffer (maxStorageBufferRange); " +
-          binding_fix(*big, config_.model, quirks_.max_binding_bytes));
+          binding_fix(*big, plan_, config_, quirks_.max_binding_bytes));
     return;
   }
   std::string fix;
