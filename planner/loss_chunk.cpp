@@ -60,12 +60,13 @@ int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_
   if (hi < 1 || !fits(kLossChunkAlign)) {
     TrainShape s = shape;
     s.loss_chunk = hi < 1 ? 0 : kLossChunkAlign;
+    // The arena planner's wording (planner/auto_search.cpp): scripts read the minimum from it.
     throw std::invalid_argument(
-        "arena budget " + std::to_string(budget) + " bytes is below the smallest plan, " +
-        std::to_string(minimum_arena_bytes(model, s, alignment, costs, lora)) +
-        " bytes, even with the " +
-        (hi < 1 ? "whole logits"
-                : "loss in chunks of " + std::to_string(kLossChunkAlign) + " rows"));
+        "arena budget of " + std::to_string(budget) +
+        " bytes is below the smallest feasible plan; the minimum is " +
+        std::to_string(minimum_arena_bytes(model, s, alignment, costs, lora)) + " bytes" +
+        (hi < 1 ? std::string()
+                : " (with the loss in chunks of " + std::to_string(kLossChunkAlign) + " rows)"));
   }
   while (lo < hi) {  // fits(lo) holds throughout
     const int mid = lo + (hi - lo + 1) / 2;

@@ -103,7 +103,7 @@ TEST_CASE("c api: loss_chunk -1 chooses for the arena cap, and bad values are re
   remat_plan_report r{sizeof(remat_plan_report)};
   CHECK(remat_plan(&zero, &r) == REMAT_ERROR_INVALID_ARGUMENT);
   p.arena_bytes = chunked_min - 1;
-  require_error(remat_plan(&p, &r), "smallest plan");
+  require_error(remat_plan(&p, &r), "below the smallest feasible plan; the minimum is ");
 
   p.loss_chunk = -2;
   require_error(remat_plan(&p, &r), "params->loss_chunk is -2");
