@@ -400,7 +400,7 @@ REMAT_API remat_status remat_session_params_from_state(remat_session_params* par
 
 /* Generates `count` tokens after `prompt` (prompt_count >= 1, each below vocab) at
  * `temperature` (0: the most likely token), deterministically for a seed, into out[0..count).
- * A session whose loss is chunked (params->loss_chunk not 0) never holds a row's whole logits:
+ * A session whose loss is chunked (given, or chosen by auto) never holds a row's whole logits:
  * REMAT_ERROR_INVALID_ARGUMENT; sample from a session created with loss_chunk 0. */
 REMAT_API remat_status remat_session_sample(remat_session* session, const uint32_t* prompt,
                                             size_t prompt_count, uint32_t count, uint64_t seed,
