@@ -188,8 +188,7 @@ TEST_CASE("remat plan rejects bad input with one line and status 2") {
         "plan --seq 65", "plan --heads 3", "plan --model gpt5", "plan --dtype f8",
         "plan --arena lots", "plan --policy auto", "plan tiny --model tiny",
         "plan --costs /nonexistent.json", "plan --batch 0", "plan --loss-chunk 32",
-        "plan --loss-chunk -64", "plan --loss-chunk many",
-        "plan --loss-chunk auto --arena 1KiB"}) {
+        "plan --loss-chunk -64", "plan --loss-chunk many", "plan --loss-chunk auto --arena 1KiB"}) {
     INFO("remat " << args);
     auto r = run_remat(args);
     CHECK(r.exit_code == 2);
