@@ -19,8 +19,8 @@
 #include "formats/peft_adapter.h"
 #include "formats/safetensors.h"
 #include "formats/weight_files.h"
-#include "planner/memory_budget.h"
 #include "planner/plan.h"
+#include "planner/session_plan.h"
 #include "runtime/session_files.h"
 #include "runtime/training_state.h"
 #include "runtime/vulkan/error.h"
@@ -130,12 +130,10 @@ remat_status remat_plan(const remat_session_params* params, remat_plan_report* r
     const remat::SessionConfig c = remat::capi::session_config(params);
     // Without a device: alignment 256 and the smallest binding limit Vulkan allows.
     const remat::Plan plan =
-        c.memory_budget
-            ? remat::plan_memory(c.model, c.shape, c.lora,
-                                 {*c.memory_budget, c.policy, c.arena_budget, c.choose_loss_chunk,
-                                  256, remat::kSmallestBindingLimit, c.costs})
-                  .plan
-            : remat::plan(c.model, c.shape, c.policy, c.arena_budget, 256, c.costs, c.lora);
+        remat::plan_session(c.model, c.shape, c.lora,
+                            {c.policy, c.arena_budget, c.memory_budget, c.choose_loss_chunk, 256,
+                             remat::kSmallestBindingLimit, c.costs})
+            .plan;
     remat::capi::fill_plan_report(plan, c.model, *report);
   });
 }

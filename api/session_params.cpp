@@ -11,7 +11,6 @@
 #include "base/progress.h"
 #include "formats/model_metadata.h"
 #include "formats/weight_files.h"
-#include "planner/loss_chunk.h"
 #include "planner/policy.h"
 
 namespace remat::capi {
@@ -231,20 +230,14 @@ LoraSpec lora_of(const remat_session_params& p) {
   return l;
 }
 
-// 0: whole logits; positive: rows per chunk, as TrainShape::validate allows; -1: the chunk
-// planner/loss_chunk.h picks for the arena cap (with the session's LoRA, if any).
+// 0: whole logits; positive: rows per chunk, as TrainShape::validate allows. -1 (auto) is
+// chosen when the session plans (SessionConfig::choose_loss_chunk), where the device's binding
+// limit is known.
 int loss_chunk_of(const remat_session_params& p, const SessionConfig& c) {
-  if (p.loss_chunk == -1) {
-    if (!c.arena_budget)
-      invalid(
-          "params->loss_chunk -1 (auto) needs params->arena_bytes or params->memory_bytes (the "
-          "cap it chooses for)");
-    return choose_loss_chunk(c.model, c.shape, *c.arena_budget, 256, c.costs, c.lora);
-  }
   if (p.loss_chunk < 0)
     invalid("params->loss_chunk is " + std::to_string(p.loss_chunk) +
             "; use 0 (whole logits), a positive multiple of " + std::to_string(kLossChunkAlign) +
-            " rows, or -1 (auto)");
+            " rows, or -1 (REMAT_LOSS_CHUNK_AUTO)");
   TrainShape shape = c.shape;
   shape.loss_chunk = p.loss_chunk;
   try {
@@ -292,6 +285,9 @@ void fill_default_params(remat_session_params& p) {
   p.weight_decay = adam.weight_decay;
   p.grad_clip = adam.grad_clip;
   p.lr_schedule = REMAT_LR_CONSTANT;
+  // Whole logits wherever they fit the device (every session that ran with 0 plans the same),
+  // else the largest chunk that does.
+  p.loss_chunk = REMAT_LOSS_CHUNK_AUTO;
 }
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
@@ -401,8 +397,7 @@ SessionConfig session_config(const remat_session_params* params) {
   if (c.shape.weight_dtype != DType::f32 && !c.lora.enabled())
     invalid("params->weights_dtype applies to frozen weights: it needs params->lora_rank");
   if (p.quantized_base) c.shape.block_weights = quantized_base_blocks(p.quantized_base, c);
-  // Under a whole-memory cap, auto is chosen together with the rest of the plan.
-  if (p.loss_chunk == -1 && c.memory_budget)
+  if (p.loss_chunk == REMAT_LOSS_CHUNK_AUTO)
     c.choose_loss_chunk = true;
   else
     c.shape.loss_chunk = loss_chunk_of(p, c);

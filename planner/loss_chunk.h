@@ -1,9 +1,12 @@
-// Choosing the LM head's loss chunk (TrainShape::loss_chunk) for an arena budget: the whole
-// logits when they fit (fewest dispatches, no recomputed logits), else the largest chunk whose
-// smallest plan fits, so the rest of the budget buys as little recomputation as possible.
+// Choosing the LM head's loss chunk (TrainShape::loss_chunk): the whole logits when they fit
+// (fewest dispatches, no recomputed logits), else the largest chunk that does, so the rest of the
+// budget buys as little recomputation as possible. "Fit" means one storage-buffer binding, since
+// the head's kernels bind a chunk's [rows, V] logits whole, and under an arena budget the
+// smallest plan too.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "graph/cost_model.h"
 #include "graph/lora.h"
@@ -21,6 +24,23 @@ namespace remat {
 int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_t budget,
                       uint64_t alignment = 256, const CostModel* costs = nullptr,
                       const LoraSpec& lora = {}, uint64_t max_binding_bytes = 0);
+
+// The loss chunk a session given no chunk plans with (--loss-chunk auto, and the default):
+// choose_loss_chunk for `auto_arena` (an arena budget the auto policy plans into), else
+// binding_loss_chunk. The rule of both: whole logits where they fit, else the largest chunk.
+int default_loss_chunk(const ModelConfig& model, const TrainShape& shape, const LoraSpec& lora,
+                       std::optional<uint64_t> auto_arena, uint64_t alignment,
+                       const CostModel* costs, uint64_t max_binding_bytes);
+
+// Without a budget: 0 (whole logits) when the [B*T, V] f32 logits fit one binding of
+// max_binding_bytes (0: no limit), else the largest multiple of kLossChunkAlign rows whose
+// logits do. std::invalid_argument naming the vocabulary when not even kLossChunkAlign rows fit.
+int binding_loss_chunk(const ModelConfig& model, const TrainShape& shape,
+                       uint64_t max_binding_bytes);
+
+// The largest multiple of kLossChunkAlign rows whose [rows, V] f32 logits fit one binding of
+// max_binding_bytes (> 0); 0 when not even kLossChunkAlign rows fit.
+int largest_binding_chunk(const ModelConfig& model, uint64_t max_binding_bytes);
 
 // Whether the logits of `chunk` rows (0: the whole B*T) of `model`'s vocabulary fit one binding
 // of max_binding_bytes (0: no limit).

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "optimizer_params.h"
+#include "planner/loss_chunk.h"
 #include "runtime/kernels/optimizer.h"
 #include "runtime/matmul_tile_file.h"
 #include "runtime/session_budget.h"
@@ -39,6 +40,27 @@ LrSchedule scheduled(const SessionConfig& c) {
   LrSchedule s = c.schedule;
   s.base_lr = c.optimizer.lr;
   return s;
+}
+
+// What to change so that `big` binds: the loss chunk for the head's logits (whole, or one
+// chunk's workspace and its gradient) while a chunk of kLossChunkAlign rows would bind; else,
+// for an activation of B·T rows, fewer rows (naming how many bind); else the model.
+std::string binding_fix(const OversizedBinding& big, const Plan& plan, const SessionConfig& c,
+                        uint64_t max_binding_bytes) {
+  const int chunk = largest_binding_chunk(c.model, max_binding_bytes);
+  if (big.tensor.rfind("head.", 0) == 0 && big.tensor.find("logits") != std::string::npos &&
+      chunk > 0)
+    return "use --loss-chunk auto, or a chunk of at most " + std::to_string(chunk) +
+           " rows (C API: params->loss_chunk -1 or " + std::to_string(chunk) + ")";
+  if (is_persistent_role(big.role) && big.role != Role::input) return "use a smaller model";
+  std::string rows;
+  const int64_t bt = int64_t(c.shape.batch) * c.shape.seq;
+  for (const PlannedTensor& t : plan.tensors)
+    if (t.tensor.name == big.tensor && t.tensor.shape.size() == 2 && t.tensor.shape[0] == bt)
+      rows = " (B·T is " + std::to_string(bt) + " rows; at most " +
+             std::to_string(max_binding_bytes / (t.tensor.bytes() / uint64_t(bt))) +
+             " bind; --accum keeps the tokens per step)";
+  return "use a smaller --batch or --seq" + rows;
 }
 
 }  // namespace
@@ -90,14 +112,12 @@ void Session::check_fits_device() const {
   const uint64_t need = plan_.persistent_bytes + plan_.arena_bytes;
   if (device_bytes == 0 || need <= device_bytes) {
     // Likewise a tensor bound whole above maxStorageBufferRange would fail only when recorded.
-    if (const auto big = oversized_binding(plan_, quirks_)) {
-      const bool activation = !is_persistent_role(big->role) || big->role == Role::input;
+    if (const auto big = oversized_binding(plan_, quirks_))
       throw std::invalid_argument(
           "tensor '" + big->tensor + "' (" + mib(big->bytes) + ") is bound whole by '" + big->op +
           "', but " + device_.info().name + " binds at most " + mib(quirks_.max_binding_bytes) +
           " per storage buffer (maxStorageBufferRange); " +
-          (activation ? "use a smaller --batch or --seq" : "use a smaller model"));
-    }
+          binding_fix(*big, plan_, config_, quirks_.max_binding_bytes));
     return;
   }
   std::string fix;

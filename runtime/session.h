@@ -45,8 +45,10 @@ struct SessionConfig {
   // Device bytes the whole session must fit: persistent buffer, arena and the fixed extras
   // (planner/memory_budget.h); the planner plans activations into what the model leaves.
   std::optional<uint64_t> memory_budget;
-  // With memory_budget: shape.loss_chunk is chosen as --loss-chunk auto does (config().shape
-  // holds the choice), not taken as given.
+  // shape.loss_chunk is chosen, not taken as given (config().shape holds the choice): with
+  // memory_budget together with the rest of the plan; else whole logits where they fit the
+  // device's binding limit (and an auto arena_budget), else the largest chunk that does
+  // (planner/loss_chunk.h default_loss_chunk). The C API's and the CLI's default.
   bool choose_loss_chunk = false;
   OptimizerConfig optimizer;  // AdamW
   // The learning rate of update s (from 0): decay, warmup, total steps and min ratio as given,

@@ -3,20 +3,18 @@
 #include <stdexcept>
 #include <string>
 
-#include "planner/memory_budget.h"
+#include "planner/session_plan.h"
 #include "runtime/vulkan/arena.h"
 #include "runtime/vulkan/buffer.h"
 
 namespace remat {
 
 Plan session_plan(const Device& d, SessionConfig& c, const DeviceQuirks& quirks) {
-  if (!c.memory_budget)
-    return plan(c.model, c.shape, c.policy, c.arena_budget, session_alignment(d), c.costs, c.lora);
-  MemoryPlan m = plan_memory(c.model, c.shape, c.lora,
-                             {*c.memory_budget, c.policy, c.arena_budget, c.choose_loss_chunk,
-                              session_alignment(d), quirks.max_binding_bytes, c.costs});
-  c.shape = m.shape;
-  return std::move(m.plan);
+  SessionPlan p = plan_session(c.model, c.shape, c.lora,
+                               {c.policy, c.arena_budget, c.memory_budget, c.choose_loss_chunk,
+                                session_alignment(d), quirks.max_binding_bytes, c.costs});
+  c.shape = p.shape;
+  return std::move(p.plan);
 }
 
 void check_allocation_sizes(Device& device, const Plan& plan, const SessionExtras& extras,

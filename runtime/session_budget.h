@@ -12,9 +12,8 @@
 
 namespace remat {
 
-// The plan for `config` on `device`: under config.memory_budget the whole-session planner
-// (planner/memory_budget.h), which also fixes config.shape.loss_chunk when
-// config.choose_loss_chunk; else the arena planner.
+// The plan for `config` on `device` (planner/session_plan.h at the device's alignment and binding
+// limit); config.shape.loss_chunk becomes the chunk chosen when config.choose_loss_chunk.
 Plan session_plan(const Device& device, SessionConfig& config, const DeviceQuirks& quirks);
 
 // std::invalid_argument when the persistent buffer, the arena and the extras of `plan` would

@@ -118,6 +118,8 @@ int main(int argc, char** argv) {
     // 2. Memory: activations must fit `arena_bytes`; the planner picks what to recompute.
     config.policy = remat::Policy::parse("auto");
     config.arena_budget = arena_bytes;
+    // The LM head keeps whole logits where they fit the arena and one binding, else row chunks.
+    config.choose_loss_chunk = true;
 
     // 3. AdamW settings for a short fine-tune.
     config.optimizer.lr = 1e-3;

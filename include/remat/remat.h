@@ -118,6 +118,9 @@ typedef enum remat_lr_schedule {
   REMAT_LR_COSINE = 2
 } remat_lr_schedule;
 
+/* remat_session_params.loss_chunk: chosen when the session plans (the default). */
+#define REMAT_LOSS_CHUNK_AUTO (-1)
+
 /* Storage types (remat_session_params.weights_dtype). */
 typedef enum remat_dtype {
   REMAT_DTYPE_F32 = 0,
@@ -179,16 +182,18 @@ typedef struct remat_session_params {
                              * weight's path, as PEFT's target_modules; NULL = "attn.c_attn,
                              * attn.c_proj,mlp.c_fc,mlp.c_proj" */
 
-  /* Since 0.4: rows of [rows, vocab] logits the LM head and loss hold at a time: 0 (default) = all
+  /* Since 0.4: rows of [rows, vocab] logits the LM head and loss hold at a time: 0 = all
    * batch x seq rows; a positive multiple of 64 = chunks of that many rows (or any value of at
    * least batch x seq: one chunk), which saves most of the arena at large vocabularies and costs
-   * one more head matmul in the backward; -1 = auto: the whole logits if the smallest plan with
-   * them fits arena_bytes, else the largest multiple of 64 whose smallest plan fits (needs
-   * arena_bytes or memory_bytes; with memory_bytes it is chosen together with the rest of the
-   * plan; planned at 256-byte alignment, as remat_plan). Results do not depend on it but
-   * for rounding in the head's weight gradient; with LoRA (a frozen head) not even that. A
-   * chunked session cannot sample (remat_session_sample needs whole logits). A struct that ends
-   * before it (struct_size = offsetof(remat_session_params, loss_chunk)) is read as 0. */
+   * one more head matmul in the backward; REMAT_LOSS_CHUNK_AUTO (-1, the default) = the whole
+   * logits where they fit, else the largest multiple of 64 rows that does. "Fit": the f32 logits
+   * within one storage-buffer binding (the device's maxStorageBufferRange; remat_plan assumes
+   * Vulkan's smallest, 128 MiB), and with arena_bytes under the auto policy the smallest plan
+   * within it; with memory_bytes it is chosen together with the rest of the plan. Logits that
+   * fit keep every result of a session that ran with 0. Results do not depend on it but for
+   * rounding in the head's weight gradient; with LoRA (a frozen head) not even that. A chunked
+   * session cannot sample (remat_session_sample needs whole logits: set 0). A struct that ends
+   * before it (struct_size = offsetof(remat_session_params, loss_chunk)) is read as auto. */
   int32_t loss_chunk;
   /* Since 0.4: a cap on the session's whole device memory (persistent weights, gradients, AdamW
    * moments, the activation arena and the session's fixed buffers); 0 = no cap. The planner
@@ -395,7 +400,7 @@ REMAT_API remat_status remat_session_params_from_state(remat_session_params* par
 
 /* Generates `count` tokens after `prompt` (prompt_count >= 1, each below vocab) at
  * `temperature` (0: the most likely token), deterministically for a seed, into out[0..count).
- * A session whose loss is chunked (params->loss_chunk not 0) never holds a row's whole logits:
+ * A session whose loss is chunked (given, or chosen by auto) never holds a row's whole logits:
  * REMAT_ERROR_INVALID_ARGUMENT; sample from a session created with loss_chunk 0. */
 REMAT_API remat_status remat_session_sample(remat_session* session, const uint32_t* prompt,
                                             size_t prompt_count, uint32_t count, uint64_t seed,

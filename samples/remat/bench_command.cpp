@@ -107,7 +107,6 @@ BenchOptions parse(std::vector<std::string> argv) {
   BenchOptions o;
   o.sel = parse_model_selection(a);
   o.lora = parse_lora_flags(a);
-  choose_auto_loss_chunk(o.sel, o.lora);
   try {
     check_weight_dtype(o.sel.shape.weight_dtype, o.lora.enabled());
   } catch (const std::invalid_argument& e) {
@@ -191,9 +190,12 @@ uint64_t sweep_top(const Device& device, const Plan& none) {
   return none.arena_bytes;
 }
 
-int run_frontier(const BenchOptions& o) {
+int run_frontier(BenchOptions o) {
   auto device = Device::open();
   std::printf("device   %s\n", device->summary().c_str());
+  // The sweep's budgets are planned at one chunk: the one a session on this device picks.
+  resolve_loss_chunk(o.sel, o.lora, session_alignment(*device),
+                     device->plan().quirks.max_binding_bytes);
   const ModelConfig& m = o.sel.model;
   std::string extras;
   if (o.sel.shape.loss_chunk > 0)

@@ -118,6 +118,7 @@ int run_bench_kernels(const BenchOptions& o) {
   SessionConfig cfg;
   cfg.model = m;
   cfg.shape = o.sel.shape;
+  cfg.choose_loss_chunk = o.sel.choose_loss_chunk;
   cfg.lora = o.lora;
   cfg.timestamps = true;
   Session session(*device, cfg);

@@ -52,7 +52,6 @@ Parsed parse_config(std::vector<std::string> argv, const CommandSpec& spec, cons
   Parsed p{parse_model_selection(a), parse_lora_flags(a)};
   // Every point is auto under a --memory budget, which picks the loss chunk unless one is given.
   p.sel.policy = Policy{Policy::Kind::automatic, 0};
-  p.sel.choose_loss_chunk = !a.has("--loss-chunk");
   return p;
 }
 

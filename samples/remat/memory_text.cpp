@@ -20,6 +20,9 @@ std::string budget_text(const ModelSelection& sel, int loss_chunk) {
     parts += (parts.empty() ? "" : ", ") + std::string("memory cap ") + format_bytes(*sel.memory) +
              ", loss chunk " +
              (loss_chunk ? std::to_string(loss_chunk) + " rows" : std::string("0 (whole logits)"));
+  else if (loss_chunk)
+    parts += (parts.empty() ? "" : ", ") + std::string("loss chunk ") + std::to_string(loss_chunk) +
+             " rows";
   return parts.empty() ? "" : " (" + parts + ")";
 }
 

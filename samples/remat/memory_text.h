@@ -16,7 +16,8 @@ MemoryRequest memory_request(const ModelSelection& sel, uint64_t alignment,
                              uint64_t max_binding_bytes);
 
 // " (cap 60.00 MiB)" under --arena, " (memory cap 700.00 MiB, loss chunk 128 rows)" under
-// --memory (both when both), "" under neither: what the plan line prints after the arena.
+// --memory (both when both), " (loss chunk 640 rows)" for a chunked loss without --memory, else
+// "": what the plan line prints after the arena.
 std::string budget_text(const ModelSelection& sel, int loss_chunk);
 
 // "session  1.52 GiB = frozen weights ... (budget 1.60 GiB)".

@@ -2,7 +2,7 @@
 
 #include "formats/weight_files.h"
 #include "graph/weight_dtype.h"
-#include "planner/loss_chunk.h"
+#include "planner/session_plan.h"
 
 namespace remat::cli {
 
@@ -30,9 +30,9 @@ std::vector<FlagSpec> model_flags() {
       {"--dropout", "P", "GPT-2 dropout probability in [0, 1)", "0"},
       {"--loss-chunk", "ROWS",
        "rows of logits the LM head holds at a time: 0 keeps all B*T rows, else a multiple of "
-       "64; auto (with --arena or --memory, which chooses it unless given) the whole logits if "
-       "they fit, else the largest chunk that does",
-       "0"},
+       "64; auto the whole logits where they fit (one storage-buffer binding of the device, and "
+       "--arena or --memory when given), else the largest chunk that does",
+       "auto"},
       {"--act-dtype", "TYPE",
        "activation storage f32, f16 or bf16 (rounded when written; compute, gradients and "
        "weights stay f32)",
@@ -118,7 +118,7 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   }
   const bool auto_chunk = a.get("--loss-chunk") == "auto";
   if (!auto_chunk)
-    o.shape.loss_chunk = static_cast<int>(a.get_int_or_default("--loss-chunk", 0, big));
+    o.shape.loss_chunk = static_cast<int>(a.get_int("--loss-chunk", 0, big).value_or(0));
   o.shape.validate(o.model);
   if (a.get("--arena") && a.get("--policy"))
     throw UsageError("give either --arena (auto picks the policy) or --policy, not both");
@@ -139,19 +139,18 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
                        "; give a cost table written by 'remat profile'");
     }
   }
-  // Under --memory the planner chooses the chunk (planner/memory_budget.h) unless one is given.
-  o.choose_loss_chunk = o.memory && (auto_chunk || !a.has("--loss-chunk"));
-  if (auto_chunk && !o.memory && !o.arena)
-    throw UsageError("--loss-chunk auto needs a budget: give --arena SIZE or --memory SIZE");
-  o.loss_chunk_auto = auto_chunk && !o.memory;
+  // Unless given, the planner chooses the chunk (planner/session_plan.h).
+  o.choose_loss_chunk = auto_chunk || !a.has("--loss-chunk");
   return o;
 }
 
-void choose_auto_loss_chunk(ModelSelection& sel, const LoraSpec& lora) {
-  if (!sel.loss_chunk_auto) return;
-  sel.shape.loss_chunk = choose_loss_chunk(sel.model, sel.shape, *sel.arena, 256,
-                                           sel.costs ? &*sel.costs : nullptr, lora);
-  sel.loss_chunk_auto = false;
+void resolve_loss_chunk(ModelSelection& sel, const LoraSpec& lora, uint64_t alignment,
+                        uint64_t max_binding_bytes) {
+  if (!sel.choose_loss_chunk || sel.memory) return;
+  sel.shape.loss_chunk = session_loss_chunk(sel.model, sel.shape, lora,
+                                            {sel.policy, sel.arena, sel.memory, true, alignment,
+                                             max_binding_bytes, sel.costs ? &*sel.costs : nullptr});
+  sel.choose_loss_chunk = false;
 }
 
 std::vector<FlagSpec> lora_flags() {

@@ -2,6 +2,7 @@
 // per-field overrides), the step's shape, and the checkpoint policy or arena budget.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -30,20 +31,22 @@ struct ModelSelection {
   Policy policy;                   // --policy, or auto when --arena is given
   std::optional<uint64_t> arena;   // --arena
   std::optional<uint64_t> memory;  // --memory: the whole session's device bytes
-  bool choose_loss_chunk = false;  // --memory without --loss-chunk ROWS: the planner picks it
+  // --loss-chunk auto or not given: the planner picks it (shape.loss_chunk is 0 until then).
+  bool choose_loss_chunk = false;
   std::optional<CostModel> costs;  // --costs
-  // --loss-chunk auto, not chosen yet: shape.loss_chunk is 0 until choose_auto_loss_chunk.
-  bool loss_chunk_auto = false;
 };
 
 // `base` (a model read from a checkpoint) replaces the preset; overrides still apply.
-// Bad values are UsageError or std::invalid_argument (both exit 2). --loss-chunk auto is left
-// for choose_auto_loss_chunk, since the plans it compares depend on LoRA.
+// Bad values are UsageError or std::invalid_argument (both exit 2). A loss chunk to choose is
+// left to the session (SessionConfig::choose_loss_chunk) or resolve_loss_chunk, since the
+// choice depends on LoRA and the device's binding limit.
 ModelSelection parse_model_selection(const Args& args,
                                      std::optional<ModelConfig> base = std::nullopt);
-// With --loss-chunk auto: shape.loss_chunk becomes the chunk planner/loss_chunk.h picks for
-// --arena, planning the LoRA graph when `lora` is enabled. Otherwise nothing changes.
-void choose_auto_loss_chunk(ModelSelection& sel, const LoraSpec& lora = {});
+// Without --memory (whose planner chooses with the rest of the plan), a chunk to choose becomes
+// the one a session would plan with (planner/session_plan.h session_loss_chunk) on a device of
+// this alignment and binding limit, for a command that plans or reports before the session.
+void resolve_loss_chunk(ModelSelection& sel, const LoraSpec& lora, uint64_t alignment,
+                        uint64_t max_binding_bytes);
 
 // With LoRA on a .gguf `init`, keeps its block-quantized matrices in their blocks on the device
 // (shape.block_weights: a QLoRA base), unless --base-blocks no decodes them to --weights-dtype.

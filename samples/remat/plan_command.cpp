@@ -20,6 +20,7 @@
 #include "planner/layer_memory.h"
 #include "planner/memory_budget.h"
 #include "planner/plan.h"
+#include "planner/session_plan.h"
 
 namespace remat::cli {
 namespace {
@@ -66,7 +67,6 @@ Options parse_options(const std::vector<std::string>& argv) {
   std::optional<std::filesystem::path> init;
   if (auto w = a.get("--init")) init = *w;
   keep_base_blocks(o.sel, a, init, o.lora);
-  choose_auto_loss_chunk(o.sel, o.lora);
   o.data = parse_data_flags(a, init);
   o.sel.shape.packed = o.data.jsonl.pack;
   o.alignment = static_cast<uint64_t>(a.get_int_or_default("--alignment", 1, 1 << 20));
@@ -325,16 +325,13 @@ int run_plan(const std::vector<std::string>& args) {
   const auto start = std::chrono::steady_clock::now();
   // Without a device the binding limit is the smallest Vulkan allows (the most gradient-norm
   // pieces), so the total is what the most limited device needs.
-  std::optional<MemoryPlan> budgeted;
-  if (o.sel.memory) {
-    budgeted = plan_memory(o.sel.model, o.sel.shape, o.lora,
-                           memory_request(o.sel, o.alignment, kSmallestBindingLimit));
-    o.sel.shape = budgeted->shape;
-  }
+  SessionPlan planned =
+      plan_session(o.sel.model, o.sel.shape, o.lora,
+                   {o.sel.policy, o.sel.arena, o.sel.memory, o.sel.choose_loss_chunk, o.alignment,
+                    kSmallestBindingLimit, o.sel.costs ? &*o.sel.costs : nullptr});
+  o.sel.shape = planned.shape;
   const Graph g = build_training_model(o.sel.model, o.sel.shape, o.lora);
-  const Plan p = budgeted ? std::move(budgeted->plan)
-                          : plan_graph(g, {o.sel.policy, o.sel.arena, o.alignment,
-                                           o.sel.costs ? &*o.sel.costs : nullptr});
+  const Plan p = std::move(planned.plan);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const SessionMemory memory = session_memory(p, o.sel.shape.loss_chunk, kSmallestBindingLimit);

@@ -55,7 +55,6 @@ Options parse(const std::vector<std::string>& argv) {
   Args a(argv, spec());
   Options o;
   o.sel = parse_model_selection(a);
-  choose_auto_loss_chunk(o.sel);
   auto out = a.get("--out");
   if (!out) throw UsageError("--out COSTS.json is required (where to write the cost table)");
   o.out = *out;
@@ -87,6 +86,7 @@ int run_profile(const std::vector<std::string>& args) {
   cfg.shape = o.sel.shape;
   cfg.policy = o.sel.policy;
   cfg.arena_budget = o.sel.arena;
+  cfg.choose_loss_chunk = o.sel.choose_loss_chunk;
   cfg.timestamps = true;
   Session session(*device, cfg);
   std::printf("model    %s: %s; batch %d x seq %d; policy %s; %d warm-up + %d measured steps\n",

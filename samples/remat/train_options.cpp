@@ -262,8 +262,8 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   refuse_unwritable_gguf(o);
   if (o.init && !o.lora.spec.enabled()) refuse_quantized_full_fine_tune(*o.init);
   keep_base_blocks(o.sel, a, o.init, o.lora.spec);
-  choose_auto_loss_chunk(o.sel, o.lora.spec);
-  if (o.sample > 0 && o.sel.shape.loss_chunk != 0)
+  // The session chooses the loss chunk unless given; sampling keeps the whole logits.
+  if (o.sample > 0 && (o.sel.shape.loss_chunk != 0 || a.get("--loss-chunk") == "auto"))
     throw UsageError("--sample reads a row's whole logits; it needs --loss-chunk 0");
   if (o.lora.spec.enabled() && o.save)
     throw UsageError(

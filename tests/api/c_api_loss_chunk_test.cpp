@@ -1,5 +1,6 @@
 // The LM head and loss in row chunks through the C API (params->loss_chunk): planning with less
-// arena, auto under an arena cap, the values it refuses, LoRA adapters that are the same bits
+// arena, auto (the default) under an arena cap and under the binding limit as the CLI chooses,
+// the values it refuses, LoRA adapters that are the same bits
 // with and without chunks, the state that remembers it, sampling refused with a clear message,
 // and a params struct from before the field.
 #include <catch2/catch.hpp>
@@ -13,8 +14,11 @@
 
 #include "remat/remat.h"
 #include "tests/api/api_test_params.h"
+#include "tests/support/json_number.h"
+#include "tests/support/run_command.h"
 
 using remat::test::Handles;
+using remat::test::json_number;
 using remat::test::pattern_batch;
 using remat::test::small_params;
 
@@ -64,10 +68,13 @@ std::string file_bytes(const std::filesystem::path& p) {
 
 }  // namespace
 
-TEST_CASE("c api: loss_chunk defaults to whole logits, and chunks plan a smaller arena") {
+TEST_CASE("c api: loss_chunk defaults to auto, and chunks plan a smaller arena") {
   remat_session_params p;
   REQUIRE(remat_session_params_default(&p) == REMAT_OK);
-  CHECK(p.loss_chunk == 0);
+  CHECK(p.loss_chunk == REMAT_LOSS_CHUNK_AUTO);
+  // Auto keeps logits that one binding holds whole: the plan of 0, bit for bit.
+  CHECK(plan_of(chunk_params(REMAT_LOSS_CHUNK_AUTO)).arena_bytes ==
+        plan_of(chunk_params(0)).arena_bytes);
   const remat_plan_report whole = plan_of(chunk_params(0));
   const remat_plan_report chunked = plan_of(chunk_params(64));
   const uint64_t half_logits = 64ull * 1000 * 4;
@@ -96,10 +103,8 @@ TEST_CASE("c api: loss_chunk -1 chooses for the arena cap, and bad values are re
   remat_plan_report r{sizeof(remat_plan_report)};
   CHECK(remat_plan(&zero, &r) == REMAT_ERROR_INVALID_ARGUMENT);
   p.arena_bytes = chunked_min - 1;
-  require_error(remat_plan(&p, &r), "smallest plan");
+  require_error(remat_plan(&p, &r), "below the smallest feasible plan; the minimum is ");
 
-  p.arena_bytes = 0;
-  require_error(remat_plan(&p, &r), "params->loss_chunk -1 (auto) needs params->arena_bytes");
   p.loss_chunk = -2;
   require_error(remat_plan(&p, &r), "params->loss_chunk is -2");
   p.loss_chunk = 32;
@@ -150,6 +155,68 @@ TEST_CASE("c api: LoRA with chunked loss trains the same adapter bits, and canno
   REQUIRE(adapters[0].size() > 100);
   CHECK(adapters[1] == adapters[0]);
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// tiny with GPT-2's vocabulary at B = 4, T = 256: [1024, 50257] f32 logits, 205.9 MB, more than
+// the 128 MiB binding remat_plan assumes and lavapipe offers; 640 rows bind.
+remat_session_params wide_vocab(int32_t loss_chunk) {
+  remat_session_params p;
+  REQUIRE(remat_session_params_default(&p) == REMAT_OK);
+  p.vocab = 50257;
+  p.ctx = 256;
+  p.batch = 4;
+  p.seq = 256;
+  p.loss_chunk = loss_chunk;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("c api: auto chunks logits one binding cannot hold, as remat plan and train do") {
+  const remat_plan_report chosen = plan_of(wide_vocab(REMAT_LOSS_CHUNK_AUTO));
+  CHECK(chosen.arena_bytes == plan_of(wide_vocab(640)).arena_bytes);
+  CHECK(chosen.arena_bytes < plan_of(wide_vocab(0)).arena_bytes);
+  // The CLI's default plans the same without a device.
+  const auto cli =
+      remat::test::run_remat("plan tiny --vocab 50257 --ctx 256 --batch 4 --seq 256 --json");
+  INFO(cli.err);
+  REQUIRE(cli.exit_code == 0);
+  CHECK(json_number(cli.out, "loss_chunk") == 640);
+  CHECK(json_number(cli.out, "arena_bytes") == double(chosen.arena_bytes));
+  // On the device too, with the rows its binding holds (640 at lavapipe's 128 MiB, as remat
+  // train picks: tests/cli/loss_chunk_cli_test.cpp); the chunk shows in the sampling refusal.
+  const auto devices = remat::test::run_remat("devices --json");
+  REQUIRE(devices.exit_code == 0);
+  const double limit = json_number(devices.out, "max_storage_buffer_range");
+  Handles h;
+  REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
+  remat_session_params p = wide_vocab(REMAT_LOSS_CHUNK_AUTO);
+  p.layers = 1;
+  REQUIRE(remat_session_create(h.device, &p, &h.session) == REMAT_OK);
+  const uint32_t prompt[] = {1, 2, 3};
+  uint32_t sampled[4] = {};
+  const remat_status s = remat_session_sample(h.session, prompt, 3, 4, 0, 0.0f, sampled, 4);
+  if (limit >= 1024.0 * 50257 * 4) {
+    CHECK(s == REMAT_OK);
+  } else {
+    const int rows = int(limit / (50257.0 * 4) / 64) * 64;
+    require_error(s, "chunks of " + std::to_string(rows) + " rows (params->loss_chunk)");
+  }
+}
+
+TEST_CASE("c api: whole logits one binding cannot hold are refused naming loss_chunk") {
+  const auto devices = remat::test::run_remat("devices --json");
+  REQUIRE(devices.exit_code == 0);
+  if (json_number(devices.out, "max_storage_buffer_range") >= 1024.0 * 50257 * 4) return;
+  Handles h;
+  REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
+  remat_session_params p = wide_vocab(0);
+  p.layers = 1;
+  require_error(remat_session_create(h.device, &p, &h.session), "'head.logits'");
+  require_error(remat_session_create(h.device, &p, &h.session), "params->loss_chunk -1 or ");
+  CHECK(h.session == nullptr);
 }
 
 TEST_CASE("c api: a params struct from before loss_chunk plans with whole logits") {

@@ -117,6 +117,27 @@ TEST_CASE("remat plan --loss-chunk holds one chunk of logits, auto the largest t
   CHECK(text.out.find("loss in chunks of 128 rows") != std::string::npos);
 }
 
+TEST_CASE("remat plan chunks logits one binding cannot hold unless a chunk is given") {
+  // [1024, 50257] f32 logits, 205.9 MB: above the 128 MiB binding a plan without a device
+  // assumes, which holds 640 rows. --loss-chunk auto and no flag choose alike; 0 keeps them.
+  const std::string shape = "plan tiny --vocab 50257 --ctx 256 --batch 4 --seq 256 --json";
+  const auto chosen = run_remat(shape);
+  const auto asked = run_remat(shape + " --loss-chunk auto");
+  const auto whole = run_remat(shape + " --loss-chunk 0");
+  INFO(chosen.err << asked.err << whole.err);
+  REQUIRE(chosen.exit_code == 0);
+  REQUIRE(asked.exit_code == 0);
+  REQUIRE(whole.exit_code == 0);
+  CHECK(json_number(chosen.out, "loss_chunk") == 640);
+  CHECK(json_number(asked.out, "loss_chunk") == 640);
+  CHECK(json_number(whole.out, "loss_chunk") == 0);
+  CHECK(json_number(chosen.out, "arena_bytes") < json_number(whole.out, "arena_bytes"));
+  // Logits that bind stay whole: B = 4, T = 64.
+  const auto small = run_remat("plan tiny --vocab 50257 --batch 4 --seq 64 --json");
+  REQUIRE(small.exit_code == 0);
+  CHECK(json_number(small.out, "loss_chunk") == 0);
+}
+
 TEST_CASE("remat plan --lora --loss-chunk: a frozen head, auto chosen for the LoRA graph") {
   const std::string shape = "plan gpt2 --layers 2 --batch 4 --seq 64 --lora 8";
   auto whole = run_remat(shape + " --policy every:1 --json");
@@ -167,8 +188,7 @@ TEST_CASE("remat plan rejects bad input with one line and status 2") {
         "plan --seq 65", "plan --heads 3", "plan --model gpt5", "plan --dtype f8",
         "plan --arena lots", "plan --policy auto", "plan tiny --model tiny",
         "plan --costs /nonexistent.json", "plan --batch 0", "plan --loss-chunk 32",
-        "plan --loss-chunk -64", "plan --loss-chunk auto", "plan --loss-chunk many",
-        "plan --loss-chunk auto --arena 1KiB"}) {
+        "plan --loss-chunk -64", "plan --loss-chunk many", "plan --loss-chunk auto --arena 1KiB"}) {
     INFO("remat " << args);
     auto r = run_remat(args);
     CHECK(r.exit_code == 2);

@@ -177,3 +177,28 @@ TEST_CASE("chunked loss: sampling, which needs whole logits, is refused") {
   const std::vector<uint32_t> prompt = {1, 2, 3};
   CHECK_THROWS_AS(s.sample(prompt, 2, 0, 1.0f, 0), std::invalid_argument);
 }
+
+TEST_CASE("chunked loss: a session left to choose chunks logits one binding cannot hold") {
+  // 69 rows of a 400-token vocabulary: 110,400 bytes of logits against a 102,400-byte binding,
+  // which holds 64 rows; every other tensor of the step fits it.
+  SessionConfig c = gpt_config(0);
+  c.model = ModelConfig{1, 16, 2, 400, 32};
+  c.max_binding_bytes = 64 * 400 * 4;
+  REQUIRE_THROWS_WITH(Session(test::device(), c),
+                      Catch::Contains("'head.logits'") &&
+                          Catch::Contains("use --loss-chunk auto, or a chunk of at most 64 rows"));
+  c.choose_loss_chunk = true;
+  Session chosen(test::device(), c);
+  CHECK(chosen.config().shape.loss_chunk == 64);
+  SessionConfig given = c;
+  given.choose_loss_chunk = false;
+  given.shape.loss_chunk = 64;
+  Session fixed(test::device(), given);
+  const auto tokens = test::random_indices(69, 7, 400);
+  const auto targets = test::random_indices(69, 8, 400);
+  CHECK(chosen.step(tokens, targets) == fixed.step(tokens, targets));
+  CHECK(chosen.parameters() == fixed.parameters());
+  // Where the device binds the whole logits, a chosen chunk is none.
+  c.max_binding_bytes = 0;
+  CHECK(Session(test::device(), c).config().shape.loss_chunk == 0);
+}
