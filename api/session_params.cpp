@@ -108,6 +108,16 @@ void set_gemma3_fields(ModelConfig& m, const remat_session_params& p) {
                                      static_cast<float>(m.head_dim()));
 }
 
+// How a saved folder's config.json is spelled (formats/hf_rope.h).
+HfKeys config_keys_of(const remat_session_params& p) {
+  if (p.config_keys != REMAT_CONFIG_KEYS_TRANSFORMERS4 &&
+      p.config_keys != REMAT_CONFIG_KEYS_TRANSFORMERS5)
+    invalid("params->config_keys is " + std::to_string(p.config_keys) +
+            "; use REMAT_CONFIG_KEYS_TRANSFORMERS4 or REMAT_CONFIG_KEYS_TRANSFORMERS5");
+  return p.config_keys == REMAT_CONFIG_KEYS_TRANSFORMERS5 ? HfKeys::transformers5
+                                                          : HfKeys::transformers4;
+}
+
 // The preset (or GPT-2) with the five size overrides, then the family the struct names.
 ModelConfig model_of(const remat_session_params& p) {
   ModelConfig m = p.model ? ModelConfig::preset(p.model) : ModelConfig{0, 0, 0, 0, 0};
@@ -142,6 +152,7 @@ ModelConfig model_of(const remat_session_params& p) {
               "REMAT_FAMILY_GEMMA3");
   }
   m.validate();
+  m.config_keys.keys = config_keys_of(p);
   return m;
 }
 
@@ -293,7 +304,7 @@ void fill_default_params(remat_session_params& p) {
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
 // schedule, the one that ends before the LoRA fields, the ones that end before loss_chunk and
 // before memory_bytes, and the ones that end before weights_dtype, act_dtype, packed,
-// quantized_base and family.
+// quantized_base, family and config_keys.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
@@ -304,7 +315,8 @@ static bool older_params_size(std::size_t size) {
          size == offsetof(remat_session_params, packed) ||
          size == offsetof(remat_session_params, quantized_base) ||
          size == offsetof(remat_session_params, family) ||
-         size == offsetof(remat_session_params, sliding_window);
+         size == offsetof(remat_session_params, sliding_window) ||
+         size == offsetof(remat_session_params, config_keys);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -451,6 +463,9 @@ void set_model(remat_session_params& params, const ModelConfig& m, const std::st
   p.sliding_window_pattern = m.gemma3 ? m.gemma.pattern : 0;
   p.rope_local_theta = m.gemma3 ? m.gemma.local_rope_theta : 0.0;
   p.query_pre_attn_scalar = m.gemma3 ? m.gemma.query_scalar : 0.0;
+  // Written only into a struct that has it (the copy below stops at the struct's size).
+  p.config_keys = m.config_keys.keys == HfKeys::transformers5 ? REMAT_CONFIG_KEYS_TRANSFORMERS5
+                                                              : REMAT_CONFIG_KEYS_TRANSFORMERS4;
   // Every model remat builds has a description; the check guards that promise.
   if (!(model_of(p) == m))
     invalid(origin + " holds a model remat_session_params does not describe exactly");

@@ -1,117 +1,28 @@
 #include "formats/hf_config.h"
 
-#include <charconv>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "base/json_writer.h"
+#include "formats/hf_config_keys.h"
+#include "formats/hf_rope.h"
 
 namespace remat {
 
 namespace {
 
-// A JSON value as compact text, for error messages.
-void write_value(JsonWriter& w, const JsonValue& v) {
-  switch (v.type) {
-    case JsonValue::Type::null:
-      w.null();
-      return;
-    case JsonValue::Type::boolean:
-      w.value(v.boolean);
-      return;
-    case JsonValue::Type::number:
-      w.value(v.number);
-      return;
-    case JsonValue::Type::string:
-      w.value(v.string);
-      return;
-    case JsonValue::Type::array:
-      w.begin_array();
-      for (const JsonValue& e : v.array) write_value(w, e);
-      w.end_array();
-      return;
-    case JsonValue::Type::object:
-      w.begin_object();
-      for (const auto& [k, e] : v.object) {
-        w.key(k);
-        write_value(w, e);
-      }
-      w.end_object();
-      return;
-  }
-}
-
-std::string text_of(const JsonValue& v) {
-  JsonWriter w;
-  write_value(w, v);
-  return w.str();
-}
-
-[[noreturn]] void refuse(const std::string& key, const JsonValue& value, const std::string& why) {
-  throw std::invalid_argument(key + " is " + text_of(value) + "; " + why);
-}
-
-// Reads typed keys of one config object. An absent key and a null value both mean "not given".
-class Keys {
- public:
-  explicit Keys(const JsonValue& config) : config_(config) {}
-
-  const JsonValue* given(const std::string& key) const {
-    const JsonValue* v = config_.find(key);
-    return v && v->type != JsonValue::Type::null ? v : nullptr;
-  }
-  std::optional<int> positive_int(const std::string& key) const {
-    const JsonValue* v = given(key);
-    if (!v) return std::nullopt;
-    if (v->type != JsonValue::Type::number || v->number < 1 || v->number > 2147483647.0 ||
-        v->number != std::floor(v->number))
-      refuse(key, *v, "it must be a positive integer");
-    return static_cast<int>(v->number);
-  }
-  int required_int(const std::string& key) const {
-    if (auto v = positive_int(key)) return *v;
-    throw std::invalid_argument("config.json has no '" + key + "' (a positive integer)");
-  }
-  std::optional<double> number(const std::string& key) const {
-    const JsonValue* v = given(key);
-    if (!v) return std::nullopt;
-    if (v->type != JsonValue::Type::number || !(v->number > 0))
-      refuse(key, *v, "it must be above 0");
-    return v->number;
-  }
-  bool boolean(const std::string& key, bool absent) const {
-    const JsonValue* v = given(key);
-    if (!v) return absent;
-    if (v->type != JsonValue::Type::boolean) refuse(key, *v, "it must be true or false");
-    return v->boolean;
-  }
-  std::string string(const std::string& key, const std::string& absent) const {
-    const JsonValue* v = given(key);
-    if (!v) return absent;
-    if (v->type != JsonValue::Type::string) refuse(key, *v, "it must be a string");
-    return v->string;
-  }
-  // Refuses `key` unless it is absent or equal to `want`.
-  void require_bool(const std::string& key, bool want, bool absent, const std::string& why) const {
-    if (boolean(key, absent) != want) refuse(key, *given(key), why);
-  }
-
- private:
-  const JsonValue& config_;
-};
-
 // Mixture-of-experts keys across transformers' configs: a dense model has none of them (or 0).
-void refuse_experts(const Keys& k) {
+void refuse_experts(const ConfigKeys& k) {
   for (const char* key : {"num_experts", "num_local_experts", "n_routed_experts",
                           "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts"})
     if (const JsonValue* v = k.given(key);
         v && !(v->type == JsonValue::Type::number && v->number == 0))
-      refuse(key, *v, "mixture-of-experts models are not supported");
+      refuse_key(key, *v, "mixture-of-experts models are not supported");
 }
 
-ModelConfig gpt2_from(const Keys& k) {
+ModelConfig gpt2_from(const ConfigKeys& k) {
   ModelConfig m;
   m.layers = k.required_int("n_layer");
   m.dim = k.required_int("n_embd");
@@ -119,14 +30,14 @@ ModelConfig gpt2_from(const Keys& k) {
   m.vocab = k.required_int("vocab_size");
   m.ctx = k.positive_int("n_positions").value_or(k.positive_int("n_ctx").value_or(1024));
   if (auto inner = k.positive_int("n_inner"); inner && *inner != 4 * m.dim)
-    refuse("n_inner", *k.given("n_inner"), "remat's GPT-2 MLP is 4 * n_embd wide");
+    refuse_key("n_inner", *k.given("n_inner"), "remat's GPT-2 MLP is 4 * n_embd wide");
   const std::string act = k.string("activation_function", "gelu_new");
   if (act != "gelu_new" && act != "gelu_pytorch_tanh")
-    refuse("activation_function", *k.given("activation_function"),
-           "remat's GPT-2 uses the tanh GELU (gelu_new)");
+    refuse_key("activation_function", *k.given("activation_function"),
+               "remat's GPT-2 uses the tanh GELU (gelu_new)");
   if (auto eps = k.number("layer_norm_epsilon"); eps && static_cast<float>(*eps) != 1e-5f)
-    refuse("layer_norm_epsilon", *k.given("layer_norm_epsilon"),
-           "remat's GPT-2 LayerNorm uses 1e-05");
+    refuse_key("layer_norm_epsilon", *k.given("layer_norm_epsilon"),
+               "remat's GPT-2 LayerNorm uses 1e-05");
   k.require_bool("tie_word_embeddings", true, true, "remat's GPT-2 ties lm_head to wte");
   k.require_bool("scale_attn_weights", true, true,
                  "remat scales attention scores by 1/sqrt(head size)");
@@ -136,62 +47,28 @@ ModelConfig gpt2_from(const Keys& k) {
   return m;
 }
 
-// The llama3 factors of a rope_scaling object, each required.
-Llama3Scaling llama3_factors(const Keys& scaling, const std::string& key) {
-  const auto need = [&](const char* name) {
-    if (auto v = scaling.number(name)) return *v;
-    throw std::invalid_argument(key + " of rope_type llama3 has no '" + name +
-                                "' (a positive number)");
-  };
-  Llama3Scaling s;
-  s.factor = static_cast<float>(need("factor"));
-  s.low_freq_factor = static_cast<float>(need("low_freq_factor"));
-  s.high_freq_factor = static_cast<float>(need("high_freq_factor"));
-  const double orig = need("original_max_position_embeddings");
-  if (orig != std::floor(orig) || orig > 2147483647.0)
-    refuse(key + ".original_max_position_embeddings",
-           *scaling.given("original_max_position_embeddings"), "it must be a positive integer");
-  s.original_ctx = static_cast<int>(orig);
-  return s;
-}
-
-// rope_scaling (transformers 4) or rope_parameters (transformers 5): none or llama3.
-RopeScaling rope_scaling_of(const Keys& k, const std::string& key, Llama3Scaling* factors) {
-  const JsonValue* v = k.given(key);
-  if (!v) return RopeScaling::none;
-  if (v->type != JsonValue::Type::object) refuse(key, *v, "it must be an object or null");
-  const Keys scaling(*v);
-  const std::string type = scaling.string("rope_type", scaling.string("type", "default"));
-  if (type == "llama3") {
-    *factors = llama3_factors(scaling, key);
-    return RopeScaling::llama3;
-  }
-  if (type == "default") return RopeScaling::none;
-  refuse(key, *v, "remat implements plain RoPE and Llama 3's 'llama3' scaling");
-}
-
 // Keys of other families that change the computation when set.
-void refuse_other_maths(const Keys& k) {
+void refuse_other_maths(const ConfigKeys& k) {
   for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
-    if (const JsonValue* v = k.given(key)) refuse(key, *v, "remat does not soft-cap logits");
+    if (const JsonValue* v = k.given(key)) refuse_key(key, *v, "remat does not soft-cap logits");
   if (const JsonValue* v = k.given("partial_rotary_factor");
       v && !(v->type == JsonValue::Type::number && v->number == 1.0))
-    refuse("partial_rotary_factor", *v, "remat rotates whole heads");
+    refuse_key("partial_rotary_factor", *v, "remat rotates whole heads");
 }
 
-void refuse_sliding_window(const Keys& k) {
+void refuse_sliding_window(const ConfigKeys& k) {
   k.require_bool("use_sliding_window", false, false, "sliding-window attention is not supported");
   if (const JsonValue* types = k.given("layer_types"))
     for (const JsonValue& t : types->array)
       if (t.type != JsonValue::Type::string || t.string != "full_attention")
-        refuse("layer_types", *types, "every layer must be full_attention");
+        refuse_key("layer_types", *types, "every layer must be full_attention");
 }
 
 // model_type llama, qwen2 (q/k/v biases) or qwen3 (q/k norms, no biases, head_dim 128 unless
 // given).
 enum class LlamaKind { llama, qwen2, qwen3 };
 
-ModelConfig llama_from(const Keys& k, LlamaKind kind) {
+ModelConfig llama_from(const ConfigKeys& k, LlamaKind kind) {
   const bool qwen = kind != LlamaKind::llama;
   ModelConfig m;
   m.arch = Architecture::llama;
@@ -213,15 +90,9 @@ ModelConfig llama_from(const Keys& k, LlamaKind kind) {
   m.head_size = m.dim % m.heads == 0 && head_dim == m.dim / m.heads ? 0 : head_dim;
   m.ctx = k.positive_int("max_position_embeddings").value_or(qwen ? 32768 : 2048);
   if (const std::string act = k.string("hidden_act", "silu"); act != "silu")
-    refuse("hidden_act", *k.given("hidden_act"), "the Llama family here uses silu (SwiGLU)");
+    refuse_key("hidden_act", *k.given("hidden_act"), "the Llama family here uses silu (SwiGLU)");
   m.norm_eps = static_cast<float>(k.number("rms_norm_eps").value_or(1e-6));
-  m.rope_theta = static_cast<float>(k.number("rope_theta").value_or(10000.0));
-  m.rope_scaling = rope_scaling_of(k, "rope_scaling", &m.llama3);
-  if (const JsonValue* p = k.given("rope_parameters")) {
-    if (m.rope_scaling == RopeScaling::none)
-      m.rope_scaling = rope_scaling_of(k, "rope_parameters", &m.llama3);
-    if (auto theta = Keys(*p).number("rope_theta")) m.rope_theta = static_cast<float>(*theta);
-  }
+  read_llama_rope(k, m);
   m.tied_head = k.boolean("tie_word_embeddings", false);
   // Qwen2 always has q/k/v biases; Llama's and Qwen3's attention_bias would also put one on
   // o_proj.
@@ -239,14 +110,14 @@ ModelConfig llama_from(const Keys& k, LlamaKind kind) {
 // Gemma 3's local/global layout: layer_types ("sliding_attention" / "full_attention" per layer)
 // when given, else sliding_window_pattern N (layer i global iff (i + 1) % N == 0, transformers'
 // default 6). remat keeps the pattern, so a layer_types list of any other shape is refused.
-int gemma3_pattern(const Keys& k, int layers) {
+int gemma3_pattern(const ConfigKeys& k, int layers) {
   const JsonValue* types = k.given("layer_types");
   if (!types) {
     if (auto n = k.positive_int("sliding_window_pattern")) return *n;
     return k.positive_int("_sliding_window_pattern").value_or(6);
   }
   if (types->type != JsonValue::Type::array || static_cast<int>(types->array.size()) != layers)
-    refuse("layer_types", *types, "it must list one type per layer");
+    refuse_key("layer_types", *types, "it must list one type per layer");
   int pattern = layers + 1;  // every layer local unless one is global
   for (int i = 0; i < layers; ++i)
     if (types->array[i].type == JsonValue::Type::string &&
@@ -258,31 +129,15 @@ int gemma3_pattern(const Keys& k, int layers) {
     const JsonValue& t = types->array[i];
     const char* want = (i + 1) % pattern == 0 ? "full_attention" : "sliding_attention";
     if (t.type != JsonValue::Type::string || t.string != want)
-      refuse("layer_types", *types,
-             "remat places a full_attention layer every N-th layer and sliding_attention between");
+      refuse_key(
+          "layer_types", *types,
+          "remat places a full_attention layer every N-th layer and sliding_attention between");
   }
   return pattern;
 }
 
-// Gemma 3's rope_scaling, which transformers applies to global layers only: null, default, or
-// linear with its factor (0 here: none).
-float gemma3_linear_factor(const Keys& k) {
-  const JsonValue* v = k.given("rope_scaling");
-  if (!v) return 0.0f;
-  if (v->type != JsonValue::Type::object)
-    refuse("rope_scaling", *v, "it must be an object or null");
-  const Keys scaling(*v);
-  const std::string type = scaling.string("rope_type", scaling.string("type", "default"));
-  if (type == "default") return 0.0f;
-  if (type != "linear")
-    refuse("rope_scaling", *v, "remat's Gemma 3 implements no scaling or rope_type linear");
-  if (auto f = scaling.number("factor")) return static_cast<float>(*f);
-  throw std::invalid_argument(
-      "rope_scaling of rope_type linear has no 'factor' (a positive number)");
-}
-
 // model_type gemma3_text (Gemma3TextConfig; absent keys take its defaults).
-ModelConfig gemma3_from(const Keys& k) {
+ModelConfig gemma3_from(const ConfigKeys& k) {
   ModelConfig m;
   m.arch = Architecture::llama;
   m.gemma3 = true;
@@ -300,13 +155,9 @@ ModelConfig gemma3_from(const Keys& k) {
   for (const char* key : {"hidden_activation", "hidden_act"})
     if (const JsonValue* v = k.given(key);
         v && !(v->type == JsonValue::Type::string && v->string == "gelu_pytorch_tanh"))
-      refuse(key, *v, "Gemma 3 here uses gelu_pytorch_tanh (GeGLU)");
+      refuse_key(key, *v, "Gemma 3 here uses gelu_pytorch_tanh (GeGLU)");
   m.norm_eps = static_cast<float>(k.number("rms_norm_eps").value_or(1e-6));
-  m.rope_theta = static_cast<float>(k.number("rope_theta").value_or(1000000.0));
-  m.gemma.rope_linear = gemma3_linear_factor(k);
-  if (const JsonValue* v = k.given("rope_parameters"))
-    refuse("rope_parameters", *v, "remat reads Gemma 3's rope_scaling (null or linear) only");
-  m.gemma.local_rope_theta = static_cast<float>(k.number("rope_local_base_freq").value_or(10000.0));
+  read_gemma3_rope(k, m);
   m.gemma.query_scalar = static_cast<float>(k.number("query_pre_attn_scalar").value_or(256.0));
   m.gemma.sliding_window = k.positive_int("sliding_window").value_or(4096);
   m.gemma.pattern = gemma3_pattern(k, m.layers);
@@ -317,18 +168,9 @@ ModelConfig gemma3_from(const Keys& k) {
   // transformers drops attention probabilities in training when this is set; remat never does.
   if (const JsonValue* v = k.given("attention_dropout");
       v && !(v->type == JsonValue::Type::number && v->number == 0))
-    refuse("attention_dropout", *v, "remat's attention has no dropout");
+    refuse_key("attention_dropout", *v, "remat's attention has no dropout");
   refuse_other_maths(k);
   return m;
-}
-
-// The float's shortest decimal as a double (1e-5f is written 1e-05, not 9.99999974737875e-06).
-double decimal(float f) {
-  char buf[32];
-  const auto end = std::to_chars(buf, buf + sizeof buf, f).ptr;
-  double d = 0;
-  std::from_chars(buf, end, d);
-  return d;
 }
 
 void write_gpt2(JsonWriter& w, const ModelConfig& m) {
@@ -344,20 +186,6 @@ void write_gpt2(JsonWriter& w, const ModelConfig& m) {
       .field("activation_function", "gelu_new")
       .field("layer_norm_epsilon", 1e-5)
       .field("tie_word_embeddings", true);
-}
-
-void write_rope_scaling(JsonWriter& w, const ModelConfig& m) {
-  if (m.rope_scaling == RopeScaling::none) {
-    w.field("rope_scaling", nullptr);
-    return;
-  }
-  w.key("rope_scaling").begin_object();
-  w.field("rope_type", "llama3")
-      .field("factor", decimal(m.llama3.factor))
-      .field("low_freq_factor", decimal(m.llama3.low_freq_factor))
-      .field("high_freq_factor", decimal(m.llama3.high_freq_factor))
-      .field("original_max_position_embeddings", m.llama3.original_ctx);
-  w.end_object();
 }
 
 // The shape fields every Llama-family config.json shares, in transformers' order.
@@ -382,10 +210,8 @@ void write_llama(JsonWriter& w, const ModelConfig& m) {
   w.end_array();
   w.field("model_type", qwen3 ? "qwen3" : qwen2 ? "qwen2" : "llama");
   write_llama_shape(w, m);
-  w.field("hidden_act", "silu")
-      .field("rms_norm_eps", decimal(m.norm_eps))
-      .field("rope_theta", decimal(m.rope_theta));
-  write_rope_scaling(w, m);
+  w.field("hidden_act", "silu").field("rms_norm_eps", shortest_decimal(m.norm_eps));
+  write_llama_rope(w, m);
   w.field("tie_word_embeddings", m.tied_head);
   if (qwen2 || qwen3) w.field("use_sliding_window", false).field("max_window_layers", m.layers);
   if (!qwen2) w.field("attention_bias", false);
@@ -397,19 +223,14 @@ void write_gemma3(JsonWriter& w, const ModelConfig& m) {
   w.field("model_type", "gemma3_text");
   write_llama_shape(w, m);
   w.field("hidden_activation", "gelu_pytorch_tanh")
-      .field("rms_norm_eps", decimal(m.norm_eps))
-      .field("rope_theta", decimal(m.rope_theta))
-      .field("rope_local_base_freq", decimal(m.gemma.local_rope_theta))
-      .field("query_pre_attn_scalar", decimal(m.gemma.query_scalar))
-      .field("sliding_window", m.gemma.sliding_window)
-      .field("sliding_window_pattern", m.gemma.pattern);
-  if (m.gemma.rope_linear == 0.0f) {
-    w.field("rope_scaling", nullptr);
-  } else {
-    w.key("rope_scaling").begin_object();
-    w.field("rope_type", "linear").field("factor", decimal(m.gemma.rope_linear));
-    w.end_object();
-  }
+      .field("rms_norm_eps", shortest_decimal(m.norm_eps));
+  write_gemma3_bases(w, m);
+  w.field("query_pre_attn_scalar", shortest_decimal(m.gemma.query_scalar))
+      .field("sliding_window", m.gemma.sliding_window);
+  // transformers 5 reads the pattern from layer_types alone and no longer writes it.
+  if (m.config_keys.keys == HfKeys::transformers4)
+    w.field("sliding_window_pattern", m.gemma.pattern);
+  write_gemma3_rope(w, m);
   w.key("layer_types").begin_array();
   for (int i = 0; i < m.layers; ++i)
     w.value(m.global_layer(i) ? "full_attention" : "sliding_attention");
@@ -425,7 +246,7 @@ void write_gemma3(JsonWriter& w, const ModelConfig& m) {
 ModelConfig model_config_from_hf(const JsonValue& config) {
   if (config.type != JsonValue::Type::object)
     throw std::invalid_argument("config.json must hold a JSON object");
-  const Keys k(config);
+  const ConfigKeys k(config);
   const JsonValue* type = k.given("model_type");
   if (!type) throw std::invalid_argument("config.json has no 'model_type'");
   refuse_experts(k);
@@ -441,7 +262,8 @@ ModelConfig model_config_from_hf(const JsonValue& config) {
   else if (type->type == JsonValue::Type::string && type->string == "gemma3_text")
     m = gemma3_from(k);
   else
-    refuse("model_type", *type, "remat reads gpt2, llama, qwen2, qwen3 and gemma3_text");
+    refuse_key("model_type", *type, "remat reads gpt2, llama, qwen2, qwen3 and gemma3_text");
+  m.config_keys.keys = config_keys_of(k);
   try {
     m.validate();
   } catch (const std::invalid_argument& e) {
@@ -464,7 +286,8 @@ std::string hf_config_json(const ModelConfig& model) {
     write_gemma3(w, model);
   else
     write_llama(w, model);
-  w.field("torch_dtype", "float32").end_object();
+  write_dtype(w, model);
+  w.end_object();
   return w.str() + "\n";
 }
 

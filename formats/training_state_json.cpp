@@ -44,6 +44,8 @@ void write_model(JsonWriter& j, const ModelConfig& m) {
         .field("original_ctx", m.llama3.original_ctx);
     j.end_object();
   }
+  // Absent for transformers 4's keys, so that states of every other model read as before.
+  if (m.config_keys.keys == HfKeys::transformers5) j.field("config_keys", "transformers5");
   j.end_object();
 }
 
@@ -158,6 +160,13 @@ ModelConfig read_model(const Fields& f) {
     m.gemma.local_rope_theta = static_cast<float>(g.number("local_rope_theta"));
     m.gemma.query_scalar = static_cast<float>(g.number("query_scalar"));
     m.gemma.rope_linear = static_cast<float>(g.number("rope_linear"));
+  }
+  // The spelling a model's config.json had, so that a resumed run saves it the same way.
+  if (f.has("config_keys")) {
+    const std::string& keys = f.string("config_keys");
+    if (keys != "transformers4" && keys != "transformers5")
+      f.fail(f.name("config_keys"), "\"transformers4\" or \"transformers5\"");
+    m.config_keys.keys = keys == "transformers5" ? HfKeys::transformers5 : HfKeys::transformers4;
   }
   return m;
 }

@@ -40,6 +40,17 @@ struct Gemma3Layers {
   bool operator==(const Gemma3Layers&) const = default;
 };
 
+// Which transformers' keys a Hugging Face config.json spelled the model with
+// (formats/hf_config.h): transformers 4's rope_theta, rope_scaling and torch_dtype (Gemma 3:
+// rope_local_base_freq), or transformers 5's rope_parameters and dtype. A folder is saved in the
+// spelling it was read in. The spelling is no part of the model: a transformers 5 folder and its
+// transformers 4 twin build the same graph, so any two spellings compare equal.
+enum class HfKeys { transformers4, transformers5 };
+struct HfSpelling {
+  HfKeys keys = HfKeys::transformers4;
+  bool operator==(const HfSpelling&) const { return true; }
+};
+
 struct ModelConfig {
   int layers = 4;   // transformer blocks L
   int dim = 128;    // channels C (the textbook's H)
@@ -62,6 +73,9 @@ struct ModelConfig {
   bool qk_norm = false;  // RMSNorm over each head of q and k before RoPE (Qwen3's q_norm, k_norm)
   bool gemma3 = false;   // Gemma 3's layers (Gemma3Layers); needs qk_norm and a tied head
   Gemma3Layers gemma;    // gemma3 only; zeros otherwise
+
+  // How config.json spelled the model; transformers 4's (today's) when no folder is behind it.
+  HfSpelling config_keys;
 
   // "tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-tiny", "smollm2-135m",
   // "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b", "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b",

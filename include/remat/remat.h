@@ -260,6 +260,15 @@ typedef struct remat_session_params {
   int32_t sliding_window_pattern; /* layer i is global (all keys) iff (i + 1) % pattern == 0 */
   double rope_local_theta;        /* rope_local_base_freq, local layers' RoPE base; 0 = 10000 */
   double query_pre_attn_scalar;   /* scores scaled by its -1/2 power; 0 = the head size */
+
+  /* Since 0.4: the keys of the config.json remat_session_save_file writes into a folder (and of
+   * the config text in a Llama-family .safetensors file's metadata), a remat_config_keys value:
+   * REMAT_CONFIG_KEYS_TRANSFORMERS4 (0, the default: rope_theta, rope_scaling, torch_dtype) or
+   * REMAT_CONFIG_KEYS_TRANSFORMERS5 (rope_parameters, dtype). remat_session_params_from_file sets
+   * it to the keys a folder's config.json has, so a folder is saved as it was read. It changes
+   * nothing a session computes. A struct that ends before it (struct_size =
+   * offsetof(remat_session_params, config_keys)) saves transformers 4's keys. */
+  int32_t config_keys;
 } remat_session_params;
 
 /* remat_session_params.family */
@@ -278,11 +287,18 @@ typedef enum remat_rope_scaling {
   REMAT_ROPE_LINEAR = 2
 } remat_rope_scaling;
 
+/* remat_session_params.config_keys: which transformers' config.json keys a saved folder has. */
+typedef enum remat_config_keys {
+  REMAT_CONFIG_KEYS_TRANSFORMERS4 = 0,
+  REMAT_CONFIG_KEYS_TRANSFORMERS5 = 1
+} remat_config_keys;
+
 /* Fills *params with the defaults above (model "tiny"). */
 REMAT_API remat_status remat_session_params_default(remat_session_params* params);
 /* Sets the model fields (model = NULL; layers, dim, heads, vocab, ctx, family and the family's
- * fields) from a checkpoint, so that a session can load it: a Hugging Face model folder (its
- * config.json: model_type gpt2, llama, qwen2 or qwen3), a shard index, a .gguf model file (its
+ * fields, and config_keys) from a checkpoint, so that a session can load it: a Hugging Face model
+ * folder (its config.json: model_type gpt2, llama, qwen2, qwen3 or gemma3_text, in transformers
+ * 4's or 5's keys), a shard index, a .gguf model file (its
  * metadata), or a safetensors file (the model its metadata names as remat saves it, else the GPT-2
  * its tensors imply, heads from its metadata). The memory form reads `size` bytes of a
  * safetensors image at `data` during the call only. */

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/atomic_file.h"
+#include "base/json.h"
 #include "formats/hf_config.h"
 #include "graph/model_config.h"
 #include "remat/remat.h"
@@ -256,6 +257,58 @@ TEST_CASE("c api: a Gemma 3 folder describes, loads, trains and saves as Gemma 3
   llama.family = REMAT_FAMILY_LLAMA;
   remat_plan_report r{sizeof(remat_plan_report)};
   check_error(remat_plan(&llama, &r), REMAT_ERROR_INVALID_ARGUMENT, "Gemma 3 fields");
+  fs::remove_all(dir);
+}
+
+namespace {
+
+remat::JsonValue read_config(const fs::path& folder) {
+  std::ifstream f(folder / "config.json");
+  return remat::parse_json(
+      std::string{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()});
+}
+
+}  // namespace
+
+TEST_CASE("c api: a folder is saved with the config.json keys it was read with") {
+  const auto dir = remat::test::scratch_dir("family_config_keys");
+  remat::ModelConfig m = odd_gemma3();
+  m.config_keys.keys = remat::HfKeys::transformers5;
+  const fs::path folder = config_folder(dir / "v5", m);
+  remat_session_params p = params_of(folder);
+  CHECK(p.config_keys == REMAT_CONFIG_KEYS_TRANSFORMERS5);
+  Handles h;
+  REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
+  REQUIRE(remat_session_create(h.device, &p, &h.session) == REMAT_OK);
+  const std::string v5 = (dir / "out5").string();
+  REQUIRE(remat_session_save_file(h.session, v5.c_str()) == REMAT_OK);
+  const remat::JsonValue saved = read_config(v5);
+  CHECK(saved.find("rope_parameters") != nullptr);
+  CHECK(saved.find("rope_local_base_freq") == nullptr);
+  CHECK(saved.find("dtype") != nullptr);
+  CHECK(params_of(v5).config_keys == REMAT_CONFIG_KEYS_TRANSFORMERS5);
+  CHECK(same_model(params_of(v5), p));
+  // The default, and a struct that ends before the field, keep transformers 4's keys.
+  remat_session_params old;
+  REQUIRE(remat_session_params_default(&old) == REMAT_OK);
+  CHECK(old.config_keys == REMAT_CONFIG_KEYS_TRANSFORMERS4);
+  old.struct_size = offsetof(remat_session_params, config_keys);
+  old.config_keys = 99;  // beyond the struct: never read or written
+  REQUIRE(remat_session_params_from_file(&old, folder.string().c_str()) == REMAT_OK);
+  CHECK(old.config_keys == 99);
+  old.batch = 2;
+  old.seq = 8;
+  old.pipeline_cache_dir = "";
+  Handles o;
+  REQUIRE(remat_device_open(nullptr, &o.device) == REMAT_OK);
+  REQUIRE(remat_session_create(o.device, &old, &o.session) == REMAT_OK);
+  const std::string v4 = (dir / "out4").string();
+  REQUIRE(remat_session_save_file(o.session, v4.c_str()) == REMAT_OK);
+  CHECK(read_config(v4).find("rope_local_base_freq") != nullptr);
+  CHECK(read_config(v4).find("torch_dtype") != nullptr);
+  p.config_keys = 2;
+  remat_plan_report r{sizeof(remat_plan_report)};
+  check_error(remat_plan(&p, &r), REMAT_ERROR_INVALID_ARGUMENT, "params->config_keys is 2");
   fs::remove_all(dir);
 }
 

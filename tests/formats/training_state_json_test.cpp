@@ -45,6 +45,21 @@ TEST_CASE("state.json keeps Gemma 3's layer settings") {
         std::string::npos);
 }
 
+TEST_CASE("state.json keeps the config.json spelling a model was read in") {
+  ModelConfig g = ModelConfig::preset("gemma3-270m");
+  g.config_keys.keys = HfKeys::transformers5;
+  const std::string text = training_state_json(state_of(g));
+  CHECK(text.find("\"config_keys\": \"transformers5\"") != std::string::npos);
+  CHECK(parse_training_state(text, "s").model.config_keys.keys == HfKeys::transformers5);
+  // transformers 4's keys, the default, write nothing: older states read as they did.
+  const std::string v4 = training_state_json(state_of(ModelConfig::preset("gemma3-270m")));
+  CHECK(v4.find("config_keys") == std::string::npos);
+  CHECK(parse_training_state(v4, "s").model.config_keys.keys == HfKeys::transformers4);
+  std::string bad = text;
+  bad.replace(bad.find("\"transformers5\""), 15, "\"transformers6\"");
+  CHECK_THROWS_WITH(parse_training_state(bad, "s"), Catch::Contains("model.config_keys"));
+}
+
 TEST_CASE("a state written before head_size and qk_norm reads with their defaults") {
   std::string text = training_state_json(state_of(ModelConfig::preset("smollm2-135m")));
   for (const std::string key : {",\n    \"head_size\": 0", ",\n    \"qk_norm\": false"}) {
