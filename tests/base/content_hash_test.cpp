@@ -55,7 +55,7 @@ TEST_CASE("hashes print as 16 hex digits and read back") {
   CHECK_THROWS_WITH(parse_hash_hex("af63dc4c8601ec8g", "h"), "h is not 16 hex digits");
 }
 
-TEST_CASE("a file's identity is its size and hash; a folder's covers its files' names") {
+TEST_CASE("a file's identity is its size and hash, a folder's covers its files' names") {
   const fs::path dir = fs::temp_directory_path() / ("remat_hash_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "tok");

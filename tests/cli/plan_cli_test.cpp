@@ -73,7 +73,7 @@ TEST_CASE("remat plan names the preset a shape equals, or custom, and the activa
   CHECK(alias.out.find("activations f16") != std::string::npos);
 }
 
-TEST_CASE("remat plan --arena picks auto within the budget; below the minimum names it") {
+TEST_CASE("remat plan --arena picks auto within the budget, below the minimum names it") {
   auto none = run_remat("plan gpt2 --layers 4 --vocab 512 --seq 256 --batch 2 --json");
   REQUIRE(none.exit_code == 0);
   const double full = json_number(none.out, "arena_bytes");

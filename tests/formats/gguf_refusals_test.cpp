@@ -174,7 +174,7 @@ TEST_CASE("GGUF refuses tensor offsets that are unaligned, out of range or overl
   CHECK(f.tensors()[0].offset == f.parts()[0].data_offset + 96);
 }
 
-TEST_CASE("GGUF lists tensors of types remat does not decode; check_supported() refuses them") {
+TEST_CASE("GGUF lists tensors of types remat does not decode, check_supported() refuses them") {
   for (const auto& [id, name] : {std::pair{17u, "iq2_xs"}, std::pair{39u, "mxfp4"}}) {
     const uint64_t row = ggml_type_info(static_cast<GgmlType>(id)).block_values;
     const std::string bytes =

@@ -216,7 +216,7 @@ TEST_CASE("GGUF metadata getters convert without loss and name the type on a mis
                     refused("t.a.huge' element 0 is 9223372036854775808, beyond int64"));
 }
 
-TEST_CASE("GGUF metadata keeps file order; set() replaces in place and erase() removes") {
+TEST_CASE("GGUF metadata keeps file order, set() replaces in place and erase() removes") {
   GgufMetadata md("m");
   md.set("b", GgufValue::of<uint32_t>(1));
   md.set("a", GgufValue::of("x"));

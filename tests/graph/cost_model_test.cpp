@@ -65,7 +65,7 @@ TEST_CASE("json: values, nesting, escapes and errors") {
 
 namespace remat {
 
-TEST_CASE("cost: every Llama op has work; grouped-query attention costs its query width") {
+TEST_CASE("cost: every Llama op has work, grouped-query attention costs its query width") {
   const ModelConfig m = ModelConfig::preset("llama-tiny");  // 4 heads of 32, 2 KV heads
   const Graph g = build_training_model(m, TrainShape{2, 16, 0.0f, DType::f32});
   for (const Op& op : g.ops) {

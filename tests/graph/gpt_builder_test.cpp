@@ -45,7 +45,7 @@ TEST_CASE("graph: gpt2 has the Hugging Face parameters with Conv1D shapes") {
   CHECK(total == ModelConfig::preset("gpt2").parameter_count());
 }
 
-TEST_CASE("graph: the chain is embedding, blocks, head; the head reads wte out_in") {
+TEST_CASE("graph: the chain is embedding, blocks, head, the head reads wte out_in") {
   const Graph g = build_gpt(ModelConfig::preset("tiny"), TrainShape{});
   REQUIRE(g.blocks.size() == 6);
   CHECK(g.blocks.front().name == "embedding");

@@ -60,7 +60,7 @@ TEST_CASE("schedule: recomputed values are distinct tensors with their own lifet
     if (s.phase == Phase::recompute) CHECK(s.block >= 1);
 }
 
-TEST_CASE("policy: parse and print; bad policies say what is accepted") {
+TEST_CASE("policy: parse and print, bad policies say what is accepted") {
   CHECK(Policy::parse("every:4").interval == 4);
   CHECK(Policy::parse("every:4").to_string() == "every:4");
   CHECK(Policy::parse("auto").kind == Policy::Kind::automatic);

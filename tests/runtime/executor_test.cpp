@@ -25,7 +25,7 @@ TEST_CASE("a chain of dependent dispatches sees each previous result") {
   for (uint32_t i = 0; i < 2 * n; ++i) REQUIRE(out[i] == 3.5f);
 }
 
-TEST_CASE("independent dispatches share no barrier; a write-after-read gets one") {
+TEST_CASE("independent dispatches share no barrier, a write-after-read gets one") {
   constexpr uint32_t n = 64;
   Buffer a = test::garbage_buffer<float>(4 * n, "a");
   std::vector<Dispatch> ds;

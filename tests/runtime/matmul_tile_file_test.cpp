@@ -90,7 +90,7 @@ TEST_CASE("a damaged matmul tile file is refused whole") {
   CHECK_FALSE(decode(replaced(text, "[\n      8,\n      2,", "[\n      8.5,\n      2,"), key()));
 }
 
-TEST_CASE("matmul tiles are saved atomically and loaded; a bad file loads as nothing") {
+TEST_CASE("matmul tiles are saved atomically and loaded, a bad file loads as nothing") {
   test::TempFolder dir("matmul_tiles");
   const auto file = matmul_tile_file(dir.path() / "cache", key());
   CHECK(file.filename() == "matmul-tiles-ab000000000000000000000000000001.json");

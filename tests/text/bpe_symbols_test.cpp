@@ -36,7 +36,7 @@ TEST_CASE("byte tokens are spelled <0xXX> with uppercase hex", "[text]") {
   CHECK(byte_fallback_token('A') == "<0x41>");
 }
 
-TEST_CASE("known characters are their tokens; unknown ones fall back to their bytes", "[text]") {
+TEST_CASE("known characters are their tokens, unknown ones fall back to their bytes", "[text]") {
   const CharacterSymbols s(vocab(), true, "<unk>", true);
   CHECK(split(s, "a\u2581\u4e2d") == std::vector<TokenId>{257, 258, 259});
   // "b" and "\u6587" (E6 96 87) are no tokens.
