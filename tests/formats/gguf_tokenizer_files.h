@@ -67,6 +67,48 @@ inline std::vector<GgufSample> write_gguf_samples(const TempFolder& folder) {
   return out;
 }
 
+// llama.cpp's test vocabularies that are SentencePiece ("llama"): Llama 2's from its
+// tokenizer.model (with .inp and .out texts) and Baichuan's.
+inline const std::vector<std::string>& llama_spm_test_vocabularies() {
+  static const std::vector<std::string> names = {"llama-spm", "baichuan"};
+  return names;
+}
+
+// True when the pinned Gemma 3 and Llama 2 tokenizer files are there (skip or fail as
+// have_tokenizer_sources).
+inline bool have_spm_sources() {
+  return have_tokenizer_sources() &&
+         std::filesystem::exists(npm_modules() / "@lenml" / "tokenizer-gemma3" / "models") &&
+         std::filesystem::exists(npm_modules() / "@lenml" / "tokenizer-llama2" / "models");
+}
+
+// Gemma 3's (262144 ids, as the text models' config.json) and Llama 2's SentencePiece
+// vocabularies written into `folder` by gguf_tokenizer_writer.py both ways llama.cpp's converter
+// writes them: from tokenizer.json alone (LlamaHfVocab, "-hf") and as from tokenizer.model; Gemma
+// 3's without a space prefix, as its converter writes them.
+inline std::vector<GgufSample> write_spm_samples(const TempFolder& folder) {
+  const auto lenml = [](const char* p) { return npm_modules() / "@lenml" / p / "models"; };
+  const std::vector<std::pair<GgufSample, std::string>> samples = {
+      {{"gemma3", folder.path() / "gemma3.gguf", lenml("tokenizer-gemma3")},
+       "--arch gemma3 --vocab-size 262144 --no-space-prefix --spm-model"},
+      {{"gemma3-hf", folder.path() / "gemma3-hf.gguf", lenml("tokenizer-gemma3")},
+       "--arch gemma3 --no-space-prefix --spm-hf"},
+      {{"llama2", folder.path() / "llama2.gguf", lenml("tokenizer-llama2")},
+       "--arch llama --spm-model"},
+      {{"llama2-hf", folder.path() / "llama2-hf.gguf", lenml("tokenizer-llama2")},
+       "--arch llama --spm-hf"}};
+  std::vector<GgufSample> out;
+  for (const auto& [sample, flags] : samples) {
+    const std::string command =
+        "/usr/bin/python3 '" REMAT_SOURCE_DIR "/tests/formats/gguf_tokenizer_writer.py' '" +
+        sample.gguf.string() + "' " + flags + " '" + sample.source.string() + "' 2>/dev/null";
+    INFO(command);
+    REQUIRE(std::system(command.c_str()) == 0);
+    out.push_back(sample);
+  }
+  return out;
+}
+
 // The texts remat and llama.cpp encode alike: the licenses (unless `licenses` is false) and the
 // generated strings of tests/text/corpus.h that are valid UTF-8 (llama.cpp reads each invalid byte
 // as U+FFFD, remat keeps the bytes; the corpus leaves out code points that a newer Unicode than
@@ -97,7 +139,8 @@ inline std::vector<CorpusText> llama_comparison_texts(bool licenses = true) {
                  "0x7fffffff 2024-05-20T12:34:56Z ٣٤٥ ①② 𝟙𝟚 １２３"});
   out.push_back({"scripts",
                  "Ünïcödé façade naïve coöperate — “quotes” ‘single’ … Москва 東京 서울 "
-                 "नमस्ते مرحبا שלום ไทย ελληνικά 😀👍🏽🇯🇵 👨‍👩‍👧 "
+                 "नमस्ते مرحبا שלום ไทย ελληνικά 😀👍🏽🇯🇵 "
+                 "👨‍👩‍👧 "
                  "e\u0301 "
                  "Ω "
                  "Å"});
