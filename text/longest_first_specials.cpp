@@ -64,7 +64,7 @@ std::vector<LongestFirstSpecials::Fragment> LongestFirstSpecials::split(std::str
   std::size_t from = 0;
   for (const auto& [at, k] : kept) {
     if (at > from) out.push_back({false, from, at});
-    out.push_back({true, k, k});
+    out.push_back({true, at, at + texts_[k].size(), k});
     from = at + texts_[k].size();
   }
   if (from < text.size()) out.push_back({false, from, text.size()});

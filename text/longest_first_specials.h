@@ -20,7 +20,8 @@ class LongestFirstSpecials {
  public:
   struct Fragment {
     bool special;
-    std::size_t begin, end;  // bytes of the text; for a special token, its index in `specials`
+    std::size_t begin, end;  // bytes of the text
+    std::size_t index = 0;   // a special token's index in `specials`
   };
 
   explicit LongestFirstSpecials(const std::vector<SpecialToken>& specials);
@@ -28,6 +29,7 @@ class LongestFirstSpecials {
   // The text as ordinary pieces (never empty) and special tokens, in order. `all` false: only
   // the tokens matched in plain text (SpecialToken::in_plain_text).
   std::vector<Fragment> split(std::string_view text, bool all) const;
+  std::string_view text(std::size_t index) const { return texts_[index]; }
 
  private:
   std::vector<std::string_view> texts_;

@@ -1,6 +1,7 @@
 #include "text/spm.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <queue>
@@ -21,15 +22,22 @@ std::size_t lead_length(char lead) {
   return kLength[uint8_t(lead) >> 4];
 }
 
-std::string replace_spaces(std::string_view text, bool prefix) {
+// `text` with its spaces as "▁" (and one before it with `prefix`); `origin` gets, per byte of the
+// result, the byte of `text` it comes from.
+std::string replace_spaces(std::string_view text, bool prefix, std::vector<uint32_t>& origin) {
   std::string out;
   out.reserve(text.size() + 8);
-  if (prefix) out += kSpace;
-  for (char c : text) {
-    if (c == ' ')
+  origin.clear();
+  if (prefix) {
+    out += kSpace;
+    origin.assign(kSpace.size(), 0);
+  }
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == ' ')
       out += kSpace;
     else
-      out += c;
+      out += text[i];
+    origin.resize(out.size(), uint32_t(i));
   }
   return out;
 }
@@ -88,8 +96,13 @@ TokenId SpmModel::byte_token(uint8_t byte) const {
                               "> nor the byte itself");
 }
 
-void SpmModel::encode(std::string_view raw, std::vector<TokenId>& out) const {
-  const std::string text = replace_spaces(raw, add_space_prefix_);
+void SpmModel::encode(std::string_view raw, std::vector<TokenId>& out,
+                      std::vector<std::size_t>* starts) const {
+  if (raw.size() >= UINT32_MAX / 4)
+    throw std::invalid_argument("a text of " + std::to_string(raw.size()) +
+                                " bytes between special tokens is too long to encode (1 GiB)");
+  std::vector<uint32_t> origin;
+  const std::string text = replace_spaces(raw, add_space_prefix_, origin);
   std::vector<Symbol> symbols;
   symbols.reserve(text.size());
   for (std::size_t at = 0; at < text.size();) {
@@ -126,9 +139,13 @@ void SpmModel::encode(std::string_view raw, std::vector<TokenId>& out) const {
     const std::string_view piece = std::string_view(text).substr(s.start, s.length);
     if (const auto id = find(piece)) {
       out.push_back(*id);
+      if (starts) starts->push_back(origin[s.start]);
       continue;
     }
-    for (char b : piece) out.push_back(byte_token(uint8_t(b)));
+    for (std::size_t k = 0; k < piece.size(); ++k) {
+      out.push_back(byte_token(uint8_t(piece[k])));
+      if (starts) starts->push_back(origin[s.start + k]);
+    }
   }
 }
 

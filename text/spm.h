@@ -43,9 +43,11 @@ class SpmModel {
   SpmModel(const SpmModel&) = delete;
   SpmModel& operator=(const SpmModel&) = delete;
 
-  // Appends the ids of `text`, a text between special tokens. std::invalid_argument when a byte
-  // that must fall back has no token.
-  void encode(std::string_view text, std::vector<TokenId>& out) const;
+  // Appends the ids of `text`, a text between special tokens, and with `starts` where each
+  // begins in `text` (the space prefix belongs to the token that starts the text).
+  // std::invalid_argument when a byte that must fall back has no token.
+  void encode(std::string_view text, std::vector<TokenId>& out,
+              std::vector<std::size_t>* starts = nullptr) const;
 
   // The decoded text of `ids` (each below size()); with `starts`, where each id's text begins.
   std::string decode(const std::vector<TokenId>& ids, std::vector<std::size_t>* starts) const;

@@ -114,7 +114,7 @@ void Tokenizer::encode(std::string_view text, bool specials, std::vector<TokenId
   if (spm_) {
     for (const auto& f : longest_->split(text, specials)) {
       if (f.special)
-        out.push_back(specials_[f.begin].id);
+        out.push_back(specials_[f.index].id);
       else
         spm_->encode(text.substr(f.begin, f.end - f.begin), out);
     }
@@ -123,6 +123,21 @@ void Tokenizer::encode(std::string_view text, bool specials, std::vector<TokenId
   split_specials(text, false, specials, true, out, [&](std::string_view segment, bool first) {
     encode_ordinary(segment, first, specials, out);
   });
+}
+
+std::optional<std::vector<std::size_t>> Tokenizer::encoded_starts(std::string_view text) const {
+  if (!spm_) return std::nullopt;
+  std::vector<TokenId> ids;
+  std::vector<std::size_t> starts;
+  for (const auto& f : longest_->split(text, true)) {
+    const std::size_t first = starts.size();
+    if (f.special)
+      starts.push_back(0);
+    else
+      spm_->encode(text.substr(f.begin, f.end - f.begin), ids, &starts);
+    for (std::size_t i = first; i < starts.size(); ++i) starts[i] += f.begin;
+  }
+  return starts;
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text, bool specials) {

@@ -64,6 +64,10 @@ class Tokenizer {
   // also where each id's text begins in the result (text/decoder.h).
   std::string decode(const std::vector<TokenId>& ids,
                      std::vector<std::size_t>* starts = nullptr) const;
+  // For a SentencePiece vocabulary, where each id of encode(text) begins in `text` (a decoded
+  // text moves them: a space prefix, "▁" written in the text); nullopt for other tokenizers,
+  // whose decode says where.
+  std::optional<std::vector<std::size_t>> encoded_starts(std::string_view text) const;
   // The bytes of one id, or nullopt.
   std::optional<std::string_view> token_bytes(TokenId id) const;
 

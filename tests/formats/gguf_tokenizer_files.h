@@ -10,9 +10,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/formats/llama_library.h"
@@ -86,26 +88,36 @@ inline bool have_spm_sources() {
 // vocabularies written into `folder` by gguf_tokenizer_writer.py both ways llama.cpp's converter
 // writes them: from tokenizer.json alone (LlamaHfVocab, "-hf") and as from tokenizer.model; Gemma
 // 3's without a space prefix, as its converter writes them.
+inline const std::vector<std::pair<std::string, std::string>>& spm_sample_flags() {
+  static const std::vector<std::pair<std::string, std::string>> flags = {
+      {"gemma3", "--arch gemma3 --vocab-size 262144 --no-space-prefix --spm-model"},
+      {"gemma3-hf", "--arch gemma3 --no-space-prefix --spm-hf"},
+      {"llama2", "--arch llama --spm-model"},
+      {"llama2-hf", "--arch llama --spm-hf"}};
+  return flags;
+}
+
+// One of spm_sample_flags' files, written into `folder` as <name>.gguf.
+inline GgufSample write_spm_sample(const TempFolder& folder, const std::string& name) {
+  const auto it = std::find_if(spm_sample_flags().begin(), spm_sample_flags().end(),
+                               [&](const auto& f) { return f.first == name; });
+  REQUIRE(it != spm_sample_flags().end());
+  const std::string package =
+      name.rfind("gemma3", 0) == 0 ? "tokenizer-gemma3" : "tokenizer-llama2";
+  const GgufSample sample{name, folder.path() / (name + ".gguf"),
+                          npm_modules() / "@lenml" / package / "models"};
+  const std::string command =
+      "/usr/bin/python3 '" REMAT_SOURCE_DIR "/tests/formats/gguf_tokenizer_writer.py' '" +
+      sample.gguf.string() + "' " + it->second + " '" + sample.source.string() + "' 2>/dev/null";
+  INFO(command);
+  REQUIRE(std::system(command.c_str()) == 0);
+  return sample;
+}
+
 inline std::vector<GgufSample> write_spm_samples(const TempFolder& folder) {
-  const auto lenml = [](const char* p) { return npm_modules() / "@lenml" / p / "models"; };
-  const std::vector<std::pair<GgufSample, std::string>> samples = {
-      {{"gemma3", folder.path() / "gemma3.gguf", lenml("tokenizer-gemma3")},
-       "--arch gemma3 --vocab-size 262144 --no-space-prefix --spm-model"},
-      {{"gemma3-hf", folder.path() / "gemma3-hf.gguf", lenml("tokenizer-gemma3")},
-       "--arch gemma3 --no-space-prefix --spm-hf"},
-      {{"llama2", folder.path() / "llama2.gguf", lenml("tokenizer-llama2")},
-       "--arch llama --spm-model"},
-      {{"llama2-hf", folder.path() / "llama2-hf.gguf", lenml("tokenizer-llama2")},
-       "--arch llama --spm-hf"}};
   std::vector<GgufSample> out;
-  for (const auto& [sample, flags] : samples) {
-    const std::string command =
-        "/usr/bin/python3 '" REMAT_SOURCE_DIR "/tests/formats/gguf_tokenizer_writer.py' '" +
-        sample.gguf.string() + "' " + flags + " '" + sample.source.string() + "' 2>/dev/null";
-    INFO(command);
-    REQUIRE(std::system(command.c_str()) == 0);
-    out.push_back(sample);
-  }
+  for (const auto& [name, flags] : spm_sample_flags())
+    out.push_back(write_spm_sample(folder, name));
   return out;
 }
 
@@ -137,13 +149,14 @@ inline std::vector<CorpusText> llama_comparison_texts(bool licenses = true) {
   out.push_back({"numbers",
                  "1 12 123 1234 12345 123456 1234567 3.14159 1,000,000 -0.5 1e9 "
                  "0x7fffffff 2024-05-20T12:34:56Z ٣٤٥ ①② 𝟙𝟚 １２３"});
-  out.push_back({"scripts",
-                 "Ünïcödé façade naïve coöperate — “quotes” ‘single’ … Москва 東京 서울 "
-                 "नमस्ते مرحبا שלום ไทย ελληνικά 😀👍🏽🇯🇵 "
-                 "👨‍👩‍👧 "
-                 "e\u0301 "
-                 "Ω "
-                 "Å"});
+  out.push_back(
+      {"scripts",
+       "Ünïcödé façade naïve coöperate — “quotes” ‘single’ … Москва 東京 서울 "
+       "नमस्ते مرحبا שלום ไทย ελληνικά 😀👍🏽🇯🇵 "
+       "👨‍👩‍👧 "
+       "e\u0301 "
+       "Ω "
+       "Å"});
   return out;
 }
 

@@ -11,6 +11,8 @@
 #include "base/json.h"
 #include "formats/gguf_tokenizer.h"
 #include "text/bpe_symbols.h"
+#include "text/chat_examples.h"
+#include "text/jsonl_examples.h"
 
 using namespace remat;
 using Ids = std::vector<uint32_t>;
@@ -100,6 +102,30 @@ TEST_CASE("GGUF SentencePiece tokenizer: scores, types and llama.cpp's defaults 
   CHECK(u.chat.options.bos_token == "<start_of_turn>");
   CHECK(u.chat.options.eos_token == "</s>");
   CHECK(u.tokenizer->decode({kSpace, kHi}) == " hi");
+}
+
+TEST_CASE(
+    "GGUF SentencePiece tokenizer: chat examples train the assistant turns, space prefix and "
+    "all") {
+  // With add_space_prefix the decoded text has a space after each special token that the
+  // rendered text lacks: where tokens begin comes from the encoding itself.
+  GgufMetadata m = small_spm();
+  m.set("tokenizer.chat_template",
+        GgufValue::of("{% for m in messages %}{% if m.role == 'user' %}<s>{{ m.content }}"
+                      "{% else %}<start_of_turn>{{ m.content }}</s>{% endif %}{% endfor %}"
+                      "{% if add_generation_prompt %}<start_of_turn>{% endif %}"));
+  GgufTokenizer t = gguf_tokenizer(m);
+  auto examples = text::chat_examples_with(*t.tokenizer, t.chat, "spm.gguf", std::nullopt);
+  const auto parsed = text::parse_jsonl_examples(
+      R"({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hih"}]})",
+      "chat.jsonl");
+  const auto encoded = examples.encode_all(parsed, "chat.jsonl");
+  REQUIRE(encoded.size() == 1);
+  // "<s>hi<start_of_turn>hih</s>": " hi" and " hih" get their spaces.
+  CHECK(encoded[0].ids == Ids{1, kSpaceHi, kTurn, kSpaceHi, kH, 2});
+  CHECK(encoded[0].mask == std::vector<uint8_t>{0, 0, 0, 1, 1, 1});
+  CHECK(t.tokenizer->encoded_starts("<s>hi<start_of_turn>hih</s>") ==
+        std::vector<std::size_t>{0, 3, 5, 20, 22, 23});
 }
 
 TEST_CASE(

@@ -18,7 +18,8 @@ std::string split(const LongestFirstSpecials& s, const std::string& text, bool a
   std::string out;
   for (const auto& f : s.split(text, all)) {
     if (!out.empty()) out += '|';
-    out += f.special ? "[" + std::to_string(f.begin) + "]" : text.substr(f.begin, f.end - f.begin);
+    out += f.special ? "[" + std::to_string(f.index) + "]" : text.substr(f.begin, f.end - f.begin);
+    if (f.special) CHECK(text.substr(f.begin, f.end - f.begin) == s.text(f.index));
   }
   return out;
 }

@@ -114,6 +114,16 @@ TEST_CASE("SentencePiece: decoding gives llama.cpp's text for each kind of token
   CHECK(prefixed.decode(encode(prefixed, text), nullptr) == text);
 }
 
+TEST_CASE("SentencePiece: where each token begins in the text encoded") {
+  const SpmModel prefixed(pieces(), true);
+  Ids ids;
+  std::vector<std::size_t> starts;
+  // The prefix's space belongs to the first token; each "▁" comes from one space.
+  prefixed.encode("a b\u00fc", ids, &starts);
+  CHECK(ids == Ids{kSpaceA, kSpace, kB, kByte0 + 0xC3, kByte0 + 0xBC});
+  CHECK(starts == std::vector<std::size_t>{0, 1, 2, 3, 4});
+}
+
 TEST_CASE("SentencePiece: two pieces with one text are refused") {
   std::vector<SpmPiece> p = pieces();
   p.push_back({"ab", 0});
