@@ -1,5 +1,5 @@
-// remat_tokenizer_*: the byte-level BPE tokenizers of text/ behind an opaque handle. Outputs use
-// the C idiom of asking for the size first, so an app never guesses a buffer size.
+// remat_tokenizer_*: the tokenizers of text/ (BPE and SentencePiece) behind an opaque handle.
+// Outputs use the C idiom of asking for the size first, so an app never guesses a buffer size.
 #include <cstring>
 #include <filesystem>
 #include <memory>

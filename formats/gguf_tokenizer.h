@@ -1,6 +1,6 @@
 // The tokenizer and chat template a GGUF model file carries: its tokenizer.ggml.* keys, read as
-// text/llama_vocab.h describes (byte-level BPE, "gpt2", only; the rest refused naming the key),
-// and tokenizer.chat_template with the text of its bos and eos tokens.
+// text/llama_vocab.h describes (byte-level BPE, "gpt2", and SentencePiece, "llama"; the rest
+// refused naming the key), and tokenizer.chat_template with the text of its bos and eos tokens.
 #pragma once
 
 #include <filesystem>

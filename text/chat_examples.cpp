@@ -19,9 +19,16 @@ struct Span {
 
 // Where each token of `ids` starts in `text`, which they encode: byte-level BPE tokens (special
 // tokens included) are contiguous pieces of the text; a tokenizer.json decoder (character-level
-// BPE) says where each token's text begins, provided it gives `text` back.
+// BPE) says where each token's text begins, provided it gives `text` back; a SentencePiece
+// vocabulary notes where each begins as it encodes.
 std::vector<std::size_t> token_starts(const Tokenizer& tokenizer, const std::vector<TokenId>& ids,
                                       const std::string& text) {
+  // A SentencePiece vocabulary says where its tokens begin in the text itself.
+  if (auto encoded = tokenizer.encoded_starts(text)) {
+    if (encoded->size() != ids.size())
+      throw std::logic_error("the tokens of this example's text were not encoded from it");
+    return std::move(*encoded);
+  }
   std::vector<std::size_t> starts;
   const std::string decoded = tokenizer.decode(ids, &starts);
   if (tokenizer.has_decoder() && decoded != text) {

@@ -131,9 +131,10 @@ std::optional<TokenId> token_key(const LlamaVocab& v, std::optional<uint64_t> id
 }
 
 void refuse_unsupported(const LlamaVocab& v) {
-  if (v.model != "gpt2")
+  if (v.model != "gpt2" && v.model != "llama")
     fail(v, "tokenizer.ggml.model '" + v.model +
-                "' is not supported (remat reads byte-level BPE tokenizers, 'gpt2', only)");
+                "' is not supported (remat reads byte-level BPE, 'gpt2', and SentencePiece, "
+                "'llama', tokenizers)");
   std::string lower = v.name;
   for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
   for (std::string_view n : {"phi-3", "phi3", "modern-bert"})
@@ -143,7 +144,64 @@ void refuse_unsupported(const LlamaVocab& v) {
                   "apply");
 }
 
+// The post-processor of llama_tokenize's add_special: bos first when add_bos, eos last when
+// add_eos; refusing to encode when one is to be added but names no token (llama.cpp asserts).
+PostProcessor add_special(const LlamaVocab& v, bool add_bos, bool add_eos) {
+  const auto bos = llama_bos_id(v), eos = llama_eos_id(v);
+  if ((add_bos && !bos) || (add_eos && !eos)) {
+    const char* which = add_bos && !bos ? "bos" : "eos";
+    return PostProcessor::refusing(v.origin, std::string("add_") + which +
+                                                 "_token is true but tokenizer.ggml." + which +
+                                                 "_token_id names no token");
+  }
+  std::vector<TokenId> before, after;
+  if (add_bos) before.push_back(TokenId(*bos));
+  if (add_eos) after.push_back(TokenId(*eos));
+  return PostProcessor(std::move(before), std::move(after));
+}
+
+// A SentencePiece vocabulary ("llama"), as llama.cpp's LLAMA_VOCAB_TYPE_SPM reads it.
+std::unique_ptr<Tokenizer> spm_tokenizer(const LlamaVocab& v) {
+  if (v.tokens.empty()) fail(v, "tokenizer.ggml.tokens is empty");
+  if (!v.scores.empty() && v.scores.size() < v.tokens.size())
+    fail(v, "tokenizer.ggml.scores has " + std::to_string(v.scores.size()) + " entries for " +
+                std::to_string(v.tokens.size()) + " tokens");
+  const std::vector<LlamaTokenType> types = token_types(v);
+  std::vector<SpmPiece> pieces(v.tokens.size());
+  std::vector<SpecialToken> specials;
+  for (std::size_t i = 0; i < v.tokens.size(); ++i) {
+    // llama.cpp names an empty token so that it stays distinct.
+    pieces[i].text = v.tokens[i].empty() ? "[EMPTY_" + std::to_string(i) + "]" : v.tokens[i];
+    pieces[i].score = v.scores.empty() ? 0.0f : v.scores[i];
+    pieces[i].type = types[i];
+    if (is_special(types[i]))
+      specials.push_back({pieces[i].text, TokenId(i), types[i] == LlamaTokenType::user_defined});
+  }
+  std::unique_ptr<Tokenizer> tokenizer;
+  try {
+    tokenizer = std::make_unique<Tokenizer>(
+        SpmModel(std::move(pieces), v.add_space_prefix.value_or(true)), std::move(specials));
+  } catch (const std::invalid_argument& e) {
+    fail(v, std::string("tokenizer.ggml.tokens: ") + e.what());
+  }
+  tokenizer->set_post_processor(
+      add_special(v, v.add_bos.value_or(true), v.add_eos.value_or(false)));
+  return tokenizer;
+}
+
 }  // namespace
+
+std::optional<uint64_t> llama_bos_id(const LlamaVocab& v) {
+  if (const auto id = token_key(v, v.bos_id)) return *id;
+  if (v.model == "llama" && v.tokens.size() > 1) return 1;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> llama_eos_id(const LlamaVocab& v) {
+  if (const auto id = token_key(v, v.eos_id)) return *id;
+  if (v.model == "llama" && v.tokens.size() > 2) return 2;
+  return std::nullopt;
+}
 
 std::optional<LlamaPreTokenizer> llama_pre_tokenizer(std::string_view name) {
   for (const PreEntry& e : pre_table())
@@ -162,6 +220,7 @@ const std::vector<std::string_view>& llama_pre_names() {
 
 std::unique_ptr<Tokenizer> llama_vocab_tokenizer(const LlamaVocab& v) {
   refuse_unsupported(v);
+  if (v.model == "llama") return spm_tokenizer(v);
   // Without a name llama.cpp warns and runs its "default" pre-tokenizer.
   const std::string pre_name = v.pre.value_or("default");
   const auto pre = llama_pre_tokenizer(pre_name);
@@ -218,20 +277,8 @@ std::unique_ptr<Tokenizer> llama_vocab_tokenizer(const LlamaVocab& v) {
   tokenizer->bpe().set_ignore_merges(pre->ignore_merges);
 
   // llama.cpp's add_bos/add_eos: the pre-tokenizer's default, replaced by the keys.
-  const bool add_bos = v.add_bos.value_or(pre->add_bos);
-  const bool add_eos = v.add_eos.value_or(false);
-  const auto bos = token_key(v, v.bos_id), eos = token_key(v, v.eos_id);
-  if ((add_bos && !bos) || (add_eos && !eos)) {
-    const char* which = add_bos && !bos ? "bos" : "eos";
-    tokenizer->set_post_processor(PostProcessor::refusing(
-        v.origin, std::string("add_") + which + "_token is true but tokenizer.ggml." + which +
-                      "_token_id names no token"));
-  } else {
-    std::vector<TokenId> before, after;
-    if (add_bos) before.push_back(*bos);
-    if (add_eos) after.push_back(*eos);
-    tokenizer->set_post_processor(PostProcessor(std::move(before), std::move(after)));
-  }
+  tokenizer->set_post_processor(
+      add_special(v, v.add_bos.value_or(pre->add_bos), v.add_eos.value_or(false)));
   return tokenizer;
 }
 

@@ -1,22 +1,30 @@
-// A byte-level BPE tokenizer as llama.cpp describes one: the tokenizer.ggml.* keys of a GGUF file
+// The tokenizer llama.cpp describes with the tokenizer.ggml.* keys of a GGUF file
 // (formats/gguf_tokenizer.h reads them), built to give llama.cpp's ids (src/llama-vocab.cpp):
-//   - tokenizer.ggml.model must be "gpt2" (byte-level BPE); SentencePiece ("llama"), WordPiece
-//     ("bert"), Unigram ("t5"), RWKV and the rest are refused;
+//   - tokenizer.ggml.model "gpt2" is byte-level BPE, "llama" a SentencePiece vocabulary
+//     (text/spm.h); WordPiece ("bert"), Unigram ("t5"), RWKV and the rest are refused;
+//   - the control (type 3), user-defined (4) and unknown (2) tokens are written as they appear in
+//     text and become special tokens. Control and unknown tokens are matched only where special
+//     tokens are (llama_tokenize's parse_special); user-defined ones always
+//     (SpecialToken::in_plain_text). A few texts are control tokens whatever their type, as
+//     llama.cpp makes them (its end-of-turn, end-of-generation and fill-in-the-middle tokens);
+//   - bos/eos token ids and add_bos_token/add_eos_token give what a text starts and ends with where
+//     Hugging Face's post-processor would add tokens (Tokenizer::post_processor).
+// "gpt2":
 //   - tokenizer.ggml.pre names the pre-tokenizer: each supported name gives the regular expressions
 //     llama.cpp runs for it, in order (llama_pre_tokenizer below), and llama.cpp's defaults for it
 //     (ignore_merges and add_bos for the Llama 3 family); absent, llama.cpp's "default";
 //   - tokenizer.ggml.tokens are spelled in GPT-2's byte alphabet (text/byte_unicode.h), except the
-//     control (type 3), user-defined (4) and unknown (2) tokens: those are written as they appear
-//     in text and become special tokens. Control and unknown tokens are matched only where special
-//     tokens are (llama_tokenize's parse_special); user-defined ones always
-//     (SpecialToken::in_plain_text). A few texts are control tokens whatever their type, as
-//     llama.cpp makes them (its end-of-turn, end-of-generation and fill-in-the-middle tokens);
-//   - tokenizer.ggml.merges are "a b" strings, highest priority first;
-//   - bos/eos token ids and add_bos_token/add_eos_token give what a text starts and ends with where
-//     Hugging Face's post-processor would add tokens (Tokenizer::post_processor).
-// Known differences from llama.cpp: it splits text on special tokens longest first across the
-// whole text, remat at the leftmost match (longest on ties), which differs only where two special
-// tokens overlap in the text; and Unicode classes come from PCRE2's tables (text/pre_tokenizer.h).
+//     special tokens;
+//   - tokenizer.ggml.merges are "a b" strings, highest priority first.
+//   Known differences from llama.cpp: it splits text on special tokens longest first across the
+//   whole text, remat at the leftmost match (longest on ties), which differs only where two
+//   special tokens overlap in the text; and Unicode classes come from PCRE2's tables
+//   (text/pre_tokenizer.h).
+// "llama" (SentencePiece), with no known difference:
+//   - tokenizer.ggml.tokens as written, tokenizer.ggml.scores (0 when absent) deciding the merges;
+//   - tokenizer.ggml.add_space_prefix (true when absent) puts a space before each text between
+//     special tokens; add_bos_token defaults to true, bos_token_id to 1 and eos_token_id to 2;
+//   - special tokens are cut out longest first, as llama.cpp does (text/longest_first_specials.h).
 #pragma once
 
 #include <cstdint>
@@ -26,34 +34,26 @@
 #include <string_view>
 #include <vector>
 
+#include "text/llama_token_type.h"
 #include "text/tokenizer.h"
 
 namespace remat::text {
 
-// llama.cpp's enum llama_token_type (tokenizer.ggml.token_type).
-enum class LlamaTokenType : int32_t {
-  undefined = 0,
-  normal = 1,
-  unknown = 2,
-  control = 3,
-  user_defined = 4,
-  unused = 5,
-  byte = 6,
-};
-
 // The keys' values as read; `origin` (the file) starts every error.
 struct LlamaVocab {
   std::string origin;
-  std::string model;                 // tokenizer.ggml.model
-  std::optional<std::string> pre;    // tokenizer.ggml.pre
-  std::vector<std::string> tokens;   // tokenizer.ggml.tokens
-  std::vector<int32_t> token_types;  // tokenizer.ggml.token_type; empty: every token normal
-  std::vector<std::string> merges;   // tokenizer.ggml.merges
-  std::optional<uint64_t> bos_id;    // tokenizer.ggml.bos_token_id
-  std::optional<uint64_t> eos_id;    // tokenizer.ggml.eos_token_id
-  std::optional<bool> add_bos;       // tokenizer.ggml.add_bos_token
-  std::optional<bool> add_eos;       // tokenizer.ggml.add_eos_token
-  std::string name;                  // general.name ("" when absent)
+  std::string model;                     // tokenizer.ggml.model
+  std::optional<std::string> pre;        // tokenizer.ggml.pre
+  std::vector<std::string> tokens;       // tokenizer.ggml.tokens
+  std::vector<int32_t> token_types;      // tokenizer.ggml.token_type; empty: every token normal
+  std::vector<std::string> merges;       // tokenizer.ggml.merges ("gpt2")
+  std::vector<float> scores;             // tokenizer.ggml.scores ("llama"); empty: every score 0
+  std::optional<bool> add_space_prefix;  // tokenizer.ggml.add_space_prefix ("llama")
+  std::optional<uint64_t> bos_id;        // tokenizer.ggml.bos_token_id
+  std::optional<uint64_t> eos_id;        // tokenizer.ggml.eos_token_id
+  std::optional<bool> add_bos;           // tokenizer.ggml.add_bos_token
+  std::optional<bool> add_eos;           // tokenizer.ggml.add_eos_token
+  std::string name;                      // general.name ("" when absent)
 };
 
 // What llama.cpp does for one tokenizer.ggml.pre name.
@@ -73,6 +73,11 @@ const std::vector<std::string_view>& llama_pre_names();
 // add_eos_token does. Throws std::invalid_argument, one line "<origin>: <key> ..." naming the key
 // and value that cannot be used.
 std::unique_ptr<Tokenizer> llama_vocab_tokenizer(const LlamaVocab& vocab);
+
+// The bos or eos token id llama.cpp uses: `id` (the key's value), or for "llama" vocabularies its
+// default (bos 1, eos 2) where the key is absent or names no token; nullopt when none is valid.
+std::optional<uint64_t> llama_bos_id(const LlamaVocab& vocab);
+std::optional<uint64_t> llama_eos_id(const LlamaVocab& vocab);
 
 // The text of token `id` as a chat template writes it (bos_token, eos_token): a special token's
 // text, a normal token's bytes; nullopt for an id past the tokens.

@@ -11,6 +11,22 @@ Tokenizer::Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
                      std::unique_ptr<PreTokenizer> pre_tokenizer,
                      std::vector<SpecialToken> specials, const BpeOptions& options)
     : bpe_(vocab, merges, options), pre_(std::move(pre_tokenizer)), specials_(std::move(specials)) {
+  index_tokens(vocab);
+}
+
+Tokenizer::Tokenizer(SpmModel spm, std::vector<SpecialToken> specials)
+    : bpe_({}, {}, BpeOptions(MissingBytes::drop)),
+      pre_(std::make_unique<PreTokenizer>()),
+      specials_(std::move(specials)),
+      spm_(std::make_unique<SpmModel>(std::move(spm))) {
+  std::vector<std::pair<std::string, TokenId>> vocab;
+  vocab.reserve(spm_->size());
+  for (TokenId id = 0; id < spm_->size(); ++id) vocab.emplace_back(spm_->piece(id).text, id);
+  index_tokens(vocab);
+  longest_ = std::make_unique<LongestFirstSpecials>(specials_);
+}
+
+void Tokenizer::index_tokens(const std::vector<std::pair<std::string, TokenId>>& vocab) {
   TokenId top = 0;
   for (const auto& [bytes, id] : vocab) top = std::max(top, id);
   for (const auto& s : specials_) top = std::max(top, s.id);
@@ -95,9 +111,33 @@ void Tokenizer::encode_ordinary(std::string_view text, bool first, bool specials
 }
 
 void Tokenizer::encode(std::string_view text, bool specials, std::vector<TokenId>& out) {
+  if (spm_) {
+    for (const auto& f : longest_->split(text, specials)) {
+      if (f.special)
+        out.push_back(specials_[f.index].id);
+      else
+        spm_->encode(text.substr(f.begin, f.end - f.begin), out);
+    }
+    return;
+  }
   split_specials(text, false, specials, true, out, [&](std::string_view segment, bool first) {
     encode_ordinary(segment, first, specials, out);
   });
+}
+
+std::optional<std::vector<std::size_t>> Tokenizer::encoded_starts(std::string_view text) const {
+  if (!spm_) return std::nullopt;
+  std::vector<TokenId> ids;
+  std::vector<std::size_t> starts;
+  for (const auto& f : longest_->split(text, true)) {
+    const std::size_t first = starts.size();
+    if (f.special)
+      starts.push_back(0);
+    else
+      spm_->encode(text.substr(f.begin, f.end - f.begin), ids, &starts);
+    for (std::size_t i = first; i < starts.size(); ++i) starts[i] += f.begin;
+  }
+  return starts;
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text, bool specials) {
@@ -118,6 +158,7 @@ std::string Tokenizer::decode(const std::vector<TokenId>& ids,
       throw std::invalid_argument("token " + std::to_string(i) + " is id " +
                                   std::to_string(ids[i]) + ", which is not in the vocabulary (" +
                                   std::to_string(vocab_size()) + " ids)");
+    if (spm_) continue;
     if (decoder_) {
       texts.emplace_back(*bytes);
       continue;
@@ -125,6 +166,7 @@ std::string Tokenizer::decode(const std::vector<TokenId>& ids,
     if (starts) starts->push_back(out.size());
     out += *bytes;
   }
+  if (spm_) return spm_->decode(ids, starts);
   return decoder_ ? decoder_->decode(std::move(texts), starts) : out;
 }
 

@@ -1,4 +1,6 @@
-// A BPE tokenizer: special tokens, pre-tokenization, BPE, and the way back.
+// A BPE tokenizer: special tokens, pre-tokenization, BPE, and the way back; or a SentencePiece
+// vocabulary as llama.cpp runs it (text/spm.h), with llama.cpp's special-token partition
+// (text/longest_first_specials.h) and decoding.
 //
 // encode: special tokens found in the text (unless disabled) become their ids; the text between
 // them is normalized (if the tokenizer has a normalizer), pre-tokenized and each piece
@@ -19,9 +21,11 @@
 
 #include "text/bpe.h"
 #include "text/decoder.h"
+#include "text/longest_first_specials.h"
 #include "text/normalizer.h"
 #include "text/post_processor.h"
 #include "text/pre_tokenizer.h"
+#include "text/spm.h"
 
 namespace remat::text {
 
@@ -45,6 +49,10 @@ class Tokenizer {
             const std::vector<std::pair<std::string, std::string>>& merges,
             std::unique_ptr<PreTokenizer> pre_tokenizer, std::vector<SpecialToken> specials,
             const BpeOptions& options = {});
+  // A SentencePiece vocabulary: `specials` (ids and texts of `spm`'s pieces) are cut out longest
+  // first, the text between them is encoded by `spm`, and decode is `spm`'s. Throws
+  // std::invalid_argument.
+  Tokenizer(SpmModel spm, std::vector<SpecialToken> specials);
 
   // With `specials` false, special-token text is encoded as ordinary text (except the tokens
   // matched in plain text). Not thread-safe (the BPE cache and the matcher are reused); one
@@ -56,6 +64,10 @@ class Tokenizer {
   // also where each id's text begins in the result (text/decoder.h).
   std::string decode(const std::vector<TokenId>& ids,
                      std::vector<std::size_t>* starts = nullptr) const;
+  // For a SentencePiece vocabulary, where each id of encode(text) begins in `text` (a decoded
+  // text moves them: a space prefix, "▁" written in the text); nullopt for other tokenizers,
+  // whose decode says where.
+  std::optional<std::vector<std::size_t>> encoded_starts(std::string_view text) const;
   // The bytes of one id, or nullopt.
   std::optional<std::string_view> token_bytes(TokenId id) const;
 
@@ -73,7 +85,8 @@ class Tokenizer {
 
   // tokenizer.json's decoder (text/decoder.h); none by default: decode concatenates bytes.
   void set_decoder(std::optional<Decoder> d) { decoder_ = std::move(d); }
-  bool has_decoder() const { return decoder_.has_value(); }
+  // Whether decode is more than the ids' bytes joined: a decoder, or a SentencePiece vocabulary.
+  bool has_decoder() const { return decoder_.has_value() || spm_ != nullptr; }
 
   // One more than the largest id: the rows a model's embedding needs.
   std::size_t vocab_size() const { return bytes_.size(); }
@@ -89,6 +102,8 @@ class Tokenizer {
   void split_specials(std::string_view text, bool normalized, bool specials, bool first,
                       std::vector<TokenId>& out, const Ordinary& ordinary) const;
   void encode_ordinary(std::string_view text, bool first, bool specials, std::vector<TokenId>& out);
+  // Indexes each token's bytes and the special tokens.
+  void index_tokens(const std::vector<std::pair<std::string, TokenId>>& vocab);
   // Earliest special token at or after `from` (longest on ties) among those matched before or
   // after normalization, all of them or only those matched in plain text: its index, or -1.
   int next_special(std::string_view text, std::size_t from, bool normalized, bool all,
@@ -100,7 +115,9 @@ class Tokenizer {
   PostProcessor post_;
   Normalizer normalizer_;
   std::optional<Decoder> decoder_;
-  std::string normalized_, scratch_;  // encode_ordinary's normalized text, reused
+  std::unique_ptr<SpmModel> spm_;                  // set: a SentencePiece vocabulary
+  std::unique_ptr<LongestFirstSpecials> longest_;  // its special-token partition
+  std::string normalized_, scratch_;               // encode_ordinary's normalized text, reused
   // [normalized][all]: first bytes of the special tokens next_special looks for, and whether any.
   bool first_byte_[2][2][256] = {};
   bool any_[2][2] = {};

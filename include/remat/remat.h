@@ -449,8 +449,8 @@ typedef struct remat_tokenizer remat_tokenizer;
 
 /* Loads a tokenizer from a Hugging Face tokenizer.json (byte-level BPE, or BPE with byte
  * fallback), a folder holding tokenizer.json, vocab.json + merges.txt or GPT-2's encoder.json +
- * vocab.bpe, or a GGUF model file (*.gguf: its byte-level BPE tokenizer, read as llama.cpp reads
- * it; its user-defined tokens are matched even with allow_special 0): the same files
+ * vocab.bpe, or a GGUF model file (*.gguf: its byte-level BPE or SentencePiece tokenizer, read as
+ * llama.cpp reads it; its user-defined tokens are matched even with allow_special 0): the same files
  * `remat tokenize --tokenizer PATH` reads. REMAT_ERROR_IO when `path` does not exist;
  * REMAT_ERROR_INVALID_ARGUMENT naming the file when its contents are malformed or a kind of
  * tokenizer remat does not support. Free with remat_tokenizer_free. */

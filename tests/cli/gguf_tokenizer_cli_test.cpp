@@ -152,12 +152,12 @@ TEST_CASE("remat tokenize and chat-template read a GGUF file's tokenizer and cha
       run_remat("chat-template --tokenizer " + quoted(gpt2) + "--messages " + d.quoted("m.json"));
   CHECK(none.exit_code == 2);
   CHECK(none.err == "remat: error: " + gpt2.string() + ": tokenizer.chat_template is missing\n");
-  const fs::path spm = test::llama_test_vocabulary("llama-spm");
-  const auto refused = run_remat("tokenize --tokenizer " + quoted(spm) + d.quoted("in.txt"));
+  const fs::path bert = test::llama_test_vocabulary("bert-bge");
+  const auto refused = run_remat("tokenize --tokenizer " + quoted(bert) + d.quoted("in.txt"));
   CHECK(refused.exit_code == 2);
-  CHECK(refused.err == "remat: error: " + spm.string() +
-                           ": tokenizer.ggml.model 'llama' is not supported (remat reads "
-                           "byte-level BPE tokenizers, 'gpt2', only)\n");
+  CHECK(refused.err == "remat: error: " + bert.string() +
+                           ": tokenizer.ggml.model 'bert' is not supported (remat reads "
+                           "byte-level BPE, 'gpt2', and SentencePiece, 'llama', tokenizers)\n");
 }
 
 TEST_CASE("remat train --init M.gguf encodes --data with the file's tokenizer and chat template") {

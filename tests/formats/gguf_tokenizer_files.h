@@ -10,9 +10,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/formats/llama_library.h"
@@ -67,6 +69,58 @@ inline std::vector<GgufSample> write_gguf_samples(const TempFolder& folder) {
   return out;
 }
 
+// llama.cpp's test vocabularies that are SentencePiece ("llama"): Llama 2's from its
+// tokenizer.model (with .inp and .out texts) and Baichuan's.
+inline const std::vector<std::string>& llama_spm_test_vocabularies() {
+  static const std::vector<std::string> names = {"llama-spm", "baichuan"};
+  return names;
+}
+
+// True when the pinned Gemma 3 and Llama 2 tokenizer files are there (skip or fail as
+// have_tokenizer_sources).
+inline bool have_spm_sources() {
+  return have_tokenizer_sources() &&
+         std::filesystem::exists(npm_modules() / "@lenml" / "tokenizer-gemma3" / "models") &&
+         std::filesystem::exists(npm_modules() / "@lenml" / "tokenizer-llama2" / "models");
+}
+
+// Gemma 3's (262144 ids, as the text models' config.json) and Llama 2's SentencePiece
+// vocabularies written into `folder` by gguf_tokenizer_writer.py both ways llama.cpp's converter
+// writes them: from tokenizer.json alone (LlamaHfVocab, "-hf") and as from tokenizer.model; Gemma
+// 3's without a space prefix, as its converter writes them.
+inline const std::vector<std::pair<std::string, std::string>>& spm_sample_flags() {
+  static const std::vector<std::pair<std::string, std::string>> flags = {
+      {"gemma3", "--arch gemma3 --vocab-size 262144 --no-space-prefix --spm-model"},
+      {"gemma3-hf", "--arch gemma3 --no-space-prefix --spm-hf"},
+      {"llama2", "--arch llama --spm-model"},
+      {"llama2-hf", "--arch llama --spm-hf"}};
+  return flags;
+}
+
+// One of spm_sample_flags' files, written into `folder` as <name>.gguf.
+inline GgufSample write_spm_sample(const TempFolder& folder, const std::string& name) {
+  const auto it = std::find_if(spm_sample_flags().begin(), spm_sample_flags().end(),
+                               [&](const auto& f) { return f.first == name; });
+  REQUIRE(it != spm_sample_flags().end());
+  const std::string package =
+      name.rfind("gemma3", 0) == 0 ? "tokenizer-gemma3" : "tokenizer-llama2";
+  const GgufSample sample{name, folder.path() / (name + ".gguf"),
+                          npm_modules() / "@lenml" / package / "models"};
+  const std::string command =
+      "/usr/bin/python3 '" REMAT_SOURCE_DIR "/tests/formats/gguf_tokenizer_writer.py' '" +
+      sample.gguf.string() + "' " + it->second + " '" + sample.source.string() + "' 2>/dev/null";
+  INFO(command);
+  REQUIRE(std::system(command.c_str()) == 0);
+  return sample;
+}
+
+inline std::vector<GgufSample> write_spm_samples(const TempFolder& folder) {
+  std::vector<GgufSample> out;
+  for (const auto& [name, flags] : spm_sample_flags())
+    out.push_back(write_spm_sample(folder, name));
+  return out;
+}
+
 // The texts remat and llama.cpp encode alike: the licenses (unless `licenses` is false) and the
 // generated strings of tests/text/corpus.h that are valid UTF-8 (llama.cpp reads each invalid byte
 // as U+FFFD, remat keeps the bytes; the corpus leaves out code points that a newer Unicode than
@@ -95,12 +149,14 @@ inline std::vector<CorpusText> llama_comparison_texts(bool licenses = true) {
   out.push_back({"numbers",
                  "1 12 123 1234 12345 123456 1234567 3.14159 1,000,000 -0.5 1e9 "
                  "0x7fffffff 2024-05-20T12:34:56Z ٣٤٥ ①② 𝟙𝟚 １２３"});
-  out.push_back({"scripts",
-                 "Ünïcödé façade naïve coöperate — “quotes” ‘single’ … Москва 東京 서울 "
-                 "नमस्ते مرحبا שלום ไทย ελληνικά 😀👍🏽🇯🇵 👨‍👩‍👧 "
-                 "e\u0301 "
-                 "Ω "
-                 "Å"});
+  out.push_back(
+      {"scripts",
+       "Ünïcödé façade naïve coöperate — “quotes” ‘single’ … Москва 東京 서울 "
+       "नमस्ते مرحبا שלום ไทย ελληνικά 😀👍🏽🇯🇵 "
+       "👨‍👩‍👧 "
+       "e\u0301 "
+       "Ω "
+       "Å"});
   return out;
 }
 

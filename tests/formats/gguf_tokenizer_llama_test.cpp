@@ -1,11 +1,9 @@
-// The tokenizer of a GGUF file (formats/gguf_tokenizer.h) against llama.cpp itself on the same
-// file (tests/formats/llama_library.h): every text of tests/formats/gguf_tokenizer_files.h gives
-// remat's ids equal to llama_tokenize's, three ways:
-//   encode(text) (special tokens matched)         llama_tokenize(add_special 0, parse_special 1)
-//   encode(text, specials off)                    llama_tokenize(add_special 0, parse_special 0)
-//   post_processor().apply(encode(text))          llama_tokenize(add_special 1, parse_special 1)
-// on Qwen3, Llama 3 and GPT-2 files written by llama.cpp's gguf-py, on the vocabularies of
-// llama.cpp's own tests, and on GPT-2's vocabulary under every supported tokenizer.ggml.pre name.
+// The byte-level BPE tokenizer of a GGUF file (formats/gguf_tokenizer.h) against llama.cpp itself
+// on the same file (tests/formats/llama_library.h): every text of
+// tests/formats/gguf_tokenizer_files.h gives remat's ids equal to llama_tokenize's, the three ways
+// of tests/formats/llama_compare.h, on Qwen3, Llama 3 and GPT-2 files written by llama.cpp's
+// gguf-py, on the vocabularies of llama.cpp's own tests, and on GPT-2's vocabulary under every
+// supported tokenizer.ggml.pre name. SentencePiece files: gguf_tokenizer_spm_llama_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -17,6 +15,7 @@
 #include "formats/gguf_tokenizer.h"
 #include "formats/gguf_writer.h"
 #include "tests/formats/gguf_tokenizer_files.h"
+#include "tests/formats/llama_compare.h"
 #include "tests/text/chat_conversations.h"
 #include "text/chat_template.h"
 #include "text/llama_vocab.h"
@@ -26,48 +25,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Counts {
-  std::size_t texts = 0;
-  std::size_t ids = 0;
-};
-
-// The first id where two encodings part, with a few ids around it, for the failure message.
-std::string first_difference(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
-  std::size_t i = 0;
-  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
-  auto around = [&](const std::vector<uint32_t>& v) {
-    std::string s;
-    for (std::size_t k = i >= 3 ? i - 3 : 0; k < v.size() && k < i + 4; ++k)
-      s += (k == i ? " [" : " ") + std::to_string(v[k]) + (k == i ? "]" : "");
-    return s;
-  };
-  return "sizes " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
-         ", first difference at id " + std::to_string(i) + ": remat" + around(a) + " | llama.cpp" +
-         around(b);
-}
+using Counts = test::LlamaCounts;
 
 void compare(text::Tokenizer& remat, const test::LlamaVocabModel& llama,
              const std::vector<test::CorpusText>& texts, Counts& counts) {
-  for (const test::CorpusText& t : texts) {
-    const std::vector<uint32_t> special = remat.encode(t.bytes);
-    const std::vector<uint32_t> plain = remat.encode(t.bytes, false);
-    const std::vector<uint32_t> added = remat.post_processor().apply(special);
-    const auto want_special = llama.tokenize(t.bytes, false, true);
-    const auto want_plain = llama.tokenize(t.bytes, false, false);
-    const auto want_added = llama.tokenize(t.bytes, true, true);
-    INFO("text '" << t.name << "'");
-    const auto check = [](const char* how, const std::vector<uint32_t>& got,
-                          const std::vector<uint32_t>& want) {
-      if (got == want) return;
-      INFO(how << ": " << first_difference(got, want));
-      CHECK(got == want);
-    };
-    check("special tokens on", special, want_special);
-    check("special tokens off", plain, want_plain);
-    check("with add_special", added, want_added);
-    counts.texts += 1;
-    counts.ids += special.size() + plain.size() + added.size();
-  }
+  test::compare_with_llama(remat, llama, texts, counts);
 }
 
 }  // namespace

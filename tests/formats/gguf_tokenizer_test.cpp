@@ -78,18 +78,23 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "GGUF tokenizer: SentencePiece, WordPiece, Unigram and Gemma 4 files of llama.cpp's "
-    "tests are refused naming tokenizer.ggml.model") {
+    "GGUF tokenizer: WordPiece, Unigram and Gemma 4 files of llama.cpp's tests are refused "
+    "naming tokenizer.ggml.model, Phi-3's naming its strip rules") {
   if (!test::have_llama_cpp_source()) return;
   for (const auto& [name, model] :
-       {std::pair{"llama-spm", "llama"}, std::pair{"phi-3", "llama"}, std::pair{"bert-bge", "bert"},
-        std::pair{"nomic-bert-moe", "t5"}, std::pair{"gemma-4", "gemma4"}}) {
+       {std::pair{"bert-bge", "bert"}, std::pair{"nomic-bert-moe", "t5"},
+        std::pair{"gemma-4", "gemma4"}}) {
     const fs::path file = test::llama_test_vocabulary(name);
     CHECK_THROWS_WITH(load_tokenizer_from(file),
                       file.string() + ": tokenizer.ggml.model '" + model +
-                          "' is not supported (remat reads byte-level BPE tokenizers, 'gpt2', "
-                          "only)");
+                          "' is not supported (remat reads byte-level BPE, 'gpt2', and "
+                          "SentencePiece, 'llama', tokenizers)");
   }
+  const fs::path phi3 = test::llama_test_vocabulary("phi-3");
+  CHECK_THROWS_WITH(load_tokenizer_from(phi3),
+                    phi3.string() +
+                        ": general.name 'Phi3' gets llama.cpp's strip rules around "
+                        "special tokens, which remat does not apply");
   // A pre-tokenizer remat does not reproduce, in a real file.
   const fs::path deepseek = test::llama_test_vocabulary("deepseek-llm");
   CHECK_THROWS_WITH(

@@ -60,6 +60,9 @@ struct LlamaLibrary {
   using Tokenize = int32_t (*)(const void* vocab, const char* text, int32_t text_len,
                                int32_t* tokens, int32_t n_tokens_max, bool add_special,
                                bool parse_special);
+  using Detokenize = int32_t (*)(const void* vocab, const int32_t* tokens, int32_t n_tokens,
+                                 char* text, int32_t text_len_max, bool remove_special,
+                                 bool unparse_special);
   using NTokens = int32_t (*)(const void* vocab);
   using ChatTemplate = const char* (*)(const void* model, const char* name);
 
@@ -70,6 +73,7 @@ struct LlamaLibrary {
   ModelFree model_free = nullptr;
   GetVocab get_vocab = nullptr;
   Tokenize tokenize = nullptr;
+  Detokenize detokenize = nullptr;
   NTokens n_tokens = nullptr;
   ChatTemplate chat_template = nullptr;
 };
@@ -101,6 +105,7 @@ inline const LlamaLibrary* llama_library() {
     lib.model_free = reinterpret_cast<LlamaLibrary::ModelFree>(symbol("llama_model_free"));
     lib.get_vocab = reinterpret_cast<LlamaLibrary::GetVocab>(symbol("llama_model_get_vocab"));
     lib.tokenize = reinterpret_cast<LlamaLibrary::Tokenize>(symbol("llama_tokenize"));
+    lib.detokenize = reinterpret_cast<LlamaLibrary::Detokenize>(symbol("llama_detokenize"));
     lib.n_tokens = reinterpret_cast<LlamaLibrary::NTokens>(symbol("llama_vocab_n_tokens"));
     lib.chat_template =
         reinterpret_cast<LlamaLibrary::ChatTemplate>(symbol("llama_model_chat_template"));
@@ -145,6 +150,21 @@ class LlamaVocabModel {
                               int32_t(ids.size()), add_special, parse_special);
     REQUIRE(n >= 0);
     return std::vector<uint32_t>(ids.begin(), ids.begin() + n);
+  }
+  // llama_detokenize with remove_special off and unparse_special on: every token's text.
+  std::string detokenize(const std::vector<uint32_t>& ids) const {
+    const std::vector<int32_t> tokens(ids.begin(), ids.end());
+    std::string text(ids.size() * 8 + 16, '\0');
+    int32_t n = lib_.detokenize(vocab_, tokens.data(), int32_t(tokens.size()), text.data(),
+                                int32_t(text.size()), false, true);
+    if (n < 0) {
+      text.resize(std::size_t(-n));
+      n = lib_.detokenize(vocab_, tokens.data(), int32_t(tokens.size()), text.data(),
+                          int32_t(text.size()), false, true);
+    }
+    REQUIRE(n >= 0);
+    text.resize(std::size_t(n));
+    return text;
   }
   std::size_t n_tokens() const { return std::size_t(lib_.n_tokens(vocab_)); }
   // tokenizer.chat_template as llama.cpp reads it; "" when absent.

@@ -135,10 +135,10 @@ TEST_CASE(
 
 TEST_CASE("llama vocabulary: what remat cannot read is refused in one line naming the key") {
   LlamaVocab v = vocab();
-  v.model = "llama";
+  v.model = "bert";
   CHECK(refusal(v) ==
-        "v.gguf: tokenizer.ggml.model 'llama' is not supported (remat reads byte-level BPE "
-        "tokenizers, 'gpt2', only)");
+        "v.gguf: tokenizer.ggml.model 'bert' is not supported (remat reads byte-level BPE, 'gpt2', "
+        "and SentencePiece, 'llama', tokenizers)");
   v = vocab();
   v.pre = "deepseek-llm";
   CHECK_THAT(refusal(v), Catch::StartsWith("v.gguf: tokenizer.ggml.pre 'deepseek-llm' is not "
