@@ -36,12 +36,12 @@ namespace {
 #endif
 
 // `remat ARGS` killed after two minutes and, but under AddressSanitizer (whose shadow memory
-// needs the address space), held to 16 GiB of address space, which lavapipe fits in easily.
+// needs the address space), held to 2 GiB of address space: lavapipe runs a small model in 1.
 CommandResult run_guarded(const std::string& args) {
 #ifdef REMAT_TEST_ASAN
   const std::string limit;
 #else
-  const std::string limit = "ulimit -v 16777216; ";
+  const std::string limit = "ulimit -v 2097152; ";
 #endif
   return run_command(limit + "exec timeout -k 5 120 '" + REMAT_CLI_PATH + "' " + args);
 }
