@@ -57,9 +57,12 @@ class Watchdog {
     }
   }
   [[noreturn]] void die(const std::string& why) {
-    std::fprintf(stderr, "FAILED: watchdog: %s %s; stopping the test process\n", what_.c_str(),
-                 why.c_str());
-    std::fflush(stderr);
+    // On both streams: the test may have redirected stderr to capture a warning.
+    for (std::FILE* out : {stdout, stderr}) {
+      std::fprintf(out, "FAILED: watchdog: %s %s; stopping the test process\n", what_.c_str(),
+                   why.c_str());
+      std::fflush(out);
+    }
     std::_Exit(3);
   }
 
