@@ -1,10 +1,11 @@
 // remat_session_* and remat_plan: parameters, planning, training, weights in and out, reports.
+#include <sys/stat.h>
+
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <mutex>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 #include "api/session_params.h"
 #include "base/ignore_target.h"
 #include "base/progress.h"
+#include "base/regular_file.h"
 #include "formats/hf_folder.h"
 #include "formats/peft_adapter.h"
 #include "formats/safetensors.h"
@@ -53,21 +55,29 @@ std::unique_lock<std::mutex> lock_device(const remat_session* s) {
   return std::unique_lock<std::mutex>(s->device->mutex);
 }
 
-// A folder the app names must exist: IO, not a bad argument, when it does not.
+// A folder the app names must exist: IO, not a bad argument, when it does not. A file, device or
+// FIFO there is a bad argument.
 void require_folder(const char* dir) {
   require(dir != nullptr, "dir is NULL");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    throw ApiError(REMAT_ERROR_IO, std::string(dir) + ": no such folder");
+  struct stat st {};
+  if (::stat(dir, &st) != 0) throw ApiError(REMAT_ERROR_IO, std::string(dir) + ": no such folder");
+  if (!S_ISDIR(st.st_mode))
+    invalid(std::string(dir) + ": is not a folder (" + remat::file_kind(st.st_mode) + ")");
 }
 
-// A file the app names must exist and be readable: IO, not a bad argument, when it is not.
+// A file or folder the app names must exist and be readable: IO, not a bad argument, when it is
+// not. A device, FIFO or socket is a bad argument, refused before anything opens it.
 void require_readable(const char* path) {
   require(path != nullptr, "path is NULL");
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    throw ApiError(REMAT_ERROR_IO,
-                   std::string(path) + ": cannot open (" + std::strerror(errno) + ")");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return;  // its files are checked as they are read
+  try {
+    const remat::RegularFile file(path);
+  } catch (const remat::NotRegularFile& e) {
+    invalid(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw ApiError(REMAT_ERROR_IO, e.what());
+  }
 }
 
 // Runs a save: a file or folder that cannot be created, written, synced or renamed is IO; device
@@ -80,6 +90,8 @@ void writing(F&& save) {
     throw;
   } catch (const remat::Cancelled&) {
     throw;
+  } catch (const remat::NotRegularFile& e) {  // a device or FIFO, which a rename would replace
+    invalid(e.what());
   } catch (const std::runtime_error& e) {  // a write, fsync or rename failed
     throw ApiError(REMAT_ERROR_IO, e.what());
   } catch (const std::invalid_argument& e) {
@@ -214,6 +226,7 @@ remat_status remat_session_load_adapter(remat_session* session, const char* dir)
     if (remat::names_gguf_file(dir)) {
       require_readable(dir);
     } else {
+      require_folder(dir);
       require_readable((std::string(dir) + "/adapter_config.json").c_str());
       require_readable((std::string(dir) + "/adapter_model.safetensors").c_str());
     }

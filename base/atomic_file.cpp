@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/regular_file.h"
+
 namespace remat {
 namespace {
 
@@ -44,6 +46,7 @@ std::vector<fs::path> stale_temporaries(const fs::path& path) {
 
 AtomicFile::AtomicFile(const fs::path& path)
     : path_(path), temp_(path.string() + ".tmp-" + std::to_string(::getpid())) {
+  require_replaceable_file(path_);  // the rename would replace a device or FIFO, not fill it
   remove_stale_temporaries(path_);
   fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) fail(errno);

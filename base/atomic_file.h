@@ -12,7 +12,8 @@ namespace remat {
 class AtomicFile {
  public:
   // Creates the temporary next to `path` (removing stale temporaries of processes no longer
-  // running). Errors throw std::invalid_argument "<path>: cannot write: <reason>".
+  // running). Errors throw std::invalid_argument "<path>: cannot write: <reason>", or
+  // NotRegularFile (base/regular_file.h) when `path` is a device, FIFO or socket.
   explicit AtomicFile(const std::filesystem::path& path);
   // Without commit(): the temporary is removed and `path` is untouched.
   ~AtomicFile();

@@ -1,6 +1,5 @@
 #include "base/content_hash.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <vector>
+
+#include "base/regular_file.h"
 
 namespace remat {
 namespace {
@@ -30,8 +31,7 @@ uint64_t little_endian_word(const std::byte* p) {
 
 // Hashes the bytes of one regular file; returns how many there were.
 uint64_t hash_contents(const fs::path& path, Fnv1a64& hash) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) cannot_read(path, errno);
+  const int fd = RegularFile(path).release();
   std::vector<std::byte> buffer(1 << 20);
   uint64_t total = 0;
   for (;;) {

@@ -1,11 +1,11 @@
 #include "base/json_file.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+
+#include "base/regular_file.h"
+#include "base/whole_file.h"
 
 namespace remat {
 
@@ -15,15 +15,13 @@ JsonValue read_json_file(const std::filesystem::path& path) {
   };
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw fail("is a folder, not a JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw fail(std::string("cannot read (") + std::strerror(errno) + ")");
   // Configs and shard indexes are kilobytes; a huge file is a mistake, not something to load.
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > (100u << 20)) throw fail("is " + std::to_string(size) + " bytes, too large");
-  std::ostringstream text;
-  text << in.rdbuf();
+  constexpr uint64_t kLimit = 100u << 20;
+  const RegularFile file(path);
+  if (file.size() > kLimit) throw fail("is " + std::to_string(file.size()) + " bytes, too large");
+  const std::string text = read_whole_file(path, kLimit);
   try {
-    return parse_json(text.str());
+    return parse_json(text);
   } catch (const std::invalid_argument& e) {
     throw fail(std::string("not valid JSON: ") + e.what());
   }

@@ -7,7 +7,8 @@
 
 namespace remat {
 
-// The document in `path`. std::invalid_argument "<path>: cannot read (...)" or
+// The document in `path`. std::invalid_argument "<path>: cannot open (...)", what
+// base/regular_file.h says of a device, FIFO or socket, or
 // "<path>: not valid JSON: <where>"; files over 100 MB are refused unread.
 JsonValue read_json_file(const std::filesystem::path& path);
 

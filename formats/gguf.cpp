@@ -5,15 +5,13 @@
 // holds the split.no its name says, and no tensor name is in two parts.
 #include "formats/gguf.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
+#include "base/regular_file.h"
 #include "formats/gguf_parse.h"
 
 namespace remat {
@@ -120,12 +118,11 @@ GgufParsedPart open_part(const std::filesystem::path& path, std::vector<int>& fd
   const std::string origin = path.string();
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) fail(origin, "is a directory; give a .gguf file");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(origin, std::string("cannot open (") + std::strerror(errno) + ")");
-  fds.push_back(fd);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail(origin, "is not a regular file");
-  return parse_gguf(fd, static_cast<uint64_t>(st.st_size), origin);
+  RegularFile file(path);
+  const uint64_t size = file.size();
+  fds.reserve(fds.size() + 1);  // so that push_back cannot throw with the descriptor in hand
+  fds.push_back(file.release());
+  return parse_gguf(fds.back(), size, origin);
 }
 
 }  // namespace

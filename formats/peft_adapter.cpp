@@ -1,14 +1,13 @@
 #include "formats/peft_adapter.h"
 
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "base/json.h"
 #include "base/json_writer.h"
+#include "base/whole_file.h"
 
 namespace remat {
 namespace {
@@ -63,14 +62,6 @@ std::string targets_text(std::vector<std::string> t) {
   std::string s;
   for (const auto& x : std::set<std::string>(t.begin(), t.end())) s += (s.empty() ? "" : ",") + x;
   return s;
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(path.string() + ": cannot read it");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -139,7 +130,7 @@ AdapterConfig parse_adapter_config(std::string_view json, const std::string& ori
 
 AdapterConfig read_adapter_config(const std::filesystem::path& dir) {
   const std::filesystem::path path = dir / kPeftConfigFile;
-  return parse_adapter_config(read_text(path), path.string());
+  return parse_adapter_config(read_whole_file(path), path.string());
 }
 
 LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given, Architecture arch,

@@ -2,12 +2,9 @@
 
 #include "base/half_float.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +13,7 @@
 #include "base/atomic_file.h"
 #include "base/json.h"
 #include "base/json_writer.h"
+#include "base/regular_file.h"
 #include "base/whole_file.h"
 
 namespace remat {
@@ -271,11 +269,9 @@ SafetensorsSource SafetensorsSource::open(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     fail(s.origin_, "is a directory; give a .safetensors file");
-  s.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (s.fd_ < 0) fail(s.origin_, std::string("cannot open (") + std::strerror(errno) + ")");
-  struct stat st {};
-  if (::fstat(s.fd_, &st) != 0 || !S_ISREG(st.st_mode)) fail(s.origin_, "is not a regular file");
-  const auto file_bytes = static_cast<uint64_t>(st.st_size);
+  RegularFile file(path);
+  const uint64_t file_bytes = file.size();
+  s.fd_ = file.release();
   std::byte first[8] = {};
   if (file_bytes >= 8) read_file_at(s.fd_, 0, first, 8, s.origin_);
   const uint64_t n = header_length({first, file_bytes >= 8 ? 8u : 0u}, file_bytes, s.origin_);

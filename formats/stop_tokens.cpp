@@ -23,9 +23,11 @@ void add_id(const JsonValue& v, const fs::path& file, std::vector<uint32_t>& out
   out.push_back(uint32_t(v.number));
 }
 
-// eos_token_id of a config.json or generation_config.json; null or absent names none.
+// eos_token_id of a config.json or generation_config.json; null or absent names none. A file
+// there that is a device or FIFO is refused by read_json_file, not skipped.
 void add_config_ids(const fs::path& file, std::vector<uint32_t>& out) {
-  if (!fs::is_regular_file(file)) return;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return;
   const JsonValue config = read_json_file(file);
   const JsonValue* v = config.find("eos_token_id");
   if (!v || v->type == JsonValue::Type::null) return;

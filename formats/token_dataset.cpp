@@ -1,11 +1,11 @@
 #include "formats/token_dataset.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "base/whole_file.h"
 
 namespace remat {
 
@@ -13,10 +13,7 @@ std::string read_data_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw std::invalid_argument(path.string() + ": is a directory; --data needs a file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    throw std::invalid_argument(path.string() + ": cannot open (" + std::strerror(errno) + ")");
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return read_whole_file(path);
 }
 
 TokenDataset::TokenDataset(const std::filesystem::path& path, int seq)

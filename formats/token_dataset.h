@@ -20,7 +20,7 @@ struct Batch {
 };
 
 // The whole of a --data file. Throws std::invalid_argument naming it: missing, unreadable, a
-// directory.
+// directory, or no regular file (a device, FIFO or socket: base/regular_file.h).
 std::string read_data_file(const std::filesystem::path& path);
 
 class TokenDataset {

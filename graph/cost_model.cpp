@@ -1,11 +1,10 @@
 #include "graph/cost_model.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "base/json.h"
+#include "base/whole_file.h"
 #include "graph/op_schema.h"
 
 namespace remat {
@@ -189,11 +188,7 @@ CostModel CostModel::from_json(std::string_view text) {
 }
 
 CostModel CostModel::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot read cost table '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return from_json(ss.str());
+  return from_json(read_whole_file(path));
 }
 
 const KernelRate& CostModel::rate(OpKind kind) const {

@@ -1,14 +1,15 @@
 #include "runtime/matmul_tile_file.h"
 
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
+#include <string>
 
 #include "base/atomic_file.h"
 #include "base/content_hash.h"
 #include "base/json.h"
 #include "base/json_writer.h"
+#include "base/regular_file.h"
+#include "base/whole_file.h"
 #include "remat_shaders/kernel_id.h"
 
 namespace remat {
@@ -124,9 +125,15 @@ std::optional<MatmulTileTable> decode_matmul_tiles(std::string_view text,
 }
 
 MatmulTileTable load_matmul_tiles(const std::filesystem::path& file, const MatmulTileFileKey& key) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return {};  // not measured yet
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text = read_whole_file(file);
+  } catch (const NotRegularFile& e) {
+    warn(std::string(e.what()) + "; measuring matmul tiles afresh");
+    return {};
+  } catch (const std::invalid_argument&) {
+    return {};  // not measured yet
+  }
   std::string why;
   if (auto tiles = decode_matmul_tiles(text, key, why)) return *tiles;
   warn(file.string() + ": " + why + "; measuring matmul tiles afresh");

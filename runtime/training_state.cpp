@@ -1,12 +1,12 @@
 #include "runtime/training_state.h"
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "base/atomic_file.h"
 #include "base/atomic_folder.h"
+#include "base/regular_file.h"
+#include "base/whole_file.h"
 #include "formats/safetensors.h"
 #include "formats/training_state_json.h"
 #include "runtime/vulkan/staging.h"
@@ -202,15 +202,15 @@ TrainingState read_training_state(const fs::path& dir) {
   if (!fs::is_directory(dir, ec))
     throw std::invalid_argument(dir.string() + ": no training state here (not a folder)");
   const fs::path json = dir / kStateJson;
-  std::ifstream f(json, std::ios::binary);
-  if (!f) throw std::invalid_argument(json.string() + ": missing; not a complete training state");
-  std::stringstream text;
-  text << f.rdbuf();
-  TrainingState st = parse_training_state(text.str(), json.string());
-  for (const char* name : {kParams, kOptimizer})
-    if (!fs::is_regular_file(dir / name, ec))
+  if (!fs::exists(json, ec))
+    throw std::invalid_argument(json.string() + ": missing; not a complete training state");
+  TrainingState st = parse_training_state(read_whole_file(json), json.string());
+  for (const char* name : {kParams, kOptimizer}) {
+    if (!fs::exists(dir / name, ec))
       throw std::invalid_argument((dir / name).string() +
                                   ": missing; not a complete training state");
+    require_regular_file(dir / name);  // a device or FIFO: refused before anything opens it
+  }
   return st;
 }
 

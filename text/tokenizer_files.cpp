@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "base/regular_file.h"
 #include "text/hf_tokenizer_json.h"
 #include "text/vocab_files.h"
 
@@ -43,6 +44,7 @@ std::unique_ptr<Tokenizer> load_tokenizer(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) fail_file(path, "no such file or folder");
   const bool folder = fs::is_directory(path, ec);
+  if (!folder) require_regular_file(path);  // a device or FIFO: said so, not "not a tokenizer"
   const fs::path dir = folder ? path : path.parent_path();
   const std::string name = folder ? "" : path.filename().string();
   const auto has = [&](const char* file) { return fs::exists(dir / file, ec); };

@@ -3,10 +3,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <string>
 
 #include "base/atomic_file.h"
+#include "base/regular_file.h"
+#include "base/whole_file.h"
 #include "runtime/vulkan/error.h"
 
 #ifndef REMAT_VERSION
@@ -84,10 +85,18 @@ std::string hex(std::span<const uint8_t> bytes) {
   return s;
 }
 
+// The cache file's bytes; nothing when there is none yet. One that is no regular file (a device,
+// a FIFO) is warned of and ignored: reading it could block or never end.
 std::optional<std::vector<std::byte>> read_file(const std::filesystem::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return std::nullopt;
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  try {
+    bytes = read_whole_file(path);
+  } catch (const NotRegularFile& e) {
+    warn(std::string(e.what()) + "; ignoring it and compiling kernels afresh");
+    return std::nullopt;
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // not written yet, or unreadable: compiled afresh either way
+  }
   std::vector<std::byte> out(bytes.size());
   if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
   return out;

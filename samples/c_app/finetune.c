@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <remat/remat.h>
 
@@ -47,7 +48,11 @@ static int on_progress(void* user, const char* phase, uint64_t done, uint64_t to
   return 0; /* nonzero would cancel the call (REMAT_ERROR_CANCELLED) */
 }
 
+/* The bytes of the regular file `path`, or NULL. A device or FIFO is refused before fopen(): a
+ * FIFO's open blocks until a writer comes, and /dev/zero never ends. */
 static unsigned char* read_all(const char* path, size_t* size) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return NULL;
   FILE* f = fopen(path, "rb");
   if (!f) return NULL;
   unsigned char* data = NULL;
@@ -291,9 +296,8 @@ static int continue_text(remat_session* session, remat_tokenizer* tokenizer, con
 static int has_state(const char* dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/state.json", dir);
-  FILE* f = fopen(path, "rb");
-  if (f) fclose(f);
-  return f != NULL;
+  struct stat st; /* stat, not fopen: a FIFO there would block; load_state refuses it */
+  return stat(path, &st) == 0;
 }
 
 /* The model the params describe, as remat_session_params_from_file read it. */
@@ -403,7 +407,7 @@ int main(int argc, char** argv) {
       fprintf(stderr, "finetune: error: %s: %zu tokens, training needs at least %d\n", data_file,
               len, params.seq + 2);
     else if (!data)
-      fprintf(stderr, "finetune: error: %s: cannot read a non-empty file\n", data_file);
+      fprintf(stderr, "finetune: error: %s: cannot read a non-empty regular file\n", data_file);
     free(data);
     if (text && len < (size_t)params.seq + 2) {
       free(text);

@@ -1,5 +1,6 @@
 #include "cli_args.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
+
+#include "base/regular_file.h"
 
 namespace remat::cli {
 
@@ -235,13 +238,21 @@ void check_output_path(const std::string& path, const std::string& flag) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw UsageError(path + ": is a directory; " + flag + " needs a file path");
+  require_replaceable_file(path);  // a device or FIFO: refused before anything runs
   check_parent_writable(path, flag);
+}
+
+std::string existing_kind(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "a file";
+  return file_kind(st.st_mode);
 }
 
 void check_output_folder(const std::string& path, const std::string& flag) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
-    throw UsageError(path + ": is not a folder; " + flag + " needs a folder path");
+    throw UsageError(path + ": is not a folder (" + existing_kind(path) + "); " + flag +
+                     " needs a folder path");
   check_parent_writable(path, flag);
 }
 

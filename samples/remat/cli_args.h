@@ -83,6 +83,8 @@ uint64_t parse_size(std::string_view text, std::string_view what);
 // Checked before anything runs, so a typo fails at once instead of after training.
 void check_output_path(const std::string& path, const std::string& flag);
 void check_output_folder(const std::string& path, const std::string& flag);
+// What an existing path that is no folder is, for those messages: "a file", "a FIFO", ...
+std::string existing_kind(const std::string& path);
 
 // "12.3 MiB" style, for humans.
 std::string format_bytes(uint64_t bytes);

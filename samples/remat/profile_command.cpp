@@ -13,6 +13,7 @@
 
 #include "base/atomic_file.h"
 #include "base/json_writer.h"
+#include "base/regular_file.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "model_args.h"
@@ -61,6 +62,7 @@ Options parse(const std::vector<std::string>& argv) {
   std::error_code ec;
   if (std::filesystem::is_directory(o.out, ec))
     throw UsageError(o.out.string() + ": is a directory; --out needs a file path");
+  require_replaceable_file(o.out);  // before the minutes of measuring, not after
   const auto dir = o.out.has_parent_path() ? o.out.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(dir, ec))
     throw UsageError(dir.string() + ": no such folder for --out");

@@ -50,7 +50,7 @@ void check_output_file(const std::filesystem::path& path, const std::string& fla
   if (!folder) return check_output_path(path.string(), flag);
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
-    throw UsageError(path.string() + ": is a file; " + flag +
+    throw UsageError(path.string() + ": is " + existing_kind(path.string()) + "; " + flag +
                      " takes a path ending in .safetensors or a folder for a Hugging Face model, "
                      "or a path ending in .gguf");
   check_output_folder(path.string(), flag);
@@ -274,7 +274,7 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
     std::error_code ec;
     if (std::filesystem::exists(*o.save_state, ec) &&
         !std::filesystem::is_directory(*o.save_state, ec))
-      throw UsageError(v->c_str() + std::string(": is a file; --save-state needs a folder"));
+      throw UsageError(*v + ": is " + existing_kind(*v) + "; --save-state needs a folder");
     std::filesystem::path dir = o.save_state->lexically_normal();
     if (!dir.has_filename()) dir = dir.parent_path();
     const std::filesystem::path parent = dir.has_parent_path() ? dir.parent_path() : ".";

@@ -70,6 +70,6 @@ TEST_CASE("a file's identity is its size and hash, a folder's covers its files' 
   fs::rename(dir / "tok" / "merges.txt", dir / "tok" / "other.txt");
   CHECK_FALSE(identify_file(dir / "tok").same_contents(t));
   CHECK_THROWS_WITH(identify_file(dir / "missing"),
-                    Catch::Contains("missing: cannot read: No such file"));
+                    Catch::Contains("missing: cannot open (No such file"));
   fs::remove_all(dir);
 }

@@ -18,6 +18,6 @@ TEST_CASE("a JSON file is read, and every failure names it", "[base][json_file]"
                     Catch::StartsWith((d / "bad.json").string() + ": not valid JSON: "));
   CHECK_THROWS_WITH(
       read_json_file(d / "missing.json"),
-      Catch::StartsWith((d / "missing.json").string() + ": cannot read (No such file"));
+      Catch::StartsWith((d / "missing.json").string() + ": cannot open (No such file"));
   CHECK_THROWS_WITH(read_json_file(d.path()), Catch::Contains("is a folder, not a JSON file"));
 }

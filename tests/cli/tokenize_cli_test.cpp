@@ -16,7 +16,6 @@
 using remat::test::run_remat;
 namespace fs = std::filesystem;
 
-
 TEST_CASE("remat tokenize prints GPT-2 ids and detokenize restores the bytes") {
   if (!remat::test::have_gpt2_files()) return;
   remat::test::TempFolder d("tokenize_cli");
@@ -72,7 +71,7 @@ TEST_CASE("bad tokenize and detokenize input exits 2 with one line") {
   const std::pair<std::string, std::string> cases[] = {
       {"tokenize " + d.quoted("in.txt"), "--tokenizer PATH is required"},
       {"tokenize " + t, "no input"},
-      {"tokenize " + t + d.quoted("missing.txt"), "missing.txt: cannot read"},
+      {"tokenize " + t + d.quoted("missing.txt"), "missing.txt: cannot open (No such file"},
       {"tokenize --tokenizer " + d.quoted("in.txt") + " " + d.quoted("in.txt"), "not a tokenizer"},
       {"tokenize " + t + "--out " + d.quoted("no/such/dir/x.bin") + " " + d.quoted("in.txt"),
        "cannot write"},

@@ -2,10 +2,13 @@
 // kernel build, or a damaged file, are never used.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "runtime/matmul_tile_file.h"
 #include "tests/support/temp_folder.h"
+#include "tests/support/watchdog.h"
 
 using namespace remat;
 
@@ -105,4 +108,15 @@ TEST_CASE("matmul tiles are saved atomically and loaded, a bad file loads as not
   // A folder that cannot be created is a warning, not an error.
   std::ofstream(dir / "plain") << "x";
   CHECK_FALSE(save_matmul_tiles(dir / "plain" / "sub" / "t.json", key(), table()));
+}
+
+TEST_CASE("a matmul tile file that is a FIFO is never opened: no tiles, and it stays a FIFO") {
+  test::TempFolder dir("matmul_tiles_fifo");
+  const auto file = dir / "tiles.json";
+  REQUIRE(::mkfifo(file.c_str(), 0600) == 0);  // nothing opens it for writing: a read would block
+  const test::Watchdog watchdog("loading matmul tiles from a FIFO", std::chrono::seconds(60));
+  CHECK(load_matmul_tiles(file, key()).empty());
+  CHECK_FALSE(save_matmul_tiles(file, key(), table()));  // refused, not renamed over it
+  CHECK(std::filesystem::is_fifo(file));
+  CHECK(dir.entries() == 1);
 }

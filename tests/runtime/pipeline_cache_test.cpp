@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "runtime/vulkan/pipeline_cache.h"
 #include "tests/support/temp_folder.h"
 #include "tests/support/test_device.h"
+#include "tests/support/watchdog.h"
 
 using namespace remat;
 namespace fs = std::filesystem;
@@ -170,6 +172,20 @@ TEST_CASE("corrupt, truncated and foreign cache files are ignored with one warni
     CHECK(std::count(err.begin(), err.end(), '\n') == 1);
     CHECK(test::read_bytes(file) == good);  // replaced by a valid file
   }
+}
+
+TEST_CASE("a cache file that is a FIFO is never opened: warned of, and it stays a FIFO") {
+  test::TempFolder d("pc_fifo");
+  const fs::path file = pipeline_cache_file(d.path(), pipeline_cache_key(test::device()));
+  REQUIRE(::mkfifo(file.c_str(), 0600) == 0);  // nothing opens it for writing: a read would block
+  const test::Watchdog watchdog("a kernel cache over a FIFO", std::chrono::seconds(120));
+  uint64_t loaded = 1;
+  const std::string err = stderr_of([&] { loaded = compile_some(file); });
+  CHECK(loaded == 0);
+  CHECK_THAT(err, Catch::StartsWith("remat: warning: " + file.string() +
+                                    ": is not a regular file (a FIFO); ignoring it"));
+  CHECK(fs::is_fifo(file));  // the save was refused too, not renamed over it
+  CHECK(d.entries() == 1);
 }
 
 TEST_CASE("the default cache folder follows REMAT_CACHE_DIR, XDG_CACHE_HOME, then HOME") {
