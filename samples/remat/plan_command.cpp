@@ -20,6 +20,7 @@
 #include "planner/layer_memory.h"
 #include "planner/memory_budget.h"
 #include "planner/plan.h"
+#include "runtime/vulkan/device_profiles.h"
 
 namespace remat::cli {
 namespace {
@@ -311,6 +312,11 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
   }
 }
 
+uint64_t profile_binding_limit(const std::string& profile) {
+  if (profile.empty()) return kSmallestBindingLimit;
+  return device_profile(profile).max_storage_buffer_range.value_or(kSmallestBindingLimit);
+}
+
 }  // namespace
 
 int run_plan(const std::vector<std::string>& args) {
@@ -324,11 +330,12 @@ int run_plan(const std::vector<std::string>& args) {
                               o.sel.model.vocab, o.data.jsonl);
   const auto start = std::chrono::steady_clock::now();
   // Without a device the binding limit is the smallest Vulkan allows (the most gradient-norm
-  // pieces), so the total is what the most limited device needs.
+  // pieces), so the total is what the most limited device needs; a device profile gives its own.
+  const uint64_t binding_limit = profile_binding_limit(o.sel.device_profile);
   std::optional<MemoryPlan> budgeted;
   if (o.sel.memory) {
     budgeted = plan_memory(o.sel.model, o.sel.shape, o.lora,
-                           memory_request(o.sel, o.alignment, kSmallestBindingLimit));
+                           memory_request(o.sel, o.alignment, binding_limit));
     o.sel.shape = budgeted->shape;
   }
   const Graph g = build_training_model(o.sel.model, o.sel.shape, o.lora);
@@ -337,7 +344,7 @@ int run_plan(const std::vector<std::string>& args) {
                                            o.sel.costs ? &*o.sel.costs : nullptr});
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  const SessionMemory memory = session_memory(p, o.sel.shape.loss_chunk, kSmallestBindingLimit);
+  const SessionMemory memory = session_memory(p, o.sel.shape.loss_chunk, binding_limit);
   const std::vector<Row> rows = policy_table(g, o);
   const std::optional<LoraSummary> lora = lora_summary(g, o);
   if (o.json)
