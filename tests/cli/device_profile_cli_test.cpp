@@ -72,13 +72,20 @@ struct Run {
 Run train(const std::string& args, std::string_view profile, const test::TempFolder& dir) {
   const auto log = dir / ("log-" + std::string(profile) + ".jsonl");
   std::filesystem::remove(log);
-  const auto r = run_remat("train " + args + " --data /usr/share/common-licenses/GPL-3 --steps 2 " +
-                           "--quiet --log-json " + quoted(log) + profile_flag(profile));
+  // Under the validation layer: a profile that turns a feature off must leave no kernel using it.
+  const auto r = run_command("REMAT_VALIDATION=1 '" + std::string(REMAT_CLI_PATH) + "' train " +
+                             args + " --data /usr/share/common-licenses/GPL-3 --steps 2 --quiet " +
+                             "--log-json " + quoted(log) + profile_flag(profile));
   Run out{r.exit_code, r.err, {}};
   if (r.exit_code != 0) return out;
   std::istringstream lines(read_text(log));
   for (std::string line; std::getline(lines, line);) {
-    const JsonValue* loss = parse_json(line).find("loss");
+    const JsonValue j = parse_json(line);
+    if (const JsonValue* messages = j.find("validation_messages")) {
+      CHECK(messages->type == JsonValue::Type::number);
+      CHECK(messages->number == 0);
+    }
+    const JsonValue* loss = j.find("loss");
     if (!loss) continue;  // the summary
     REQUIRE(std::isfinite(loss->number));
     // The writer's shortest round-trip text: equal text, equal bits.
