@@ -254,6 +254,13 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
+// Without a device the binding limit is the smallest Vulkan allows (the most gradient-norm
+// pieces), so the total is what the most limited device needs; a device profile gives its own.
+uint64_t profile_binding_limit(const std::string& profile) {
+  if (profile.empty()) return kSmallestBindingLimit;
+  return device_profile(profile).max_storage_buffer_range.value_or(kSmallestBindingLimit);
+}
+
 void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
                  const std::optional<LoraSummary>& lora, const SessionMemory& memory,
                  const std::optional<TrainingData>& data) {
@@ -261,6 +268,9 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
   std::printf("model %s: %s, batch %d, seq %d, activations %s\n", o.sel.model_name.c_str(),
               model_shape_text(o.sel.model).c_str(), o.sel.shape.batch, o.sel.shape.seq,
               std::string(dtype_name(o.sel.shape.activation_dtype)).c_str());
+  if (!o.sel.device_profile.empty())
+    std::printf("device profile %s: bindings of at most %s\n", o.sel.device_profile.c_str(),
+                format_bytes(profile_binding_limit(o.sel.device_profile)).c_str());
   if (o.sel.shape.packed)
     std::printf("packed rows: positions restart per example, attention within an example\n");
   if (data) std::printf("%s", data_report(*o.data.data, *data, o.sel.shape.batch).c_str());
@@ -312,11 +322,6 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
   }
 }
 
-uint64_t profile_binding_limit(const std::string& profile) {
-  if (profile.empty()) return kSmallestBindingLimit;
-  return device_profile(profile).max_storage_buffer_range.value_or(kSmallestBindingLimit);
-}
-
 }  // namespace
 
 int run_plan(const std::vector<std::string>& args) {
@@ -329,8 +334,6 @@ int run_plan(const std::vector<std::string>& args) {
     data = load_training_data(*o.data.data, o.data.format, o.data.tokenizer, o.sel.shape.seq,
                               o.sel.model.vocab, o.data.jsonl);
   const auto start = std::chrono::steady_clock::now();
-  // Without a device the binding limit is the smallest Vulkan allows (the most gradient-norm
-  // pieces), so the total is what the most limited device needs; a device profile gives its own.
   const uint64_t binding_limit = profile_binding_limit(o.sel.device_profile);
   std::optional<MemoryPlan> budgeted;
   if (o.sel.memory) {

@@ -138,6 +138,16 @@ TEST_CASE("a device profile clamps what remat devices shows, by flag or environm
   CHECK(env.out.find("within device profile mali-g78: Arm Mali-G78") != std::string::npos);
 }
 
+TEST_CASE("remat plan binds what the device profile allows") {
+  const auto mali = run_remat("plan tiny --device-profile mali-g78");
+  REQUIRE(mali.exit_code == 0);
+  CHECK(mali.out.find("device profile mali-g78: bindings of at most 256.00 MiB\n") !=
+        std::string::npos);
+  const auto plain = run_remat("plan tiny");
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.out.find("device profile") == std::string::npos);
+}
+
 TEST_CASE("an unknown device profile is one line naming the known ones, exit 2") {
   const std::string known =
       "remat: error: unknown device profile 'mali-g99'; known profiles: " + device_profile_names() +
