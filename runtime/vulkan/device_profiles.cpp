@@ -7,9 +7,9 @@ namespace remat {
 
 namespace {
 
-// The vulkan.gpuinfo.org exports Khronos keeps as test data for its validation layers; each URL
-// pins the commit that still had the file. Values are copied from those files as reported; a
-// field an export lacks stays empty.
+// The vulkan.gpuinfo.org exports Khronos keeps as test data for its validation layers or as the
+// reports behind LunarG's desktop profiles (Vulkan-Profiles); each URL pins a commit with the file.
+// Values are copied from those files as reported; a field an export lacks stays empty.
 constexpr uint32_t kU32Max = 4294967295u;
 
 const DeviceProfile kProfiles[] = {
@@ -160,6 +160,151 @@ const DeviceProfile kProfiles[] = {
         .cooperative_matrix = false,
         .push_descriptors = false,
         .memory_budget = false,
+    },
+    {
+        .name = "apple-m1",
+        .device = "Apple M1 (MoltenVK)",
+        .driver = "MoltenVK 1.4.1 (driver 0.2.2209), macOS 26.5.1, Vulkan 1.4.334",
+        .source = "vulkan.gpuinfo.org export VP_GPUINFO_Apple_M1_0_2_2209_macos_26_5_1: "
+                  "https://github.com/KhronosGroup/Vulkan-Profiles/blob/"
+                  "910ea35629aa7ca7cb96335877e1abf253df704e/profiles/LunarG/"
+                  "VP_LUNARG_desktop_baseline_2026/vp_gpuinfo_apple_m1_0_2_2209_macos_26_5_1.json",
+        .notes = "memory heaps not in the export (unclamped); Metal varies the subgroup size from "
+                 "4 to 32",
+        .max_storage_buffer_range = kU32Max,
+        .max_memory_allocation_size = 4294967296,
+        .min_storage_buffer_offset_alignment = 16,
+        .max_texel_buffer_elements = 67108864,
+        .min_texel_buffer_offset_alignment = 16,
+        .max_shared_memory_bytes = 32768,
+        .max_workgroup_invocations = 1024,
+        .max_workgroup_size = std::array<uint32_t, 3>{1024, 1024, 1024},
+        .max_workgroup_count = std::array<uint32_t, 3>{1073741824, 1073741824, 1073741824},
+        .max_push_constants_bytes = 4096,
+        .max_storage_buffers_per_stage = 31,
+        .timestamps = true,
+        .subgroup_size = 32,
+        .subgroup_arithmetic = true,
+        .subgroup_ballot = true,
+        .subgroup_vote = true,
+        .subgroup_shuffle = true,
+        .subgroup_quad = true,
+        .storage_buffer_16bit = true,
+        .shader_float16 = true,
+        .buffer_device_address = true,
+        .cooperative_matrix = false,
+        .push_descriptors = true,
+        .memory_budget = true,
+    },
+    {
+        .name = "intel-uhd-620",
+        .device = "Intel UHD Graphics 620 (Whiskey Lake GT2)",
+        .driver = "Mesa ANV 23.1.7, Linux, Vulkan 1.3.246",
+        .source = "vulkan.gpuinfo.org export "
+                  "VP_GPUINFO_Intel_R__UHD_Graphics_620__WHL_GT2__23_1_7_arch_unknown: "
+                  "https://github.com/KhronosGroup/Vulkan-Profiles/blob/"
+                  "910ea35629aa7ca7cb96335877e1abf253df704e/profiles/LunarG/"
+                  "VP_LUNARG_desktop_baseline_2024/"
+                  "vp_gpuinfo_intel_r__uhd_graphics_620__whl_gt2__23_1_7_arch_unknown.json",
+        .notes = "memory heaps not in the export (unclamped); the driver varies the subgroup size "
+                 "from 8 to 32",
+        .max_storage_buffer_range = kU32Max,
+        .max_memory_allocation_size = 15538538496,
+        .min_storage_buffer_offset_alignment = 4,
+        .max_texel_buffer_elements = 134217728,
+        .min_texel_buffer_offset_alignment = 16,
+        .max_shared_memory_bytes = 65536,
+        .max_workgroup_invocations = 1024,
+        .max_workgroup_size = std::array<uint32_t, 3>{1024, 1024, 1024},
+        .max_workgroup_count = std::array<uint32_t, 3>{65535, 65535, 65535},
+        .max_push_constants_bytes = 128,
+        .max_storage_buffers_per_stage = 65535,
+        .timestamps = true,
+        .subgroup_size = 32,
+        .subgroup_arithmetic = true,
+        .subgroup_ballot = true,
+        .subgroup_vote = true,
+        .subgroup_shuffle = true,
+        .subgroup_quad = true,
+        .storage_buffer_16bit = true,
+        .shader_float16 = true,
+        .buffer_device_address = true,
+        .cooperative_matrix = false,
+        .push_descriptors = true,
+        .memory_budget = true,
+    },
+    {
+        .name = "intel-iris-xe",
+        .device = "Intel Iris Xe Graphics (Tiger Lake GT2)",
+        .driver = "Mesa ANV 26.1.3, Linux, Vulkan 1.4.348",
+        .source = "vulkan.gpuinfo.org export "
+                  "VP_GPUINFO_Intel_R__Iris_R__Xe_Graphics__TGL_GT2__26_1_3_void_unknown: "
+                  "https://github.com/KhronosGroup/Vulkan-Profiles/blob/"
+                  "910ea35629aa7ca7cb96335877e1abf253df704e/profiles/LunarG/"
+                  "VP_LUNARG_desktop_baseline_2026/"
+                  "vp_gpuinfo_intel_r__iris_r__xe_graphics__tgl_gt2__26_1_3_void_unknown.json",
+        .notes = "memory heaps not in the export (unclamped); the driver varies the subgroup size "
+                 "from 8 to 32",
+        .max_storage_buffer_range = kU32Max,
+        .max_memory_allocation_size = 12409119744,
+        .min_storage_buffer_offset_alignment = 4,
+        .max_texel_buffer_elements = 134217728,
+        .min_texel_buffer_offset_alignment = 16,
+        .max_shared_memory_bytes = 49152,
+        .max_workgroup_invocations = 1024,
+        .max_workgroup_size = std::array<uint32_t, 3>{1024, 1024, 1024},
+        .max_workgroup_count = std::array<uint32_t, 3>{2147483647, 65535, 65535},
+        .max_push_constants_bytes = 256,
+        .max_storage_buffers_per_stage = 201326592,
+        .timestamps = true,
+        .subgroup_size = 32,
+        .subgroup_arithmetic = true,
+        .subgroup_ballot = true,
+        .subgroup_vote = true,
+        .subgroup_shuffle = true,
+        .subgroup_quad = true,
+        .storage_buffer_16bit = true,
+        .shader_float16 = true,
+        .buffer_device_address = true,
+        .cooperative_matrix = false,
+        .push_descriptors = true,
+        .memory_budget = true,
+    },
+    {
+        .name = "nvidia-rtx-4070",
+        .device = "NVIDIA GeForce RTX 4070",
+        .driver = "NVIDIA 551.61, Windows 11, Vulkan 1.3.277",
+        .source =
+            "vulkan.gpuinfo.org export VP_GPUINFO_NVIDIA_GeForce_RTX_4070_551_61_0_0_windows_11: "
+            "https://github.com/KhronosGroup/Vulkan-Profiles/blob/"
+            "910ea35629aa7ca7cb96335877e1abf253df704e/profiles/LunarG/"
+            "VP_LUNARG_desktop_baseline_2024/"
+            "vp_gpuinfo_nvidia_geforce_rtx_4070_551_61_0_0_windows_11.json",
+        .notes = "memory heaps not in the export (unclamped)",
+        .max_storage_buffer_range = kU32Max,
+        .max_memory_allocation_size = 4292870144,
+        .min_storage_buffer_offset_alignment = 16,
+        .max_texel_buffer_elements = 134217728,
+        .min_texel_buffer_offset_alignment = 16,
+        .max_shared_memory_bytes = 49152,
+        .max_workgroup_invocations = 1024,
+        .max_workgroup_size = std::array<uint32_t, 3>{1024, 1024, 64},
+        .max_workgroup_count = std::array<uint32_t, 3>{2147483647, 65535, 65535},
+        .max_push_constants_bytes = 256,
+        .max_storage_buffers_per_stage = 1048576,
+        .timestamps = true,
+        .subgroup_size = 32,
+        .subgroup_arithmetic = true,
+        .subgroup_ballot = true,
+        .subgroup_vote = true,
+        .subgroup_shuffle = true,
+        .subgroup_quad = true,
+        .storage_buffer_16bit = true,
+        .shader_float16 = true,
+        .buffer_device_address = true,
+        .cooperative_matrix = true,
+        .push_descriptors = true,
+        .memory_budget = true,
     },
     {
         .name = "vulkan-minimum",
