@@ -69,7 +69,10 @@ REMAT_API remat_status remat_device_get_info(uint32_t index, remat_device_info* 
 
 /* Opens a device: `selector` is an index ("1") or a case-insensitive name substring
  * ("llvmpipe"); NULL or "" uses the REMAT_DEVICE environment variable, else the first discrete
- * GPU, then integrated, virtual, CPU. Free with remat_device_free. */
+ * GPU, then integrated, virtual, CPU. Free with remat_device_free. With REMAT_DEVICE_PROFILE=NAME in
+ * the environment, this function, remat_device_wrap and remat_device_get_info see every device
+ * within that device profile's limits (docs/device-profiles.md); an unknown NAME is
+ * REMAT_ERROR_INVALID_ARGUMENT naming the known ones. */
 REMAT_API remat_status remat_device_open(const char* selector, remat_device** device);
 
 /* Vulkan objects an app already owns, for remat to run on (Vulkan 1.1 or later). Each handle is

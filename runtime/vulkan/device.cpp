@@ -105,7 +105,8 @@ std::unique_ptr<Device> Device::wrap(const ExternalVulkan& ext) {
   if (!ext.device) throw null_handle("device");
   if (!ext.queue) throw null_handle("queue");
   std::unique_ptr<Device> d(new Device());
-  d->instance_ = Instance::wrap(ext.get_instance_proc_addr, ext.instance);
+  d->instance_ = Instance::wrap(ext.get_instance_proc_addr, ext.instance,
+                                InstanceOptions::from_environment().device_profile);
   const auto physicals = d->instance_->physical_devices();
   const auto it = std::find(physicals.begin(), physicals.end(), ext.physical_device);
   if (it == physicals.end())

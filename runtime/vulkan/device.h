@@ -39,8 +39,9 @@ class Device {
       const InstanceOptions& options = InstanceOptions::from_environment());
   // Runs on an application's device: remat creates its command pool, fences, buffers and
   // pipelines there and destroys only those; the instance and device stay the application's.
-  // The snapshot and plan come from the physical device; the plan enables nothing (the device
-  // exists already), and validation messages are not collected. std::invalid_argument for a null
+  // The snapshot and plan come from the physical device (within REMAT_DEVICE_PROFILE's profile
+  // where it is set); the plan enables nothing (the device exists already), and validation
+  // messages are not collected. std::invalid_argument for a null
   // handle, a physical device the instance does not list, or a queue family without compute.
   static std::unique_ptr<Device> wrap(const ExternalVulkan& external);
   ~Device();

@@ -40,6 +40,26 @@ std::string format_api_version(uint32_t v) {
          std::to_string(v & 0xFFFu);
 }
 
+std::optional<std::string> kernel_limit_violation(const PhysicalDeviceSnapshot& d,
+                                                  std::array<uint32_t, 3> local,
+                                                  uint32_t storage_buffers) {
+  const uint64_t invocations = uint64_t(local[0]) * local[1] * local[2];
+  if (invocations > d.max_workgroup_invocations)
+    return "a workgroup of " + std::to_string(invocations) + " invocations, but " + d.name +
+           " allows " + std::to_string(d.max_workgroup_invocations) +
+           " (maxComputeWorkGroupInvocations)";
+  for (int i = 0; i < 3; ++i)
+    if (local[i] > d.max_workgroup_size[i])
+      return "a workgroup " + std::to_string(local[i]) + " wide in dimension " + std::to_string(i) +
+             ", but " + d.name + " allows " + std::to_string(d.max_workgroup_size[i]) +
+             " (maxComputeWorkGroupSize)";
+  if (storage_buffers > d.max_storage_buffers_per_stage)
+    return std::to_string(storage_buffers) + " storage buffers, but " + d.name + " allows " +
+           std::to_string(d.max_storage_buffers_per_stage) +
+           " (maxPerStageDescriptorStorageBuffers)";
+  return std::nullopt;
+}
+
 DevicePlan plan_device(const PhysicalDeviceSnapshot& d) {
   constexpr uint32_t kVulkan11 = (1u << 22) | (1u << 12);
   if (d.api_version < kVulkan11)

@@ -30,6 +30,7 @@ struct PhysicalDeviceSnapshot {
   std::string name;         // deviceName, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"
   std::string driver_name;  // VkPhysicalDeviceDriverProperties::driverName ("" if unknown)
   std::string driver_info;  // driverInfo, e.g. "Mesa 22.3.6"
+  std::string profile;      // the device profile it acts within ("" for none; device_profiles.h)
   DeviceKind kind = DeviceKind::other;
   uint32_t vendor_id = 0;  // PCI vendor id (0x10DE NVIDIA, 0x1002 AMD, 0x8086 Intel, 0x10005 Mesa)
   uint32_t api_version = 0;     // VK_MAKE_API_VERSION encoded
@@ -121,5 +122,13 @@ std::optional<std::size_t> choose_device(std::span<const PhysicalDeviceSnapshot>
                                          std::string_view selector, std::string* why = nullptr);
 
 std::string format_api_version(uint32_t v);
+
+// Why `d` cannot run a kernel whose workgroup is `local` (x, y, z invocations) and which binds
+// `storage_buffers` storage buffers: "a workgroup of 256 invocations, but ... allows 128
+// (maxComputeWorkGroupInvocations)"; nullopt when it can. Shared memory is not checked (a
+// kernel's use is not known without reflecting its SPIR-V).
+std::optional<std::string> kernel_limit_violation(const PhysicalDeviceSnapshot& d,
+                                                  std::array<uint32_t, 3> local,
+                                                  uint32_t storage_buffers);
 
 }  // namespace remat

@@ -65,11 +65,15 @@ InstanceOptions InstanceOptions::from_environment() {
   InstanceOptions o;
   const char* v = std::getenv("REMAT_VALIDATION");
   o.validation = v && std::strcmp(v, "0") != 0 && *v != '\0';
+  if (const char* p = std::getenv("REMAT_DEVICE_PROFILE")) o.device_profile = p;
   return o;
 }
 
 std::shared_ptr<Instance> Instance::create(const InstanceOptions& options) {
   std::shared_ptr<Instance> inst(new Instance());
+  // Before anything is created: a misspelt profile is the user's to fix, not a Vulkan failure.
+  if (!options.device_profile.empty())
+    inst->profile_ = &remat::device_profile(options.device_profile);
   inst->vk_ = load_global_functions(system_vulkan_loader());
   const uint32_t loader_version = loader_api_version(inst->vk_);
   if (loader_version < VK_API_VERSION_1_1)
@@ -125,12 +129,14 @@ std::shared_ptr<Instance> Instance::create(const InstanceOptions& options) {
   return inst;
 }
 
-std::shared_ptr<Instance> Instance::wrap(PFN_vkGetInstanceProcAddr get, VkInstance instance) {
+std::shared_ptr<Instance> Instance::wrap(PFN_vkGetInstanceProcAddr get, VkInstance instance,
+                                         std::string_view device_profile) {
   if (!get)
     throw std::invalid_argument("wrapping a Vulkan instance: vkGetInstanceProcAddr is null");
   if (!instance)
     throw std::invalid_argument("wrapping a Vulkan instance: the instance is VK_NULL_HANDLE");
   std::shared_ptr<Instance> inst(new Instance());
+  if (!device_profile.empty()) inst->profile_ = &remat::device_profile(device_profile);
   inst->vk_ = load_instance_functions(load_global_functions(get), instance);
   inst->instance_ = instance;
   inst->api_version_ = std::min<uint32_t>(loader_api_version(inst->vk_), VK_API_VERSION_1_3);
@@ -267,7 +273,8 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
     h.budget_bytes = s.memory_budget ? budget.heapBudget[i] : 0;
     s.heaps.push_back(h);
   }
-  return s;
+  // Here, before plan_device or any other reader sees the snapshot.
+  return profile_ ? apply_device_profile(std::move(s), *profile_) : s;
 }
 
 std::vector<PhysicalDeviceSnapshot> Instance::snapshots() const {

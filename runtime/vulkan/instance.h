@@ -6,11 +6,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <vulkan/vulkan_core.h>
 
 #include "runtime/vulkan/device_plan.h"
+#include "runtime/vulkan/device_profiles.h"
 #include "runtime/vulkan/functions.h"
 
 namespace remat {
@@ -18,6 +20,9 @@ namespace remat {
 struct InstanceOptions {
   // Enable VK_LAYER_KHRONOS_validation. Default: on when REMAT_VALIDATION=1 is set.
   bool validation = false;
+  // Every snapshot acts within this device profile (runtime/vulkan/device_profiles.h); empty for
+  // none. Default: REMAT_DEVICE_PROFILE. An unknown name is std::invalid_argument.
+  std::string device_profile;
   static InstanceOptions from_environment();
 };
 
@@ -27,7 +32,9 @@ class Instance {
   static std::shared_ptr<Instance> create(const InstanceOptions& options);
   // An application's instance, reached through its `get` (the loader's or a layer's
   // vkGetInstanceProcAddr). remat never destroys it and records no validation messages for it.
-  static std::shared_ptr<Instance> wrap(PFN_vkGetInstanceProcAddr get, VkInstance instance);
+  // Its snapshots act within `device_profile` (empty: none).
+  static std::shared_ptr<Instance> wrap(PFN_vkGetInstanceProcAddr get, VkInstance instance,
+                                        std::string_view device_profile = {});
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
@@ -39,7 +46,9 @@ class Instance {
   bool validation_enabled() const { return messenger_ != VK_NULL_HANDLE; }
 
   std::vector<VkPhysicalDevice> physical_devices() const;
+  // The device as remat sees it: within the instance's device profile where one is set.
   PhysicalDeviceSnapshot snapshot(VkPhysicalDevice pd, uint32_t index) const;
+  const DeviceProfile* device_profile() const { return profile_; }
   std::vector<PhysicalDeviceSnapshot> snapshots() const;
 
   // Validation warnings and errors seen so far (thread-safe).
@@ -54,6 +63,7 @@ class Instance {
   bool owned_ = false;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   uint32_t api_version_ = 0;
+  const DeviceProfile* profile_ = nullptr;
   mutable std::mutex mutex_;
   std::vector<std::string> messages_;
 };

@@ -1,8 +1,10 @@
 #include "runtime/vulkan/kernel_cache.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "runtime/vulkan/error.h"
@@ -81,6 +83,19 @@ KernelCache::~KernelCache() {
   for (auto& [id, m] : modules_) device_.vk().vkDestroyShaderModule(dev, m, nullptr);
 }
 
+void KernelCache::check_limits(KernelId kernel, const std::vector<uint32_t>& spec,
+                               const std::vector<VkDescriptorType>& bindings) const {
+  // Refused before the driver sees it: a device (or a device profile) whose limits the kernel
+  // exceeds gets one line naming the limit, not undefined behaviour. Every kernel sizes its
+  // workgroup by specialization constants 0-2 (local_size_*_id); a dimension not given is 1.
+  std::array<uint32_t, 3> local{1, 1, 1};
+  for (std::size_t i = 0; i < 3 && i < spec.size(); ++i) local[i] = spec[i];
+  const auto storage = static_cast<uint32_t>(
+      std::count(bindings.begin(), bindings.end(), VK_DESCRIPTOR_TYPE_STORAGE_BUFFER));
+  if (auto why = kernel_limit_violation(device_.info(), local, storage))
+    throw std::invalid_argument("kernel " + std::string(kernel_name(kernel)) + " needs " + *why);
+}
+
 const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& spec) {
   auto key = std::make_pair(kernel, spec);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
@@ -100,6 +115,7 @@ const Pipeline& KernelCache::get(KernelId kernel, const std::vector<uint32_t>& s
   Pipeline p;
   p.binding_types = spirv_binding_types(words);
   p.binding_count = static_cast<uint32_t>(p.binding_types.size());
+  check_limits(kernel, spec, p.binding_types);
   std::vector<VkDescriptorSetLayoutBinding> bindings(p.binding_count);
   for (uint32_t b = 0; b < p.binding_count; ++b)
     bindings[b] = {b, p.binding_types[b], 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};

@@ -64,6 +64,9 @@ class KernelCache {
   bool save_pipeline_cache() { return cache_->save(); }
 
  private:
+  void check_limits(KernelId kernel, const std::vector<uint32_t>& spec,
+                    const std::vector<VkDescriptorType>& bindings) const;
+
   Device& device_;
   std::unique_ptr<PipelineCache> cache_;
   std::size_t cache_hits_ = 0;

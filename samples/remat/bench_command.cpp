@@ -21,6 +21,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "config_sweep.h"
+#include "device_args.h"
 #include "graph/weight_dtype.h"
 #include "model_args.h"
 #include "plot_script.h"
@@ -191,7 +192,7 @@ uint64_t sweep_top(const Device& device, const Plan& none) {
 }
 
 int run_frontier(BenchOptions o) {
-  auto device = Device::open();
+  auto device = open_device(o.sel.device_profile);
   std::printf("device   %s\n", device->summary().c_str());
   // The sweep's budgets are planned at one chunk: the one a session on this device picks.
   resolve_loss_chunk(o.sel, o.lora, session_alignment(*device),

@@ -1,6 +1,7 @@
 // `remat bench --kernels`: every kernel of a step timed against the device's measured peak FMA
 // rate and copy bandwidth, and the matmul tiles the session chose.
 #include "bench_kernels.h"
+#include "device_args.h"
 
 #include <algorithm>
 #include <cmath>
@@ -100,7 +101,7 @@ void print_matmul_tiles(const Session& s) {
 }  // namespace
 
 int run_bench_kernels(const BenchOptions& o) {
-  auto device = Device::open();
+  auto device = open_device(o.sel.device_profile);
   std::printf("device   %s\n", device->summary().c_str());
   std::fflush(stdout);
   const Peak peak = measure_peak(*device, o.repeats);

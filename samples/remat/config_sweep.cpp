@@ -1,4 +1,5 @@
 #include "config_sweep.h"
+#include "device_args.h"
 
 #include <algorithm>
 #include <cmath>
@@ -164,7 +165,7 @@ void print_point(const ConfigPoint& p) {
 int run_config_sweep(const std::vector<std::string>& args, const CommandSpec& spec,
                      const ConfigSweepOptions& o) {
   const Parsed base = parse_config(args, spec, {"", {}});
-  auto device = Device::open();
+  auto device = open_device(base.sel.device_profile);
   std::printf("device   %s\n", device->summary().c_str());
   std::printf("model    %s: %s; batch %d x seq %d; %d warm-up + %d measured steps per point\n",
               base.sel.model_name.c_str(), model_shape_text(base.sel.model).c_str(),

@@ -10,6 +10,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "device_args.h"
 #include "formats/hf_folder.h"
 #include "formats/stop_tokens.h"
 #include "formats/tokenizer_source.h"
@@ -44,7 +45,8 @@ CommandSpec spec() {
        {"--top-k", "K", "sample among the K most likely tokens; 0: all", "0"},
        {"--seed", "S", "sampling seed", "0"},
        {"--seq", "T", "the model sees the last T tokens", "the smaller of ctx and 256"},
-       {"--heads", "H", "attention heads, when the checkpoint's shapes cannot tell", ""}}};
+       {"--heads", "H", "attention heads, when the checkpoint's shapes cannot tell", ""},
+       device_profile_flag()}};
 }
 
 struct Options {
@@ -54,6 +56,7 @@ struct Options {
   uint64_t seed = 0;
   std::optional<int> heads;
   std::optional<std::string> model;
+  std::string device_profile;
 };
 
 Options parse(const std::vector<std::string>& argv) {
@@ -66,6 +69,7 @@ Options parse(const std::vector<std::string>& argv) {
     *field = *v;
   }
   if (o.prompt.empty()) throw UsageError("--prompt must not be empty");
+  o.device_profile = device_profile_arg(a);
   o.tokens = int(a.get_int_or_default("--tokens", 1, 1000000));
   o.top_k = int(a.get_int_or_default("--top-k", 0, INT32_MAX));
   o.seq = int(a.get_int("--seq", 1, 1 << 20).value_or(0));
@@ -129,7 +133,7 @@ int run_generate(const std::vector<std::string>& argv) {
     throw UsageError("--seq " + std::to_string(cfg.shape.seq) + " exceeds the model's context " +
                      std::to_string(cfg.model.ctx));
   cfg.seed = o.seed;
-  auto device = Device::open();
+  auto device = open_device(o.device_profile);
   Session session(*device, cfg);
   session.load(o.init);
 

@@ -1,5 +1,6 @@
 #include "model_args.h"
 
+#include "device_args.h"
 #include "formats/weight_files.h"
 #include "graph/weight_dtype.h"
 #include "planner/session_plan.h"
@@ -55,6 +56,7 @@ std::vector<FlagSpec> model_flags() {
        ""},
       {"--policy", "P", "none, every:K, sqrt or selective; --arena picks auto", "none"},
       {"--costs", "FILE.json", "measured kernel costs from remat profile, for the planner", ""},
+      device_profile_flag(),
   };
 }
 
@@ -124,6 +126,7 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
     throw UsageError("give either --arena (auto picks the policy) or --policy, not both");
   o.arena = a.get_size("--arena");
   o.memory = a.get_size("--memory");
+  o.device_profile = device_profile_arg(a);
   const bool budget = o.arena || (o.memory && !a.get("--policy"));
   o.policy =
       budget ? Policy{Policy::Kind::automatic, 0} : Policy::parse(a.get_or_default("--policy"));

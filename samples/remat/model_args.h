@@ -19,7 +19,7 @@ namespace remat::cli {
 // --model --layers --dim --heads --vocab --ctx (and for the Llama family --kv-heads --ffn
 // --rope-theta --norm-eps --tied-head --qkv-bias) --batch --seq --dropout --dtype --weights-dtype
 // --arena --memory --policy
-// --costs, declared with their help and defaults.
+// --costs --device-profile, declared with their help and defaults.
 std::vector<FlagSpec> model_flags();
 // `flags` without the one named `name` (a command that does not take it).
 std::vector<FlagSpec> without(std::vector<FlagSpec> flags, const std::string& name);
@@ -34,6 +34,7 @@ struct ModelSelection {
   // --loss-chunk auto or not given: the planner picks it (shape.loss_chunk is 0 until then).
   bool choose_loss_chunk = false;
   std::optional<CostModel> costs;  // --costs
+  std::string device_profile;  // --device-profile or REMAT_DEVICE_PROFILE; "" for none
 };
 
 // `base` (a model read from a checkpoint) replaces the preset; overrides still apply.

@@ -21,6 +21,7 @@
 #include "planner/memory_budget.h"
 #include "planner/plan.h"
 #include "planner/session_plan.h"
+#include "runtime/vulkan/device_profiles.h"
 
 namespace remat::cli {
 namespace {
@@ -253,6 +254,13 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
+// Without a device the binding limit is the smallest Vulkan allows (the most gradient-norm
+// pieces), so the total is what the most limited device needs; a device profile gives its own.
+uint64_t profile_binding_limit(const std::string& profile) {
+  if (profile.empty()) return kSmallestBindingLimit;
+  return device_profile(profile).max_storage_buffer_range.value_or(kSmallestBindingLimit);
+}
+
 void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
                  const std::optional<LoraSummary>& lora, const SessionMemory& memory,
                  const std::optional<TrainingData>& data) {
@@ -260,6 +268,9 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
   std::printf("model %s: %s, batch %d, seq %d, activations %s\n", o.sel.model_name.c_str(),
               model_shape_text(o.sel.model).c_str(), o.sel.shape.batch, o.sel.shape.seq,
               std::string(dtype_name(o.sel.shape.activation_dtype)).c_str());
+  if (!o.sel.device_profile.empty())
+    std::printf("device profile %s: bindings of at most %s\n", o.sel.device_profile.c_str(),
+                format_bytes(profile_binding_limit(o.sel.device_profile)).c_str());
   if (o.sel.shape.packed)
     std::printf("packed rows: positions restart per example, attention within an example\n");
   if (data) std::printf("%s", data_report(*o.data.data, *data, o.sel.shape.batch).c_str());
@@ -324,17 +335,18 @@ int run_plan(const std::vector<std::string>& args) {
                               o.sel.model.vocab, o.data.jsonl);
   const auto start = std::chrono::steady_clock::now();
   // Without a device the binding limit is the smallest Vulkan allows (the most gradient-norm
-  // pieces), so the total is what the most limited device needs.
+  // pieces), so the total is what the most limited device needs; a device profile gives its own.
+  const uint64_t binding_limit = profile_binding_limit(o.sel.device_profile);
   SessionPlan planned =
       plan_session(o.sel.model, o.sel.shape, o.lora,
                    {o.sel.policy, o.sel.arena, o.sel.memory, o.sel.choose_loss_chunk, o.alignment,
-                    kSmallestBindingLimit, o.sel.costs ? &*o.sel.costs : nullptr});
+                    binding_limit, o.sel.costs ? &*o.sel.costs : nullptr});
   o.sel.shape = planned.shape;
   const Graph g = build_training_model(o.sel.model, o.sel.shape, o.lora);
   const Plan p = std::move(planned.plan);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  const SessionMemory memory = session_memory(p, o.sel.shape.loss_chunk, kSmallestBindingLimit);
+  const SessionMemory memory = session_memory(p, o.sel.shape.loss_chunk, binding_limit);
   const std::vector<Row> rows = policy_table(g, o);
   const std::optional<LoraSummary> lora = lora_summary(g, o);
   if (o.json)

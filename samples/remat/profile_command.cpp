@@ -16,6 +16,7 @@
 #include "base/regular_file.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "device_args.h"
 #include "model_args.h"
 #include "runtime/session.h"
 #include "runtime/vulkan/device.h"
@@ -81,7 +82,7 @@ struct Family {
 int run_profile(const std::vector<std::string>& args) {
   if (print_help_if_requested(args, spec())) return 0;
   const Options o = parse(args);
-  auto device = Device::open();
+  auto device = open_device(o.sel.device_profile);
   std::printf("device   %s\n", device->summary().c_str());
   SessionConfig cfg;
   cfg.model = o.sel.model;

@@ -18,6 +18,7 @@
 #include "base/lr_schedule.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "device_args.h"
 #include "formats/gpt2_weights.h"
 #include "formats/hf_folder.h"
 #include "formats/peft_adapter.h"
@@ -154,7 +155,7 @@ int run_train(const std::vector<std::string>& argv) {
   // From here on a signal stops the run at the next step boundary (before the first step, when
   // it comes while kernels compile or weights load), so the state it saves is complete.
   const StopSignals signals;
-  auto device = Device::open();
+  auto device = open_device(o.sel.device_profile);
 
   SessionConfig cfg;
   cfg.model = o.sel.model;
