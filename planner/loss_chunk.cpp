@@ -15,12 +15,15 @@ bool logits_fit_binding(const ModelConfig& model, const TrainShape& shape, int c
 
 int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_t budget,
                       uint64_t alignment, const CostModel* costs, const LoraSpec& lora,
-                      uint64_t max_binding_bytes) {
+                      uint64_t max_binding_bytes, const AllocationLimits& allocation) {
+  const uint64_t page = page_bytes(allocation, alignment);
   const auto fits = [&](int chunk) {
     TrainShape s = shape;
     s.loss_chunk = chunk;
+    // Logits larger than one allocation have no layout; smaller chunks may.
     return logits_fit_binding(model, shape, chunk, max_binding_bytes) &&
-           minimum_arena_bytes(model, s, alignment, costs, lora) <= budget;
+           logits_fit_binding(model, shape, chunk, page) &&
+           minimum_arena_bytes(model, s, alignment, costs, lora, allocation) <= budget;
   };
   if (fits(0)) return 0;
   // Chunks are counted in units of kLossChunkAlign rows; the largest is the last below B*T.
@@ -31,7 +34,7 @@ int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_
     s.loss_chunk = hi < 1 ? 0 : kLossChunkAlign;
     throw std::invalid_argument(
         "arena budget " + std::to_string(budget) + " bytes is below the smallest plan, " +
-        std::to_string(minimum_arena_bytes(model, s, alignment, costs, lora)) +
+        std::to_string(minimum_arena_bytes(model, s, alignment, costs, lora, allocation)) +
         " bytes, even with the " +
         (hi < 1 ? "whole logits"
                 : "loss in chunks of " + std::to_string(kLossChunkAlign) + " rows"));

@@ -8,6 +8,7 @@
 #include "graph/cost_model.h"
 #include "graph/lora.h"
 #include "graph/model_config.h"
+#include "planner/allocation_pages.h"
 
 namespace remat {
 
@@ -17,10 +18,12 @@ namespace remat {
 // smallest arena when not even one chunk of kLossChunkAlign rows fits. shape.loss_chunk is ignored.
 // With `lora` enabled the plans are those of the LoRA graph (a frozen head included).
 // With max_binding_bytes (0: no limit) a chunk's [rows, V] f32 logits, bound whole by the head's
-// kernels, must also fit one storage-buffer binding.
+// kernels, must also fit one storage-buffer binding; under `allocation` limits every tensor of
+// the chunk's plan must fit one allocation.
 int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_t budget,
                       uint64_t alignment = 256, const CostModel* costs = nullptr,
-                      const LoraSpec& lora = {}, uint64_t max_binding_bytes = 0);
+                      const LoraSpec& lora = {}, uint64_t max_binding_bytes = 0,
+                      const AllocationLimits& allocation = {});
 
 // Whether the logits of `chunk` rows (0: the whole B*T) of `model`'s vocabulary fit one binding
 // of max_binding_bytes (0: no limit).
