@@ -19,6 +19,24 @@ uint64_t place_in_page(uint64_t offset, uint64_t size, uint64_t page) {
   return start + page;
 }
 
+PackedPages pack_in_pages(const std::vector<uint64_t>& sizes, uint64_t page) {
+  PackedPages out;
+  std::vector<uint64_t> ends = {0};  // per page: the absolute offset of its free tail
+  uint64_t used = 0;
+  for (uint64_t size : sizes) {
+    size_t p = 0;
+    // Without pages everything goes to the one range; with them, the first page with room.
+    while (page != 0 && p < ends.size() && ends[p] + size > (p + 1) * page) ++p;
+    if (p == ends.size()) ends.push_back(p * page);
+    out.offsets.push_back(ends[p]);
+    ends[p] += size;
+    used += size;
+  }
+  out.bytes = ends.back();
+  out.padding = out.bytes - used;
+  return out;
+}
+
 std::vector<uint64_t> page_sizes(uint64_t total, uint64_t page) {
   std::vector<uint64_t> sizes;
   if (page == 0) page = total;

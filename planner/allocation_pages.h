@@ -30,6 +30,16 @@ uint64_t page_bytes(const AllocationLimits& limits, uint64_t alignment);
 // The first offset at or after `offset` where `size` bytes lie inside one page (page 0: offset).
 uint64_t place_in_page(uint64_t offset, uint64_t size, uint64_t page);
 
+// Items placed one after another in the order given, each in the first page whose free tail
+// holds it (first fit), a new page when none does: without pages, or when all fit one, exactly
+// the offsets of packing them end to end. `sizes` are already aligned; page 0 means no pages.
+struct PackedPages {
+  std::vector<uint64_t> offsets;  // per item
+  uint64_t bytes = 0;             // the buffer: the end of the last page's last item
+  uint64_t padding = 0;           // bytes - the sum of sizes: page tails left empty
+};
+PackedPages pack_in_pages(const std::vector<uint64_t>& sizes, uint64_t page);
+
 // The allocation sizes of a buffer of `total` bytes in pages: full pages, then the rest. One
 // allocation of `total` when page is 0 or at least total; none for an empty buffer.
 std::vector<uint64_t> page_sizes(uint64_t total, uint64_t page);

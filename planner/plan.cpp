@@ -18,8 +18,8 @@ int layer_count(const Graph& g) {
   return static_cast<int>(g.blocks.size()) - 2;
 }
 
-// Parameters, gradients, moments, frozen weights, io tensors, in this order, each moved to the
-// next page where it would cross one. Returns the buffer's size and the bytes skipped.
+// Parameters, gradients, moments, frozen weights, io tensors, in this order, each in the first
+// allocation page with room (planner/allocation_pages.h). Returns the buffer's size and padding.
 std::pair<uint64_t, uint64_t> lay_out_persistent(const Graph& g, uint64_t alignment, uint64_t page,
                                                  std::vector<PlannedTensor>& out) {
   std::vector<TensorId> order;
@@ -27,21 +27,22 @@ std::pair<uint64_t, uint64_t> lay_out_persistent(const Graph& g, uint64_t alignm
     order.insert(order.end(), list->begin(), list->end());
   order.insert(order.end(), {g.tokens, g.targets, g.losses});
   if (g.positions != kNoTensor) order.push_back(g.positions);
-  uint64_t offset = 0, padding = 0;
-  for (TensorId t : order) {
-    PlannedTensor& p = out[static_cast<size_t>(t)];
-    check_fits_page(p.tensor.name, p.bytes, page, "use a smaller model");
-    const uint64_t size = align_up(p.bytes, alignment);
-    const uint64_t at = place_in_page(offset, size, page);
-    padding += at - offset;
+  std::vector<uint64_t> sizes;
+  for (TensorId t : order) sizes.push_back(align_up(out[static_cast<size_t>(t)].bytes, alignment));
+  const PackedPages packed = pack_in_pages(sizes, page);
+  for (size_t i = 0; i < order.size(); ++i) {
+    PlannedTensor& p = out[static_cast<size_t>(order[i])];
     p.placement = Placement::persistent;
-    p.offset = at;
-    offset = at + size;
+    p.offset = packed.offsets[i];
   }
-  return {offset, padding};
+  return {packed.bytes, packed.padding};
 }
 
-void check_arena_tensors_fit(const Schedule& sched, uint64_t page) {
+// Every tensor must fit one allocation: the model's own first (no shape makes them smaller),
+// then the step's activations.
+void check_tensors_fit_pages(const Schedule& sched, uint64_t page) {
+  for (const Tensor& t : sched.tensors)
+    if (t.persistent) check_fits_page(t.name, t.bytes(), page, "use a smaller model");
   for (const Tensor& t : sched.tensors)
     if (!t.persistent)
       check_fits_page(t.name, t.bytes(), page, "use a smaller --batch, --seq or --loss-chunk");
@@ -101,7 +102,7 @@ Plan plan_strategy(const Graph& g, const Strategy& strategy, const PlanRequest& 
   Schedule sched = build_schedule(g, strategy_actions(strategy));
   Liveness live = compute_liveness(sched, req.alignment);
   const uint64_t page = page_bytes(req.allocation, req.alignment);
-  check_arena_tensors_fit(sched, page);
+  check_tensors_fit_pages(sched, page);
   std::vector<uint64_t> sizes;
   for (const Tensor& t : sched.tensors) sizes.push_back(t.persistent ? 0 : t.bytes());
   ArenaLayout layout = layout_arena(sizes, live.intervals, req.alignment, page);

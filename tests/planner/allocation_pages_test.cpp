@@ -70,6 +70,48 @@ TEST_CASE("pages: a tensor that would cross a page starts the next one") {
   CHECK(page_bytes({100, 0}, 256) == 256);
 }
 
+TEST_CASE("pages: first fit fills earlier pages' tails and never crosses a page") {
+  // 600 leaves 400 of the first page; 500 opens a second; 300 goes back to the first.
+  const PackedPages p = pack_in_pages({600, 500, 300, 100}, 1000);
+  CHECK(p.offsets == std::vector<uint64_t>{0, 1000, 600, 900});
+  CHECK(p.bytes == 1500);
+  CHECK(p.padding == 0);
+  CHECK(pack_in_pages({600, 500}, 1000).padding == 400);
+  std::mt19937_64 rng(99);
+  for (int trial = 0; trial < 300; ++trial) {
+    const uint64_t alignment = uint64_t(1) << pick(rng, 0, 8);
+    const uint64_t page = alignment * pick(rng, 1, 64);
+    std::vector<uint64_t> sizes(pick(rng, 1, 80));
+    uint64_t total = 0;
+    for (uint64_t& x : sizes) {
+      x = alignment * pick(rng, 0, page / alignment);
+      total += x;
+    }
+    INFO("trial " << trial << ", page " << page);
+    const PackedPages packed = pack_in_pages(sizes, page);
+    uint64_t end = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      REQUIRE(packed.offsets[i] % alignment == 0);
+      REQUIRE_FALSE(crosses(packed.offsets[i], sizes[i], page));
+      end = std::max(end, packed.offsets[i] + sizes[i]);
+      if (sizes[i]) ranges.push_back({packed.offsets[i], packed.offsets[i] + sizes[i]});
+    }
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 1; i < ranges.size(); ++i) REQUIRE(ranges[i - 1].second <= ranges[i].first);
+    REQUIRE(packed.bytes >= end);
+    REQUIRE(packed.bytes - end < page);  // the last page ends at its last item
+    REQUIRE(packed.padding == packed.bytes - total);
+    REQUIRE(sum(page_sizes(packed.bytes, page)) == packed.bytes);
+    // A page that holds everything packs end to end, as without pages.
+    const PackedPages one = pack_in_pages(sizes, total + pick(rng, 0, 3) * alignment);
+    const PackedPages none = pack_in_pages(sizes, 0);
+    REQUIRE(none.bytes == total);
+    REQUIRE(one.offsets == none.offsets);
+    REQUIRE(one.bytes == total);
+  }
+}
+
 TEST_CASE("pages: random arenas keep alignment, never cross a page, and fit the limit") {
   std::mt19937_64 rng(20261128);
   for (int trial = 0; trial < 400; ++trial) {
