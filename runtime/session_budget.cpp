@@ -4,17 +4,27 @@
 #include <string>
 
 #include "planner/memory_budget.h"
-#include "runtime/vulkan/arena.h"
 #include "runtime/vulkan/buffer.h"
 
 namespace remat {
 
+AllocationLimits session_allocation_limits(const Device& d, const SessionConfig& c) {
+  const PhysicalDeviceSnapshot info =
+      clamp_max_memory_allocation_size(d.info(), c.max_allocation_bytes);
+  AllocationLimits limits;
+  limits.max_allocation_bytes = info.max_memory_allocation_size;
+  limits.max_allocation_count = info.max_memory_allocation_count;
+  return limits;
+}
+
 Plan session_plan(const Device& d, SessionConfig& c, const DeviceQuirks& quirks) {
+  const AllocationLimits limits = session_allocation_limits(d, c);
   if (!c.memory_budget)
-    return plan(c.model, c.shape, c.policy, c.arena_budget, session_alignment(d), c.costs, c.lora);
+    return plan(c.model, c.shape, c.policy, c.arena_budget, session_alignment(d), c.costs, c.lora,
+                limits);
   MemoryPlan m = plan_memory(c.model, c.shape, c.lora,
                              {*c.memory_budget, c.policy, c.arena_budget, c.choose_loss_chunk,
-                              session_alignment(d), quirks.max_binding_bytes, c.costs});
+                              session_alignment(d), quirks.max_binding_bytes, c.costs, limits});
   c.shape = m.shape;
   return std::move(m.plan);
 }
@@ -26,8 +36,8 @@ void check_allocation_sizes(Device& device, const Plan& plan, const SessionExtra
     planned += bytes;
     allocated += allocation_bytes(device, bytes);
   };
-  for (uint64_t buffer : {plan.persistent_bytes, plan.arena_bytes})
-    for (uint64_t chunk : Arena::chunk_sizes(device, buffer)) add(chunk);
+  for (const auto* buffer : {&plan.persistent_allocations, &plan.arena_allocations})
+    for (uint64_t chunk : *buffer) add(chunk);
   for (const auto& [name, bytes] : extras.named()) add(bytes);
   if (allocated <= budget) return;
   throw std::invalid_argument(

@@ -90,7 +90,8 @@ TEST_CASE("llama-tiny LoRA trains bit-identically with its buffers in 1 MiB allo
 TEST_CASE("a tensor larger than the clamped allocation is refused before anything is allocated") {
   // GPT-2's 8192 x 128 embedding is 4 MiB.
   const uint64_t before = test::device().ledger().stats().total_live_bytes;
-  REQUIRE_THROWS_WITH(train(gpt(8192, 0), 2 * kMiB),
-                      Catch::Contains("'wte.weight'") && Catch::Contains("maxMemoryAllocationSize"));
+  REQUIRE_THROWS_WITH(
+      train(gpt(8192, 0), 2 * kMiB),
+      Catch::Contains("'wte.weight'") && Catch::Contains("maxMemoryAllocationSize"));
   REQUIRE(test::device().ledger().stats().total_live_bytes == before);
 }
