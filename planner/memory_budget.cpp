@@ -76,7 +76,9 @@ int planned_chunk(const ModelConfig& model, const TrainShape& shape, const LoraS
   if (r.policy.kind == Policy::Kind::automatic)
     return choose_loss_chunk(model, shape, arena, r.alignment, r.costs, lora, r.max_binding_bytes,
                              r.allocation);
-  if (!logits_fit_binding(model, shape, 0, r.max_binding_bytes)) return least.loss_chunk;
+  if (!logits_fit_binding(model, shape, 0, r.max_binding_bytes) ||
+      !logits_fit_binding(model, shape, 0, page_bytes(r.allocation, r.alignment)))
+    return least.loss_chunk;
   TrainShape whole = shape;
   whole.loss_chunk = 0;
   MemoryRequest fixed_chunk = r;
@@ -149,6 +151,10 @@ SessionMemory minimum_memory(const ModelConfig& model, const TrainShape& shape,
       if (chunk == 0 || chunks.size() == 1) throw;
       continue;
     }
+    // Whole logits larger than one allocation have no layout at all; a chunk of them may.
+    if (chunk == 0 && chunks.size() > 1 &&
+        !logits_fit_binding(model, shape, 0, page_bytes(r.allocation, r.alignment)))
+      continue;
     auto [arena, plan] = smallest_arena(*g, r);
     SessionMemory m = session_memory(plan, chunk, r.max_binding_bytes);
     m.arena_bytes = arena;

@@ -9,6 +9,7 @@
 
 #include "planner/allocation_pages.h"
 #include "planner/arena_layout.h"
+#include "planner/memory_budget.h"
 #include "planner/plan.h"
 #include "planner/session_extras.h"
 #include "planner/verify.h"
@@ -255,6 +256,30 @@ TEST_CASE("pages: the session's allocations are counted and refused above the de
   small_pages.page_bytes = 256;
   REQUIRE_THROWS_WITH(session_extras(small_pages, 0),
                       Catch::Contains("step io staging") && Catch::Contains("256 bytes"));
+}
+
+}  // namespace remat
+
+namespace remat {
+
+TEST_CASE("pages: a memory budget chooses a loss chunk whose logits fit one allocation") {
+  // Whole logits of 4 x 64 tokens over 4096 words are 4 MiB; at most 128 rows fit 2 MiB.
+  const ModelConfig model{2, 32, 2, 4096, 64};
+  MemoryRequest r;
+  r.memory_budget = uint64_t(1) << 30;
+  r.choose_loss_chunk = true;
+  r.allocation = {2 << 20, 0};
+  const MemoryPlan m = plan_memory(model, TrainShape{}, {}, r);
+  CHECK(m.shape.loss_chunk > 0);
+  CHECK(m.shape.loss_chunk <= 128);
+  CHECK(m.plan.arena_allocations.size() >= 1);
+  // A fixed policy that may choose keeps its chunk as well.
+  r.policy = Policy{};
+  CHECK(plan_memory(model, TrainShape{}, {}, r).shape.loss_chunk > 0);
+  // Without the limit the whole logits are the fastest plan under the same budget.
+  r.allocation = {};
+  r.policy = Policy::parse("auto");
+  CHECK(plan_memory(model, TrainShape{}, {}, r).shape.loss_chunk == 0);
 }
 
 }  // namespace remat
