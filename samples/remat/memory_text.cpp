@@ -17,7 +17,7 @@ MemoryRequest memory_request(const ModelSelection& sel, uint64_t alignment,
 }
 
 AllocationLimits deviceless_allocation_limits() {
-  AllocationLimits limits{kSmallestAllocationLimit, kSmallestAllocationCount};
+  AllocationLimits limits{kDevicelessAllocationLimit, kSmallestAllocationCount};
   PhysicalDeviceSnapshot vulkan_minimum;
   vulkan_minimum.max_memory_allocation_size = limits.max_allocation_bytes;
   limits.max_allocation_bytes =

@@ -328,9 +328,9 @@ int run_plan(const std::vector<std::string>& args) {
     data = load_training_data(*o.data.data, o.data.format, o.data.tokenizer, o.sel.shape.seq,
                               o.sel.model.vocab, o.data.jsonl);
   const auto start = std::chrono::steady_clock::now();
-  // Without a device the binding and allocation limits are the smallest Vulkan allows (the most
-  // gradient-norm pieces, the most allocations), so the total is what the most limited device
-  // needs.
+  // Without a device the binding limit is the smallest Vulkan allows (the most gradient-norm
+  // pieces), so the total is what the most limited device needs; allocations are lavapipe's
+  // (planner/allocation_pages.h).
   const AllocationLimits allocation = deviceless_allocation_limits();
   std::optional<MemoryPlan> budgeted;
   if (o.sel.memory) {
