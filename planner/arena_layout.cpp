@@ -1,5 +1,7 @@
 #include "planner/arena_layout.h"
 
+#include "planner/allocation_pages.h"
+
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -12,8 +14,9 @@ struct Placed {
   uint64_t end;    // offset + aligned size
 };
 
-// Smallest gap between (offset-sorted) conflicting items that holds `size`; else the end.
-uint64_t best_fit(std::vector<Placed>& conflicts, uint64_t size) {
+// Smallest gap between (offset-sorted) conflicting items that holds `size` inside one page;
+// else the end (moved to the next page if it would cross one).
+uint64_t best_fit(std::vector<Placed>& conflicts, uint64_t size, uint64_t page) {
   std::sort(conflicts.begin(), conflicts.end(),
             [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
   uint64_t best = std::numeric_limits<uint64_t>::max();
@@ -22,19 +25,20 @@ uint64_t best_fit(std::vector<Placed>& conflicts, uint64_t size) {
   for (const Placed& p : conflicts) {
     if (p.begin > cursor) {
       const uint64_t gap = p.begin - cursor;
-      if (gap >= size && gap < best_gap) {
+      const uint64_t at = place_in_page(cursor, size, page);
+      if (at + size <= p.begin && gap < best_gap) {
         best_gap = gap;
-        best = cursor;
+        best = at;
       }
     }
     cursor = std::max(cursor, p.end);
   }
-  return best != std::numeric_limits<uint64_t>::max() ? best : cursor;
+  return best != std::numeric_limits<uint64_t>::max() ? best : place_in_page(cursor, size, page);
 }
 
 // One greedy pass: items in `order`, each into the best-fitting gap among placed conflicts.
 ArenaLayout place(const std::vector<uint64_t>& sizes, const std::vector<Interval>& intervals,
-                  uint64_t alignment, const std::vector<size_t>& order) {
+                  uint64_t alignment, uint64_t page, const std::vector<size_t>& order) {
   ArenaLayout out;
   out.offsets.assign(sizes.size(), 0);
   std::vector<size_t> placed;
@@ -45,7 +49,7 @@ ArenaLayout place(const std::vector<uint64_t>& sizes, const std::vector<Interval
     for (size_t j : placed)
       if (intervals[j].overlaps(intervals[i]))
         conflicts.push_back({out.offsets[j], out.offsets[j] + align_up(sizes[j], alignment)});
-    out.offsets[i] = best_fit(conflicts, size);
+    out.offsets[i] = best_fit(conflicts, size, page);
     out.arena_bytes = std::max(out.arena_bytes, out.offsets[i] + size);
     placed.push_back(i);
   }
@@ -55,7 +59,7 @@ ArenaLayout place(const std::vector<uint64_t>& sizes, const std::vector<Interval
 }  // namespace
 
 ArenaLayout layout_arena(const std::vector<uint64_t>& sizes, const std::vector<Interval>& intervals,
-                         uint64_t alignment) {
+                         uint64_t alignment, uint64_t page) {
   std::vector<size_t> items;
   for (size_t i = 0; i < sizes.size(); ++i)
     if (intervals[i].used() && sizes[i] > 0) items.push_back(i);
@@ -71,8 +75,8 @@ ArenaLayout layout_arena(const std::vector<uint64_t>& sizes, const std::vector<I
     if (sizes[a] != sizes[b]) return sizes[a] > sizes[b];
     return length(a) > length(b);
   });
-  ArenaLayout best = place(sizes, intervals, alignment, by_first);
-  ArenaLayout other = place(sizes, intervals, alignment, by_length);
+  ArenaLayout best = place(sizes, intervals, alignment, page, by_first);
+  ArenaLayout other = place(sizes, intervals, alignment, page, by_length);
   return other.arena_bytes < best.arena_bytes ? other : best;
 }
 

@@ -1,6 +1,7 @@
 // Offsets inside the arena for tensors with known lifetimes: largest first, each into the
 // best-fitting gap left by the already placed tensors whose lifetimes overlap its own (the
-// strategy of TFLite's arena planner; our own code). Offsets are multiples of `alignment`.
+// strategy of TFLite's arena planner; our own code). Offsets are multiples of `alignment`; with
+// a page size (planner/allocation_pages.h) no item crosses a multiple of it.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +17,9 @@ struct ArenaLayout {
 };
 
 // sizes[i] (bytes, rounded up to alignment here) and intervals[i] describe item i; unused items
-// (interval.first < 0) are not placed.
+// (interval.first < 0) are not placed. `page` (a multiple of alignment, 0: none) must hold every
+// item; the layout is the same as without pages when the arena fits one.
 ArenaLayout layout_arena(const std::vector<uint64_t>& sizes, const std::vector<Interval>& intervals,
-                         uint64_t alignment);
+                         uint64_t alignment, uint64_t page = 0);
 
 }  // namespace remat

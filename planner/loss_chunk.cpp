@@ -38,20 +38,29 @@ int binding_loss_chunk(const ModelConfig& model, const TrainShape& shape,
 
 int default_loss_chunk(const ModelConfig& model, const TrainShape& shape, const LoraSpec& lora,
                        std::optional<uint64_t> auto_arena, uint64_t alignment,
-                       const CostModel* costs, uint64_t max_binding_bytes) {
+                       const CostModel* costs, uint64_t max_binding_bytes,
+                       const AllocationLimits& allocation) {
   if (auto_arena)
-    return choose_loss_chunk(model, shape, *auto_arena, alignment, costs, lora, max_binding_bytes);
-  return binding_loss_chunk(model, shape, max_binding_bytes);
+    return choose_loss_chunk(model, shape, *auto_arena, alignment, costs, lora, max_binding_bytes,
+                             allocation);
+  // Logits bound whole must lie in one binding and in one allocation page: the smaller decides.
+  const uint64_t page = page_bytes(allocation, alignment);
+  const uint64_t limit =
+      page == 0 || (max_binding_bytes != 0 && max_binding_bytes < page) ? max_binding_bytes : page;
+  return binding_loss_chunk(model, shape, limit);
 }
 
 int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_t budget,
                       uint64_t alignment, const CostModel* costs, const LoraSpec& lora,
-                      uint64_t max_binding_bytes) {
+                      uint64_t max_binding_bytes, const AllocationLimits& allocation) {
+  const uint64_t page = page_bytes(allocation, alignment);
   const auto fits = [&](int chunk) {
     TrainShape s = shape;
     s.loss_chunk = chunk;
+    // Logits larger than one allocation have no layout; smaller chunks may.
     return logits_fit_binding(model, shape, chunk, max_binding_bytes) &&
-           minimum_arena_bytes(model, s, alignment, costs, lora) <= budget;
+           logits_fit_binding(model, shape, chunk, page) &&
+           minimum_arena_bytes(model, s, alignment, costs, lora, allocation) <= budget;
   };
   if (fits(0)) return 0;
   // Chunks are counted in units of kLossChunkAlign rows; the largest is the last below B*T.
@@ -64,7 +73,8 @@ int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_
     throw std::invalid_argument(
         "arena budget of " + std::to_string(budget) +
         " bytes is below the smallest feasible plan; the minimum is " +
-        std::to_string(minimum_arena_bytes(model, s, alignment, costs, lora)) + " bytes" +
+        std::to_string(minimum_arena_bytes(model, s, alignment, costs, lora, allocation)) +
+        " bytes" +
         (hi < 1 ? std::string()
                 : " (with the loss in chunks of " + std::to_string(kLossChunkAlign) + " rows)"));
   }

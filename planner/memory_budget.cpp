@@ -42,7 +42,7 @@ std::string frozen_dtype(const Plan& p) {
 // The smallest arena of `g` under the request's policy, and a plan with the same persistent
 // buffer (persistent bytes and extras do not depend on the checkpoints).
 std::pair<uint64_t, Plan> smallest_arena(const Graph& g, const MemoryRequest& r) {
-  PlanRequest req{r.policy, std::nullopt, r.alignment, r.costs};
+  PlanRequest req{r.policy, std::nullopt, r.alignment, r.costs, r.allocation};
   if (r.policy.kind != Policy::Kind::automatic) {
     Plan p = plan_strategy(g, policy_strategy(g, r.policy), req);
     return {p.arena_bytes, std::move(p)};
@@ -74,8 +74,11 @@ int planned_chunk(const ModelConfig& model, const TrainShape& shape, const LoraS
                   const MemoryRequest& r, uint64_t arena, const SessionMemory& least) {
   if (!r.choose_loss_chunk) return shape.loss_chunk;
   if (r.policy.kind == Policy::Kind::automatic)
-    return choose_loss_chunk(model, shape, arena, r.alignment, r.costs, lora, r.max_binding_bytes);
-  if (!logits_fit_binding(model, shape, 0, r.max_binding_bytes)) return least.loss_chunk;
+    return choose_loss_chunk(model, shape, arena, r.alignment, r.costs, lora, r.max_binding_bytes,
+                             r.allocation);
+  if (!logits_fit_binding(model, shape, 0, r.max_binding_bytes) ||
+      !logits_fit_binding(model, shape, 0, page_bytes(r.allocation, r.alignment)))
+    return least.loss_chunk;
   TrainShape whole = shape;
   whole.loss_chunk = 0;
   MemoryRequest fixed_chunk = r;
@@ -106,6 +109,7 @@ std::string SessionMemory::describe(const char* activations) const {
        (loss_chunk ? "loss in chunks of " + std::to_string(loss_chunk) + " rows"
                    : std::string("whole logits")) +
        "), io tensors " + format_mib(io_bytes) + ", extras " + format_mib(extras.total());
+  if (page_padding) s += ", allocation page padding " + format_mib(page_padding);
   return s;
 }
 
@@ -117,6 +121,7 @@ SessionMemory session_memory(const Plan& p, int loss_chunk, uint64_t max_binding
     m.trainable_bytes += aligned_sum(p, *list);
   m.io_bytes = aligned_sum(p, {p.tokens, p.targets, p.losses});
   if (p.positions != kNoTensor) m.io_bytes += aligned_sum(p, {p.positions});
+  m.page_padding = p.persistent_padding;
   if (m.persistent_bytes() != p.persistent_bytes)
     throw std::logic_error("session_memory: the persistent parts do not sum to the plan's buffer");
   m.arena_bytes = p.arena_bytes;
@@ -146,6 +151,10 @@ SessionMemory minimum_memory(const ModelConfig& model, const TrainShape& shape,
       if (chunk == 0 || chunks.size() == 1) throw;
       continue;
     }
+    // Whole logits larger than one allocation have no layout at all; a chunk of them may.
+    if (chunk == 0 && chunks.size() > 1 &&
+        !logits_fit_binding(model, shape, 0, page_bytes(r.allocation, r.alignment)))
+      continue;
     auto [arena, plan] = smallest_arena(*g, r);
     SessionMemory m = session_memory(plan, chunk, r.max_binding_bytes);
     m.arena_bytes = arena;
@@ -177,8 +186,8 @@ MemoryPlan plan_memory(const ModelConfig& model, const TrainShape& shape, const 
   out.shape.loss_chunk = planned_chunk(model, shape, lora, r, arena, least);
   const Graph g = build_training_model(model, out.shape, lora);
   const bool automatic = r.policy.kind == Policy::Kind::automatic;
-  out.plan = plan_graph(
-      g, {r.policy, automatic ? std::optional(arena) : r.arena_budget, r.alignment, r.costs});
+  out.plan = plan_graph(g, {r.policy, automatic ? std::optional(arena) : r.arena_budget,
+                            r.alignment, r.costs, r.allocation});
   out.memory = session_memory(out.plan, out.shape.loss_chunk, r.max_binding_bytes);
   if (out.memory.total() > r.memory_budget)
     throw std::logic_error("plan_memory: the plan's total exceeds the budget it was made for");

@@ -26,6 +26,7 @@ struct MemoryRequest {
   uint64_t alignment = 256;                   // the device's binding alignment
   uint64_t max_binding_bytes = kSmallestBindingLimit;  // the device's maxStorageBufferRange
   const CostModel* costs = nullptr;  // measured kernel costs, or the default model
+  AllocationLimits allocation;       // the device's maxMemoryAllocationSize and count
 };
 
 // A session's device bytes by part; the parts sum to total().
@@ -34,11 +35,14 @@ struct SessionMemory {
   std::string frozen_dtype;      // "f32", "bf16, 1-D f32" (16-bit matrices), "mixed"; "" when none
   uint64_t trainable_bytes = 0;  // trained parameters + gradients + AdamW m and v
   uint64_t io_bytes = 0;         // tokens, targets, losses
+  uint64_t page_padding = 0;     // persistent bytes skipped so no tensor crosses an allocation
   uint64_t arena_bytes = 0;      // the activation arena
   SessionExtras extras;          // staging, AdamW block, gradient-norm partials
   int loss_chunk = 0;            // the plan's loss chunk (0: whole logits)
 
-  uint64_t persistent_bytes() const { return frozen_bytes + trainable_bytes + io_bytes; }
+  uint64_t persistent_bytes() const {
+    return frozen_bytes + trainable_bytes + io_bytes + page_padding;
+  }
   uint64_t total() const { return persistent_bytes() + arena_bytes + extras.total(); }
   // "frozen weights 474.7 MiB (f32), trainable parameters + gradients + AdamW moments 18.2 MiB,
   // activations 12.1 MiB (loss in chunks of 64 rows), io tensors 3.0 KiB, extras 0.3 MiB"

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "graph/model_builder.h"
 #include "planner/arena_layout.h"
@@ -17,20 +18,34 @@ int layer_count(const Graph& g) {
   return static_cast<int>(g.blocks.size()) - 2;
 }
 
-uint64_t lay_out_persistent(const Graph& g, uint64_t alignment, std::vector<PlannedTensor>& out) {
+// Parameters, gradients, moments, frozen weights, io tensors, in this order, each in the first
+// allocation page with room (planner/allocation_pages.h). Returns the buffer's size and padding.
+std::pair<uint64_t, uint64_t> lay_out_persistent(const Graph& g, uint64_t alignment, uint64_t page,
+                                                 std::vector<PlannedTensor>& out) {
   std::vector<TensorId> order;
   for (const auto* list : {&g.parameters, &g.parameter_grads, &g.adam_m, &g.adam_v, &g.frozen})
     order.insert(order.end(), list->begin(), list->end());
   order.insert(order.end(), {g.tokens, g.targets, g.losses});
   if (g.positions != kNoTensor) order.push_back(g.positions);
-  uint64_t offset = 0;
-  for (TensorId t : order) {
-    PlannedTensor& p = out[static_cast<size_t>(t)];
+  std::vector<uint64_t> sizes;
+  for (TensorId t : order) sizes.push_back(align_up(out[static_cast<size_t>(t)].bytes, alignment));
+  const PackedPages packed = pack_in_pages(sizes, page);
+  for (size_t i = 0; i < order.size(); ++i) {
+    PlannedTensor& p = out[static_cast<size_t>(order[i])];
     p.placement = Placement::persistent;
-    p.offset = offset;
-    offset += align_up(p.bytes, alignment);
+    p.offset = packed.offsets[i];
   }
-  return offset;
+  return {packed.bytes, packed.padding};
+}
+
+// Every tensor must fit one allocation: the model's own first (no shape makes them smaller),
+// then the step's activations.
+void check_tensors_fit_pages(const Schedule& sched, uint64_t page) {
+  for (const Tensor& t : sched.tensors)
+    if (t.persistent) check_fits_page(t.name, t.bytes(), page, "use a smaller model");
+  for (const Tensor& t : sched.tensors)
+    if (!t.persistent)
+      check_fits_page(t.name, t.bytes(), page, "use a smaller --batch, --seq or --loss-chunk");
 }
 
 std::optional<int> plan_interval(const Graph& g, const Policy& policy, const Report& r) {
@@ -86,9 +101,11 @@ Plan plan_strategy(const Graph& g, const Strategy& strategy, const PlanRequest& 
   const CostModel& costs = req.costs ? *req.costs : default_costs;
   Schedule sched = build_schedule(g, strategy_actions(strategy));
   Liveness live = compute_liveness(sched, req.alignment);
+  const uint64_t page = page_bytes(req.allocation, req.alignment);
+  check_tensors_fit_pages(sched, page);
   std::vector<uint64_t> sizes;
   for (const Tensor& t : sched.tensors) sizes.push_back(t.persistent ? 0 : t.bytes());
-  ArenaLayout layout = layout_arena(sizes, live.intervals, req.alignment);
+  ArenaLayout layout = layout_arena(sizes, live.intervals, req.alignment, page);
 
   Plan p;
   p.policy = req.policy;
@@ -108,8 +125,13 @@ Plan plan_strategy(const Graph& g, const Strategy& strategy, const PlanRequest& 
     }
     p.tensors.push_back(std::move(pt));
   }
-  p.persistent_bytes = lay_out_persistent(g, req.alignment, p.tensors);
+  std::tie(p.persistent_bytes, p.persistent_padding) =
+      lay_out_persistent(g, req.alignment, page, p.tensors);
   p.arena_bytes = layout.arena_bytes;
+  p.allocation = req.allocation;
+  p.page_bytes = page;
+  p.persistent_allocations = page_sizes(p.persistent_bytes, page);
+  p.arena_allocations = page_sizes(p.arena_bytes, page);
   p.arena_lower_bound = live.lower_bound;
   p.tokens = g.tokens;
   p.targets = g.targets;
@@ -150,15 +172,17 @@ Plan plan_graph(const Graph& g, const PlanRequest& req) {
 
 Plan plan(const ModelConfig& model, const TrainShape& shape, const Policy& policy,
           std::optional<uint64_t> budget, uint64_t alignment, const CostModel* costs,
-          const LoraSpec& lora) {
+          const LoraSpec& lora, const AllocationLimits& allocation) {
   const Graph g = build_training_model(model, shape, lora);
-  return plan_graph(g, PlanRequest{policy, budget, alignment, costs});
+  return plan_graph(g, PlanRequest{policy, budget, alignment, costs, allocation});
 }
 
 uint64_t minimum_arena_bytes(const ModelConfig& model, const TrainShape& shape, uint64_t alignment,
-                             const CostModel* costs, const LoraSpec& lora) {
+                             const CostModel* costs, const LoraSpec& lora,
+                             const AllocationLimits& allocation) {
   const Graph g = build_training_model(model, shape, lora);
-  return AutoPlanner(g, PlanRequest{Policy::parse("auto"), std::nullopt, alignment, costs})
+  return AutoPlanner(g,
+                     PlanRequest{Policy::parse("auto"), std::nullopt, alignment, costs, allocation})
       .minimum_arena();
 }
 

@@ -11,6 +11,7 @@
 #include "graph/graph.h"
 #include "graph/lora.h"
 #include "graph/model_config.h"
+#include "planner/allocation_pages.h"
 #include "planner/policy.h"
 #include "planner/report.h"
 #include "planner/schedule.h"
@@ -40,17 +41,23 @@ struct PlanRequest {
   std::optional<uint64_t> budget;  // arena bytes the plan must fit (auto: required)
   uint64_t alignment = 256;  // offsets and sizes; the device's minStorageBufferOffsetAlignment
   const CostModel* costs = nullptr;  // measured cost table, or nullptr for the default model
+  AllocationLimits allocation;       // the device's; both buffers are laid out in its pages
 };
 
 struct Plan {
-  Policy policy;                          // the policy that produced it
-  std::optional<uint64_t> budget_bytes;   // the budget it was asked to fit, if any
-  uint64_t alignment = 256;               // of every offset in both buffers
-  std::vector<PlannedTensor> tensors;     // graph tensors (same ids), then recompute versions
-  std::vector<Step> steps;                // execute in this order
-  uint64_t arena_bytes = 0;               // one arena allocation of exactly this size
-  uint64_t arena_lower_bound = 0;         // most bytes live at one step (no layout can do better)
-  uint64_t persistent_bytes = 0;          // one persistent allocation of exactly this size
+  Policy policy;                         // the policy that produced it
+  std::optional<uint64_t> budget_bytes;  // the budget it was asked to fit, if any
+  uint64_t alignment = 256;              // of every offset in both buffers
+  std::vector<PlannedTensor> tensors;    // graph tensors (same ids), then recompute versions
+  std::vector<Step> steps;               // execute in this order
+  uint64_t arena_bytes = 0;              // the arena's size, page padding included
+  uint64_t arena_lower_bound = 0;        // most bytes live at one step (no layout can do better)
+  uint64_t persistent_bytes = 0;         // the persistent buffer's size, page padding included
+  AllocationLimits allocation;           // the limits both buffers were laid out under
+  uint64_t page_bytes = 0;               // no tensor crosses a multiple of this (0: no pages)
+  std::vector<uint64_t> persistent_allocations;  // allocation sizes, summing to persistent_bytes
+  std::vector<uint64_t> arena_allocations;       // allocation sizes, summing to arena_bytes
+  uint64_t persistent_padding = 0;        // bytes skipped so no persistent tensor crosses a page
   TensorId tokens = kNoTensor;            // [B,T] u32, persistent (written by the host)
   TensorId targets = kNoTensor;           // [B,T] u32, persistent (written by the host)
   TensorId positions = kNoTensor;         // [B,T] u32, packed rows only (written by the host)
@@ -68,16 +75,18 @@ struct Plan {
 
 // Any supported model: builds the training graph (with LoRA adapters when lora.enabled()) and
 // plans it. Bad shapes, unknown policies, a missing or too-small budget are
-// std::invalid_argument (the too-small message names the minimum bytes).
+// std::invalid_argument (the too-small message names the minimum bytes), and so is a tensor
+// larger than one allocation under `allocation`.
 Plan plan(const ModelConfig& model, const TrainShape& shape, const Policy& policy,
           std::optional<uint64_t> budget = std::nullopt, uint64_t alignment = 256,
-          const CostModel* costs = nullptr, const LoraSpec& lora = {});
+          const CostModel* costs = nullptr, const LoraSpec& lora = {},
+          const AllocationLimits& allocation = {});
 
 // The smallest arena any plan reaches for this model and shape: `auto` at exactly this budget
 // succeeds, one byte less is the documented error.
 uint64_t minimum_arena_bytes(const ModelConfig& model, const TrainShape& shape,
                              uint64_t alignment = 256, const CostModel* costs = nullptr,
-                             const LoraSpec& lora = {});
+                             const LoraSpec& lora = {}, const AllocationLimits& allocation = {});
 
 // Any training graph built by build_chain + autodiff (tests use random chains).
 Plan plan_graph(const Graph& training_graph, const PlanRequest& request);

@@ -1,6 +1,7 @@
 #include "planner/session_extras.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "planner/binding_pieces.h"
 #include "shaders/optimizer_params.h"
@@ -12,6 +13,32 @@ std::vector<std::pair<std::string, uint64_t>> SessionExtras::named() const {
           {"AdamW hyperparameters", adamw_hyper},
           {"grad-norm partials", grad_norm_partials},
           {"optimizer table", optimizer_table}};
+}
+
+namespace {
+
+void check_allocations(const Plan& plan, const SessionExtras& x) {
+  for (const auto& [name, bytes] : x.named())
+    if (plan.page_bytes && bytes > plan.page_bytes)
+      throw std::invalid_argument("the session's " + name + " (" + std::to_string(bytes) +
+                                  " bytes) is larger than one device allocation of at most " +
+                                  std::to_string(plan.page_bytes) +
+                                  " bytes (maxMemoryAllocationSize); use a smaller model");
+  const uint64_t count = session_allocation_count(plan, x);
+  const uint32_t limit = plan.allocation.max_allocation_count;
+  if (limit && count > limit)
+    throw std::invalid_argument(
+        "the session needs " + std::to_string(count) + " device allocations (persistent buffer " +
+        std::to_string(plan.persistent_allocations.size()) + ", arena " +
+        std::to_string(plan.arena_allocations.size()) + ", extras " +
+        std::to_string(x.named().size()) + ") but the device allows " + std::to_string(limit) +
+        " (maxMemoryAllocationCount); use a smaller model, --batch or --seq");
+}
+
+}  // namespace
+
+uint64_t session_allocation_count(const Plan& plan, const SessionExtras& extras) {
+  return plan.persistent_allocations.size() + plan.arena_allocations.size() + extras.named().size();
 }
 
 SessionExtras session_extras(const Plan& plan, uint64_t max_binding_bytes) {
@@ -32,6 +59,7 @@ SessionExtras session_extras(const Plan& plan, uint64_t max_binding_bytes) {
   x.grad_norm_partials = uint64_t(grad_norm_partial_floats(counts, max_binding_bytes)) * 4;
   x.optimizer_table =
       uint64_t(optimizer_table_pieces(counts, max_binding_bytes)) * sizeof(push::OptimizerPiece);
+  check_allocations(plan, x);
   return x;
 }
 

@@ -34,8 +34,14 @@ struct SessionExtras {
 };
 
 // The extras of a session running `plan` on a device that binds at most max_binding_bytes per
-// storage buffer (0: no limit).
+// storage buffer (0: no limit). Each extra is bound whole, so each is one allocation:
+// std::invalid_argument when one is larger than plan.page_bytes, or when the session's
+// allocations (the pages of both buffers and the extras) outnumber
+// plan.allocation.max_allocation_count.
 SessionExtras session_extras(const Plan& plan, uint64_t max_binding_bytes);
+
+// Device allocations a session running `plan` with `extras` makes for them.
+uint64_t session_allocation_count(const Plan& plan, const SessionExtras& extras);
 
 // Partial sums (floats) grad_norm_partial writes for a tensor of `count` elements: a multiple
 // of 64, so consecutive ranges start 256-byte aligned (any device's

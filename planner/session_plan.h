@@ -11,6 +11,7 @@
 #include "graph/cost_model.h"
 #include "graph/lora.h"
 #include "graph/model_config.h"
+#include "planner/allocation_pages.h"
 #include "planner/plan.h"
 #include "planner/policy.h"
 #include "planner/session_extras.h"
@@ -27,6 +28,7 @@ struct SessionPlanRequest {
   uint64_t alignment = 256;                            // the device's binding alignment
   uint64_t max_binding_bytes = kSmallestBindingLimit;  // the device's maxStorageBufferRange
   const CostModel* costs = nullptr;                    // measured kernel costs, or the default
+  AllocationLimits allocation;  // the device's maxMemoryAllocationSize and count (0: no limit)
 };
 
 struct SessionPlan {

@@ -223,7 +223,12 @@ class Verifier {
           fail(t.tensor.name + " ends past the persistent buffer");
         persistent.push_back(static_cast<TensorId>(i));
       }
+      if (t.placement != Placement::unused && p_.page_bytes && t.bytes &&
+          t.offset / p_.page_bytes != (t.offset + t.bytes - 1) / p_.page_bytes)
+        fail(t.tensor.name + " crosses an allocation boundary");
     }
+    check_allocations(p_.persistent_allocations, p_.persistent_bytes, "persistent buffer");
+    check_allocations(p_.arena_allocations, p_.arena_bytes, "arena");
     for (size_t a = 0; a < arena.size(); ++a)
       for (size_t b = a + 1; b < arena.size(); ++b) {
         const auto &la = life[static_cast<size_t>(arena[a])],
@@ -239,6 +244,19 @@ class Verifier {
                " overlap in the persistent buffer");
     if (p_.budget_bytes && p_.arena_bytes > *p_.budget_bytes) fail("the arena exceeds the budget");
     if (p_.arena_lower_bound > p_.arena_bytes) fail("the arena is below its own lower bound");
+  }
+
+  // A buffer's allocations: pages of page_bytes, the last one shorter, summing to its size.
+  void check_allocations(const std::vector<uint64_t>& sizes, uint64_t total, const char* what) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      sum += sizes[i];
+      if (p_.page_bytes && sizes[i] > p_.page_bytes)
+        fail(std::string("an allocation of the ") + what + " exceeds the page size");
+      if (p_.page_bytes && i + 1 < sizes.size() && sizes[i] != p_.page_bytes)
+        fail(std::string("an allocation of the ") + what + " before the last is not a full page");
+    }
+    if (sum != total) fail(std::string("the allocations of the ") + what + " do not sum to it");
   }
 
   const Graph& g_;

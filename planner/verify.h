@@ -2,8 +2,9 @@
 // planner built it: every step reads tensors that exist and hold the value of the right producer
 // (a recomputed copy counts), gradients are complete before they are read and their accumulate
 // flags match the contract, nothing an op reads was overwritten in the arena since it was written,
-// lifetime-overlapping tensors never share arena bytes, offsets are aligned, the arena fits its
-// budget, and the backward order is the graph's.
+// lifetime-overlapping tensors never share arena bytes, offsets are aligned, no tensor crosses an
+// allocation page and the pages sum to their buffer, the arena fits its budget, and the backward
+// order is the graph's.
 #pragma once
 
 #include <string>

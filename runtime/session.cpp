@@ -83,9 +83,9 @@ Session::Session(Device& device, const SessionConfig& config)
   validate(scheduled(config_));
   kernels_ = std::make_unique<KernelCache>(device_, cache_file(device_, config_));
   choose_matmul_tiles();  // before the model's buffers: the probes' memory is gone by then
-  persistent_ = std::make_unique<Arena>(device_, plan_.persistent_bytes, 0,
+  persistent_ = std::make_unique<Arena>(device_, plan_.persistent_allocations,
                                         MemoryCategory::persistent, "persistent buffer");
-  arena_ = std::make_unique<Arena>(device_, plan_.arena_bytes);
+  arena_ = std::make_unique<Arena>(device_, plan_.arena_allocations);
 
   io_ = std::make_unique<Buffer>(device_, extras_.io_staging, MemoryCategory::staging,
                                  "step io staging", true);

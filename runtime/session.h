@@ -60,8 +60,11 @@ struct SessionConfig {
   bool timestamps = false;           // per-dispatch GPU timings (Session::dispatch_ms)
   uint64_t max_binding_bytes = 0;    // bind no more than this per storage buffer (0: the
                                      // device's limit); lower only to test binding in pieces
-  bool fused_optimizer = true;       // the gradient norm and AdamW as one dispatch each per binding
-                                     // window (false: one per parameter, the same bits; for tests)
+  // Allocate no more than this at once (0: the device's maxMemoryAllocationSize; never raises
+  // it): the persistent buffer and the arena are planned in pages of at most this size.
+  uint64_t max_allocation_bytes = 0;
+  bool fused_optimizer = true;  // the gradient norm and AdamW as one dispatch each per binding
+                                // window (false: one per parameter, the same bits; for tests)
   bool fused_bias_grad = true;  // bias gradients summed in the weight gradients' dispatches where
                                 // the kernel allows (DeviceQuirks::bias_grad_in_weight_grad;
                                 // false: a dispatch of their own, the same bits; for tests)

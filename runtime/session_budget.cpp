@@ -9,10 +9,20 @@
 
 namespace remat {
 
+AllocationLimits session_allocation_limits(const Device& d, const SessionConfig& c) {
+  const PhysicalDeviceSnapshot info =
+      clamp_max_memory_allocation_size(d.info(), c.max_allocation_bytes);
+  AllocationLimits limits;
+  limits.max_allocation_bytes = info.max_memory_allocation_size;
+  limits.max_allocation_count = info.max_memory_allocation_count;
+  return limits;
+}
+
 Plan session_plan(const Device& d, SessionConfig& c, const DeviceQuirks& quirks) {
-  SessionPlan p = plan_session(c.model, c.shape, c.lora,
-                               {c.policy, c.arena_budget, c.memory_budget, c.choose_loss_chunk,
-                                session_alignment(d), quirks.max_binding_bytes, c.costs});
+  SessionPlan p = plan_session(
+      c.model, c.shape, c.lora,
+      {c.policy, c.arena_budget, c.memory_budget, c.choose_loss_chunk, session_alignment(d),
+       quirks.max_binding_bytes, c.costs, session_allocation_limits(d, c)});
   c.shape = p.shape;
   return std::move(p.plan);
 }
@@ -24,8 +34,8 @@ void check_allocation_sizes(Device& device, const Plan& plan, const SessionExtra
     planned += bytes;
     allocated += allocation_bytes(device, bytes);
   };
-  for (uint64_t buffer : {plan.persistent_bytes, plan.arena_bytes})
-    for (uint64_t chunk : Arena::chunk_sizes(device, buffer)) add(chunk);
+  for (const auto* buffer : {&plan.persistent_allocations, &plan.arena_allocations})
+    for (uint64_t chunk : *buffer) add(chunk);
   for (const auto& [name, bytes] : extras.named()) add(bytes);
   if (allocated <= budget) return;
   throw std::invalid_argument(

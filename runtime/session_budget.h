@@ -12,11 +12,17 @@
 
 namespace remat {
 
-// The plan for `config` on `device` (planner/session_plan.h at the device's alignment and binding
-// limit); config.shape.loss_chunk becomes the chunk chosen when config.choose_loss_chunk.
+// The allocation limits the planner lays the session's buffers out under: the device's, with
+// config.max_allocation_bytes applied (clamp_max_memory_allocation_size).
+AllocationLimits session_allocation_limits(const Device& device, const SessionConfig& config);
+
+// The plan for `config` on `device` (planner/session_plan.h at the device's alignment, binding
+// limit and allocation limits); config.shape.loss_chunk becomes the chunk chosen when
+// config.choose_loss_chunk.
 Plan session_plan(const Device& device, SessionConfig& config, const DeviceQuirks& quirks);
 
-// std::invalid_argument when the persistent buffer, the arena and the extras of `plan` would
+// std::invalid_argument when the persistent buffer's and the arena's planned allocations and the
+// extras of `plan` would
 // take more than `budget` bytes once the driver's allocation sizes
 // (vkGetBufferMemoryRequirements) are counted, naming the rounding and how much more to give.
 void check_allocation_sizes(Device& device, const Plan& plan, const SessionExtras& extras,

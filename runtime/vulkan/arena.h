@@ -1,9 +1,11 @@
-// The activation arena: exactly plan.arena_bytes of device memory, addressed by offset. It is one
-// allocation unless the device's maxMemoryAllocationSize forces chunks (2 GiB on lavapipe); a
-// tensor must then lie inside one chunk, and slice() says so when it does not.
+// A buffer addressed by offset that may span several device allocations: the activation arena
+// and the persistent buffer, allocated in exactly the chunks their plan lays out. Every chunk but
+// the last has the same size (the plan's page), so byte `offset` lies in chunk offset / page; a
+// slice must lie inside one chunk, which the planner guarantees (planner/allocation_pages.h).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/vulkan/buffer.h"
@@ -12,14 +14,14 @@ namespace remat {
 
 class Arena {
  public:
-  // chunk_bytes 0 means the device's maxMemoryAllocationSize. The persistent buffer (parameters,
-  // gradients, optimizer state) is laid out the same way, with its own category and name.
+  // One allocation per entry of chunk_sizes. std::invalid_argument when there are none, when a
+  // chunk before the last differs from the first or the last is larger, and when one exceeds the
+  // device's maxMemoryAllocationSize (a plan made for another device).
+  Arena(Device& device, const std::vector<uint64_t>& chunk_sizes,
+        MemoryCategory category = MemoryCategory::arena, const std::string& name = "arena");
+  // `bytes` in chunks of chunk_bytes (0: one allocation), as a plan with that page would lay out.
   Arena(Device& device, uint64_t bytes, uint64_t chunk_bytes = 0,
         MemoryCategory category = MemoryCategory::arena, const std::string& name = "arena");
-
-  // The sizes of the chunks such an arena allocates, in order.
-  static std::vector<uint64_t> chunk_sizes(const Device& device, uint64_t bytes,
-                                           uint64_t chunk_bytes = 0);
 
   uint64_t size() const { return size_; }
   uint64_t chunk_bytes() const { return chunk_bytes_; }
@@ -32,8 +34,8 @@ class Arena {
   std::pair<const Buffer*, uint64_t> locate(uint64_t offset) const;
 
  private:
-  uint64_t size_;
-  uint64_t chunk_bytes_;
+  uint64_t size_ = 0;
+  uint64_t chunk_bytes_ = 0;
   std::vector<Buffer> chunks_;
   std::string name_;
 };

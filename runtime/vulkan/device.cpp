@@ -132,7 +132,8 @@ std::unique_ptr<Device> Device::wrap(const ExternalVulkan& ext) {
 
 void Device::adopt_physical(VkPhysicalDevice physical, const PhysicalDeviceSnapshot& info) {
   physical_ = physical;
-  info_ = info;
+  // Everything remat allocates and plans reads the limit from here, so the clamp reaches all.
+  info_ = clamp_max_memory_allocation_size(info, max_allocation_from_env());
   plan_ = plan_device(info_);
   ledger_.set_device_name(info_.name);
   instance_->vk().vkGetPhysicalDeviceMemoryProperties(physical_, &memory_props_);

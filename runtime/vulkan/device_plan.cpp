@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace remat {
@@ -147,6 +148,44 @@ std::optional<std::size_t> choose_device(std::span<const PhysicalDeviceSnapshot>
   for (std::size_t i = 1; i < devices.size(); ++i)
     if (kind_rank(devices[i].kind) < kind_rank(devices[best].kind)) best = i;
   return best;
+}
+
+PhysicalDeviceSnapshot clamp_max_memory_allocation_size(PhysicalDeviceSnapshot d,
+                                                        uint64_t max_bytes) {
+  if (max_bytes != 0 &&
+      (d.max_memory_allocation_size == 0 || max_bytes < d.max_memory_allocation_size))
+    d.max_memory_allocation_size = max_bytes;
+  return d;
+}
+
+uint64_t parse_max_allocation(std::string_view text) {
+  const auto bad = [&] {
+    return std::invalid_argument(
+        "REMAT_MAX_ALLOCATION must be a size in bytes like 8MiB, 1GiB "
+        "or 65536, got '" +
+        std::string(text) + "'");
+  };
+  uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || n == 0) throw bad();
+  std::string unit(end, text.data() + text.size());
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  int shift = 0;
+  if (unit == "kib")
+    shift = 10;
+  else if (unit == "mib")
+    shift = 20;
+  else if (unit == "gib")
+    shift = 30;
+  else if (!unit.empty() && unit != "b")
+    throw bad();
+  if (n > (UINT64_MAX >> shift)) throw bad();
+  return n << shift;
+}
+
+uint64_t max_allocation_from_env() {
+  const char* v = std::getenv("REMAT_MAX_ALLOCATION");
+  return v && *v ? parse_max_allocation(v) : 0;
 }
 
 }  // namespace remat

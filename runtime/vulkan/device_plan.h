@@ -37,8 +37,9 @@ struct PhysicalDeviceSnapshot {
   uint32_t driver_version = 0;  // vendor-specific encoding
 
   // Limits that decide tensor placement and kernel shapes.
-  uint64_t max_storage_buffer_range = 0;    // bytes one storage-buffer binding may span
-  uint64_t max_memory_allocation_size = 0;  // bytes one vkAllocateMemory may return
+  uint64_t max_storage_buffer_range = 0;     // bytes one storage-buffer binding may span
+  uint64_t max_memory_allocation_size = 0;   // bytes one vkAllocateMemory may return
+  uint32_t max_memory_allocation_count = 0;  // allocations that may exist at once (0: unknown)
   uint64_t min_storage_buffer_offset_alignment = 0;
   uint64_t max_texel_buffer_elements = 0;  // texels one texel-buffer view may span
   uint64_t min_texel_buffer_offset_alignment = 0;
@@ -130,5 +131,16 @@ std::string format_api_version(uint32_t v);
 std::optional<std::string> kernel_limit_violation(const PhysicalDeviceSnapshot& d,
                                                   std::array<uint32_t, 3> local,
                                                   uint32_t storage_buffers);
+
+// The snapshot with maxMemoryAllocationSize lowered to `max_bytes` (never raised; 0 keeps it):
+// how tests and users (REMAT_MAX_ALLOCATION) make a device split its buffers as a device with
+// that limit would.
+PhysicalDeviceSnapshot clamp_max_memory_allocation_size(PhysicalDeviceSnapshot d,
+                                                        uint64_t max_bytes);
+
+// REMAT_MAX_ALLOCATION's value ("8MiB", "1GiB", "65536"; KiB/MiB/GiB are 1024-based) in bytes;
+// 0 when unset or empty. std::invalid_argument naming the variable for anything else.
+uint64_t max_allocation_from_env();
+uint64_t parse_max_allocation(std::string_view text);
 
 }  // namespace remat

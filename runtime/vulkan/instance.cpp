@@ -194,6 +194,7 @@ PhysicalDeviceSnapshot Instance::snapshot(VkPhysicalDevice pd, uint32_t index) c
   }
   s.max_storage_buffer_range = lim.maxStorageBufferRange;
   s.max_memory_allocation_size = maint3.maxMemoryAllocationSize;
+  s.max_memory_allocation_count = lim.maxMemoryAllocationCount;
   s.min_storage_buffer_offset_alignment = lim.minStorageBufferOffsetAlignment;
   s.max_texel_buffer_elements = lim.maxTexelBufferElements;
   s.min_texel_buffer_offset_alignment = lim.minTexelBufferOffsetAlignment;

@@ -12,6 +12,7 @@
 #include "model_args.h"
 #include "plot_script.h"
 #include "runtime/session.h"
+#include "runtime/session_budget.h"
 #include "runtime/vulkan/device.h"
 #include "step_timing.h"
 
@@ -182,7 +183,8 @@ int run_config_sweep(const std::vector<std::string>& args, const CommandSpec& sp
       continue;
     }
     MemoryRequest r =
-        memory_request(p->sel, session_alignment(*device), device->plan().quirks.max_binding_bytes);
+        memory_request(p->sel, session_alignment(*device), device->plan().quirks.max_binding_bytes,
+                       session_allocation_limits(*device, SessionConfig{}));
     for (uint64_t b : config_budgets(*p, r, o.points, device->info().device_local_bytes())) {
       pts.push_back(run_config_point(*device, *p, c, b, o));
       print_point(pts.back());

@@ -1,16 +1,51 @@
 #include "memory_text.h"
 
+#include "runtime/vulkan/device_plan.h"
+
 namespace remat::cli {
 
 MemoryRequest memory_request(const ModelSelection& sel, uint64_t alignment,
-                             uint64_t max_binding_bytes) {
+                             uint64_t max_binding_bytes, const AllocationLimits& allocation) {
   return {sel.memory.value_or(0),
           sel.policy,
           sel.arena,
           sel.choose_loss_chunk,
           alignment,
           max_binding_bytes,
-          sel.costs ? &*sel.costs : nullptr};
+          sel.costs ? &*sel.costs : nullptr,
+          allocation};
+}
+
+AllocationLimits deviceless_allocation_limits() {
+  AllocationLimits limits{kDevicelessAllocationLimit, kSmallestAllocationCount};
+  PhysicalDeviceSnapshot vulkan_minimum;
+  vulkan_minimum.max_memory_allocation_size = limits.max_allocation_bytes;
+  limits.max_allocation_bytes =
+      clamp_max_memory_allocation_size(vulkan_minimum, max_allocation_from_env())
+          .max_memory_allocation_size;
+  return limits;
+}
+
+std::string allocations_line(const Plan& plan, const SessionMemory& m) {
+  const uint64_t count = session_allocation_count(plan, m.extras);
+  std::string s =
+      "allocations: persistent buffer " + std::to_string(plan.persistent_allocations.size()) +
+      ", arena " + std::to_string(plan.arena_allocations.size()) + ", extras " +
+      std::to_string(m.extras.named().size()) + " (" + std::to_string(count) + " in all";
+  if (plan.page_bytes) s += ", each at most " + format_bytes(plan.page_bytes);
+  if (plan.persistent_padding) s += "; " + format_bytes(plan.persistent_padding) + " of padding";
+  return s + ")";
+}
+
+void allocations_json(JsonWriter& j, const Plan& plan, const SessionMemory& m) {
+  j.begin_object().field("max_allocation_bytes", plan.allocation.max_allocation_bytes);
+  j.field("max_allocation_count", uint64_t(plan.allocation.max_allocation_count));
+  j.field("page_bytes", plan.page_bytes);
+  j.field("persistent", uint64_t(plan.persistent_allocations.size()));
+  j.field("arena", uint64_t(plan.arena_allocations.size()));
+  j.field("extras", uint64_t(m.extras.named().size()));
+  j.field("total", session_allocation_count(plan, m.extras));
+  j.field("persistent_padding_bytes", plan.persistent_padding).end_object();
 }
 
 std::string budget_text(const ModelSelection& sel, int loss_chunk) {
@@ -38,7 +73,8 @@ void session_memory_json(JsonWriter& j, const SessionMemory& m, std::optional<ui
   j.begin_object().field("total_bytes", m.total()).field("budget_bytes", budget);
   j.field("frozen_bytes", m.frozen_bytes).field("frozen_dtype", m.frozen_dtype);
   j.field("trainable_bytes", m.trainable_bytes).field("io_bytes", m.io_bytes);
-  j.field("arena_bytes", m.arena_bytes).field("loss_chunk", m.loss_chunk).key("extras");
+  j.field("arena_bytes", m.arena_bytes).field("page_padding_bytes", m.page_padding);
+  j.field("loss_chunk", m.loss_chunk).key("extras");
   j.begin_object();
   for (const auto& [name, bytes] : m.extras.named()) j.field(name, bytes);
   j.end_object().end_object();

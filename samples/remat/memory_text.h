@@ -13,7 +13,16 @@ namespace remat::cli {
 
 // What --memory asks of the planner for `sel` (its policy, arena cap and chunk choice).
 MemoryRequest memory_request(const ModelSelection& sel, uint64_t alignment,
-                             uint64_t max_binding_bytes);
+                             uint64_t max_binding_bytes, const AllocationLimits& allocation);
+
+// The allocation limits `remat plan` assumes without a device: lavapipe's maxMemoryAllocationSize
+// (2 GiB, planner/allocation_pages.h says why) and Vulkan's guaranteed maxMemoryAllocationCount
+// (4096), the size lowered by REMAT_MAX_ALLOCATION as on a device.
+AllocationLimits deviceless_allocation_limits();
+
+// "allocations: persistent buffer 3, arena 1, extras 4 (8 in all, each at most 2.00 GiB)".
+std::string allocations_line(const Plan& plan, const SessionMemory& m);
+void allocations_json(JsonWriter& j, const Plan& plan, const SessionMemory& m);
 
 // " (cap 60.00 MiB)" under --arena, " (memory cap 700.00 MiB, loss chunk 128 rows)" under
 // --memory (both when both), " (loss chunk 640 rows)" for a chunked loss without --memory, else
@@ -24,7 +33,7 @@ std::string budget_text(const ModelSelection& sel, int loss_chunk);
 std::string session_memory_line(const SessionMemory& m, std::optional<uint64_t> budget);
 
 // {"total_bytes", "budget_bytes", "frozen_bytes", "frozen_dtype", "trainable_bytes", "io_bytes",
-// "arena_bytes", "extras": {name: bytes}, "loss_chunk"}.
+// "arena_bytes", "page_padding_bytes", "extras": {name: bytes}, "loss_chunk"}.
 void session_memory_json(JsonWriter& j, const SessionMemory& m, std::optional<uint64_t> budget);
 
 }  // namespace remat::cli

@@ -101,8 +101,9 @@ std::vector<Row> policy_table(const Graph& g, const Options& o) {
     Row r{n, std::nullopt, ""};
     const Policy p = Policy::parse(n);
     try {
-      r.plan = plan_graph(g, {p, p.kind == Policy::Kind::automatic ? o.sel.arena : std::nullopt,
-                              o.alignment, o.sel.costs ? &*o.sel.costs : nullptr});
+      r.plan = plan_graph(
+          g, {p, p.kind == Policy::Kind::automatic ? o.sel.arena : std::nullopt, o.alignment,
+              o.sel.costs ? &*o.sel.costs : nullptr, deviceless_allocation_limits()});
     } catch (const std::invalid_argument& e) {
       r.error = e.what();
     }
@@ -136,8 +137,9 @@ std::optional<LoraSummary> lora_summary(const Graph& g, const Options& o) {
   const int mid = static_cast<int>(g.blocks.size()) / 2;
   s.layer = layer_activation_bytes(g, mid, o.alignment);
   s.full_layer = layer_activation_bytes(full, mid, o.alignment);
-  s.full_persistent_bytes =
-      plan_graph(full, {Policy{}, std::nullopt, o.alignment, nullptr}).persistent_bytes;
+  s.full_persistent_bytes = plan_graph(full, {Policy{}, std::nullopt, o.alignment, nullptr,
+                                              deviceless_allocation_limits()})
+                                .persistent_bytes;
   return s;
 }
 
@@ -214,6 +216,8 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   j.field("persistent_bytes", p.persistent_bytes).field("alignment", p.alignment);
   j.key("session");
   session_memory_json(j, memory, o.sel.memory);
+  j.key("allocations");
+  allocations_json(j, p, memory);
   j.key("persistent").begin_object().field("parameters", r.parameter_bytes);
   j.field("grads", r.grad_bytes).field("adam", r.adam_bytes).field("io", r.io_bytes).end_object();
   j.key("arena_at_peak").begin_object().field("saved_activations", r.saved_activation_bytes);
@@ -286,6 +290,7 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
               format_bytes(r.parameter_bytes).c_str(), format_bytes(r.grad_bytes).c_str(),
               format_bytes(r.adam_bytes).c_str(), format_bytes(r.io_bytes).c_str());
   std::printf("  %s\n", session_memory_line(memory, o.sel.memory).c_str());
+  std::printf("  %s\n", allocations_line(p, memory).c_str());
   if (lora) print_lora(o, *lora);
   std::printf(
       "  arena at peak: saved activations %s, recomputed %s, gradients in flight %s, workspace "
@@ -336,11 +341,12 @@ int run_plan(const std::vector<std::string>& args) {
   const auto start = std::chrono::steady_clock::now();
   // Without a device the binding limit is the smallest Vulkan allows (the most gradient-norm
   // pieces), so the total is what the most limited device needs; a device profile gives its own.
+  // Allocations are lavapipe's (planner/allocation_pages.h).
   const uint64_t binding_limit = profile_binding_limit(o.sel.device_profile);
-  SessionPlan planned =
-      plan_session(o.sel.model, o.sel.shape, o.lora,
-                   {o.sel.policy, o.sel.arena, o.sel.memory, o.sel.choose_loss_chunk, o.alignment,
-                    binding_limit, o.sel.costs ? &*o.sel.costs : nullptr});
+  SessionPlan planned = plan_session(
+      o.sel.model, o.sel.shape, o.lora,
+      {o.sel.policy, o.sel.arena, o.sel.memory, o.sel.choose_loss_chunk, o.alignment, binding_limit,
+       o.sel.costs ? &*o.sel.costs : nullptr, deviceless_allocation_limits()});
   o.sel.shape = planned.shape;
   const Graph g = build_training_model(o.sel.model, o.sel.shape, o.lora);
   const Plan p = std::move(planned.plan);

@@ -104,3 +104,19 @@ TEST_CASE("plan_device rejects devices remat cannot use") {
 TEST_CASE("format_api_version decodes VK_MAKE_API_VERSION") {
   CHECK(format_api_version((1u << 22) | (3u << 12) | 230u) == "1.3.230");
 }
+
+TEST_CASE("the allocation limit is clamped down, never up, and read from REMAT_MAX_ALLOCATION") {
+  auto d = make(0, "gpu", DeviceKind::discrete);
+  d.max_memory_allocation_size = uint64_t(2) << 30;
+  CHECK(clamp_max_memory_allocation_size(d, 8u << 20).max_memory_allocation_size == (8u << 20));
+  CHECK(clamp_max_memory_allocation_size(d, uint64_t(4) << 30).max_memory_allocation_size ==
+        (uint64_t(2) << 30));
+  CHECK(clamp_max_memory_allocation_size(d, 0).max_memory_allocation_size == (uint64_t(2) << 30));
+  CHECK(clamp_max_memory_allocation_size(d, 8u << 20).name == "gpu");  // nothing else changes
+  CHECK(parse_max_allocation("8MiB") == (8u << 20));
+  CHECK(parse_max_allocation("1gib") == (1u << 30));
+  CHECK(parse_max_allocation("65536") == 65536);
+  CHECK(parse_max_allocation("3KiB") == 3072);
+  for (const char* bad : {"", "0", "-1", "8MB", "lots", "8 MiB", "99999999999GiB"})
+    CHECK_THROWS_WITH(parse_max_allocation(bad), Catch::Contains("REMAT_MAX_ALLOCATION"));
+}

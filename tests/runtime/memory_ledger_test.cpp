@@ -47,6 +47,27 @@ TEST_CASE("an arena is exactly its size, chunked only when asked") {
   CHECK(dev.ledger().stats().bytes(MemoryCategory::arena) == base);
 }
 
+TEST_CASE("an arena allocates exactly the chunks its plan lists and refuses irregular ones") {
+  Device& dev = test::device();
+  const uint64_t base = dev.ledger().stats().bytes(MemoryCategory::arena);
+  {
+    const Arena planned(dev, std::vector<uint64_t>{4096, 4096, 100});
+    CHECK(planned.chunk_count() == 3);
+    CHECK(planned.size() == 8292);
+    CHECK(dev.ledger().stats().bytes(MemoryCategory::arena) - base == 8292);
+    CHECK(planned.slice(8192, 100).offset == 0);
+  }
+  CHECK_THROWS_WITH(Arena(dev, std::vector<uint64_t>{4096, 2048, 100}),
+                    Catch::Contains("share one size"));
+  CHECK_THROWS_WITH(Arena(dev, std::vector<uint64_t>{4096, 8192}),
+                    Catch::Contains("share one size"));
+  CHECK_THROWS_WITH(Arena(dev, std::vector<uint64_t>{}), Catch::Contains("at least 1 byte"));
+  const uint64_t limit = dev.info().max_memory_allocation_size;
+  CHECK_THROWS_WITH(Arena(dev, std::vector<uint64_t>{limit + 1}),
+                    Catch::Contains("maxMemoryAllocationSize"));
+  CHECK(dev.ledger().stats().bytes(MemoryCategory::arena) == base);
+}
+
 TEST_CASE("upload and download round-trip bytes at an offset") {
   Device& dev = test::device();
   Buffer b(dev, 256, MemoryCategory::persistent, "roundtrip");
