@@ -430,6 +430,43 @@ const DeviceProfile kProfiles[] = {
         .memory_budget = true,
     },
     {
+        .name = "apple-m2-honeykrisp",
+        .device = "Apple M2 (G14) on Mesa Honeykrisp (Asahi Linux); the driver's table has no "
+                  "per-generation limit, so M1 (G13) reads the same",
+        .driver = "Mesa Honeykrisp, Linux (main branch at the commits cited; the files give no "
+                  "release)",
+        .source = "Mesa Honeykrisp source: the properties, extension and feature tables in "
+                  "https://github.com/mirror/mesa/blob/12a193605e44374bd63f4d452c957f3fc4ac4c6e/"
+                  "src/asahi/vulkan/hk_physical_device.c; the HK_* constants in "
+                  "https://github.com/bminor/mesa-mesa/blob/"
+                  "12ab3abaacf44c098ad61710ffd2c0c8aa4ec465/src/asahi/vulkan/hk_private.h",
+        .notes = "driver source, not a device report, and Honeykrisp's limits, not MoltenVK's: "
+                 "maxTexelBufferElements (a compiler header not pinned here), "
+                 "timestampComputeAndGraphics (asked of the kernel) and memory heaps unclamped",
+        .max_storage_buffer_range = 2147483647,      // INT32_MAX
+        .max_memory_allocation_size = 137438953472,  // 1ull << 37
+        .min_storage_buffer_offset_alignment = 16,   // HK_MIN_SSBO_ALIGNMENT
+        .min_texel_buffer_offset_alignment = 16,     // HK_MIN_TEXEL_BUFFER_ALIGNMENT
+        .max_shared_memory_bytes = 32768,            // HK_MAX_SHARED_SIZE
+        .max_workgroup_invocations = 1024,
+        .max_workgroup_size = std::array<uint32_t, 3>{1024, 1024, 64},
+        .max_workgroup_count = std::array<uint32_t, 3>{2147483647, 65535, 65535},
+        .max_push_constants_bytes = 256,           // HK_MAX_PUSH_SIZE
+        .max_storage_buffers_per_stage = 1048576,  // HK_MAX_DESCRIPTORS
+        .subgroup_size = 32,
+        .subgroup_arithmetic = true,
+        .subgroup_ballot = true,
+        .subgroup_vote = true,
+        .subgroup_shuffle = true,
+        .subgroup_quad = true,
+        .storage_buffer_16bit = true,
+        .shader_float16 = true,
+        .buffer_device_address = true,
+        .cooperative_matrix = false,
+        .push_descriptors = true,
+        .memory_budget = false,
+    },
+    {
         .name = "vulkan-minimum",
         .device = "the least a conformant Vulkan 1.1+ device may report",
         .driver = "(none: the specification's required limits)",

@@ -115,9 +115,9 @@ TEST_CASE("every row says which kind of source its values come from") {
 }
 
 TEST_CASE("the GPU families docs/device-profiles.md names have rows") {
-  for (std::string_view name :
-       {"mali-g78", "adreno-540", "adreno-650-turnip", "adreno-740-turnip", "apple-m1",
-        "radeon-680m-radv", "intel-iris-xe", "nvidia-rtx-4070", "vulkan-minimum"}) {
+  for (std::string_view name : {"mali-g78", "adreno-540", "adreno-650-turnip", "adreno-740-turnip",
+                                "apple-m1", "apple-m2-honeykrisp", "radeon-680m-radv",
+                                "intel-iris-xe", "nvidia-rtx-4070", "vulkan-minimum"}) {
     INFO(name);
     CHECK(find_device_profile(name) != nullptr);
   }
