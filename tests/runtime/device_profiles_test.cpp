@@ -102,6 +102,27 @@ TEST_CASE("every device profile is cited and at or above the Vulkan spec's requi
   CHECK(find_device_profile("vulkan-minimum") != nullptr);
 }
 
+TEST_CASE("every row says which kind of source its values come from") {
+  for (const DeviceProfile& p : device_profiles()) {
+    INFO(p.name);
+    const bool report = p.source.find("vulkan.gpuinfo.org export ") == 0;
+    const bool spec = p.source.find("Vulkan 1.3 specification") == 0;
+    // A row read from an open driver's code says so, so no one takes it for a device's report.
+    const bool driver_source =
+        p.source.find("Mesa ") == 0 && p.notes.find("driver source, not a device report") == 0;
+    CHECK(int(report) + int(spec) + int(driver_source) == 1);
+  }
+}
+
+TEST_CASE("the GPU families docs/device-profiles.md names have rows") {
+  for (std::string_view name : {"mali-g78", "adreno-540", "adreno-650-turnip", "adreno-740-turnip",
+                                "apple-m1", "apple-m2-honeykrisp", "radeon-680m-radv",
+                                "intel-iris-xe", "nvidia-rtx-4070", "vulkan-minimum"}) {
+    INFO(name);
+    CHECK(find_device_profile(name) != nullptr);
+  }
+}
+
 TEST_CASE("below_required_limits names the first field under the spec's minimum") {
   DeviceProfile p = *find_device_profile("vulkan-minimum");
   CHECK_FALSE(below_required_limits(p).has_value());
