@@ -49,6 +49,9 @@ text::LlamaVocab gguf_llama_vocab(const GgufMetadata& m) {
     v.add_space_prefix = m.boolean("tokenizer.ggml.add_space_prefix");
   }
   if (auto types = m.int32s("tokenizer.ggml.token_type")) v.token_types = std::move(*types);
+  for (std::size_t k = 0; k < text::kLlamaFimKinds; ++k)
+    for (std::string_view key : text::llama_fim_keys(text::LlamaFim(k)))
+      if (const auto id = m.uint(key); id && *id < v.tokens.size()) v.fim_ids[k] = id;
   v.bos_id = m.uint("tokenizer.ggml.bos_token_id");
   v.eos_id = m.uint("tokenizer.ggml.eos_token_id");
   v.add_bos = m.boolean("tokenizer.ggml.add_bos_token");

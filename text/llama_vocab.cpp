@@ -1,6 +1,7 @@
 #include "text/llama_vocab.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <iterator>
 #include <stdexcept>
@@ -71,46 +72,86 @@ const std::vector<PreEntry>& pre_table() {
   throw std::invalid_argument(v.origin + ": " + what);
 }
 
-// Texts llama.cpp makes control tokens whatever their type (its end-of-turn, end-of-message,
-// fill-in-the-middle and end-of-generation lists in llama_vocab::impl::load).
-bool forced_control(std::string_view text) {
+// llama.cpp's end-of-generation texts (llama_vocab::impl::load), made control tokens whatever
+// their type. Its end-of-turn and end-of-message texts, made control only while their id keys are
+// unset, are all among them, so those keys change no token's type.
+bool end_of_generation(std::string_view text) {
   // clang-format off
   static const std::string_view kTexts[] = {
-      "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
-      "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>", "<end_of_utterance>", "<|eom_id|>",
-      "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>",
-      "<|code_prefix|>", "<|prefix|>",
-      "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>",
-      "<|code_suffix|>", "<|suffix|>",
-      "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>",
-      "<|code_middle|>", "<|middle|>",
-      "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
-      "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>",
-      "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "</s>", "[EOS]", "<eos>", "<turn|>",
-      "<|tool_response>", "[e~["};
+      "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+      "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+      "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+      "<｜end▁of▁sentence｜>", "[e~["};
   // clang-format on
   return std::find(std::begin(kTexts), std::end(kTexts), text) != std::end(kTexts);
 }
 
-// Each token's type after llama.cpp's adjustments by text: the forced control tokens, then its
-// workarounds for gpt-oss (<|channel|> and friends user-defined; <|end|> user-defined beside
-// <|return|> and <|call|>, or <|calls|> and <|flush|>) and Gemma 4 (</s> normal beside
-// <|tool_response>).
+// The texts llama.cpp takes for each LlamaFim kind while the kind's id key is unset.
+const std::vector<std::string_view>& fim_texts(std::size_t kind) {
+  static const std::vector<std::string_view> kTexts[kLlamaFimKinds] = {
+      {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>",
+       "<|code_prefix|>", "<|prefix|>"},
+      {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>",
+       "<|code_suffix|>", "<|suffix|>"},
+      {"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>",
+       "<|code_middle|>", "<|middle|>"},
+      {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"},
+      {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"},
+      {"<|file_sep|>"}};
+  return kTexts[kind];
+}
+
+// A token's text as llama.cpp keeps it: an empty one is named so that it stays distinct.
+std::string piece_text(const LlamaVocab& v, std::size_t i) {
+  return v.tokens[i].empty() ? "[EMPTY_" + std::to_string(i) + "]" : v.tokens[i];
+}
+
+// llama.cpp ORs the control attribute into the type; an unknown token stays unknown here, which
+// is matched where control tokens are.
+void force_control(LlamaTokenType& t) {
+  if (t != LlamaTokenType::unknown) t = LlamaTokenType::control;
+}
+
+// llama.cpp takes, for each fill-in-the-middle kind whose key is unset, the first of its texts
+// that it meets walking its token_to_id, a std::unordered_map<std::string, llama_token> filled in
+// id order. `map` is built the same way, so it is walked in the same order (with the same standard
+// library, libstdc++ for both here); the order matters only where a vocabulary holds two texts of
+// one kind.
+void force_fim_controls(const LlamaVocab& v,
+                        const std::unordered_map<std::string, std::size_t>& map,
+                        std::vector<LlamaTokenType>& types) {
+  std::array<bool, kLlamaFimKinds> found{};
+  for (std::size_t k = 0; k < kLlamaFimKinds; ++k) found[k] = v.fim_ids[k].has_value();
+  for (const auto& [text, id] : map)
+    for (std::size_t k = 0; k < kLlamaFimKinds; ++k) {
+      const auto& texts = fim_texts(k);
+      if (!found[k] && std::find(texts.begin(), texts.end(), text) != texts.end()) {
+        found[k] = true;
+        force_control(types[id]);
+      }
+    }
+}
+
+// Each token's type after llama.cpp's adjustments by text: the fill-in-the-middle and
+// end-of-generation control tokens, then its workarounds for gpt-oss (<|channel|> and friends
+// user-defined; <|end|> user-defined beside <|return|> and <|call|>, or <|calls|> and <|flush|>)
+// and Gemma 4 (</s> normal beside <|tool_response>).
 std::vector<LlamaTokenType> token_types(const LlamaVocab& v) {
   std::vector<LlamaTokenType> types(v.tokens.size(), LlamaTokenType::normal);
   if (!v.token_types.empty() && v.token_types.size() < v.tokens.size())
     fail(v, "tokenizer.ggml.token_type has " + std::to_string(v.token_types.size()) +
                 " entries for " + std::to_string(v.tokens.size()) + " tokens");
-  std::unordered_map<std::string_view, std::size_t> id_of;
+  std::unordered_map<std::string, std::size_t> id_of;
   for (std::size_t i = 0; i < v.tokens.size(); ++i) {
     const int32_t t = v.token_types.empty() ? 1 : v.token_types[i];
     types[i] = t >= 0 && t <= 6 ? LlamaTokenType(t) : LlamaTokenType::undefined;
-    id_of[v.tokens[i]] = i;
-    if (forced_control(v.tokens[i]) && types[i] != LlamaTokenType::unknown)
-      types[i] = LlamaTokenType::control;
+    id_of[piece_text(v, i)] = i;
   }
-  const auto has = [&](std::string_view t) { return id_of.count(t) != 0; };
-  for (std::string_view t : {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"})
+  force_fim_controls(v, id_of, types);
+  for (const auto& [text, id] : id_of)
+    if (end_of_generation(text)) force_control(types[id]);
+  const auto has = [&](const std::string& t) { return id_of.count(t) != 0; };
+  for (const char* t : {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"})
     if (has(t)) types[id_of[t]] = LlamaTokenType::user_defined;
   const bool call = has("<|call|>") || has("<|calls|>");
   if (has("<|end|>") && call && (has("<|return|>") || has("<|flush|>")))
@@ -170,8 +211,7 @@ std::unique_ptr<Tokenizer> spm_tokenizer(const LlamaVocab& v) {
   std::vector<SpmPiece> pieces(v.tokens.size());
   std::vector<SpecialToken> specials;
   for (std::size_t i = 0; i < v.tokens.size(); ++i) {
-    // llama.cpp names an empty token so that it stays distinct.
-    pieces[i].text = v.tokens[i].empty() ? "[EMPTY_" + std::to_string(i) + "]" : v.tokens[i];
+    pieces[i].text = piece_text(v, i);
     pieces[i].score = v.scores.empty() ? 0.0f : v.scores[i];
     pieces[i].type = types[i];
     if (is_special(types[i]))
@@ -190,6 +230,17 @@ std::unique_ptr<Tokenizer> spm_tokenizer(const LlamaVocab& v) {
 }
 
 }  // namespace
+
+const std::vector<std::string_view>& llama_fim_keys(LlamaFim kind) {
+  static const std::vector<std::string_view> kKeys[kLlamaFimKinds] = {
+      {"tokenizer.ggml.fim_pre_token_id", "tokenizer.ggml.prefix_token_id"},
+      {"tokenizer.ggml.fim_suf_token_id", "tokenizer.ggml.suffix_token_id"},
+      {"tokenizer.ggml.fim_mid_token_id", "tokenizer.ggml.middle_token_id"},
+      {"tokenizer.ggml.fim_pad_token_id"},
+      {"tokenizer.ggml.fim_rep_token_id"},
+      {"tokenizer.ggml.fim_sep_token_id"}};
+  return kKeys[std::size_t(kind)];
+}
 
 std::optional<uint64_t> llama_bos_id(const LlamaVocab& v) {
   if (const auto id = token_key(v, v.bos_id)) return *id;
@@ -237,9 +288,7 @@ std::unique_ptr<Tokenizer> llama_vocab_tokenizer(const LlamaVocab& v) {
   std::vector<SpecialToken> specials;
   vocab.reserve(v.tokens.size());
   for (std::size_t i = 0; i < v.tokens.size(); ++i) {
-    // llama.cpp names an empty token so that it stays distinct.
-    const std::string text =
-        v.tokens[i].empty() ? "[EMPTY_" + std::to_string(i) + "]" : v.tokens[i];
+    const std::string text = piece_text(v, i);
     // llama.cpp looks every token up by its text after merging, special or not; a text outside
     // GPT-2's byte alphabet is one its byte-level pieces never spell, so only a special token
     // (matched in the text as written) can reach it.
@@ -269,8 +318,9 @@ std::unique_ptr<Tokenizer> llama_vocab_tokenizer(const LlamaVocab& v) {
   try {
     auto stages = std::make_unique<PreTokenizer>();
     for (std::string_view p : pre->patterns) stages->add_isolating_stage(p);
-    tokenizer = std::make_unique<Tokenizer>(vocab, merges, std::move(stages), std::move(specials),
-                                            MissingBytes::drop);
+    tokenizer =
+        std::make_unique<Tokenizer>(vocab, merges, std::move(stages), std::move(specials),
+                                    BpeOptions(MissingBytes::drop), SpecialMatch::longest_first);
   } catch (const std::invalid_argument& e) {
     fail(v, std::string("tokenizer.ggml.tokens and tokenizer.ggml.merges: ") + e.what());
   }

@@ -6,7 +6,10 @@
 //     text and become special tokens. Control and unknown tokens are matched only where special
 //     tokens are (llama_tokenize's parse_special); user-defined ones always
 //     (SpecialToken::in_plain_text). A few texts are control tokens whatever their type, as
-//     llama.cpp makes them (its end-of-turn, end-of-generation and fill-in-the-middle tokens);
+//     llama.cpp makes them: its end-of-generation texts always, and the first fill-in-the-middle
+//     text of each kind that it finds while the kind's id key is unset (llama_fim_keys);
+//   - where special tokens overlap in a text, the longer wins wherever it starts, as llama.cpp cuts
+//     them out (text/longest_first_specials.h);
 //   - bos/eos token ids and add_bos_token/add_eos_token give what a text starts and ends with where
 //     Hugging Face's post-processor would add tokens (Tokenizer::post_processor).
 // "gpt2":
@@ -16,17 +19,15 @@
 //   - tokenizer.ggml.tokens are spelled in GPT-2's byte alphabet (text/byte_unicode.h), except the
 //     special tokens;
 //   - tokenizer.ggml.merges are "a b" strings, highest priority first.
-//   Known differences from llama.cpp: it splits text on special tokens longest first across the
-//   whole text, remat at the leftmost match (longest on ties), which differs only where two
-//   special tokens overlap in the text; and Unicode classes come from PCRE2's tables
+//   Known difference from llama.cpp: Unicode classes come from PCRE2's tables
 //   (text/pre_tokenizer.h).
 // "llama" (SentencePiece), with no known difference:
 //   - tokenizer.ggml.tokens as written, tokenizer.ggml.scores (0 when absent) deciding the merges;
 //   - tokenizer.ggml.add_space_prefix (true when absent) puts a space before each text between
-//     special tokens; add_bos_token defaults to true, bos_token_id to 1 and eos_token_id to 2;
-//   - special tokens are cut out longest first, as llama.cpp does (text/longest_first_specials.h).
+//     special tokens; add_bos_token defaults to true, bos_token_id to 1 and eos_token_id to 2.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,6 +39,13 @@
 #include "text/tokenizer.h"
 
 namespace remat::text {
+
+// The fill-in-the-middle token kinds llama.cpp looks for by text (llama_vocab::impl::load).
+enum class LlamaFim { pre, suf, mid, pad, rep, sep };
+constexpr std::size_t kLlamaFimKinds = 6;
+// The keys naming a kind's token id, in the order llama.cpp reads them: tokenizer.ggml.fim_*_id,
+// then for pre, suf and mid the deprecated prefix_, suffix_ and middle_token_id.
+const std::vector<std::string_view>& llama_fim_keys(LlamaFim kind);
 
 // The keys' values as read; `origin` (the file) starts every error.
 struct LlamaVocab {
@@ -54,6 +62,9 @@ struct LlamaVocab {
   std::optional<bool> add_bos;           // tokenizer.ggml.add_bos_token
   std::optional<bool> add_eos;           // tokenizer.ggml.add_eos_token
   std::string name;                      // general.name ("" when absent)
+  // Per LlamaFim kind, the id its keys name as llama.cpp takes it: the last of them that names a
+  // token (one past the tokens is ignored); nullopt when none does.
+  std::array<std::optional<uint64_t>, kLlamaFimKinds> fim_ids;
 };
 
 // What llama.cpp does for one tokenizer.ggml.pre name.

@@ -9,9 +9,17 @@ namespace remat::text {
 Tokenizer::Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
                      const std::vector<std::pair<std::string, std::string>>& merges,
                      std::unique_ptr<PreTokenizer> pre_tokenizer,
-                     std::vector<SpecialToken> specials, const BpeOptions& options)
+                     std::vector<SpecialToken> specials, const BpeOptions& options,
+                     SpecialMatch match)
     : bpe_(vocab, merges, options), pre_(std::move(pre_tokenizer)), specials_(std::move(specials)) {
   index_tokens(vocab);
+  if (match != SpecialMatch::longest_first) return;
+  for (const auto& s : specials_)
+    if (s.normalized)
+      throw std::invalid_argument("special token '" + s.text +
+                                  "' is matched after normalization, which longest-first "
+                                  "matching does not do");
+  longest_ = std::make_unique<LongestFirstSpecials>(specials_);
 }
 
 Tokenizer::Tokenizer(SpmModel spm, std::vector<SpecialToken> specials)
@@ -111,12 +119,15 @@ void Tokenizer::encode_ordinary(std::string_view text, bool first, bool specials
 }
 
 void Tokenizer::encode(std::string_view text, bool specials, std::vector<TokenId>& out) {
-  if (spm_) {
+  if (longest_) {
     for (const auto& f : longest_->split(text, specials)) {
+      const std::string_view piece = text.substr(f.begin, f.end - f.begin);
       if (f.special)
         out.push_back(specials_[f.index].id);
+      else if (spm_)
+        spm_->encode(piece, out);
       else
-        spm_->encode(text.substr(f.begin, f.end - f.begin), out);
+        encode_ordinary(piece, f.begin == 0, specials, out);
     }
     return;
   }

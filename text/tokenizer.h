@@ -40,15 +40,22 @@ struct SpecialToken {
   bool normalized = false;
 };
 
+// Where two special tokens overlap in a text, which one is cut out: the one that starts first
+// (the longest of those starting there), as Hugging Face's tokenizers match added tokens; or the
+// longer wherever it starts, as llama.cpp's tokenizer_st_partition does
+// (text/longest_first_specials.h).
+enum class SpecialMatch { leftmost, longest_first };
+
 class Tokenizer {
  public:
   // `vocab`: every BPE token's bytes and id (ids may have gaps); `specials` may reuse an id of
   // `vocab` (GPT-2's <|endoftext|> is in both) or add new ones. Throws std::invalid_argument.
-  // `options`: see BpeModel.
+  // `options`: see BpeModel. With SpecialMatch::longest_first every special token is matched in
+  // the text as given (none may be SpecialToken::normalized).
   Tokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
             const std::vector<std::pair<std::string, std::string>>& merges,
             std::unique_ptr<PreTokenizer> pre_tokenizer, std::vector<SpecialToken> specials,
-            const BpeOptions& options = {});
+            const BpeOptions& options = {}, SpecialMatch match = SpecialMatch::leftmost);
   // A SentencePiece vocabulary: `specials` (ids and texts of `spm`'s pieces) are cut out longest
   // first, the text between them is encoded by `spm`, and decode is `spm`'s. Throws
   // std::invalid_argument.
@@ -116,7 +123,7 @@ class Tokenizer {
   Normalizer normalizer_;
   std::optional<Decoder> decoder_;
   std::unique_ptr<SpmModel> spm_;                  // set: a SentencePiece vocabulary
-  std::unique_ptr<LongestFirstSpecials> longest_;  // its special-token partition
+  std::unique_ptr<LongestFirstSpecials> longest_;  // set: special tokens cut out longest first
   std::string normalized_, scratch_;               // encode_ordinary's normalized text, reused
   // [normalized][all]: first bytes of the special tokens next_special looks for, and whether any.
   bool first_byte_[2][2][256] = {};

@@ -9,12 +9,15 @@
 # template from tokenizer.json, tokenizer_config.json and config.json.
 #
 #   gguf_tokenizer_writer.py OUT.gguf --arch ARCH --pre NAME --hf DIR [--vocab-size N]
+#                            [--add-token TEXT]...
 #   gguf_tokenizer_writer.py OUT.gguf --arch ARCH --pre NAME --gpt2 DIR
 #   gguf_tokenizer_writer.py OUT.gguf --arch ARCH --spm-hf DIR [--no-space-prefix]
 #   gguf_tokenizer_writer.py OUT.gguf --arch ARCH --spm-model DIR [--vocab-size N]
 #                            [--no-space-prefix]
 #
-# --hf DIR holds tokenizer.json and tokenizer_config.json; --gpt2 DIR holds OpenAI's encoder.json
+# --add-token TEXT (repeatable) adds a token to the tokenizer's added tokens, not special, with the
+# next id past them, as tokenizers' add_tokens does; the converter makes it user-defined unless it
+# looks special. --hf DIR holds tokenizer.json and tokenizer_config.json; --gpt2 DIR holds OpenAI's encoder.json
 # and vocab.bpe, whose <|endoftext|> Hugging Face's GPT-2 adds as a special token and names bos
 # and eos (config.json).
 #
@@ -180,6 +183,7 @@ def main():
     p.add_argument("--spm-model")
     p.add_argument("--no-space-prefix", action="store_true")
     p.add_argument("--vocab-size", type=int)
+    p.add_argument("--add-token", action="append", default=[])
     a = p.parse_args()
     if a.spm_hf or a.spm_model:
         a.folder = a.spm_hf or a.spm_model
@@ -205,6 +209,9 @@ def main():
             added = [{"content": "<|endoftext|>", "id": end, "special": True}]
         for t in added:
             vocab[t["content"]] = t["id"]
+        for text in a.add_token:
+            added.append({"content": text, "id": max(vocab.values()) + 1, "special": False})
+            vocab[text] = added[-1]["id"]
         size = a.vocab_size or max(vocab.values()) + 1
         tokens, types = vocab_base(vocab, added, size)
 

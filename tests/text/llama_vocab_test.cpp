@@ -80,6 +80,38 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "llama vocabulary: a fill-in-the-middle text is a control token only while its kind's id "
+    "key is unset, and only the first llama.cpp meets") {
+  LlamaVocab v = vocab({{"<|fim_pad|>", 4}, {"<|im_end|>", 4}, {"<|fim_prefix|>", 4}});
+  // 258 <|fim_pad|>, 259 <|im_end|>, 260 <|fim_prefix|>: without keys all three are control.
+  CHECK(llama_vocab_tokenizer(v)->encode("<|fim_pad|><|im_end|><|fim_prefix|>", false).size() ==
+        11 + 10 + 14);
+  // A key that names a token, any token, leaves the kind's texts as they are; the end-of-turn key
+  // does not, as "<|im_end|>" ends generation whatever it is.
+  v.fim_ids[std::size_t(LlamaFim::pad)] = 258;
+  v.fim_ids[std::size_t(LlamaFim::pre)] = 259;
+  auto t = llama_vocab_tokenizer(v);
+  CHECK(t->encode("<|fim_pad|><|fim_prefix|>", false) == Ids{258, 260});
+  CHECK(t->encode("<|im_end|>", false).size() == 10);
+  // Of two texts of one kind, one is made control.
+  LlamaVocab two = vocab({{"<PAD>", 4}, {"[PAD]", 4}});
+  auto u = llama_vocab_tokenizer(two);
+  const bool first = u->encode("<PAD>", false) == Ids{258};
+  const bool second = u->encode("[PAD]", false) == Ids{259};
+  CHECK(first != second);
+}
+
+TEST_CASE(
+    "llama vocabulary: where special tokens overlap in a text the longer wins wherever it "
+    "starts") {
+  auto t = llama_vocab_tokenizer(vocab({{"<|a|>", 3}, {"|><|b|>", 4}, {"<|b|>", 3}}));
+  // 258 <|a|>, 259 |><|b|>, 260 <|b|>.
+  CHECK(t->encode("<|a|><|b|>") == Ids{'<', '|', 'a', 259});
+  CHECK(t->encode("<|a|><|a|><|b|>") == Ids{258, '<', '|', 'a', 259});
+  CHECK(t->encode("<|b|><|a|>") == Ids{260, 258});
+}
+
+TEST_CASE(
     "llama vocabulary: the bos token comes first where add_bos_token, or the pre-tokenizer's "
     "default, says") {
   LlamaVocab v = vocab({{"<s>", 3}, {"</s>", 3}});

@@ -44,6 +44,30 @@ TEST_CASE("with specials off, special-token text is ordinary text", "[text]") {
   CHECK(t.decode(ids) == "<|end|>");
 }
 
+TEST_CASE(
+    "where special tokens overlap, leftmost matching takes the first and longest-first the "
+    "longer",
+    "[text]") {
+  SmallVocab v(SmallVocab::Merges{{"<", "|"}});  // 256 "<|"
+  const std::vector<SpecialToken> specials = {
+      {"<|a|>", 1000}, {"|><|b|>", 1001}, {"<|b|>", 1002}, {"x", 1003, true}};
+  const auto make = [&](SpecialMatch match) {
+    return Tokenizer(v.vocab, v.merges, std::make_unique<PreTokenizer>(), specials, {}, match);
+  };
+  Tokenizer leftmost = make(SpecialMatch::leftmost), longest = make(SpecialMatch::longest_first);
+  // "<|a|>" starts first; "|><|b|>", inside it, is longer.
+  CHECK(leftmost.encode("<|a|><|b|>") == Ids{1000, 1002});
+  CHECK(longest.encode("<|a|><|b|>") == Ids{256, 'a', 1001});
+  CHECK(longest.encode("<|a|>x<|b|>") == Ids{1000, 1003, 1002});
+  CHECK(longest.encode("<|a|><|b|>", false) == leftmost.encode("<|a|><|b|>", false));
+  CHECK(longest.decode(longest.encode("<|a|><|b|><|a|>")) == "<|a|><|b|><|a|>");
+  // Longest-first matching is in the text as given: a token matched after normalization is
+  // refused.
+  CHECK_THROWS_WITH(Tokenizer(v.vocab, v.merges, std::make_unique<PreTokenizer>(),
+                              {{"<|a|>", 1000, false, true}}, {}, SpecialMatch::longest_first),
+                    Catch::Contains("'<|a|>' is matched after normalization"));
+}
+
 TEST_CASE("decode(encode(x)) == x for random bytes", "[text]") {
   Tokenizer t = small_tokenizer();
   std::mt19937 rng(7);
