@@ -250,11 +250,11 @@ TEST_CASE("a GGUF file's tokenizer encodes through the C API as llama.cpp's test
   CHECK(encode(t.tok, "<|im_start|>", 0).size() > 1);
   CHECK(encode(t.tok, "[PAD151650]", 0) == std::vector<uint32_t>{151650});
   CHECK(decode(t.tok, encode(t.tok, "Hello<|im_end|> wörld")) == "Hello<|im_end|> wörld");
-  // A SentencePiece file is refused naming the key.
-  const fs::path spm = remat::test::llama_test_vocabulary("llama-spm");
+  // A WordPiece file (a model remat does not read) is refused naming the key.
+  const fs::path wpm = remat::test::llama_test_vocabulary("bert-bge");
   remat_tokenizer* tok = nullptr;
-  CHECK(remat_tokenizer_load(spm.c_str(), &tok) == REMAT_ERROR_INVALID_ARGUMENT);
+  CHECK(remat_tokenizer_load(wpm.c_str(), &tok) == REMAT_ERROR_INVALID_ARGUMENT);
   CHECK(tok == nullptr);
-  CHECK(std::string(remat_last_error()).find("tokenizer.ggml.model 'llama' is not supported") !=
+  CHECK(std::string(remat_last_error()).find("tokenizer.ggml.model 'bert' is not supported") !=
         std::string::npos);
 }
