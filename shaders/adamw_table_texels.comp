@@ -10,12 +10,12 @@
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) writeonly buffer Param { vec4 param4[]; };
-layout(binding = 1) uniform samplerBuffer Grad;
+layout(binding = 1) uniform textureBuffer Grad;
 layout(std430, binding = 2) writeonly buffer M1 { vec4 m14[]; };
 layout(std430, binding = 3) writeonly buffer M2 { vec4 m24[]; };
-layout(binding = 6) uniform samplerBuffer OldParam;
-layout(binding = 7) uniform samplerBuffer OldM1;
-layout(binding = 8) uniform samplerBuffer OldM2;
+layout(binding = 6) uniform textureBuffer OldParam;
+layout(binding = 7) uniform textureBuffer OldM1;
+layout(binding = 8) uniform textureBuffer OldM2;
 #include "adamw_update.glsl"
 #include "optimizer_table.glsl"
 

@@ -10,12 +10,12 @@
 // attention_backward_body.glsl, reading its inputs through texel views.
 // On llvmpipe a texel fetch is a branch-free gather while a storage-buffer load loops over the
 // SIMD lanes (DeviceQuirks::texel_fetch_beats_storage_loads).
-layout(binding = 0) uniform samplerBuffer dout_texels;  // RGBA32F views
-layout(binding = 1) uniform samplerBuffer q_texels;
-layout(binding = 2) uniform samplerBuffer k_texels;
-layout(binding = 3) uniform samplerBuffer v_texels;
-layout(binding = 4) uniform samplerBuffer out_texels;
-layout(binding = 5) uniform samplerBuffer lse_texels;  // R32F view
+layout(binding = 0) uniform textureBuffer dout_texels;  // RGBA32F views
+layout(binding = 1) uniform textureBuffer q_texels;
+layout(binding = 2) uniform textureBuffer k_texels;
+layout(binding = 3) uniform textureBuffer v_texels;
+layout(binding = 4) uniform textureBuffer out_texels;
+layout(binding = 5) uniform textureBuffer lse_texels;  // R32F view
 #define DOUT(i) texelFetch(dout_texels, int(i))
 #define Q(i) texelFetch(q_texels, int(i))
 #define K(i) texelFetch(k_texels, int(i))

@@ -10,9 +10,9 @@
 // attention_forward_body.glsl, reading q, k and v through texel views.
 // On llvmpipe a texel fetch is a branch-free gather while a storage-buffer load loops over the
 // SIMD lanes (DeviceQuirks::texel_fetch_beats_storage_loads).
-layout(binding = 0) uniform samplerBuffer q_texels;  // RGBA32F views
-layout(binding = 1) uniform samplerBuffer k_texels;
-layout(binding = 2) uniform samplerBuffer v_texels;
+layout(binding = 0) uniform textureBuffer q_texels;  // RGBA32F views
+layout(binding = 1) uniform textureBuffer k_texels;
+layout(binding = 2) uniform textureBuffer v_texels;
 #define Q(i) texelFetch(q_texels, int(i))
 #define K(i) texelFetch(k_texels, int(i))
 #define V(i) texelFetch(v_texels, int(i))

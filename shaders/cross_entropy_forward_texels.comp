@@ -8,7 +8,7 @@
 // 50257) starts off any vec4 boundary. The same operations in the same order: the same bits.
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform samplerBuffer logits_texels;
+layout(binding = 0) uniform textureBuffer logits_texels;
 #define LOGIT(k) texelFetch(logits_texels, int(k)).x
 layout(std430, binding = 1) readonly buffer Targets { uint targets[]; };
 layout(std430, binding = 2) writeonly buffer Losses { float losses[]; };

@@ -11,7 +11,7 @@
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer Tokens { uint tokens[]; };
-layout(binding = 1) uniform samplerBuffer dx4;
+layout(binding = 1) uniform textureBuffer dx4;
 layout(std430, binding = 2) buffer DWte { vec4 dwte4[]; };
 layout(std430, binding = 3) buffer DWpe { vec4 dwpe4[]; };
 layout(std430, binding = 4) readonly buffer RowPositions { uint row_positions[]; };

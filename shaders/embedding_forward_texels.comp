@@ -11,8 +11,8 @@
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer Tokens { uint tokens[]; };
-layout(binding = 1) uniform samplerBuffer wte4;
-layout(binding = 2) uniform samplerBuffer wpe4;
+layout(binding = 1) uniform textureBuffer wte4;
+layout(binding = 2) uniform textureBuffer wpe4;
 layout(std430, binding = 3) writeonly buffer X { vec4 x4[]; };
 // Packed rows: each token's position in its example (a stand-in, never read, when p.packed is 0).
 layout(std430, binding = 4) readonly buffer RowPositions { uint row_positions[]; };

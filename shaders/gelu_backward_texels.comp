@@ -8,10 +8,10 @@
 // adamw_texels.comp), so the view never sees a value this dispatch wrote.
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform samplerBuffer dy_texels;
-layout(binding = 1) uniform samplerBuffer x_texels;
+layout(binding = 0) uniform textureBuffer dy_texels;
+layout(binding = 1) uniform textureBuffer x_texels;
 layout(std430, binding = 2) writeonly buffer DX { vec4 dx4[]; };
-layout(binding = 3) uniform samplerBuffer old_dx_texels;
+layout(binding = 3) uniform textureBuffer old_dx_texels;
 layout(push_constant) uniform Push { GeluParams p; };
 
 #define LOAD4_DY(q) texelFetch(dy_texels, int(q))

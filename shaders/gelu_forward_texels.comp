@@ -9,7 +9,7 @@
 // accesses, so a variant with another storage type redefines them alone.
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform samplerBuffer x_texels;
+layout(binding = 0) uniform textureBuffer x_texels;
 layout(std430, binding = 1) writeonly buffer Y { vec4 y4[]; };
 layout(push_constant) uniform Push { GeluParams p; };
 

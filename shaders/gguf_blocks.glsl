@@ -11,7 +11,7 @@
 //   #include "gguf_blocks.glsl"
 // or, to read the words some other way (an R32UI texel view on CPU drivers, where texelFetch
 // beats storage loads), defines GGUF_WORD(i) as word i instead:
-//   layout(binding = 0) uniform usamplerBuffer w_texels;
+//   layout(binding = 0) uniform utextureBuffer w_texels;
 //   #define GGUF_WORD(i) texelFetch(w_texels, int(i)).x
 // Byte offsets are from the start of that array. Blocks are packed (a Q8_0 block is 34 bytes), so
 // fields sit at any byte offset; every block size is even, so a row that starts at an even byte

@@ -11,7 +11,7 @@
 // (the host falls back to grad_norm_partial.comp otherwise).
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform samplerBuffer Grad;
+layout(binding = 0) uniform textureBuffer Grad;
 layout(std430, binding = 1) writeonly buffer Partials { float partials[]; };
 layout(push_constant) uniform Push { GradNormPartialParams p; };
 #define GN_WIDTH 4

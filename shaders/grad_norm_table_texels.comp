@@ -7,7 +7,7 @@
 // every piece's count and offset are multiples of 4. Same sums in the same order, same bits.
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform samplerBuffer Grad;
+layout(binding = 0) uniform textureBuffer Grad;
 layout(std430, binding = 1) writeonly buffer Partials { float partials[]; };
 #include "optimizer_table.glsl"
 

@@ -13,15 +13,15 @@
 // gelu_backward_texels.comp).
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform samplerBuffer dy_texels;    // RGBA32F
-layout(binding = 1) uniform samplerBuffer x_texels;     // RGBA32F
-layout(binding = 2) uniform samplerBuffer w_texels;     // RGBA32F
-layout(binding = 3) uniform samplerBuffer mean_texels;  // R32F
-layout(binding = 4) uniform samplerBuffer rstd_texels;  // R32F
+layout(binding = 0) uniform textureBuffer dy_texels;    // RGBA32F
+layout(binding = 1) uniform textureBuffer x_texels;     // RGBA32F
+layout(binding = 2) uniform textureBuffer w_texels;     // RGBA32F
+layout(binding = 3) uniform textureBuffer mean_texels;  // R32F
+layout(binding = 4) uniform textureBuffer rstd_texels;  // R32F
 layout(std430, binding = 5) writeonly buffer DX { vec4 dx4[]; };
 layout(std430, binding = 6) buffer DW { vec4 dw4[]; };
 layout(std430, binding = 7) buffer DB { vec4 db4[]; };
-layout(binding = 8) uniform samplerBuffer old_dx_texels;  // RGBA32F view of dx's slice
+layout(binding = 8) uniform textureBuffer old_dx_texels;  // RGBA32F view of dx's slice
 layout(push_constant) uniform Push { LayernormBackwardParams p; };
 
 #define DY4(q) texelFetch(dy_texels, int(q))

@@ -9,9 +9,9 @@
 // operations of the scalar kernels, so the bits are theirs. C is a multiple of 4; y is fp32.
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform samplerBuffer x_texels;
-layout(binding = 1) uniform samplerBuffer w_texels;
-layout(binding = 2) uniform samplerBuffer bias_texels;
+layout(binding = 0) uniform textureBuffer x_texels;
+layout(binding = 1) uniform textureBuffer w_texels;
+layout(binding = 2) uniform textureBuffer bias_texels;
 layout(std430, binding = 3) writeonly buffer Y { vec4 y4[]; };
 layout(std430, binding = 4) writeonly buffer Mean { float mean_out[]; };
 layout(std430, binding = 5) writeonly buffer Rstd { float rstd_out[]; };

@@ -32,8 +32,8 @@ layout(constant_id = 7) const uint DOUT_VEC4 = 0;  // texel view: 1 RGBA32F, 0 R
 layout(constant_id = 8) const uint NG = 1;  // groups of four n per loop iteration
 
 #ifdef MATMUL_BLOCKS_TEXELS
-layout(binding = 0) uniform samplerBuffer Dout;
-layout(binding = 1) uniform usamplerBuffer Wgt;  // an RGBA32UI view of W's words
+layout(binding = 0) uniform textureBuffer Dout;
+layout(binding = 1) uniform utextureBuffer Wgt;  // an RGBA32UI view of W's words
 #include "matmul_blocks_words.glsl"
 #else
 layout(std430, binding = 0) readonly buffer Dout { float dout[]; };

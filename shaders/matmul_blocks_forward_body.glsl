@@ -26,9 +26,9 @@ layout(constant_id = 5) const uint TJ = 8;   // W rows per invocation
 layout(constant_id = 6) const uint X_LANES = 1;
 
 #ifdef MATMUL_BLOCKS_TEXELS
-layout(binding = 0) uniform samplerBuffer Inp;
+layout(binding = 0) uniform textureBuffer Inp;
 #define INP4(t) texelFetch(Inp, int(t))
-layout(binding = 1) uniform usamplerBuffer Wgt;  // an RGBA32UI view of W's words
+layout(binding = 1) uniform utextureBuffer Wgt;  // an RGBA32UI view of W's words
 #include "matmul_blocks_words.glsl"
 #else
 layout(std430, binding = 0) readonly buffer Inp { vec4 inp4[]; };

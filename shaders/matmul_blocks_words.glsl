@@ -5,6 +5,7 @@
 // texel's size). Included by matmul_blocks_*_body.glsl before gguf_blocks.glsl.
 #ifndef REMAT_MATMUL_BLOCKS_WORDS_GLSL
 #define REMAT_MATMUL_BLOCKS_WORDS_GLSL
+#extension GL_EXT_samplerless_texture_functions : require  // textureSize(Wgt)
 
 #define GGUF_WORD(i) texelFetch(Wgt, int((i) >> 2))[(i) & 3u]
 

@@ -38,7 +38,7 @@ layout(constant_id = 6) const uint X_LANES = 1;
 layout(std430, binding = 2) buffer Bias { vec4 bias4[]; };
 layout(std430, binding = 3) buffer C { C_T4 c4[]; };
 // The fused residual (p.residual 1), vec4s in C's layout; a stand-in view otherwise.
-layout(binding = 4) uniform samplerBuffer Residual;
+layout(binding = 4) uniform textureBuffer Residual;
 layout(push_constant) uniform Push { MatmulTexelsParams p; };
 
 const uint MAX_T = 16;

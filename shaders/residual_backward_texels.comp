@@ -8,11 +8,11 @@
 // invocation only, so a view never sees a value this dispatch wrote.
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform samplerBuffer dy_texels;
+layout(binding = 0) uniform textureBuffer dy_texels;
 layout(std430, binding = 1) writeonly buffer DA { vec4 da4[]; };
 layout(std430, binding = 2) writeonly buffer DB { vec4 db4[]; };
-layout(binding = 3) uniform samplerBuffer old_da_texels;
-layout(binding = 4) uniform samplerBuffer old_db_texels;
+layout(binding = 3) uniform textureBuffer old_da_texels;
+layout(binding = 4) uniform textureBuffer old_db_texels;
 layout(push_constant) uniform Push { ResidualBackwardParams p; };
 
 #define LOAD4_DY(q) texelFetch(dy_texels, int(q))

@@ -8,8 +8,8 @@
 // back to residual_forward.comp otherwise).
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform samplerBuffer a_texels;
-layout(binding = 1) uniform samplerBuffer b_texels;
+layout(binding = 0) uniform textureBuffer a_texels;
+layout(binding = 1) uniform textureBuffer b_texels;
 layout(std430, binding = 2) writeonly buffer Y { vec4 y4[]; };
 layout(push_constant) uniform Push { ResidualParams p; };
 

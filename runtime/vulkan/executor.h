@@ -18,7 +18,7 @@
 namespace remat {
 
 // One binding of a dispatch. The kernel's SPIR-V decides the descriptor type: a storage buffer,
-// or (for a `samplerBuffer`) a uniform texel buffer, for which the executor creates a view of
+// or (for a `textureBuffer`) a uniform texel buffer, for which the executor creates a view of
 // the slice with `texel_format`.
 struct Binding {
   BufferSlice slice;    // the bytes bound at this binding index

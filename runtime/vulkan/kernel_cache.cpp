@@ -30,8 +30,8 @@ uint32_t spirv_binding_count(std::span<const uint32_t> words) {
 std::vector<VkDescriptorType> spirv_binding_types(std::span<const uint32_t> words) {
   constexpr uint32_t kOpTypeImage = 25, kOpTypeSampledImage = 27, kOpTypePointer = 32;
   constexpr uint32_t kOpVariable = 59, kOpDecorate = 71, kDecorationBinding = 33, kDimBuffer = 5;
-  std::map<uint32_t, uint32_t> binding_of_var, pointee_of_ptr, type_of_var, image_of_sampled;
-  std::map<uint32_t, uint32_t> dim_of_image;
+  std::map<uint32_t, uint32_t> binding_of_var, pointee_of_ptr, type_of_var;
+  std::set<uint32_t> texel_images;  // OpTypeImage Dim Buffer, Sampled 1: a `textureBuffer`
   for (std::size_t i = 5; i < words.size();) {
     const uint32_t n = words[i] >> 16, op = words[i] & 0xFFFFu;
     if (n == 0 || i + n > words.size()) break;
@@ -41,20 +41,20 @@ std::vector<VkDescriptorType> spirv_binding_types(std::span<const uint32_t> word
       pointee_of_ptr[words[i + 1]] = words[i + 3];
     else if (op == kOpVariable && n >= 4)
       type_of_var[words[i + 2]] = words[i + 1];
-    else if (op == kOpTypeSampledImage && n >= 3)
-      image_of_sampled[words[i + 1]] = words[i + 2];
-    else if (op == kOpTypeImage && n >= 4)
-      dim_of_image[words[i + 1]] = words[i + 3];
+    else if (op == kOpTypeImage && n >= 9 && words[i + 3] == kDimBuffer && words[i + 7] == 1)
+      texel_images.insert(words[i + 1]);
+    else if (op == kOpTypeSampledImage && n >= 3 && texel_images.count(words[i + 2]))
+      // SPIR-V 1.6 forbids a sampled image of Dim Buffer (OpTypeSampledImage) and Mesa 25
+      // warns about it in older versions, which fails every test under the validation layer.
+      throw std::logic_error(
+          "a kernel reads a texel buffer as a samplerBuffer; declare it a textureBuffer");
     i += n;
   }
   std::vector<VkDescriptorType> types(spirv_binding_count(words),
                                       VK_DESCRIPTOR_TYPE_STORAGE_BUFFER);
-  for (const auto& [var, binding] : binding_of_var) {
-    const uint32_t pointee = pointee_of_ptr[type_of_var[var]];
-    const auto sampled = image_of_sampled.find(pointee);
-    if (sampled != image_of_sampled.end() && dim_of_image[sampled->second] == kDimBuffer)
+  for (const auto& [var, binding] : binding_of_var)
+    if (texel_images.count(pointee_of_ptr[type_of_var[var]]))
       types.at(binding) = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
-  }
   return types;
 }
 

@@ -33,8 +33,8 @@ struct Pipeline {
 // Bindings a SPIR-V module declares in set 0 (max Binding decoration + 1).
 uint32_t spirv_binding_count(std::span<const uint32_t> words);
 
-// The descriptor type of each binding 0..count-1: VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER for a
-// `samplerBuffer`, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER otherwise (remat kernels use nothing else).
+// Each binding's descriptor type: UNIFORM_TEXEL_BUFFER for a `textureBuffer`, STORAGE_BUFFER
+// otherwise (remat kernels use nothing else); std::logic_error for a `samplerBuffer`.
 std::vector<VkDescriptorType> spirv_binding_types(std::span<const uint32_t> words);
 
 using KernelKey = std::pair<KernelId, std::vector<uint32_t>>;  // kernel, specialization
