@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <fstream>
 #include <string>
 
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 TEST_CASE("read_whole_file returns a file's bytes exactly", "[base][whole_file]") {
   test::TempFolder d("whole_file_bytes");
   std::string bytes;
-  for (int i = 0; bytes.size() < 300000; ++i) bytes += static_cast<char>(i * 7919 % 256);
+  for (uint32_t i = 0; bytes.size() < 300000; ++i) bytes += static_cast<char>(i * 7919u % 256u);
   std::ofstream(d / "big.bin", std::ios::binary) << bytes;
   CHECK(read_whole_file(d / "big.bin") == bytes);
   std::ofstream(d / "empty.bin", std::ios::binary).flush();
