@@ -23,9 +23,9 @@
 #include "formats/weight_files.h"
 #include "planner/plan.h"
 #include "planner/session_plan.h"
+#include "runtime/session_budget.h"
 #include "runtime/session_files.h"
 #include "runtime/training_state.h"
-#include "runtime/vulkan/device_plan.h"
 #include "runtime/vulkan/error.h"
 
 using remat::capi::ApiError;
@@ -142,11 +142,8 @@ remat_status remat_plan(const remat_session_params* params, remat_plan_report* r
     remat::capi::require_struct(report, "report");
     const remat::SessionConfig c = remat::capi::session_config(params);
     // Without a device: alignment 256, the smallest binding limit Vulkan allows and `remat
-    // plan`'s allocation limits (planner/allocation_pages.h), lowered by REMAT_MAX_ALLOCATION.
-    remat::AllocationLimits allocation{remat::kDevicelessAllocationLimit,
-                                       remat::kSmallestAllocationCount};
-    if (const uint64_t env = remat::max_allocation_from_env(); env != 0)
-      allocation.max_allocation_bytes = std::min(allocation.max_allocation_bytes, env);
+    // plan`'s allocation limits.
+    const remat::AllocationLimits allocation = remat::deviceless_allocation_limits();
     const remat::Plan plan =
         remat::plan_session(c.model, c.shape, c.lora,
                             {c.policy, c.arena_budget, c.memory_budget, c.choose_loss_chunk, 256,

@@ -9,6 +9,16 @@
 
 namespace remat {
 
+AllocationLimits deviceless_allocation_limits() {
+  AllocationLimits limits{kDevicelessAllocationLimit, kSmallestAllocationCount};
+  PhysicalDeviceSnapshot vulkan_minimum;
+  vulkan_minimum.max_memory_allocation_size = limits.max_allocation_bytes;
+  limits.max_allocation_bytes =
+      clamp_max_memory_allocation_size(vulkan_minimum, max_allocation_from_env())
+          .max_memory_allocation_size;
+  return limits;
+}
+
 AllocationLimits session_allocation_limits(const Device& d, const SessionConfig& c) {
   const PhysicalDeviceSnapshot info =
       clamp_max_memory_allocation_size(d.info(), c.max_allocation_bytes);

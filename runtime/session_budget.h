@@ -12,6 +12,11 @@
 
 namespace remat {
 
+// The allocation limits `remat plan` assumes without a device: lavapipe's maxMemoryAllocationSize
+// (2 GiB, planner/allocation_pages.h says why) and Vulkan's guaranteed maxMemoryAllocationCount
+// (4096), the size lowered by REMAT_MAX_ALLOCATION as on a device.
+AllocationLimits deviceless_allocation_limits();
+
 // The allocation limits the planner lays the session's buffers out under: the device's, with
 // config.max_allocation_bytes applied (clamp_max_memory_allocation_size).
 AllocationLimits session_allocation_limits(const Device& device, const SessionConfig& config);

@@ -16,16 +16,6 @@ MemoryRequest memory_request(const ModelSelection& sel, uint64_t alignment,
           allocation};
 }
 
-AllocationLimits deviceless_allocation_limits() {
-  AllocationLimits limits{kDevicelessAllocationLimit, kSmallestAllocationCount};
-  PhysicalDeviceSnapshot vulkan_minimum;
-  vulkan_minimum.max_memory_allocation_size = limits.max_allocation_bytes;
-  limits.max_allocation_bytes =
-      clamp_max_memory_allocation_size(vulkan_minimum, max_allocation_from_env())
-          .max_memory_allocation_size;
-  return limits;
-}
-
 std::string allocations_line(const Plan& plan, const SessionMemory& m) {
   const uint64_t count = session_allocation_count(plan, m.extras);
   std::string s =

@@ -15,11 +15,6 @@ namespace remat::cli {
 MemoryRequest memory_request(const ModelSelection& sel, uint64_t alignment,
                              uint64_t max_binding_bytes, const AllocationLimits& allocation);
 
-// The allocation limits `remat plan` assumes without a device: lavapipe's maxMemoryAllocationSize
-// (2 GiB, planner/allocation_pages.h says why) and Vulkan's guaranteed maxMemoryAllocationCount
-// (4096), the size lowered by REMAT_MAX_ALLOCATION as on a device.
-AllocationLimits deviceless_allocation_limits();
-
 // "allocations: persistent buffer 3, arena 1, extras 4 (8 in all, each at most 2.00 GiB)".
 std::string allocations_line(const Plan& plan, const SessionMemory& m);
 void allocations_json(JsonWriter& j, const Plan& plan, const SessionMemory& m);

@@ -21,6 +21,7 @@
 #include "planner/memory_budget.h"
 #include "planner/plan.h"
 #include "planner/session_plan.h"
+#include "runtime/session_budget.h"
 #include "runtime/vulkan/device_profiles.h"
 
 namespace remat::cli {
