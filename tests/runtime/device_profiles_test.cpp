@@ -3,7 +3,9 @@
 // and at or above the Vulkan specification's required limits.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "runtime/vulkan/device_profiles.h"
@@ -115,11 +117,44 @@ TEST_CASE("every row says which kind of source its values come from") {
 }
 
 TEST_CASE("the GPU families docs/device-profiles.md names have rows") {
-  for (std::string_view name : {"mali-g78", "adreno-540", "adreno-650-turnip", "adreno-740-turnip",
-                                "apple-m1", "apple-m2-honeykrisp", "radeon-680m-radv",
-                                "intel-iris-xe", "nvidia-rtx-4070", "vulkan-minimum"}) {
+  for (std::string_view name :
+       {"mali-g78", "adreno-540", "adreno-650-turnip", "adreno-740-turnip", "apple-m1",
+        "apple-m3-max", "apple-m2-honeykrisp", "radeon-680m-radv", "intel-iris-xe",
+        "nvidia-rtx-4070", "vulkan-minimum"}) {
     INFO(name);
     CHECK(find_device_profile(name) != nullptr);
+  }
+}
+
+// A field the source lacks stays empty, and the row says so: a reader of `remat devices
+// --profiles` must not take unclamped heaps for a GPU as large as the machine it runs on.
+TEST_CASE("a row without device-local heap bytes says in its notes that heaps are unclamped") {
+  for (const DeviceProfile& p : device_profiles()) {
+    INFO(p.name << ": " << p.notes);
+    if (!p.device_local_bytes) CHECK(p.notes.find("heap") != std::string_view::npos);
+  }
+}
+
+// docs/device-profiles.md names every row in its source table, with the row's first URL, and
+// gives it a column of values: a row added to the table alone would be an uncited one to a reader.
+TEST_CASE("docs/device-profiles.md lists every row with its source and its values") {
+  std::ifstream in(std::string(REMAT_SOURCE_DIR) + "/docs/device-profiles.md");
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const std::size_t values = doc.find("| limit |");
+  REQUIRE(values != std::string::npos);
+  const std::string header = doc.substr(values, doc.find('\n', values) - values);
+  for (const DeviceProfile& p : device_profiles()) {
+    INFO(p.name);
+    const std::string cell = "| `" + std::string(p.name) + "` |";
+    CHECK(doc.find(cell) < values);
+    CHECK(header.find("`" + std::string(p.name) + "`") != std::string::npos);
+    const std::size_t url = p.source.find("https://");
+    const std::string_view first_url =
+        p.source.substr(url, p.source.find_first_of(" ;,)", url) - url);
+    CHECK(doc.find(first_url) != std::string::npos);
   }
 }
 
