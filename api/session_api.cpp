@@ -123,6 +123,7 @@ remat_status remat_session_params_from_file(remat_session_params* params, const 
     require_readable(path);
     // A folder's config.json, else the GPT-2 shape the file's tensors and metadata imply.
     remat::capi::set_model(*params, remat::checkpoint_model(path, std::nullopt), path);
+    remat::capi::set_base_file(*params, path);
   });
 }
 
@@ -134,6 +135,7 @@ remat_status remat_session_params_from_memory(remat_session_params* params, cons
     const std::string bytes(static_cast<const char*>(data), size);
     remat::capi::set_model_from_checkpoint(*params,
                                            remat::parse_safetensors(bytes, "checkpoint in memory"));
+    remat::capi::set_base_file(*params, nullptr);
   });
 }
 

@@ -4,11 +4,14 @@
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "api/error_boundary.h"
 #include "base/progress.h"
+#include "formats/base_blocks.h"
 #include "formats/model_metadata.h"
 #include "formats/weight_files.h"
 #include "planner/policy.h"
@@ -304,7 +307,7 @@ void fill_default_params(remat_session_params& p) {
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
 // schedule, the one that ends before the LoRA fields, the ones that end before loss_chunk and
 // before memory_bytes, and the ones that end before weights_dtype, act_dtype, packed,
-// quantized_base, family and config_keys.
+// quantized_base, family, config_keys and base_blocks.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
@@ -316,7 +319,8 @@ static bool older_params_size(std::size_t size) {
          size == offsetof(remat_session_params, quantized_base) ||
          size == offsetof(remat_session_params, family) ||
          size == offsetof(remat_session_params, sliding_window) ||
-         size == offsetof(remat_session_params, config_keys);
+         size == offsetof(remat_session_params, config_keys) ||
+         size == offsetof(remat_session_params, base_blocks);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -366,17 +370,63 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   p.packed = st.shape.packed ? 1 : 0;
 }
 
-// The block weights of params->quantized_base (a .gguf file), for a LoRA session of its model.
-std::vector<BlockWeight> quantized_base_blocks(const char* path, const SessionConfig& c) {
-  if (!c.lora.enabled())
-    invalid("params->quantized_base keeps a frozen base in its blocks: it needs params->lora_rank");
+namespace {
+
+BaseBlocks base_blocks_of(const remat_session_params& p) {
+  switch (p.base_blocks) {
+    case REMAT_BASE_BLOCKS_AUTO:
+      return BaseBlocks::automatic;
+    case REMAT_BASE_BLOCKS_KEEP:
+      return BaseBlocks::keep;
+    case REMAT_BASE_BLOCKS_DECODE:
+      return BaseBlocks::decode;
+    default:
+      invalid("params->base_blocks is " + std::to_string(p.base_blocks) +
+              "; use REMAT_BASE_BLOCKS_AUTO, REMAT_BASE_BLOCKS_KEEP or REMAT_BASE_BLOCKS_DECODE");
+  }
+}
+
+// The block weights a session keeps of params->quantized_base (a .gguf file):
+// formats/base_blocks.h decides, as for the CLI; the checks here name the params' fields.
+std::vector<BlockWeight> quantized_base_blocks(const remat_session_params& p,
+                                               const SessionConfig& c) {
+  const BaseBlocks choice = base_blocks_of(p);
+  const char* path = p.quantized_base;
+  if (choice != BaseBlocks::automatic && !path)
+    invalid("params->base_blocks chooses how params->quantized_base is stored: it needs one");
+  if (!path) return {};
   if (!names_gguf_file(path))
     invalid("params->quantized_base '" + std::string(path) + "' is not a .gguf file");
+  if (choice == BaseBlocks::keep && !c.lora.enabled())
+    invalid("params->quantized_base keeps a frozen base in its blocks: it needs params->lora_rank");
+  if (choice == BaseBlocks::decode && !c.lora.enabled())
+    invalid(
+        "params->base_blocks REMAT_BASE_BLOCKS_DECODE decodes a frozen base: it needs "
+        "params->lora_rank");
+  if (!c.lora.enabled() || choice == BaseBlocks::decode) return {};
   const WeightFiles w = WeightFiles::open(path);
   if (w.gguf()->model() != c.model)
     invalid("params->quantized_base '" + std::string(path) +
             "' holds another model than the params describe");
-  return w.gguf()->block_weights();
+  return base_block_weights(std::filesystem::path(path), c.lora, choice);
+}
+
+// A copy of `path` that lives as long as the process: what params->quantized_base points to
+// after remat_session_params_from_file, whose argument the app may free at once. One copy per
+// distinct path, so calling it again and again does not grow.
+const char* lasting_copy(const std::string& path) {
+  static std::mutex mutex;
+  static std::set<std::string> paths;  // a set's strings never move
+  const std::lock_guard<std::mutex> lock(mutex);
+  return paths.insert(path).first->c_str();
+}
+
+}  // namespace
+
+void set_base_file(remat_session_params& params, const char* checkpoint) {
+  if (params.struct_size <= offsetof(remat_session_params, quantized_base)) return;
+  params.quantized_base =
+      checkpoint && names_gguf_file(checkpoint) ? lasting_copy(checkpoint) : nullptr;
 }
 
 SessionConfig session_config(const remat_session_params* params) {
@@ -408,7 +458,7 @@ SessionConfig session_config(const remat_session_params* params) {
   c.shape.weight_dtype = dtype_of(p.weights_dtype, "weights_dtype");
   if (c.shape.weight_dtype != DType::f32 && !c.lora.enabled())
     invalid("params->weights_dtype applies to frozen weights: it needs params->lora_rank");
-  if (p.quantized_base) c.shape.block_weights = quantized_base_blocks(p.quantized_base, c);
+  c.shape.block_weights = quantized_base_blocks(p, c);
   if (p.loss_chunk == REMAT_LOSS_CHUNK_AUTO)
     c.choose_loss_chunk = true;
   else

@@ -31,6 +31,10 @@ void set_from_state(remat_session_params& params, const TrainingState& state);
 // std::invalid_argument (via ApiError) naming the first bad field.
 SessionConfig session_config(const remat_session_params* params);
 
+// Sets params.quantized_base (where the struct has it) to the .gguf file `checkpoint` names, a
+// copy that lives as long as the process, else to NULL: a LoRA session of a GGUF checkpoint then
+// keeps its blocks unless params.base_blocks says otherwise (formats/base_blocks.h).
+void set_base_file(remat_session_params& params, const char* checkpoint);
 // Sets the model fields to the shape a GPT-2 checkpoint describes (heads from its metadata).
 void set_model_from_checkpoint(remat_session_params& params, const SafetensorsContents& file);
 // Sets the model fields (model NULL, the five sizes, family and the family's fields) to `model`,

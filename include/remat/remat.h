@@ -69,8 +69,8 @@ REMAT_API remat_status remat_device_get_info(uint32_t index, remat_device_info* 
 
 /* Opens a device: `selector` is an index ("1") or a case-insensitive name substring
  * ("llvmpipe"); NULL or "" uses the REMAT_DEVICE environment variable, else the first discrete
- * GPU, then integrated, virtual, CPU. Free with remat_device_free. With REMAT_DEVICE_PROFILE=NAME in
- * the environment, this function, remat_device_wrap and remat_device_get_info see every device
+ * GPU, then integrated, virtual, CPU. Free with remat_device_free. With REMAT_DEVICE_PROFILE=NAME
+ * in the environment, this function, remat_device_wrap and remat_device_get_info see every device
  * within that device profile's limits (docs/device-profiles.md); an unknown NAME is
  * REMAT_ERROR_INVALID_ARGUMENT naming the known ones. */
 REMAT_API remat_status remat_device_open(const char* selector, remat_device** device);
@@ -225,10 +225,15 @@ typedef struct remat_session_params {
   /* Since 0.4: a quantized .gguf model file whose matrices the session keeps in their ggml blocks
    * (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K ... Q6_K) on the device, decoded by the kernels where they
    * read them (QLoRA): no float copy of them exists; the plan and memory_bytes count their block
-   * bytes. Needs lora_rank > 0 and F32 activations; the model fields must describe the file's
-   * model, and the session then loads that file (remat_session_load_file). NULL (default): every
-   * frozen weight is stored as weights_dtype. A struct that ends before it (struct_size =
-   * offsetof(remat_session_params, quantized_base)) has none. */
+   * bytes. Needs lora_rank > 0 (without it the field is not read, unless base_blocks is
+   * REMAT_BASE_BLOCKS_KEEP) and F32 activations; the model fields must describe the file's
+   * model, and the session then loads that file (remat_session_load_file). base_blocks (below)
+   * chooses whether a LoRA session keeps the blocks: by default it does. NULL (default): every
+   * frozen weight is stored as weights_dtype. remat_session_params_from_file sets it to the .gguf
+   * file it reads (pointing to a copy of the path that remat keeps until the process ends), so
+   * that LoRA on that file keeps its blocks as `remat train --init M.gguf --lora R` does, and to
+   * NULL for any other checkpoint, as remat_session_params_from_memory does. A struct that ends
+   * before it (struct_size = offsetof(remat_session_params, quantized_base)) has none. */
   const char* quantized_base;
 
   /* Since 0.4: the model's family, so that any model remat trains can be described here (what
@@ -272,6 +277,17 @@ typedef struct remat_session_params {
    * nothing a session computes. A struct that ends before it (struct_size =
    * offsetof(remat_session_params, config_keys)) saves transformers 4's keys. */
   int32_t config_keys;
+
+  /* Since 0.4: whether a LoRA session keeps quantized_base's matrices in their ggml blocks, a
+   * remat_base_blocks value; the same decision, with the same default, as `remat train` and
+   * `remat plan` make for --lora on a .gguf --init. REMAT_BASE_BLOCKS_AUTO (0, the default): kept
+   * when lora_rank > 0 and quantized_base is set; without LoRA quantized_base is not read (full
+   * fine-tuning trains every weight in F32). REMAT_BASE_BLOCKS_KEEP (`--base-blocks yes`): kept,
+   * and both lora_rank > 0 and quantized_base are required. REMAT_BASE_BLOCKS_DECODE
+   * (`--base-blocks no`): every frozen weight is decoded to weights_dtype, as with quantized_base
+   * NULL; it needs lora_rank > 0 and quantized_base too. A struct that ends before it
+   * (struct_size = offsetof(remat_session_params, base_blocks)) is read as AUTO. */
+  int32_t base_blocks;
 } remat_session_params;
 
 /* remat_session_params.family */
@@ -296,6 +312,13 @@ typedef enum remat_config_keys {
   REMAT_CONFIG_KEYS_TRANSFORMERS5 = 1
 } remat_config_keys;
 
+/* remat_session_params.base_blocks */
+typedef enum remat_base_blocks {
+  REMAT_BASE_BLOCKS_AUTO = 0,
+  REMAT_BASE_BLOCKS_KEEP = 1,
+  REMAT_BASE_BLOCKS_DECODE = 2
+} remat_base_blocks;
+
 /* Fills *params with the defaults above (model "tiny"). */
 REMAT_API remat_status remat_session_params_default(remat_session_params* params);
 /* Sets the model fields (model = NULL; layers, dim, heads, vocab, ctx, family and the family's
@@ -303,8 +326,9 @@ REMAT_API remat_status remat_session_params_default(remat_session_params* params
  * folder (its config.json: model_type gpt2, llama, qwen2, qwen3 or gemma3_text, in transformers
  * 4's or 5's keys), a shard index, a .gguf model file (its
  * metadata), or a safetensors file (the model its metadata names as remat saves it, else the GPT-2
- * its tensors imply, heads from its metadata). The memory form reads `size` bytes of a
- * safetensors image at `data` during the call only. */
+ * its tensors imply, heads from its metadata). It also sets quantized_base: the .gguf file, else
+ * NULL (see there). The memory form reads `size` bytes of a safetensors image at `data` during
+ * the call only, and sets quantized_base to NULL. */
 REMAT_API remat_status remat_session_params_from_file(remat_session_params* params,
                                                       const char* path);
 REMAT_API remat_status remat_session_params_from_memory(remat_session_params* params,
@@ -453,8 +477,8 @@ typedef struct remat_tokenizer remat_tokenizer;
 /* Loads a tokenizer from a Hugging Face tokenizer.json (byte-level BPE, or BPE with byte
  * fallback), a folder holding tokenizer.json, vocab.json + merges.txt or GPT-2's encoder.json +
  * vocab.bpe, or a GGUF model file (*.gguf: its byte-level BPE or SentencePiece tokenizer, read as
- * llama.cpp reads it; its user-defined tokens are matched even with allow_special 0): the same files
- * `remat tokenize --tokenizer PATH` reads. REMAT_ERROR_IO when `path` does not exist;
+ * llama.cpp reads it; its user-defined tokens are matched even with allow_special 0): the same
+ * files `remat tokenize --tokenizer PATH` reads. REMAT_ERROR_IO when `path` does not exist;
  * REMAT_ERROR_INVALID_ARGUMENT naming the file when its contents are malformed or a kind of
  * tokenizer remat does not support. Free with remat_tokenizer_free. */
 REMAT_API remat_status remat_tokenizer_load(const char* path, remat_tokenizer** tokenizer);
@@ -482,7 +506,9 @@ REMAT_API remat_status remat_tokenizer_decode(const remat_tokenizer* tokenizer, 
                                               size_t count, char* out, size_t capacity,
                                               size_t* bytes);
 
-/* Fine-tuning rows built from a JSONL file of examples, one per line: {"text"}, {"prompt",
+/* Rows to train on: fine-tuning examples (below), or since 0.4 windows of a token stream
+ * (remat_examples_load_text, further down).
+ * Fine-tuning rows built from a JSONL file of examples, one per line: {"text"}, {"prompt",
  * "completion"} or {"messages"} (chat, rendered with the tokenizer's chat template). Each kept
  * example fills one row of `seq` positions: cut to its first seq+1 tokens or padded with id 0;
  * only the tokens an example trains on (completions, assistant turns) have targets, every other
@@ -548,6 +574,59 @@ typedef struct remat_packing_report {
 
 REMAT_API remat_status remat_examples_packing(const remat_examples* examples,
                                               remat_packing_report* report);
+
+/* Since 0.4: rows that are windows of one token stream, read and batched exactly as `remat train
+ * --data FILE` reads a text, a file's bytes or an llm.c token file. Row b of batch `index`
+ * (remat_examples_batch) is the window of seq + 1 tokens starting at token
+ * ((index * batch + b) * seq) mod (n - seq - 1) of the stream's n tokens: its first seq tokens
+ * are the inputs, its last seq the targets, every target trained. The same handle as examples:
+ * remat_examples_batch_packed writes positions 0 .. seq-1; remat_examples_count and
+ * remat_examples_packing, which count examples, refuse it; remat_examples_report describes
+ * either. */
+typedef enum remat_data_format {
+  REMAT_DATA_AUTO = 0,  /* an llm.c token file by its magic number, else text: encoded with the
+                         * tokenizer when one is given, else its bytes */
+  REMAT_DATA_BYTES = 1, /* the file's bytes are the tokens (a vocabulary of 256): no tokenizer */
+  REMAT_DATA_TEXT = 2,  /* text encoded with the tokenizer, which it needs */
+  REMAT_DATA_LLMC = 3   /* an llm.c token file (what `remat tokenize --out` writes) */
+} remat_data_format;
+
+typedef struct remat_text_options {
+  size_t struct_size;         /* sizeof(remat_text_options) */
+  int32_t seq;                /* tokens per row (at least 1) */
+  int32_t format;             /* a remat_data_format value */
+  const char* tokenizer_path; /* what remat_tokenizer_load takes, or NULL */
+  uint32_t vocab;             /* the model's vocabulary: every id must be below it */
+} remat_text_options;
+
+/* Reads `path` as `options` say. REMAT_ERROR_IO when a path does not exist;
+ * REMAT_ERROR_INVALID_ARGUMENT with a line naming the file when it is no regular file (a device,
+ * a FIFO), holds fewer than seq + 2 tokens (an empty file among them) or is malformed for its
+ * format, when an id is not below options->vocab (naming the first), when the tokenizer has more
+ * ids than vocab or bytes need more than it (256), and for a .jsonl file (its examples are
+ * remat_examples_load_with's). On failure *rows is NULL. Free with remat_examples_free. */
+REMAT_API remat_status remat_examples_load_text(const char* path, const remat_text_options* options,
+                                                remat_examples** rows);
+
+/* Since 0.4: what rows hold (remat_rows_report.kind). */
+typedef enum remat_rows_kind {
+  REMAT_ROWS_BYTES = 0,   /* windows of a file's bytes */
+  REMAT_ROWS_TOKENS = 1,  /* windows of a token stream */
+  REMAT_ROWS_EXAMPLES = 2 /* fine-tuning examples (remat_examples_load, _load_with) */
+} remat_rows_kind;
+
+/* Since 0.4: what `remat train` reports about its data. */
+typedef struct remat_rows_report {
+  size_t struct_size;       /* set to sizeof(remat_rows_report) before the call */
+  int32_t kind;             /* a remat_rows_kind value */
+  uint64_t tokens;          /* a stream's tokens (bytes); 0 for examples */
+  uint64_t examples;        /* kept examples; 0 for a stream */
+  uint64_t trained_targets; /* the examples' trained targets, once each; 0 for a stream */
+  double unigram_entropy;   /* nats per target (the trained ones): the loss a model that ignores
+                             * context reaches */
+} remat_rows_report;
+
+REMAT_API remat_status remat_examples_report(const remat_examples* rows, remat_rows_report* report);
 
 #ifdef __cplusplus
 }

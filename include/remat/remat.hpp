@@ -272,8 +272,8 @@ class Tokenizer {
   std::unique_ptr<remat_tokenizer, Free> handle_;
 };
 
-// Fine-tuning rows from a JSONL file of examples (remat_examples): one example per row, only the
-// tokens it trains on have targets.
+// Rows to train on (remat_examples): fine-tuning examples of a JSONL file, one example per row
+// (only the tokens it trains on have targets), or windows of a token stream (load_text).
 class Examples {
  public:
   // An empty `chat_template` takes the template from the tokenizer's tokenizer_config.json (or
@@ -297,8 +297,30 @@ class Examples {
     check(remat_examples_load_with(jsonl.c_str(), tokenizer.c_str(), &o, &e));
     return Examples(e, seq);
   }
+  // Windows of a token stream (remat_examples_load_text): a text encoded with `tokenizer`
+  // (empty: its bytes) or an llm.c token file, every id below `vocab`.
+  static Examples load_text(const std::string& path, int32_t seq, uint32_t vocab,
+                            const std::string& tokenizer = {},
+                            remat_data_format format = REMAT_DATA_AUTO) {
+    remat_text_options o{};
+    o.struct_size = sizeof o;
+    o.seq = seq;
+    o.format = format;
+    o.tokenizer_path = tokenizer.empty() ? nullptr : tokenizer.c_str();
+    o.vocab = vocab;
+    remat_examples* e = nullptr;
+    check(remat_examples_load_text(path.c_str(), &o, &e));
+    return Examples(e, seq);
+  }
 
-  // Kept examples.
+  // What the rows hold: their kind, tokens or examples, and the unigram entropy.
+  remat_rows_report report() const {
+    remat_rows_report r{};
+    r.struct_size = sizeof r;
+    check(remat_examples_report(handle(), &r));
+    return r;
+  }
+  // Kept examples (examples only).
   uint64_t size() const { return counts().first; }
   uint64_t trained_targets() const { return counts().second; }
 

@@ -1,7 +1,7 @@
 #include "model_args.h"
 
 #include "device_args.h"
-#include "formats/weight_files.h"
+#include "formats/base_blocks.h"
 #include "graph/weight_dtype.h"
 #include "planner/session_plan.h"
 
@@ -204,13 +204,14 @@ std::string model_shape_text(const ModelConfig& m) {
 
 void keep_base_blocks(ModelSelection& sel, const Args& a,
                       const std::optional<std::filesystem::path>& init, const LoraSpec& lora) {
-  const bool gguf = init && names_gguf_file(*init);
   const bool keep = yes_no(a.get_or_default("--base-blocks"), "--base-blocks");
-  if (a.has("--base-blocks") && !(gguf && lora.enabled()))
-    throw UsageError("--base-blocks is for --lora on a .gguf --init");
-  if (!gguf || !lora.enabled() || !keep) return;
-  const WeightFiles w = WeightFiles::open(*init);
-  sel.shape.block_weights = w.gguf()->block_weights();
+  BaseBlocks choice = BaseBlocks::automatic;
+  if (a.has("--base-blocks")) {
+    if (!base_blocks_apply(init, lora))
+      throw UsageError("--base-blocks is for --lora on a .gguf --init");
+    choice = keep ? BaseBlocks::keep : BaseBlocks::decode;
+  }
+  sel.shape.block_weights = base_block_weights(init, lora, choice);
 }
 
 }  // namespace remat::cli

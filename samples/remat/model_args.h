@@ -34,7 +34,7 @@ struct ModelSelection {
   // --loss-chunk auto or not given: the planner picks it (shape.loss_chunk is 0 until then).
   bool choose_loss_chunk = false;
   std::optional<CostModel> costs;  // --costs
-  std::string device_profile;  // --device-profile or REMAT_DEVICE_PROFILE; "" for none
+  std::string device_profile;      // --device-profile or REMAT_DEVICE_PROFILE; "" for none
 };
 
 // `base` (a model read from a checkpoint) replaces the preset; overrides still apply.
@@ -50,8 +50,9 @@ void resolve_loss_chunk(ModelSelection& sel, const LoraSpec& lora, uint64_t alig
                         uint64_t max_binding_bytes);
 
 // With LoRA on a .gguf `init`, keeps its block-quantized matrices in their blocks on the device
-// (shape.block_weights: a QLoRA base), unless --base-blocks no decodes them to --weights-dtype.
-// --base-blocks without such an init is a UsageError.
+// (shape.block_weights: a QLoRA base), unless --base-blocks no decodes them to --weights-dtype:
+// formats/base_blocks.h decides, as it does for the C API. --base-blocks without such an init is
+// a UsageError.
 void keep_base_blocks(ModelSelection& sel, const Args& args,
                       const std::optional<std::filesystem::path>& init, const LoraSpec& lora);
 

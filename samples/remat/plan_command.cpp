@@ -209,7 +209,7 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   if (data) {
     j.key("data").begin_object().field("file", o.data.data->string()).field("kind", data->kind);
     j.key("rows");
-    data->data.packing_json(j, o.sel.shape.batch);
+    packing_json(j, data->data, o.sel.shape.batch);
     j.end_object();
   }
   j.field("policy", p.policy.to_string()).field("budget_bytes", o.sel.arena);

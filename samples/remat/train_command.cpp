@@ -224,7 +224,7 @@ int run_train(const std::vector<std::string>& argv) {
   const char* unit = training.kind == "bytes" ? "byte" : "token";
   if (val)
     std::printf("val      %s: %s; %d batches of %d × %d evaluated%s, dropout off\n",
-                o.val_data->string().c_str(), val->data.summary(unit).c_str(), val->batches,
+                o.val_data->string().c_str(), rows_summary(val->data, unit).c_str(), val->batches,
                 cfg.shape.batch, cfg.shape.seq, val->packing_summary().c_str());
   std::fflush(stdout);
 

@@ -2,35 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <iterator>
 
 #include "cli_args.h"
-#include "formats/token_file.h"
 #include "formats/tokenizer_source.h"
-#include "text/chat_examples.h"
 
 namespace remat::cli {
 
 namespace {
-
-// nanoGPT's train.bin: little-endian uint16 ids, no header.
-std::vector<uint32_t> raw_u16(const std::string& bytes, const std::string& origin) {
-  if (bytes.size() % 2)
-    throw UsageError(origin + ": " + std::to_string(bytes.size()) +
-                     " bytes is not a whole number of uint16 tokens (--data-format u16)");
-  std::vector<uint32_t> tokens(bytes.size() / 2);
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    uint16_t t = 0;
-    std::memcpy(&t, bytes.data() + 2 * i, 2);
-    tokens[i] = t;
-  }
-  return tokens;
-}
-
-bool is_jsonl(const std::filesystem::path& file, const std::string& format) {
-  return format == "jsonl" || (format == "auto" && file.extension() == ".jsonl");
-}
 
 // The tokenizer and where it was read from (its folder holds the chat template).
 struct TokenizerUse {
@@ -38,16 +17,17 @@ struct TokenizerUse {
   std::optional<std::string> path;
 };
 
-// Each example of a JSONL file as a row; the padding input is id 0, which every vocabulary has
-// and which no trained position sees (it only follows the example).
-TrainingRows read_examples(const std::filesystem::path& file, const TokenizerUse& tok,
-                           const JsonlOptions& jsonl, int seq) {
-  auto chat = chat_examples_from(*tok.tokenizer, *tok.path, jsonl.chat_template);
-  std::vector<TokenExample> examples;
-  for (text::MaskedTokens& m : chat.encode_file(file))
-    examples.push_back({std::move(m.ids), std::move(m.mask), m.line});
-  return TrainingRows(
-      ExampleRows(std::move(examples), seq, 0, file.string(), jsonl.shuffle, jsonl.pack));
+DataFormat format_of(const std::string& name) {
+  if (name == "bytes") return DataFormat::bytes;
+  if (name == "text") return DataFormat::text;
+  if (name == "llmc") return DataFormat::llmc;
+  if (name == "u16") return DataFormat::u16;
+  if (name == "jsonl") return DataFormat::jsonl;
+  return DataFormat::automatic;  // load_training_data has refused any other name
+}
+
+bool is_jsonl(const std::filesystem::path& file, const std::string& format) {
+  return reads_as_jsonl(file, format_of(format));
 }
 
 // The rows of `file` under the rules of `format`. Token ids are not yet checked against the
@@ -56,60 +36,18 @@ std::pair<TrainingRows, std::string> read_dataset(const std::filesystem::path& f
                                                   const std::string& format,
                                                   const TokenizerUse& use,
                                                   const JsonlOptions& jsonl, int seq, int vocab) {
-  text::Tokenizer* tok = use.tokenizer;
   if (is_jsonl(file, format)) {
-    if (!tok) throw UsageError(file.string() + ": JSONL examples need --tokenizer PATH");
-    return {read_examples(file, use, jsonl, seq), "examples"};
+    if (!use.tokenizer) throw UsageError(file.string() + ": JSONL examples need --tokenizer PATH");
+    TrainingRows rows = read_example_rows(file, *use.tokenizer, *use.path, jsonl, seq);
+    return {std::move(rows), "examples"};
   }
-  const std::string bytes = read_data_file(file);
-  const std::string origin = file.string();
-  const bool token_file = format == "llmc" || (format == "auto" && is_token_file(bytes));
-  std::vector<uint32_t> tokens;
-  if (token_file) {
-    tokens = parse_token_file(bytes, origin);
-  } else if (format == "u16") {
-    tokens = raw_u16(bytes, origin);
-  } else if (tok) {
-    tokens = tok->encode(bytes);
-  } else {
-    if (vocab < 256)
-      throw UsageError("byte-level data needs --vocab of at least 256, got " +
-                       std::to_string(vocab));
-    return {TrainingRows(TokenDataset::from_bytes(bytes, seq, origin)), "bytes"};
-  }
-  return {TrainingRows(TokenDataset::from_tokens(std::move(tokens), seq, origin)), "tokens"};
+  TokenStream stream = read_token_stream(file, format_of(format), use.tokenizer);
+  if (stream.bytes && vocab < 256)
+    throw UsageError("byte-level data needs --vocab of at least 256, got " + std::to_string(vocab));
+  TrainingRows rows = TrainingRows::of_stream(std::move(stream), seq);
+  const std::string kind = rows.kind();
+  return {std::move(rows), kind};
 }
-
-}  // namespace
-
-Batch TrainingRows::batch(uint64_t index, int batch_size) const {
-  return std::visit([&](const auto& rows) { return rows.batch(index, batch_size); }, rows_);
-}
-
-double TrainingRows::unigram_entropy() const {
-  return std::visit([](const auto& rows) { return rows.unigram_entropy(); }, rows_);
-}
-
-void TrainingRows::check_vocab(std::size_t vocab) const {
-  std::visit([&](const auto& rows) { rows.check_vocab(vocab); }, rows_);
-}
-
-std::vector<uint32_t> TrainingRows::first_tokens(std::size_t n) const {
-  std::vector<uint32_t> tokens;
-  if (const ExampleRows* rows = examples())
-    tokens = rows->example(rows->example_of_row(0)).ids;
-  else
-    tokens = std::get<TokenDataset>(rows_).batch(0, 1).tokens;
-  tokens.resize(std::min(n, tokens.size()));
-  return tokens;
-}
-
-std::size_t TrainingRows::stream_size() const {
-  const auto* stream = std::get_if<TokenDataset>(&rows_);
-  return stream ? stream->size() : 0;
-}
-
-namespace {
 
 // Trained targets a step of `rows_per_step` rows reads on average over one pass of `rows` rows.
 double trained_per_step(const ExampleRows& e, uint64_t rows, int rows_per_step) {
@@ -118,8 +56,8 @@ double trained_per_step(const ExampleRows& e, uint64_t rows, int rows_per_step) 
 
 }  // namespace
 
-std::string TrainingRows::packing_summary(int rows_per_step) const {
-  const ExampleRows* e = examples();
+std::string packing_summary(const TrainingRows& training_rows, int rows_per_step) {
+  const ExampleRows* e = training_rows.examples();
   if (!e) return "";
   const PackingReport& p = e->packing();
   const auto rows = [&](uint64_t n, double padding, const char* how, bool used) {
@@ -135,8 +73,8 @@ std::string TrainingRows::packing_summary(int rows_per_step) const {
          rows(p.packed_rows, p.packed_padding(), "packed", e->packed());
 }
 
-void TrainingRows::packing_json(JsonWriter& j, int rows_per_step) const {
-  const ExampleRows* e = examples();
+void packing_json(JsonWriter& j, const TrainingRows& training_rows, int rows_per_step) {
+  const ExampleRows* e = training_rows.examples();
   if (!e) {
     j.null();
     return;
@@ -168,16 +106,16 @@ std::string data_report(const std::filesystem::path& file, const TrainingData& t
   std::snprintf(entropy, sizeof entropy, ", unigram entropy %.3f nats/%s",
                 training.data.unigram_entropy(), unit);
   std::string out =
-      "data     " + file.string() + ": " + training.data.summary(unit) + entropy + "\n";
-  if (const std::string p = training.data.packing_summary(rows_per_step); !p.empty())
+      "data     " + file.string() + ": " + rows_summary(training.data, unit) + entropy + "\n";
+  if (const std::string p = packing_summary(training.data, rows_per_step); !p.empty())
     out += "rows     " + p + "\n";
   return out;
 }
 
-std::string TrainingRows::summary(const char* unit) const {
-  if (const auto* stream = std::get_if<TokenDataset>(&rows_))
+std::string rows_summary(const TrainingRows& rows, const char* unit) {
+  if (const TokenDataset* stream = rows.stream())
     return std::to_string(stream->size()) + " " + unit + "s";
-  const ExampleRowsReport& r = std::get<ExampleRows>(rows_).report();
+  const ExampleRowsReport& r = rows.examples()->report();
   std::string s = std::to_string(r.examples) + " examples, " + std::to_string(r.cut) +
                   " cut to --seq + 1 tokens, " + std::to_string(r.dropped) +
                   " dropped with no trained target left";

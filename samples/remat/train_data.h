@@ -1,6 +1,8 @@
 // What `remat train --data FILE` trains on: the file's bytes (vocabulary 256), the tokens of its
 // text under --tokenizer, an llm.c token file, nanoGPT's raw uint16 tokens (--data-format u16),
-// or the examples of a fine-tuning JSONL file (text/chat_examples.h), one per row.
+// or the examples of a fine-tuning JSONL file (text/chat_examples.h), one per row. The rows are
+// read and batched by formats/training_rows.h, as the C API reads them; here are the flags'
+// rules and messages, and what `remat train` and `remat plan` print about the data.
 #pragma once
 
 #include <cstdint>
@@ -8,53 +10,26 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "base/json_writer.h"
-#include "formats/example_rows.h"
-#include "formats/token_dataset.h"
+#include "formats/training_rows.h"
 #include "formats/validation_rows.h"
 #include "text/tokenizer.h"
 
 namespace remat::cli {
 
-// The rows a run reads: windows of a token stream (formats/token_dataset.h) or fine-tuning
-// examples (formats/example_rows.h). Batch i holds rows i*B .. i*B+B-1 in both.
-class TrainingRows {
- public:
-  explicit TrainingRows(TokenDataset stream) : rows_(std::move(stream)) {}
-  explicit TrainingRows(ExampleRows examples) : rows_(std::move(examples)) {}
+// The reading and batching of rows is the library's (formats/training_rows.h); what a run says
+// about them is here.
 
-  Batch batch(uint64_t index, int batch_size) const;
-  // The loss a unigram model reaches on the targets (the trained ones, for examples).
-  double unigram_entropy() const;
-  void check_vocab(std::size_t vocab) const;
-  // "N tokens", or "N examples, C cut to T+1 tokens, D dropped ..., K trained targets".
-  std::string summary(const char* unit) const;
-  // Examples only ("" else): rows, examples per row, padding and trained targets a step of
-  // `rows_per_step` rows (B × accum), over one pass, one example a row and packed, the one read
-  // marked.
-  std::string packing_summary(int rows_per_step) const;
-  // The same figures as a JSON object (examples only; null else).
-  void packing_json(JsonWriter& j, int rows_per_step) const;
-  const ExampleRows* examples() const { return std::get_if<ExampleRows>(&rows_); }
-  // The first (up to) n tokens of row 0, padding left out: --sample's prompt.
-  std::vector<uint32_t> first_tokens(std::size_t n) const;
-  // The tokens of a stream; 0 for examples.
-  std::size_t stream_size() const;
-
- private:
-  std::variant<TokenDataset, ExampleRows> rows_;
-};
-
-// A JSONL file's settings: the chat template that replaces the tokenizer folder's, and the seed
-// of a per-epoch shuffle of the rows (formats/example_rows.h), and whether rows are packed.
-struct JsonlOptions {
-  std::optional<std::filesystem::path> chat_template;
-  std::optional<uint64_t> shuffle;
-  bool pack = false;  // several examples to a row (formats/example_packing.h)
-};
+// "N tokens", or "N examples, C cut to T+1 tokens, D dropped ..., K trained targets".
+std::string rows_summary(const TrainingRows& rows, const char* unit);
+// Examples only ("" else): rows, examples per row, padding and trained targets a step of
+// `rows_per_step` rows (B × accum), over one pass, one example a row and packed, the one read
+// marked.
+std::string packing_summary(const TrainingRows& rows, int rows_per_step);
+// The same figures as a JSON object (examples only; null else).
+void packing_json(JsonWriter& j, const TrainingRows& rows, int rows_per_step);
 
 struct TrainingData {
   TrainingRows data;

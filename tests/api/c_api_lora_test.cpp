@@ -265,7 +265,9 @@ TEST_CASE("c api: a quantized GGUF base kept in its blocks trains as its decoded
 
   remat_plan_report r{sizeof(remat_plan_report)};
   remat_session_params bad = blocks;
-  bad.lora_rank = 0;
+  bad.lora_rank = 0;  // full fine-tuning does not read the file's blocks ...
+  CHECK(remat_plan(&bad, &r) == REMAT_OK);
+  bad.base_blocks = REMAT_BASE_BLOCKS_KEEP;  // ... and cannot keep them
   CHECK(remat_plan(&bad, &r) == REMAT_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(remat_last_error()).find("needs params->lora_rank") != std::string::npos);
   bad = blocks;

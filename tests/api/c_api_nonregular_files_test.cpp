@@ -219,7 +219,27 @@ TEST_CASE("every C API path refuses a device or FIFO as INVALID_ARGUMENT, withou
            not_regular(f / "tok_config_fifo/tokenizer_config.json", "a FIFO"));
   examples("template /dev/zero", jsonl, tok, zero, zero_line);
   examples("template fifo", jsonl, tok, f / "fifo", not_regular(f / "fifo", "a FIFO"));
-  REQUIRE(calls.size() >= 40);
+  // Token streams: the text and the tokenizer.
+  const auto text_rows = [&](std::string what, std::string path, std::string t,
+                             const std::string& line) {
+    calls.push_back({"examples_load_text " + what,
+                     [&, path, t] {
+                       remat_text_options o{};
+                       o.struct_size = sizeof o;
+                       o.seq = 16;
+                       o.vocab = 1000;
+                       o.tokenizer_path = t.empty() ? nullptr : t.c_str();
+                       remat_examples* e = nullptr;
+                       const remat_status st = remat_examples_load_text(path.c_str(), &o, &e);
+                       remat_examples_free(e);
+                       return st;
+                     },
+                     line});
+  };
+  text_rows("text /dev/zero", zero, "", zero_line);
+  text_rows("text fifo", f / "fifo", tok, not_regular(f / "fifo", "a FIFO"));
+  text_rows("tokenizer fifo", jinja, f / "fifo", not_regular(f / "fifo", "a FIFO"));
+  REQUIRE(calls.size() >= 43);
 
   const remat::test::Watchdog watchdog("a C API call given a device or FIFO",
                                        std::chrono::seconds(120),

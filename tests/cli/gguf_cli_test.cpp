@@ -81,3 +81,29 @@ TEST_CASE("a quantized GGUF model trains with --lora and is refused without it")
   CHECK(bad.err.find("bad.gguf") != std::string::npos);
   CHECK(bad.err.find('\n') == bad.err.size() - 1);
 }
+
+TEST_CASE("remat plan keeps a quantized GGUF base in its blocks under --lora unless told no") {
+  test::TempFolder d("gguf_cli_base_blocks");
+  write_model(d / "q8.gguf", GgmlType::q8_0);
+  const std::string common = "plan --init " + quoted(d / "q8.gguf") + " --batch 2 --seq 16";
+  const auto kept = run_remat(common + " --lora 4");
+  INFO(kept.err);
+  REQUIRE(kept.exit_code == 0);
+  CHECK(kept.out.find("2-D weights in the file's blocks") != std::string::npos);
+  const auto decoded = run_remat(common + " --lora 4 --base-blocks no");
+  INFO(decoded.err);
+  REQUIRE(decoded.exit_code == 0);
+  CHECK(decoded.out.find("in the file's blocks") == std::string::npos);
+  CHECK(decoded.out.find("2-D weights f32") != std::string::npos);
+  // The flag is a choice only for LoRA on a .gguf file, and takes yes or no.
+  for (const auto& [args, message] :
+       {std::pair<std::string, std::string>{common + " --base-blocks yes",
+                                            "--base-blocks is for --lora on a .gguf --init"},
+        {"plan tiny --lora 4 --base-blocks no", "--base-blocks is for --lora on a .gguf --init"},
+        {common + " --lora 4 --base-blocks maybe", "--base-blocks takes yes or no, not 'maybe'"}}) {
+    const auto r = run_remat(args);
+    INFO(args << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "remat: error: " + message + "\n");
+  }
+}
