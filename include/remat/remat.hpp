@@ -57,7 +57,8 @@ inline std::vector<DeviceInfo> devices() {
 // remat_session_params with its defaults filled in.
 struct SessionParams : remat_session_params {
   SessionParams() : remat_session_params{} { check(remat_session_params_default(this)); }
-  // Defaults, with the model shape of a GPT-2 checkpoint.
+  // Defaults, with the model shape and family of a checkpoint: a safetensors file or Hugging Face
+  // folder, a GGUF file (whose base stays in its blocks under LoRA by default), or a training state.
   static SessionParams from_file(const std::string& path) {
     SessionParams p;
     check(remat_session_params_from_file(&p, path.c_str()));
