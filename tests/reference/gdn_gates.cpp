@@ -47,8 +47,8 @@ void gdn_gates_backward(std::vector<T>& da, std::vector<T>& db, std::vector<T>& 
       const std::size_t i = t * heads + h;
       const double pre = double(a[i] + dt_bias[h]), neg_a = -std::exp(double(a_log[h]));
       const T vda = T(double(dg[i]) * neg_a * softplus_grad(pre));
-      const double s = sigmoid(double(b[i]));
-      const T vdb = T(double(dbeta[i]) * s * (1 - s));
+      // 1 - sigmoid(b) as sigmoid(-b): exact in its tail, where 1 - s would round to 0.
+      const T vdb = T(double(dbeta[i]) * sigmoid(double(b[i])) * sigmoid(-double(b[i])));
       da[i] = flags.accumulate_da ? da[i] + vda : vda;
       db[i] = flags.accumulate_db ? db[i] + vdb : vdb;
       // dg/dA_log = -exp(A_log) softplus(pre) = g; dg/ddt_bias = dg/da.
