@@ -6,9 +6,11 @@
 #include "push_constants.h"
 
 // causal_conv1d_backward_weight.comp's workgroup size: a constant of the kernel, not a device
-// choice, because it decides dw's summation order. MAX_TAPS bounds K (its partial sums).
+// choice, because it decides dw's summation order. MAX_TAPS bounds K (the register windows).
+// The forward and dx kernels walk CHUNK consecutive tokens of one channel per invocation.
 #define CAUSAL_CONV1D_WEIGHT_GROUP 64
 #define CAUSAL_CONV1D_MAX_TAPS 8
+#define CAUSAL_CONV1D_CHUNK 64
 
 #ifdef __cplusplus
 namespace remat::push {

@@ -7,17 +7,24 @@
 // the start of its row, or with `positions` ([rows, T] u32, packed rows) t - positions[r,t], so
 // the window restarts at every position 0 and a packed row computes each of its examples exactly
 // as that example alone (the same taps summed in the same order: the same bits).
-// Forward: one invocation per element, taps summed k = 0, 1, ... (fma).
+// Forward: one invocation per (row, chunk of 64 tokens, channel) walks its tokens with the
+//   window in registers (one load of x per token), taps summed k = 0, 1, ... (fma); neighbouring
+//   invocations take neighbouring channels.
 // Backward input: dx[t'] = sum_j dy(t'+j) silu'(pre(t'+j)) w[c, K-1-j] over j = 0 .. K-1 inside
-//   the example, the pre-activations recomputed (K taps each) rather than saved.
-// Backward weight: dw[c,k] summed over all rows·T tokens by one workgroup per channel, a fixed
-//   64-invocation token stride and a fixed shared-memory tree: the same bits on every device and
-//   run, no atomics. K <= 8.
+//   the example, the pre-activations recomputed rather than saved: one invocation per (row,
+//   chunk, channel) walks the chunk and the K-1 tokens after it, each pre and dpre computed once.
+// Backward weight: dw[c,k] summed over all rows·T tokens in a fixed order, no atomics: on GPUs one
+//   workgroup per channel whose 64 invocations walk contiguous 64ths of the tokens, then a fixed
+//   shared-memory tree; where barriers are expensive (quirks.barriers_are_expensive: lavapipe)
+//   one invocation per channel walking every token. The two orders differ in the last bits; each
+//   is the same on every run.
+// K (1 to 8) is also a specialization constant, so the tap loops unroll into registers.
 // dx and dw are separate dispatches, each overwriting or adding (GradWrite).
 // Tested against the double reference (tests/kernels/causal_conv1d_test.cpp).
 #pragma once
 
 #include "runtime/kernels/grad_write.h"
+#include "runtime/vulkan/device_plan.h"
 #include "runtime/vulkan/executor.h"
 
 namespace remat::kernels {
@@ -38,9 +45,9 @@ Dispatch causal_conv1d_backward_input(const CausalConv1dShape& s, BufferSlice dy
                                       BufferSlice w, BufferSlice dx, GradWrite mode,
                                       BufferSlice positions = {});
 
-// dw[C,K] from dy, x and w.
-Dispatch causal_conv1d_backward_weight(const CausalConv1dShape& s, BufferSlice dy, BufferSlice x,
-                                       BufferSlice w, BufferSlice dw, GradWrite mode,
-                                       BufferSlice positions = {});
+// dw[C,K] from dy, x and w; the device's quirks choose the summation order.
+Dispatch causal_conv1d_backward_weight(const DeviceQuirks& quirks, const CausalConv1dShape& s,
+                                       BufferSlice dy, BufferSlice x, BufferSlice w, BufferSlice dw,
+                                       GradWrite mode, BufferSlice positions = {});
 
 }  // namespace remat::kernels

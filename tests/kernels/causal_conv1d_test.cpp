@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 #include "runtime/kernels/causal_conv1d.h"
 #include "tests/kernels/kernel_checks.h"
@@ -84,7 +85,15 @@ kernels::GradWrite mode(bool acc) {
   return acc ? kernels::GradWrite::accumulate : kernels::GradWrite::overwrite;
 }
 
-ConvRun run_gpu(const ConvInputs& in) {
+// The device's quirks with dw's order chosen: one invocation per channel (serial, CPU drivers)
+// or one workgroup per channel (GPUs).
+DeviceQuirks dw_order(bool serial) {
+  DeviceQuirks q = test::device().plan().quirks;
+  q.barriers_are_expensive = serial;
+  return q;
+}
+
+ConvRun run_gpu(const ConvInputs& in, const DeviceQuirks& q = test::device().plan().quirks) {
   const auto& l = in.l;
   const std::size_t n = l.rows * l.T * l.C;
   const bool acc = !in.dx0.empty();
@@ -100,7 +109,7 @@ ConvRun run_gpu(const ConvInputs& in) {
   test::run_once({kernels::causal_conv1d_forward(s, x.whole(), w.whole(), y.whole(), p),
                   kernels::causal_conv1d_backward_input(s, dy.whole(), x.whole(), w.whole(),
                                                         dx.whole(), mode(acc), p),
-                  kernels::causal_conv1d_backward_weight(s, dy.whole(), x.whole(), w.whole(),
+                  kernels::causal_conv1d_backward_weight(q, s, dy.whole(), x.whole(), w.whole(),
                                                          dw.whole(), mode(acc), p)});
   return {test::read<float>(y, n), test::read<float>(dx, n), test::read<float>(dw, l.C * l.K)};
 }
@@ -123,34 +132,51 @@ void check_against_reference(const ConvInputs& in, const ConvRun& g) {
 }
 
 TEST_CASE("causal_conv1d GPU forward and backward match the reference") {
-  // Awkward sizes, one token, T shorter than the window, two taps and eight, and Qwen3.5-0.8B's
-  // 6144 channels (2·16·128 + 16·128) over a short sequence.
+  // Awkward sizes, one token, rows of several 64-token chunks (the kernels' walks), T shorter
+  // than the window, two taps and eight, and Qwen3.5-0.8B's 6144 channels (2·16·128 + 16·128)
+  // over a short sequence.
   for (const ref::Conv1dLayout& l :
        {ref::Conv1dLayout{2, 37, 48, 4, {}}, ref::Conv1dLayout{1, 1, 1, 4, {}},
+        ref::Conv1dLayout{2, 150, 9, 4, {}}, ref::Conv1dLayout{1, 129, 3, 3, {}},
         ref::Conv1dLayout{3, 2, 7, 4, {}}, ref::Conv1dLayout{3, 5, 7, 2, {}},
         ref::Conv1dLayout{2, 19, 5, 8, {}}, ref::Conv1dLayout{1, 16, 6144, 4, {}}}) {
-    DYNAMIC_SECTION("rows " << l.rows << " T " << l.T << " C " << l.C << " K " << l.K) {
-      auto in = make_inputs(l);
-      check_against_reference(in, run_gpu(in));
+    for (bool serial : {false, true}) {
+      DYNAMIC_SECTION("rows " << l.rows << " T " << l.T << " C " << l.C << " K " << l.K
+                              << " serial dw " << serial) {
+        auto in = make_inputs(l);
+        check_against_reference(in, run_gpu(in, dw_order(serial)));
+      }
     }
   }
 }
 
 TEST_CASE("causal_conv1d GPU matches the reference on packed rows") {
-  ref::Conv1dLayout l{2, 20, 24, 4, {}};
-  l.positions = packed_positions({5, 1, 11, 3});
-  const auto second = packed_positions({2, 2, 16});
-  l.positions.insert(l.positions.end(), second.begin(), second.end());
-  auto in = make_inputs(l);
-  check_against_reference(in, run_gpu(in));
+  // Short examples, then examples across the 64-token chunk boundaries of the kernels' walks.
+  for (auto [T, first, second] :
+       {std::tuple<std::size_t, std::vector<std::size_t>, std::vector<std::size_t>>{
+            20, {5, 1, 11, 3}, {2, 2, 16}},
+        {200, {63, 3, 70, 64}, {64, 1, 135}}}) {
+    for (bool serial : {false, true}) {
+      DYNAMIC_SECTION("T " << T << " serial dw " << serial) {
+        ref::Conv1dLayout l{2, T, 24, 4, packed_positions(first)};
+        const auto row = packed_positions(second);
+        l.positions.insert(l.positions.end(), row.begin(), row.end());
+        auto in = make_inputs(l);
+        check_against_reference(in, run_gpu(in, dw_order(serial)));
+      }
+    }
+  }
 }
 
 // Each example of a packed row run alone (one row of its own length): y and dx must be the same
 // bits; dw sums the same terms in another order, so it is only close.
 TEST_CASE("causal_conv1d packed rows give the same bits as their examples alone") {
-  const std::vector<std::size_t> lengths{5, 1, 11, 3};
+  // Short examples, and examples across the kernels' 64-token chunks.
+  const auto lengths =
+      GENERATE(std::vector<std::size_t>{5, 1, 11, 3}, std::vector<std::size_t>{60, 10, 100, 1});
   const std::size_t C = 24, K = 4;
-  ref::Conv1dLayout l{1, 20, C, K, packed_positions(lengths)};
+  const std::size_t T = std::accumulate(lengths.begin(), lengths.end(), std::size_t(0));
+  ref::Conv1dLayout l{1, T, C, K, packed_positions(lengths)};
   auto packed = make_inputs(l);
   const ConvRun whole = run_gpu(packed);
   std::vector<double> dw_sum(C * K, 0.0);
@@ -172,14 +198,16 @@ TEST_CASE("causal_conv1d packed rows give the same bits as their examples alone"
 }
 
 TEST_CASE("causal_conv1d backward accumulates onto existing gradients") {
+  const bool serial = GENERATE(false, true);
+  INFO("serial dw " << serial);
   ref::Conv1dLayout l{2, 13, 9, 4, packed_positions({6, 7})};
   l.positions.insert(l.positions.end(), l.positions.begin(), l.positions.end());
   auto in = make_inputs(l, true);
-  const ConvRun g = run_gpu(in);
+  const ConvRun g = run_gpu(in, dw_order(serial));
   check_against_reference(in, g);
   auto fresh = in;
   fresh.dx0.clear(), fresh.dw0.clear();
-  const ConvRun o = run_gpu(fresh);
+  const ConvRun o = run_gpu(fresh, dw_order(serial));
   for (std::size_t i = 0; i < g.dx.size(); ++i) {
     INFO("dx element " << i);
     REQUIRE(g.dx[i] == in.dx0[i] + o.dx[i]);
@@ -192,7 +220,8 @@ TEST_CASE("causal_conv1d backward accumulates onto existing gradients") {
 
 TEST_CASE("causal_conv1d GPU runs are bit-identical") {
   const bool packed = GENERATE(false, true);
-  INFO("packed " << packed);
+  const bool serial = GENERATE(false, true);
+  INFO("packed " << packed << " serial dw " << serial);
   ref::Conv1dLayout l{3, 41, 33, 4, {}};
   if (packed)
     for (int r = 0; r < 3; ++r) {
@@ -200,10 +229,19 @@ TEST_CASE("causal_conv1d GPU runs are bit-identical") {
       l.positions.insert(l.positions.end(), row.begin(), row.end());
     }
   auto in = make_inputs(l, true);
-  const ConvRun a = run_gpu(in), b = run_gpu(in);
+  const ConvRun a = run_gpu(in, dw_order(serial)), b = run_gpu(in, dw_order(serial));
   REQUIRE(test::bit_identical(a.y, b.y));
   REQUIRE(test::bit_identical(a.dx, b.dx));
   REQUIRE(test::bit_identical(a.dw, b.dw));
+}
+
+// llvmpipe ends an invocation after 65535 loop iterations in total; the serial dw walks every
+// token of its channel, more than that here.
+TEST_CASE("causal_conv1d backward with more tokens than llvmpipe's loop limit") {
+  const bool serial = GENERATE(false, true);
+  INFO("serial dw " << serial);
+  auto in = make_inputs({2, 35000, 3, 4, {}});
+  check_against_reference(in, run_gpu(in, dw_order(serial)));
 }
 
 TEST_CASE("causal_conv1d refuses more taps than its kernels hold") {

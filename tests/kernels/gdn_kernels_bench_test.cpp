@@ -65,8 +65,8 @@ TEST_CASE("Gated DeltaNet kernel throughput at Qwen3.5-0.8B", "[.bench]") {
                                                         dx.whole(), ow)}),
          3 * nc);
   report("causal_conv1d_backward_weight",
-         time_ms({kernels::causal_conv1d_backward_weight(cs, dy.whole(), x.whole(), w.whole(),
-                                                         dw.whole(), ow)}),
+         time_ms({kernels::causal_conv1d_backward_weight(
+             test::device().plan().quirks, cs, dy.whole(), x.whole(), w.whole(), dw.whole(), ow)}),
          2 * nc);
 
   // q (scaled) and k read in place from the conv output.

@@ -1,5 +1,6 @@
 #include "tests/reference/causal_conv1d.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace remat::ref {
@@ -10,9 +11,10 @@ T sigmoid(T v) {
   return T(1) / (T(1) + std::exp(-v));
 }
 
-// How many steps back token (r, t)'s window reaches before leaving its example.
+// How many steps back token (r, t)'s window reaches before leaving its example (never past the
+// row's start).
 std::size_t reach(const Conv1dLayout& l, std::size_t r, std::size_t t) {
-  return l.positions.empty() ? t : l.positions[r * l.T + t];
+  return l.positions.empty() ? t : std::min<std::size_t>(l.positions[r * l.T + t], t);
 }
 
 template <class T>
