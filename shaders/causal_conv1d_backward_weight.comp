@@ -30,14 +30,12 @@ layout(push_constant) uniform Push { CausalConv1dParams p; };
 
 shared float partial[MAX_K][GROUP];
 
-// Adds the terms of token (row, t) to acc and steps to the next token; past a row's end the
-// window restarts at the next row's start. Row and t are carried rather than divided out.
+// Adds the terms of token (row, t) to acc and steps to the next token. Row and t are carried
+// rather than divided out. Past a row's end the window still holds the previous row's last
+// tokens, but reach (at most t) skips every tap before the row's start.
 void weight_step(inout uint row, inout uint t, uint c, float wc[MAX_K], inout float win[MAX_K],
                  inout float acc[MAX_K]) {
-  if (t == p.T) {
-    ++row, t = 0;
-    for (uint k = 0; k < TAPS; ++k) win[k] = 0.0;
-  }
+  if (t == p.T) ++row, t = 0;
   conv_push(win, row, t, c);
   uint reach = conv_reach(row, t);
   float dpre = dy[(row * p.T + t) * p.C + c] * silu_grad(conv_pre(win, wc, reach));
