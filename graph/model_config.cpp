@@ -53,10 +53,13 @@ ModelConfig gemma3_preset(int layers, int dim, int ffn) {
   return m;
 }
 
-// Qwen3.5 (Qwen/Qwen3.5-0.8B and -2B config.json, text_config): tied, 24 layers with every fourth
-// gated full attention (8 heads of 256 on 2 KV heads, a quarter of each head rotated, base 1e7),
-// the others Gated DeltaNet with 16 key and 16 value heads of 128 and a 4-tap conv1d; one MTP
-// layer; 248320 tokens, 262144 positions.
+// Qwen3.5's text_config: tied, 24 layers with every fourth gated full attention (8 heads of 256 on
+// 2 KV heads, a quarter of each head rotated), the others Gated DeltaNet with 16 key and 16 value
+// heads of 128 and a 4-tap conv1d; one MTP layer; 248320 tokens, 262144 positions (Qwen/
+// Qwen3.5-0.8B's config.json at revision 2fc0636, as quoted by others: no copy of the file itself
+// was at hand). RoPE base 1e7 and the [11, 11, 10] split are the family's (Qwen3.5-27B's published
+// config.json). Qwen3.5-2B: 2048 wide (llama.cpp's qwen35 loader tells the two apart by width);
+// its MLP width 6144 and the linear heads are taken to follow the 0.8B's, unconfirmed.
 ModelConfig qwen35_preset(int dim, int ffn) {
   ModelConfig m = llama(24, dim, 8, 2, ffn, 248320, 262144, 10000000.0f, 1e-6f, true, false);
   m.head_size = dim / 8 == 256 ? 0 : 256;  // 0: the default dim / heads

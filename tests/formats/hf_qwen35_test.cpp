@@ -10,8 +10,10 @@ using namespace remat;
 
 namespace {
 
-// Qwen/Qwen3.5-0.8B's config.json as published (transformers 5 keys under text_config), its
-// vision_config shortened: the text model's values are those of the checkpoint.
+// Qwen/Qwen3.5-0.8B's config.json in its published form: the keys and layout of Qwen3.5-27B's
+// published file (transformers 5's rope_parameters and dtype under text_config), with the 0.8B's
+// values as a pinned revision of its file is quoted elsewhere (no copy of the file itself was at
+// hand); vision_config shortened.
 const char* const kQwen35_08b = R"({
   "architectures": ["Qwen3_5ForConditionalGeneration"],
   "image_token_id": 248056,
@@ -59,7 +61,7 @@ std::string tiny_qwen35(const std::string& extra) {
 
 }  // namespace
 
-TEST_CASE("a published Qwen3.5 config.json reads as the qwen3.5-0.8b preset") {
+TEST_CASE("Qwen3.5-0.8B's config.json, in its published form, reads as the qwen3.5-0.8b preset") {
   const ModelConfig m = model_config_from_hf_json(kQwen35_08b);
   CHECK(m == ModelConfig::preset("qwen3.5-0.8b"));
   CHECK(m.config_keys.keys == HfKeys::transformers5);

@@ -8,7 +8,7 @@
 
 using namespace remat;
 
-TEST_CASE("qwen3.5 presets carry Qwen/Qwen3.5-0.8B and -2B's text_config values",
+TEST_CASE("qwen3.5 presets carry Qwen3.5-0.8B's text_config values, and the 2B's width",
           "[graph][model_config]") {
   const ModelConfig s = ModelConfig::preset("qwen3.5-0.8b");
   CHECK(s.qwen35);
