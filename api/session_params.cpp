@@ -14,6 +14,7 @@
 #include "formats/base_blocks.h"
 #include "formats/model_metadata.h"
 #include "formats/weight_files.h"
+#include "graph/model_builder.h"
 #include "planner/policy.h"
 
 namespace remat::capi {
@@ -476,6 +477,12 @@ void set_model(remat_session_params& params, const ModelConfig& m, const std::st
   // An older struct is read and written up to its own size only; it has no family fields.
   const std::size_t size = params.struct_size;
   const bool has_family = size > offsetof(remat_session_params, family);
+  // The params have no Qwen3.5 fields, and no graph could be built from them yet.
+  try {
+    require_buildable(m);
+  } catch (const std::invalid_argument& e) {
+    invalid(origin + ": " + e.what());
+  }
   if (!has_family && m.arch != Architecture::gpt2)
     invalid(origin + " holds a " + std::string(architecture_name(m.arch)) +
             "-family model; a remat_session_params that ends before `family` describes GPT-2 "

@@ -8,6 +8,7 @@
 
 #include "formats/gguf_blocks.h"
 #include "formats/gguf_model_writer.h"
+#include "formats/gguf_qwen35.h"
 #include "formats/gguf_rope_freqs.h"
 
 namespace remat {
@@ -108,8 +109,11 @@ GgufArch architecture(const GgufFile& f) {
   const std::optional<std::string> name = f.metadata().string("general.architecture");
   if (!name) fail(f, "has no 'general.architecture'");
   const std::optional<GgufArch> arch = gguf_arch(*name);
+  if (!arch && *name == kQwen35GgufArch)
+    fail(f, "general.architecture is 'qwen35': Qwen3.5 (Gated DeltaNet) is not trainable yet");
   if (!arch)
-    fail(f, "general.architecture is '" + *name + "'; remat reads llama, qwen2, qwen3 and gpt2");
+    fail(f, "general.architecture is '" + *name +
+                "'; remat reads llama, qwen2, qwen3, gemma3 and gpt2");
   return *arch;
 }
 

@@ -52,6 +52,9 @@ void set_gemma3(GgufMetadata& md, const std::string& a, const ModelConfig& m) {
 
 GgufArch gguf_arch_of(const ModelConfig& m) {
   if (m.arch == Architecture::gpt2) return GgufArch::gpt2;
+  if (m.qwen35)
+    throw std::invalid_argument(
+        "Qwen3.5 is GGUF arch qwen35 (formats/gguf_qwen35.h), which remat does not write yet");
   if (m.gemma3) {
     check_gemma3(m);
     return GgufArch::gemma3;

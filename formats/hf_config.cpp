@@ -7,6 +7,7 @@
 
 #include "base/json_writer.h"
 #include "formats/hf_config_keys.h"
+#include "formats/hf_qwen35.h"
 #include "formats/hf_rope.h"
 
 namespace remat {
@@ -241,6 +242,30 @@ void write_gemma3(JsonWriter& w, const ModelConfig& m) {
       .field("tie_word_embeddings", true);
 }
 
+ModelConfig validated(const ModelConfig& m) {
+  try {
+    m.validate();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("config.json describes no valid model: ") + e.what());
+  }
+  return m;
+}
+
+// model_type qwen3_5 (Qwen3_5Config): the text model under text_config; the vision tower's keys
+// are ignored, remat training the text model alone (formats/hf_qwen35.h).
+ModelConfig qwen35_multimodal(const ConfigKeys& outer) {
+  const JsonValue* text = outer.given("text_config");
+  if (!text) throw std::invalid_argument("config.json of model_type qwen3_5 has no 'text_config'");
+  if (text->type != JsonValue::Type::object) outer.refuse("text_config", "it must be an object");
+  const ConfigKeys k(*text, "text_config");
+  if (const JsonValue* type = k.given("model_type");
+      type && !(type->type == JsonValue::Type::string && type->string == "qwen3_5_text"))
+    k.refuse("model_type", "a qwen3_5 config's text model is qwen3_5_text");
+  ModelConfig m = qwen35_from(k, &outer);
+  m.config_keys.keys = qwen35_config_keys(k, &outer);
+  return validated(m);
+}
+
 }  // namespace
 
 ModelConfig model_config_from_hf(const JsonValue& config) {
@@ -261,15 +286,15 @@ ModelConfig model_config_from_hf(const JsonValue& config) {
     m = llama_from(k, LlamaKind::qwen3);
   else if (type->type == JsonValue::Type::string && type->string == "gemma3_text")
     m = gemma3_from(k);
+  else if (type->type == JsonValue::Type::string && type->string == "qwen3_5_text")
+    m = qwen35_from(k, nullptr);
+  else if (type->type == JsonValue::Type::string && type->string == "qwen3_5")
+    return qwen35_multimodal(k);
   else
-    refuse_key("model_type", *type, "remat reads gpt2, llama, qwen2, qwen3 and gemma3_text");
+    refuse_key("model_type", *type,
+               "remat reads gpt2, llama, qwen2, qwen3, gemma3_text, qwen3_5 and qwen3_5_text");
   m.config_keys.keys = config_keys_of(k);
-  try {
-    m.validate();
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("config.json describes no valid model: ") + e.what());
-  }
-  return m;
+  return validated(m);
 }
 
 ModelConfig model_config_from_hf_json(std::string_view text) {
@@ -284,6 +309,8 @@ std::string hf_config_json(const ModelConfig& model) {
     write_gpt2(w, model);
   else if (model.gemma3)
     write_gemma3(w, model);
+  else if (model.qwen35)
+    write_qwen35(w, model);
   else
     write_llama(w, model);
   write_dtype(w, model);

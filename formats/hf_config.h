@@ -2,7 +2,8 @@
 // (model_type gpt2), LlamaConfig (llama, with Llama 3's llama3 rope_scaling), Qwen2Config (qwen2, a
 // Llama with q/k/v biases), Qwen3Config (qwen3: per-head q/k RMSNorm, explicit head_dim) and
 // Gemma3TextConfig (gemma3_text: layer_types or sliding_window_pattern, sliding_window,
-// query_pre_attn_scalar, the local layers' own RoPE base; soft-capping refused), each as
+// query_pre_attn_scalar, the local layers' own RoPE base; soft-capping refused) and Qwen3.5
+// (qwen3_5_text, or qwen3_5's text_config: formats/hf_qwen35.h), each as
 // transformers 4 or transformers 5 writes it (RoPE keys and dtype: formats/hf_rope.h). A pure
 // mapping, no files, so that planning a checkpoint's model needs no device and no runtime. Every
 // config remat cannot reproduce exactly is refused: a model that loads but computes something else
@@ -29,7 +30,8 @@ ModelConfig model_config_from_hf_json(std::string_view text);
 
 // config.json text for `model`, in transformers' spelling with "architectures" and dtype float32:
 // GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM when q/k/v have biases, or
-// Qwen3ForCausalLM with q/k norms, Gemma3ForCausalLM (gemma3_text) for Gemma 3; head_dim and the
+// Qwen3ForCausalLM with q/k norms, Gemma3ForCausalLM (gemma3_text) for Gemma 3,
+// Qwen3_5ForCausalLM (qwen3_5_text) for Qwen3.5; head_dim and the
 // RoPE scaling written out, so the folder reads back as the same model. The keys are those of
 // model.config_keys: transformers 4's (torch_dtype, rope_theta, rope_scaling; the default) or
 // transformers 5's (dtype, rope_parameters).

@@ -1,5 +1,6 @@
 #include "formats/hf_rope.h"
 
+#include <array>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
@@ -117,7 +118,55 @@ void read_gemma3_local(const JsonValue* local, ModelConfig& m) {
   if (auto theta = rope.number("rope_theta")) m.gemma.local_rope_theta = static_cast<float>(*theta);
 }
 
+// mrope_section: three non-negative integer counts of rotary frequencies.
+std::array<int, 3> mrope_section(const ConfigKeys& rope) {
+  const JsonValue* v = rope.given("mrope_section");
+  if (!v) return {11, 11, 10};  // Qwen3_5TextRotaryEmbedding's default
+  std::array<int, 3> out{};
+  bool ok = v->type == JsonValue::Type::array && v->array.size() == 3;
+  for (std::size_t i = 0; ok && i < 3; ++i) {
+    const JsonValue& e = v->array[i];
+    ok = e.type == JsonValue::Type::number && e.number >= 0 && e.number <= 65536 &&
+         e.number == std::floor(e.number);
+    if (ok) out[i] = static_cast<int>(e.number);
+  }
+  if (!ok) rope.refuse("mrope_section", "it must list three non-negative integers");
+  return out;
+}
+
+// partial_rotary_factor from the RoPE object, else config.json's top level, else 0.25
+// (Qwen3_5TextConfig's default); both given and different is refused rather than guessed.
+float qwen35_partial_rotary(const ConfigKeys& rope, const ConfigKeys& k) {
+  const std::optional<double> inner = rope.number("partial_rotary_factor");
+  const std::optional<double> top = k.number("partial_rotary_factor");
+  if (inner && top && *inner != *top)
+    k.refuse("partial_rotary_factor", "it differs from " + rope.name("partial_rotary_factor"));
+  return static_cast<float>(inner.value_or(top.value_or(0.25)));
+}
+
 }  // namespace
+
+void read_qwen35_rope(const ConfigKeys& k, ModelConfig& m) {
+  m.rope_theta = static_cast<float>(k.number("rope_theta").value_or(10000.0));
+  m.rope_scaling = RopeScaling::none;
+  std::string key = "rope_scaling";
+  const JsonValue* v = rope_object(k, key);
+  if (!v || v->object.empty()) {
+    key = "rope_parameters";
+    v = rope_object(k, key);
+  }
+  JsonValue empty;
+  empty.type = JsonValue::Type::object;
+  const ConfigKeys rope(v ? *v : empty, key);
+  if (auto theta = rope.number("rope_theta")) m.rope_theta = static_cast<float>(*theta);
+  const std::string type = rope_type_of(rope);
+  if (type != "default" && type != "mrope")
+    k.refuse(key, "remat's Qwen3.5 implements its default (multimodal) RoPE, no scaling");
+  Qwen35Layers& q = m.qwen35_layers;
+  q.partial_rotary = qwen35_partial_rotary(rope, k);
+  q.mrope_section = mrope_section(rope);
+  q.mrope_interleaved = rope.boolean("mrope_interleaved", true);
+}
 
 HfKeys config_keys_of(const ConfigKeys& config) {
   return config.given("rope_parameters") || config.given("dtype") ? HfKeys::transformers5
@@ -181,6 +230,22 @@ void write_llama_rope(JsonWriter& w, const ModelConfig& m) {
         .field("low_freq_factor", shortest_decimal(m.llama3.low_freq_factor))
         .field("high_freq_factor", shortest_decimal(m.llama3.high_freq_factor))
         .field("original_max_position_embeddings", m.llama3.original_ctx);
+  w.end_object();
+}
+
+void write_qwen35_rope(JsonWriter& w, const ModelConfig& m) {
+  const Qwen35Layers& q = m.qwen35_layers;
+  const double partial = shortest_decimal(q.partial_rotary);
+  w.field("partial_rotary_factor", partial);
+  if (!spelled_v5(m)) w.field("rope_theta", shortest_decimal(m.rope_theta));
+  w.key(spelled_v5(m) ? "rope_parameters" : "rope_scaling").begin_object();
+  w.field("mrope_interleaved", q.mrope_interleaved);
+  w.key("mrope_section").begin_array();
+  for (int s : q.mrope_section) w.value(s);
+  w.end_array();
+  if (spelled_v5(m))
+    w.field("partial_rotary_factor", partial).field("rope_theta", shortest_decimal(m.rope_theta));
+  w.field("rope_type", "default");
   w.end_object();
 }
 

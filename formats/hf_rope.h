@@ -30,6 +30,19 @@ void read_llama_rope(const ConfigKeys& config, ModelConfig& m);
 // local layers none.
 void read_gemma3_rope(const ConfigKeys& config, ModelConfig& m);
 
+// Qwen3.5's RoPE into `m` (head_size already read): rope_theta (transformers' default 10000),
+// partial_rotary_factor (0.25) and the multimodal split mrope_section ([11, 11, 10]) and
+// mrope_interleaved (true), from rope_parameters (transformers 5) or top-level rope_theta and
+// partial_rotary_factor with rope_scaling (transformers 4; its "type" may read "mrope").
+// rope_type must be default (or mrope). Why text-only training can take MRoPE as plain partial
+// RoPE: transformers' Qwen3_5TextRotaryEmbedding gives each text token equal temporal, height
+// and width positions, so every frequency i rotates by position * inv_freq[i] whichever section
+// holds it, interleaved or not. That holds for any split whose sections sum to the rotated
+// channels' frequencies (rotary_dims / 2); other sums are refused (ModelConfig::validate), as
+// transformers' non-interleaved split could not apply them. Images or video (distinct
+// positions) are outside remat, which trains text.
+void read_qwen35_rope(const ConfigKeys& config, ModelConfig& m);
+
 // The RoPE keys of `m` in its config_keys' spelling, and dtype or torch_dtype (float32) the same.
 void write_llama_rope(JsonWriter& w, const ModelConfig& m);
 // Gemma 3 in two places, where transformers 4 put its keys: the bases (rope_theta and
@@ -38,5 +51,9 @@ void write_llama_rope(JsonWriter& w, const ModelConfig& m);
 void write_gemma3_bases(JsonWriter& w, const ModelConfig& m);
 void write_gemma3_rope(JsonWriter& w, const ModelConfig& m);
 void write_dtype(JsonWriter& w, const ModelConfig& m);
+// Qwen3.5's partial_rotary_factor and RoPE keys as its published configs write them: transformers
+// 5's rope_parameters (holding partial_rotary_factor again), or transformers 4's rope_theta and
+// rope_scaling.
+void write_qwen35_rope(JsonWriter& w, const ModelConfig& m);
 
 }  // namespace remat

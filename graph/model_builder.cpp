@@ -10,7 +10,15 @@
 
 namespace remat {
 
+void require_buildable(const ModelConfig& config) {
+  if (config.qwen35)
+    throw std::invalid_argument(
+        "Qwen3.5 (Gated DeltaNet) is not trainable yet: remat has no graph for its "
+        "linear-attention layers");
+}
+
 Graph build_model(const ModelConfig& config, const TrainShape& shape) {
+  require_buildable(config);
   switch (config.arch) {
     case Architecture::gpt2:
       return build_gpt(config, shape);

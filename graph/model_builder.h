@@ -7,6 +7,11 @@
 
 namespace remat {
 
+// Refuses, as std::invalid_argument in one line, a model remat describes (reads, writes, plans
+// the files of) but has no graph for: Qwen3.5, whose Gated DeltaNet layers have no ops yet.
+// Callers that would go on to read weights call it first, so the refusal comes before any work.
+void require_buildable(const ModelConfig& config);
+
 // Forward graph (build_gpt or build_llama); std::invalid_argument for a bad config or shape.
 Graph build_model(const ModelConfig& config, const TrainShape& shape);
 // build_model (+ apply_lora with the spec's targets, else the family's defaults, when

@@ -53,13 +53,29 @@ ModelConfig gemma3_preset(int layers, int dim, int ffn) {
   return m;
 }
 
+// Qwen3.5's text_config: tied, 24 layers with every fourth gated full attention (8 heads of 256 on
+// 2 KV heads, a quarter of each head rotated), the others Gated DeltaNet with 16 key and 16 value
+// heads of 128 and a 4-tap conv1d; one MTP layer; 248320 tokens, 262144 positions (Qwen/
+// Qwen3.5-0.8B's config.json at revision 2fc0636, as quoted by others: no copy of the file itself
+// was at hand). RoPE base 1e7 and the [11, 11, 10] split are the family's (Qwen3.5-27B's published
+// config.json). Qwen3.5-2B: 2048 wide (llama.cpp's qwen35 loader tells the two apart by width);
+// its MLP width 6144 and the linear heads are taken to follow the 0.8B's, unconfirmed.
+ModelConfig qwen35_preset(int dim, int ffn) {
+  ModelConfig m = llama(24, dim, 8, 2, ffn, 248320, 262144, 10000000.0f, 1e-6f, true, false);
+  m.head_size = dim / 8 == 256 ? 0 : 256;  // 0: the default dim / heads
+  m.qk_norm = true;
+  m.qwen35 = true;
+  m.qwen35_layers = {4, 16, 16, 128, 128, 4, 0.25f, 1, {11, 11, 10}, true};
+  return m;
+}
+
 }  // namespace
 
 const std::vector<std::string_view>& ModelConfig::preset_names() {
   static const std::vector<std::string_view> names = {
-      "tiny",        "gpt2",         "gpt2-medium",  "gpt2-large",   "gpt2-xl",
-      "llama-tiny",  "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b",
-      "llama3.2-3b", "qwen3-0.6b",   "qwen3-1.7b",   "gemma3-270m",  "gemma3-1b"};
+      "tiny",         "gpt2",         "gpt2-medium",  "gpt2-large",   "gpt2-xl",     "llama-tiny",
+      "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b",  "llama3.2-3b", "qwen3-0.6b",
+      "qwen3-1.7b",   "gemma3-270m",  "gemma3-1b",    "qwen3.5-0.8b", "qwen3.5-2b"};
   return names;
 }
 
@@ -87,6 +103,8 @@ ModelConfig ModelConfig::preset(std::string_view name) {
   if (name == "qwen3-1.7b") return qwen3(2048, 6144);
   if (name == "gemma3-270m") return gemma3_preset(18, 640, 2048);
   if (name == "gemma3-1b") return gemma3_preset(26, 1152, 6912);
+  if (name == "qwen3.5-0.8b") return qwen35_preset(1024, 3584);
+  if (name == "qwen3.5-2b") return qwen35_preset(2048, 6144);
   std::string list;
   for (std::string_view n : preset_names()) list += (list.empty() ? "" : ", ") + std::string(n);
   throw std::invalid_argument("unknown model '" + std::string(name) + "'; use one of " + list);
@@ -119,7 +137,7 @@ void ModelConfig::validate() const {
                                 ") must divide heads (" + std::to_string(heads) + ")");
   if (arch == Architecture::gpt2) {
     if (kv_head_count() != heads || mlp_width() != 4 * dim || !tied_head || qkv_bias ||
-        rope_scaling != RopeScaling::none || head_size != 0 || qk_norm || gemma3)
+        rope_scaling != RopeScaling::none || head_size != 0 || qk_norm || gemma3 || qwen35)
       throw std::invalid_argument(
           "gpt2 models have kv_heads = heads, head size dim/heads, an MLP 4*dim wide and a tied "
           "head");
@@ -132,6 +150,55 @@ void ModelConfig::validate() const {
   if (!(norm_eps > 0.0f)) throw std::invalid_argument("rms_norm_eps must be positive");
   validate_llama3();
   validate_gemma3();
+  validate_qwen35();
+}
+
+int ModelConfig::rotary_dims() const {
+  if (!qwen35) return head_dim();
+  return static_cast<int>(static_cast<float>(head_dim()) * qwen35_layers.partial_rotary);
+}
+
+void ModelConfig::validate_qwen35() const {
+  const Qwen35Layers& q = qwen35_layers;
+  if (!qwen35) {
+    if (q != Qwen35Layers{})
+      throw std::invalid_argument("Qwen3.5 layer settings are set on a model that is not qwen35");
+    return;
+  }
+  if (!qk_norm || qkv_bias || gemma3 || rope_scaling != RopeScaling::none)
+    throw std::invalid_argument(
+        "qwen35 models have q/k norms, no q/k/v biases and no llama3 RoPE scaling");
+  const auto positive = [](int v, const char* what) {
+    if (v <= 0)
+      throw std::invalid_argument(std::string("qwen35 needs a positive ") + what + ", got " +
+                                  std::to_string(v));
+  };
+  positive(q.full_attention_interval, "full_attention_interval");
+  positive(q.linear_key_heads, "linear_num_key_heads");
+  positive(q.linear_value_heads, "linear_num_value_heads");
+  positive(q.linear_key_head_dim, "linear_key_head_dim");
+  positive(q.linear_value_head_dim, "linear_value_head_dim");
+  positive(q.conv_kernel, "linear_conv_kernel_dim");
+  if (q.linear_value_heads % q.linear_key_heads != 0)
+    throw std::invalid_argument("linear_num_key_heads (" + std::to_string(q.linear_key_heads) +
+                                ") must divide linear_num_value_heads (" +
+                                std::to_string(q.linear_value_heads) + ")");
+  if (!(q.partial_rotary > 0.0f && q.partial_rotary <= 1.0f))
+    throw std::invalid_argument("partial_rotary_factor must be in (0, 1], got " +
+                                std::to_string(q.partial_rotary));
+  if (rotary_dims() < 2 || rotary_dims() % 2 != 0)
+    throw std::invalid_argument("head_dim * partial_rotary_factor (" +
+                                std::to_string(rotary_dims()) + ") must be even and at least 2");
+  if (q.mtp_layers < 0) throw std::invalid_argument("mtp_num_hidden_layers must not be negative");
+  int sections = 0;
+  for (int s : q.mrope_section) {
+    if (s < 0) throw std::invalid_argument("mrope_section entries must not be negative");
+    sections += s;
+  }
+  if (sections != rotary_dims() / 2)
+    throw std::invalid_argument("mrope_section sums to " + std::to_string(sections) +
+                                " frequencies; the rotated channels have " +
+                                std::to_string(rotary_dims() / 2));
 }
 
 void ModelConfig::validate_gemma3() const {
@@ -184,6 +251,7 @@ uint64_t ModelConfig::parameter_count() const {
     return v * c + static_cast<uint64_t>(ctx) * c + static_cast<uint64_t>(layers) * per_block +
            2 * c;
   }
+  if (qwen35) return qwen35_parameter_count();
   const uint64_t q = static_cast<uint64_t>(heads) * head_dim();
   const uint64_t kv = static_cast<uint64_t>(kv_head_count()) * head_dim();
   const uint64_t attention = c * q + 2 * c * kv + q * c + (qkv_bias ? q + 2 * kv : 0) +
@@ -191,6 +259,27 @@ uint64_t ModelConfig::parameter_count() const {
   const uint64_t norms = (gemma3 ? 4 : 2) * c;  // Gemma: a norm after attention and the MLP too
   const uint64_t per_block = norms + attention + 3 * c * f;
   return v * c + static_cast<uint64_t>(layers) * per_block + c + (tied_head ? 0 : v * c);
+}
+
+// Qwen3.5 without its MTP layers: each layer's two norms and MLP, then either gated full
+// attention (q_proj twice as tall for the gate, q/k norms) or Gated DeltaNet (in_proj_qkv,
+// in_proj_z, in_proj_b, in_proj_a, conv1d, dt_bias, A_log, the gated norm, out_proj).
+uint64_t ModelConfig::qwen35_parameter_count() const {
+  const uint64_t c = static_cast<uint64_t>(dim), d = static_cast<uint64_t>(head_dim());
+  const uint64_t q = static_cast<uint64_t>(heads) * d;
+  const uint64_t kv = static_cast<uint64_t>(kv_head_count()) * d;
+  const Qwen35Layers& l = qwen35_layers;
+  const uint64_t nv = static_cast<uint64_t>(l.linear_value_heads);
+  const uint64_t key = static_cast<uint64_t>(l.linear_key_heads) * l.linear_key_head_dim;
+  const uint64_t value = nv * l.linear_value_head_dim;
+  const uint64_t full = c * 2 * q + 2 * c * kv + q * c + 2 * d;
+  const uint64_t linear = c * (2 * key + value) + c * value + 2 * c * nv +
+                          (2 * key + value) * l.conv_kernel + 2 * nv + l.linear_value_head_dim +
+                          value * c;
+  const uint64_t common = 2 * c + 3 * c * static_cast<uint64_t>(mlp_width());
+  uint64_t total = static_cast<uint64_t>(vocab) * c + c + (tied_head ? 0 : vocab * c);
+  for (int i = 0; i < layers; ++i) total += common + (linear_attention_layer(i) ? linear : full);
+  return total;
 }
 
 void TrainShape::validate(const ModelConfig& model) const {

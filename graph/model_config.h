@@ -2,6 +2,7 @@
 // user gets back as a one-line std::invalid_argument.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,7 +20,8 @@ namespace remat {
 //          projections in nn.Linear layout [out,in] with optional q/k/v biases (Qwen2),
 //          grouped-query attention, SwiGLU MLP (gate, up, down), tied or untied head;
 //          optionally (Qwen3) an RMSNorm over each head of q and of k before RoPE; Gemma 3
-//          (ModelConfig::gemma3) on the same chain, see Gemma3Layers.
+//          (ModelConfig::gemma3) on the same chain, see Gemma3Layers; Qwen3.5
+//          (ModelConfig::qwen35) too, see Qwen35Layers.
 enum class Architecture { gpt2, llama };
 std::string_view architecture_name(Architecture a);
 
@@ -38,6 +40,42 @@ struct Gemma3Layers {
   float query_scalar = 0.0f;      // scores are scaled by query_pre_attn_scalar^-1/2
   float rope_linear = 0.0f;       // global layers' rope_scaling `linear` factor; 0: none
   bool operator==(const Gemma3Layers&) const = default;
+};
+
+// Qwen3.5's text model (transformers' model_type qwen3_5_text, the text_config of a qwen3_5
+// checkpoint; llama.cpp's arch qwen35) as it differs from the Llama family. Three of every four
+// layers are Gated DeltaNet linear attention (Yang et al. 2024, "Gated Delta Networks"), every
+// `full_attention_interval`-th layer gated full attention. The family implies, with no field of
+// its own (transformers' Qwen3_5 classes have no switch for them):
+//   - every RMSNorm gain is stored zero-centred, applied as (1 + w) (Qwen3NextRMSNorm), except
+//     the linear layers' gated norm norm(o) * w * silu(z), whose w is the gain itself
+//     (Qwen3NextRMSNormGated);
+//   - full attention's q_proj yields, per query head, head_dim rows of q then head_dim rows of
+//     an output gate; the attention output is multiplied by sigmoid(gate) before o_proj
+//     (Qwen3NextAttention; config.json's attn_output_gate, which must be true);
+//   - q and k get a per-head RMSNorm (qk_norm) and RoPE rotates only the first rotary_dims() of
+//     each head's channels (partial_rotary_factor), in Hugging Face's half-split pairing.
+// A linear layer holds linear_key_heads key heads of linear_key_head_dim and linear_value_heads
+// value heads of linear_value_head_dim; value head j reads key head j / (value / key heads)
+// (transformers' repeat_interleave: consecutive value heads share a key head).
+struct Qwen35Layers {
+  int full_attention_interval = 0;  // layer i is full attention iff (i + 1) % interval == 0
+  int linear_key_heads = 0;         // linear_num_key_heads
+  int linear_value_heads = 0;       // linear_num_value_heads, a multiple of the key heads
+  int linear_key_head_dim = 0;      // linear_key_head_dim (also the state's rows)
+  int linear_value_head_dim = 0;    // linear_value_head_dim (the state's columns)
+  int conv_kernel = 0;              // linear_conv_kernel_dim: causal depthwise conv1d taps
+  float partial_rotary = 0.0f;      // partial_rotary_factor: share of head_dim RoPE rotates
+  // Multi-token-prediction layers the checkpoint carries (mtp_num_hidden_layers, tensors mtp.*).
+  // remat trains and counts none of them; it keeps the number so a saved config says the same.
+  int mtp_layers = 0;
+  // rope_parameters' mrope_section and mrope_interleaved: how a multimodal position (temporal,
+  // height, width) splits the rotary frequencies. Text alone gives a token the same three
+  // positions, so any split computes plain partial RoPE (formats/hf_rope.h); remat keeps them
+  // so that a saved config and a GGUF file's rope.dimension_sections say what was read.
+  std::array<int, 3> mrope_section{};
+  bool mrope_interleaved = false;
+  bool operator==(const Qwen35Layers&) const = default;
 };
 
 // Which transformers' keys a Hugging Face config.json spelled the model with
@@ -73,13 +111,17 @@ struct ModelConfig {
   bool qk_norm = false;  // RMSNorm over each head of q and k before RoPE (Qwen3's q_norm, k_norm)
   bool gemma3 = false;   // Gemma 3's layers (Gemma3Layers); needs qk_norm and a tied head
   Gemma3Layers gemma;    // gemma3 only; zeros otherwise
+  bool qwen35 = false;   // Qwen3.5's layers (Qwen35Layers); needs qk_norm
+  Qwen35Layers qwen35_layers;  // qwen35 only; zeros otherwise
 
   // How config.json spelled the model; transformers 4's (today's) when no folder is behind it.
   HfSpelling config_keys;
 
   // "tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-tiny", "smollm2-135m",
   // "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b", "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b",
-  // "gemma3-270m", "gemma3-1b"; unknown names are invalid_argument.
+  // "gemma3-270m", "gemma3-1b", "qwen3.5-0.8b", "qwen3.5-2b"; unknown names are
+  // invalid_argument. The Qwen3.5 presets describe the model but build no graph yet
+  // (require_buildable, graph/model_builder.h).
   static ModelConfig preset(std::string_view name);
   static const std::vector<std::string_view>& preset_names();
   // Throws invalid_argument naming the bad field and what would be right.
@@ -93,11 +135,20 @@ struct ModelConfig {
   int mlp_width() const { return ffn > 0 ? ffn : 4 * dim; }
   // Gemma 3: whether layer i attends to all keys with the global RoPE base (else: local).
   bool global_layer(int i) const { return !gemma3 || (i + 1) % gemma.pattern == 0; }
+  // Qwen3.5: whether layer i is Gated DeltaNet linear attention (else: gated full attention).
+  bool linear_attention_layer(int i) const {
+    return qwen35 && (i + 1) % qwen35_layers.full_attention_interval != 0;
+  }
+  // Channels of each head RoPE rotates: head_dim() but for Qwen3.5's partial rotary factor,
+  // int(head_dim * factor) as transformers computes it (Qwen3_5TextRotaryEmbedding).
+  int rotary_dims() const;
   bool operator==(const ModelConfig&) const = default;
 
  private:
   void validate_llama3() const;
   void validate_gemma3() const;
+  void validate_qwen35() const;
+  uint64_t qwen35_parameter_count() const;
 };
 
 // Loss chunks start on row multiples of this, so every chunk's rows of x, targets and losses

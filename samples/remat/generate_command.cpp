@@ -14,6 +14,7 @@
 #include "formats/hf_folder.h"
 #include "formats/stop_tokens.h"
 #include "formats/tokenizer_source.h"
+#include "graph/model_builder.h"
 #include "runtime/session.h"
 #include "runtime/vulkan/device.h"
 
@@ -122,6 +123,7 @@ int run_generate(const std::vector<std::string>& argv) {
   const Options o = parse(argv);
   SessionConfig cfg;
   cfg.model = o.model ? ModelConfig::preset(*o.model) : checkpoint_model(o.init, o.heads);
+  require_buildable(cfg.model);
   auto tokenizer = load_tokenizer_from(o.tokenizer);
   const std::vector<uint32_t> prompt = tokenizer->encode(o.prompt);
   if (tokenizer->vocab_size() > std::size_t(cfg.model.vocab))

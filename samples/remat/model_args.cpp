@@ -2,6 +2,7 @@
 
 #include "device_args.h"
 #include "formats/base_blocks.h"
+#include "graph/model_builder.h"
 #include "graph/weight_dtype.h"
 #include "planner/session_plan.h"
 
@@ -12,7 +13,7 @@ std::vector<FlagSpec> model_flags() {
       {"--model", "NAME",
        "tiny, gpt2, gpt2-medium, gpt2-large, gpt2-xl, llama-tiny, smollm2-135m, smollm2-360m, "
        "qwen2.5-0.5b, llama3.2-1b, llama3.2-3b, qwen3-0.6b, qwen3-1.7b, gemma3-270m or gemma3-1b; "
-       "or give it as MODEL",
+       "or give it as MODEL (qwen3.5-0.8b and qwen3.5-2b are known but not trainable yet)",
        "tiny"},
       {"--layers", "N", "transformer blocks", "the model's"},
       {"--dim", "N", "channels", "the model's"},
@@ -105,6 +106,7 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   if (auto v = a.get_int("--vocab", 1, big)) o.model.vocab = static_cast<int>(*v);
   if (auto v = a.get_int("--ctx", 1, big)) o.model.ctx = static_cast<int>(*v);
   o.model.validate();
+  require_buildable(o.model);  // before any weights are read
   if (!base) o.model_name = o.model.name();
   o.shape.batch = static_cast<int>(a.get_int_or_default("--batch", 1, big));
   o.shape.seq = static_cast<int>(a.get_int("--seq", 1, big).value_or(o.model.ctx));

@@ -55,6 +55,13 @@ class Fixture {
           R"({"model_type": "gemma3_text", "hidden_size": 32, "intermediate_size": 48,
       "num_hidden_layers": 1, "num_attention_heads": 2, "head_dim": 16, "vocab_size": 256,
       "final_logit_softcapping": 30.0})");
+    // Qwen3.5, read but not trainable yet: refused before its (absent) weights are looked for.
+    fs::create_directories(dir_ / "hf_qwen35");
+    write("hf_qwen35/config.json", R"({"model_type": "qwen3_5", "text_config": {
+      "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 4,
+      "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16, "vocab_size": 256,
+      "linear_num_value_heads": 16, "partial_rotary_factor": 0.5,
+      "rope_parameters": {"mrope_section": [2, 1, 1]}}})");
     fs::create_directories(dir_ / "hf_no_weights");
     write("hf_no_weights/config.json",
           R"({"model_type": "gpt2", "n_layer": 1, "n_embd": 32, "n_head": 2, "vocab_size": 256})");
@@ -222,6 +229,12 @@ TEST_CASE("malformed remat invocations exit 2 with one line that says what was w
       {"generate --tokenizer " + fx.path("a_folder") + " --prompt x --init " +
            fx.path("hf_dynamic"),
        "rope_scaling is"},
+      {"train " + data + "--init " + fx.path("hf_qwen35") + outputs,
+       "Qwen3.5 (Gated DeltaNet) is not trainable yet"},
+      {"plan qwen3.5-0.8b", "Qwen3.5 (Gated DeltaNet) is not trainable yet"},
+      {"train qwen3.5-2b " + data + outputs, "Qwen3.5 (Gated DeltaNet) is not trainable yet"},
+      {"generate --tokenizer " + fx.path("a_folder") + " --prompt x --init " + fx.path("hf_qwen35"),
+       "Qwen3.5 (Gated DeltaNet) is not trainable yet"},
   };
   if (::geteuid() != 0)  // root reads files whatever their permissions
     cases.push_back({"train " + kSmall + "--data " + fx.path("locked.txt") + outputs,
