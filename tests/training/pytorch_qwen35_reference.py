@@ -16,7 +16,9 @@ tensors, its metadata keys and tensor names, its transforms), with llama.cpp's o
 reference reads the file back through gguf-py and undoes those transforms (undo_converter), so
 what it checks is what the file holds. llama.cpp (tests/tools/llama_cpp_logprobs.cpp on the
 pinned libllama) evaluates two sequences of SEQ tokens, enough for the recurrence to run many
-steps and the conv window to fill; every log-probability of every position is compared.
+steps and the conv window to fill; every log-probability of every position is compared, and
+so is the reference's row packing 12 tokens of the first sequence with the whole second one
+(positions restarting at 0) against llama.cpp's sequences alone.
 
 --perturb plants one mistake in the reference; the comparison must then fail:
   decay-sign            g = +exp(A_log) softplus(a + dt_bias): the state grows instead of decaying
