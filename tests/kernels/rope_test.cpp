@@ -324,7 +324,8 @@ TEST_CASE("rope GPU with rotary dims R matches the reference and passes the rest
   for (Qkv s : {Qkv{3, 23, 3, 1, 16, 10000.0f, {}, 4}, Qkv{3, 23, 3, 1, 16, 10000.0f, {}, 8},
                 Qkv{3, 23, 3, 1, 16, 10000.0f, {}, 16}, Qkv{2, 7, 5, 1, 12, 10000.0f, {}, 6},
                 Qkv{1, 3, 1, 1, 4, 10000.0f, {}, 2}, Qkv{3, 23, 3, 1, 16, 10000.0f, small, 8},
-                Qkv{2, 33, 3, 1, 256, 10000000.0f, {}, 64}}) {  // Qwen3.5's head and base
+                Qkv{2, 33, 3, 1, 256, 10000000.0f, {}, 64},  // Qwen3.5's head and base
+                Qkv{1, 4096, 2, 1, 256, 10000000.0f, {}, 64}}) {
     DYNAMIC_SECTION("B " << s.B << " T " << s.T << " heads " << s.H << " KV heads " << s.KV << " D "
                          << s.D << " R " << s.R << " llama3 factor " << s.llama3.factor) {
       auto in = make_inputs(s, false);
