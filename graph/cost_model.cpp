@@ -30,6 +30,13 @@ double attention_flops(const Tensor& lse, double c, int window, bool forward) {
   return forward ? fwd : 2.5 * fwd;
 }
 
+// The share R/D of a rope op's [B,T,heads·D] tensor x that turns (rotary_dims R; 0: all).
+double rotated_fraction(const Graph& g, const Op& op, TensorId x) {
+  if (op.attrs.rotary_dims <= 0 || op.attrs.heads <= 0) return 1.0;
+  const double d = static_cast<double>(g.tensor(x).shape.back()) / op.attrs.heads;
+  return std::min(1.0, op.attrs.rotary_dims / d);
+}
+
 // FLOPs per element of the op's first output (elementwise kinds) or an exact count (matmuls,
 // attention). Rough constants are fine: the planner compares plans that run the same ops.
 double op_flops(const Graph& g, const Op& op) {
@@ -101,10 +108,11 @@ double op_flops(const Graph& g, const Op& op) {
       return 5 * elems(g, out(slot::rmsnorm::y));
     case OpKind::rmsnorm_backward:
       return 10 * elems(g, in(slot::rmsnorm_backward::x));
-    case OpKind::rope:  // a cos and a sin per pair, then a rotation
-      return 12 * elems(g, out(slot::rope::y));
+    case OpKind::rope:  // a cos and a sin per pair, then a rotation; pass-through is a copy
+      return 12 * elems(g, out(slot::rope::y)) * rotated_fraction(g, op, out(slot::rope::y));
     case OpKind::rope_backward:
-      return 12 * elems(g, out(slot::rope_backward::dx));
+      return 12 * elems(g, out(slot::rope_backward::dx)) *
+             rotated_fraction(g, op, out(slot::rope_backward::dx));
     case OpKind::swiglu:
       return 8 * elems(g, out(slot::swiglu::h));
     case OpKind::swiglu_backward:

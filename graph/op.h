@@ -69,6 +69,7 @@ struct OpAttrs {
   float attn_scale = 0.0f;      // (gqa_)attention and backward: score scale; 0: 1/sqrt(head size)
   float rope_theta = 10000.0f;  // rope / rope_backward: the RoPE base
   Llama3Scaling rope_llama3;    // rope / rope_backward: frequency scaling (all zero: none)
+  int rotary_dims = 0;          // rope / rope_backward: the first R of D turn (partial); 0: all
   float dropout_p = 0.0f;       // dropout / dropout_backward
   uint32_t dropout_id = 0;      // RNG stream id: the same for an op, its recompute and its backward
   float eps = 1e-5f;            // layernorm / rmsnorm epsilon

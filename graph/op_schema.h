@@ -195,7 +195,9 @@ inline constexpr OpSchema kOpSchemas[] = {
     REMAT_SCHEMA(rope,
                  "rotary position embedding (Hugging Face rotate_half) of each of `heads` heads "
                  "of size D at position t (packed: positions[t]), angle t·theta^(−2i/D), scaled as "
-                 "Llama 3 scales it when `rope_llama3` is set; `rope_theta` attribute"),
+                 "Llama 3 scales it when `rope_llama3` is set; `rope_theta` attribute; "
+                 "`rotary_dims` R > 0: only each head's first R elements turn, pairs (i, i + R/2) "
+                 "at angle t·theta^(−2i/R), the other D − R are copied (partial RoPE)"),
     REMAT_SCHEMA(rope_backward, "rotation by the negative angle"),
     REMAT_SCHEMA(gqa_attention,
                  "causal grouped-query attention, scale 1/√D or `attn_scale` when not 0: query "

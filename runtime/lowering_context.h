@@ -138,11 +138,19 @@ struct LoweringContext {
     s.x_dtype = tensor(x).dtype;
     return s;
   }
-  // x is [B, T, heads·D] (graph/llama_builder.h).
+  // x is [B, T, heads·D] (graph/llama_builder.h); rotary_dims 0 turns the whole head.
   kernels::RopeShape rope_shape(const Step& s, TensorId x) const {
     const uint32_t heads = static_cast<uint32_t>(s.attrs.heads);
-    return {dim(x, 0),          dim(x, 1),          heads,
-            dim(x, -1) / heads, s.attrs.rope_theta, s.attrs.rope_llama3};
+    if (s.attrs.rotary_dims < 0)
+      throw std::invalid_argument("rope: rotary_dims " + std::to_string(s.attrs.rotary_dims) +
+                                  " is negative");
+    return {dim(x, 0),
+            dim(x, 1),
+            heads,
+            dim(x, -1) / heads,
+            s.attrs.rope_theta,
+            s.attrs.rope_llama3,
+            static_cast<uint32_t>(s.attrs.rotary_dims)};
   }
   // Rows as long as the weight: [B·T, C] for a layer's norm, B·T·heads rows of D for Qwen3's
   // per-head q_norm and k_norm over x [B, T, heads·D] (graph/llama_builder.cpp).

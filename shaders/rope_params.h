@@ -13,23 +13,28 @@ namespace remat::push {
 // `offset` of each row: element (b, t, h, d) of the input is at
 // (b T + t) in_stride + in_offset + h D + d, and likewise for the output. A compact q or k is
 // stride H D, offset 0; q and k inside a fused qkv row are the same buffer at two offsets.
+// Only the first R floats of each head turn (partial RoPE, R < D: Qwen3.5's
+// partial_rotary_factor); the other D - R pass through, copied bit for bit (or, backward
+// accumulating, added) unless copy_rest is 0: in place, where they already hold their values.
 // Forward: out = rotate(in, +angle). Backward: out (=|+=) rotate(in, -angle), in = dL/d(out of
-// the forward). angle(t, i) = t * inv_freq_i for pair (i, i + D/2), i < D/2, where inv_freq_i is
-// theta^(-2i/D) times Llama 3's frequency scale (graph/rope_scaling.h):
-//   s = clamp(theta^(-2i/D) * scale_slope - scale_offset, 0, 1),
+// the forward). angle(t, i) = t * inv_freq_i for pair (i, i + R/2), i < R/2, where inv_freq_i is
+// theta^(-2i/R) times Llama 3's frequency scale (graph/rope_scaling.h):
+//   s = clamp(theta^(-2i/R) * scale_slope - scale_offset, 0, 1),
 //   scale = inv_factor + s * (1 - inv_factor),
 // each operation rounded on its own; without scaling slope = offset = 0 and inv_factor = 1, so
 // scale is exactly 1.
 struct RopeParams {
   uint B;
   uint T;
-  uint H;  // heads of this tensor: query heads for q, key/value heads for k
-  uint D;  // head size, even
+  uint H;          // heads of this tensor: query heads for q, key/value heads for k
+  uint D;          // head size, even
+  uint R;          // rotary dims: the first R floats of each head turn; even, 0 < R <= D
+  uint copy_rest;  // 1: out's D - R pass-through floats get in's; 0: left as they are (in place)
   uint in_stride;
   uint in_offset;
   uint out_stride;
   uint out_offset;
-  float inv_D;         // 1 / D rounded to float (a multiply, correctly rounded; division is not)
+  float inv_R;         // 1 / R rounded to float (a multiply, correctly rounded; division is not)
   float log2_theta;    // log2 of the base theta (10000 for Llama 2, 500000 for Llama 3)
   uint accumulate;     // backward only: 0 overwrite, 1 add
   float scale_slope;   // original_ctx / (2 pi (high_freq_factor - low_freq_factor)), or 0
@@ -37,9 +42,9 @@ struct RopeParams {
   float inv_factor;    // 1 / factor, or 1
   uint packed;         // 1: t is positions[b T + t] (binding 2, packed rows); 0: the row position
 };
-REMAT_PUSH_WORDS(RopeParams, 15)
+REMAT_PUSH_WORDS(RopeParams, 17)
 
-// inv_freq_i = theta^(-2i/D) = 2^x with x = -(2i * inv_D) * log2_theta, and 2^x = 2^n * 2^f for
+// inv_freq_i = theta^(-2i/R) = 2^x with x = -(2i * inv_R) * log2_theta, and 2^x = 2^n * 2^f for
 // n = floor(x + 0.5), f = x - n in [-0.5, 0.5]: 2^f is the degree-7 Taylor polynomial of e^(f ln 2)
 // (truncation below 6e-9 relative) in Horner form, coefficient k = ln(2)^k / k!. Only
 // multiplications, additions, floor and ldexp, each correctly rounded in Vulkan and in C++, so

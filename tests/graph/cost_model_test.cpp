@@ -5,6 +5,7 @@
 #include "graph/autodiff.h"
 #include "graph/cost_model.h"
 #include "graph/model_builder.h"
+#include "tests/graph/partial_rope_llama.h"
 #include "tests/graph/windowed_llama.h"
 
 namespace remat {
@@ -107,6 +108,26 @@ TEST_CASE("cost: a sliding window prices attention by the keys it visits") {
     ++seen;
   }
   CHECK(seen == 2 * ModelConfig::preset("llama-tiny").layers);
+}
+
+TEST_CASE("cost: partial RoPE prices the rotated share of each head") {
+  // llama-tiny: 4 query and 2 key/value heads of 32; rotary_dims 8 turns a quarter of each.
+  const TrainShape shape{2, 16, 0.0f, DType::f32};
+  const Graph plain = build_training_model(ModelConfig::preset("llama-tiny"), shape);
+  const Graph partial = testing::partial_rope_llama(shape, 8);
+  const Graph whole = testing::partial_rope_llama(shape, 32);
+  int seen = 0;
+  for (std::size_t i = 0; i < plain.ops.size(); ++i) {
+    const Op &p = plain.ops[i], &r = partial.ops[i];
+    if (p.kind != OpKind::rope && p.kind != OpKind::rope_backward) continue;
+    INFO(op_kind_name(p.kind) << " op " << i);
+    CHECK(r.attrs.rotary_dims == 8);
+    CHECK(r.flops == p.flops / 4);
+    CHECK(r.bytes == p.bytes);  // the pass-through elements are still read and written
+    CHECK(whole.ops[i].flops == p.flops);
+    ++seen;
+  }
+  CHECK(seen == 4 * ModelConfig::preset("llama-tiny").layers);  // q and k, forward and backward
 }
 
 }  // namespace remat

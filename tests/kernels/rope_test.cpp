@@ -2,16 +2,20 @@
 // reference backward against finite differences, the GPU kernels against the reference on q and
 // k inside a fused grouped-query qkv row and at a long Llama 3 context (with and without Llama 3's
 // frequency scaling, whose angles are checked against transformers' rule), accumulation, untouched
-// columns, bit-identity and the shape checks.
+// columns, bit-identity and the shape checks; then the same for partial RoPE (rotary dims R < D),
+// with its pass-through elements bit for bit, in place, packed and in 16 bits.
 #include <catch2/catch.hpp>
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <tuple>
 
+#include "rope_params.h"
 #include "runtime/kernels/rope.h"
 #include "tests/kernels/kernel_checks.h"
+#include "tests/kernels/storage16_values.h"
 #include "tests/reference/rope.h"
 #include "tests/support/random_fill.h"
 #include "tests/support/test_device.h"
@@ -107,9 +111,10 @@ struct Qkv {
   std::size_t B, T, H, KV, D;
   float theta;
   Llama3Scaling llama3 = {};
+  std::size_t R = 0;  // rotary dims; 0: all D
   std::size_t row() const { return (H + 2 * KV) * D; }
   std::size_t k_offset() const { return H * D; }
-  ref::RopeDims dims(std::size_t heads) const { return {B, T, heads, D, theta, llama3}; }
+  ref::RopeDims dims(std::size_t heads) const { return {B, T, heads, D, theta, llama3, R}; }
 };
 
 // Columns [offset, offset + heads * D) of every row of a fused buffer, as a compact tensor.
@@ -140,8 +145,8 @@ RopeRun run_gpu(const Qkv& s, const std::vector<float>& qkv, const std::vector<f
   Buffer bdqkv = acc ? test::upload_buffer(dqkv0, "dqkv")
                      : test::garbage_buffer<float>(rows * s.row(), "dqkv");
   const auto row = uint32_t(s.row()), k_off = uint32_t(s.k_offset());
-  const kernels::RopeShape qs{uint32_t(s.B), uint32_t(s.T), uint32_t(s.H),
-                              uint32_t(s.D), s.theta,       s.llama3};
+  const kernels::RopeShape qs{uint32_t(s.B), uint32_t(s.T), uint32_t(s.H), uint32_t(s.D),
+                              s.theta,       s.llama3,      uint32_t(s.R)};
   kernels::RopeShape ks = qs;
   ks.H = uint32_t(s.KV);
   test::run_once({kernels::rope_forward(qs, bqkv.whole(), {row, 0}, bq.whole(), {}),
@@ -253,6 +258,223 @@ TEST_CASE("rope rejects odd head sizes, bad theta and heads that overrun their r
   CHECK_THROWS_AS(
       kernels::rope_backward(ok, b.whole(), {}, b.whole(), {32, 17}, kernels::GradWrite::overwrite),
       std::invalid_argument);
+}
+
+// Partial RoPE (rotary dims R < D): Qwen3.5's gated attention turns the first 64 of 256.
+
+TEST_CASE("rope reference with rotary dims R turns pairs (i, i + R/2) at theta^(-2i/R) only") {
+  // D = 8, R = 4, theta = 100: inv_freq = 100^(-2i/4) = {1, 0.1} (over the head size it would be
+  // {1, 100^(-1/4)}); pairs (0, 2) and (1, 3) turn, elements 4 .. 7 pass through.
+  const ref::RopeDims d{1, 3, 1, 8, 100.0f, {}, 4};
+  std::vector<double> x(3 * 8), y;
+  for (std::size_t k = 0; k < x.size(); ++k) x[k] = 0.5 + 0.25 * double(k % 8) + double(k / 8);
+  ref::rope_forward(y, x, d);
+  for (std::size_t t = 0; t < 3; ++t) {
+    const double* in = &x[t * 8];
+    const double* out = &y[t * 8];
+    for (std::size_t i = 0; i < 2; ++i) {
+      const double a = double(t) * (i == 0 ? 1.0 : 0.1);
+      INFO("t " << t << " pair " << i);
+      CHECK(out[i] == Approx(in[i] * std::cos(a) - in[i + 2] * std::sin(a)).epsilon(1e-6));
+      CHECK(out[i + 2] == Approx(in[i + 2] * std::cos(a) + in[i] * std::sin(a)).epsilon(1e-6));
+    }
+    for (std::size_t e = 4; e < 8; ++e) CHECK(out[e] == in[e]);
+  }
+}
+
+TEST_CASE("rope reference backward with rotary dims R < D matches finite differences") {
+  for (std::size_t R : {std::size_t(2), std::size_t(6)}) {
+    const ref::RopeDims d{2, 5, 3, 12, 10000.0f, {}, R};
+    const std::size_t n = d.B * d.T * d.H * d.D;
+    auto x = test::random_doubles(n, 63, -2, 2);
+    auto weights = test::random_doubles(n, 64);
+    std::vector<double> y;
+    auto loss = [&] {
+      ref::rope_forward(y, x, d);
+      return test::weighted_sum(y, weights);
+    };
+    std::vector<double> dx(n);
+    ref::rope_backward(dx, weights, d, false);
+    INFO("R " << R);
+    test::require_matches_finite_differences(loss, x, dx, "dx");
+  }
+}
+
+// The pass-through elements (R .. D of every head) of a compact [rows, heads, D] tensor.
+std::vector<float> pass_through(const std::vector<float>& x, std::size_t D, std::size_t R) {
+  std::vector<float> out;
+  for (std::size_t k = 0; k < x.size(); ++k)
+    if (k % D >= R) out.push_back(x[k]);
+  return out;
+}
+
+// The forward copies q's and k's pass-through elements, the backward (overwriting) dq's and dk's
+// into dqkv, bit for bit.
+void require_passed_through(const Qkv& s, const RopeInputs& in, const RopeRun& g) {
+  const auto pass = [&](const std::vector<float>& x) { return pass_through(x, s.D, s.R); };
+  REQUIRE(!pass(g.q).empty());
+  REQUIRE(test::bit_identical(pass(g.q), pass(columns(in.qkv, s, 0, s.H))));
+  REQUIRE(test::bit_identical(pass(g.k), pass(columns(in.qkv, s, s.k_offset(), s.KV))));
+  REQUIRE(test::bit_identical(pass(columns(g.dqkv, s, 0, s.H)), pass(in.dq)));
+  REQUIRE(test::bit_identical(pass(columns(g.dqkv, s, s.k_offset(), s.KV)), pass(in.dk)));
+}
+
+// The rotated elements within the whole-head tolerance: measured worst on llvmpipe 4.7e-7
+// absolute, at T = 4096 with Qwen3.5's D 256, R 64 and base 1e7 (0.22x the allowed error).
+TEST_CASE("rope GPU with rotary dims R matches the reference and passes the rest through") {
+  const Llama3Scaling small{8.0f, 1.0f, 4.0f, 100};
+  for (Qkv s : {Qkv{3, 23, 3, 1, 16, 10000.0f, {}, 4}, Qkv{3, 23, 3, 1, 16, 10000.0f, {}, 8},
+                Qkv{3, 23, 3, 1, 16, 10000.0f, {}, 16}, Qkv{2, 7, 5, 1, 12, 10000.0f, {}, 6},
+                Qkv{1, 3, 1, 1, 4, 10000.0f, {}, 2}, Qkv{3, 23, 3, 1, 16, 10000.0f, small, 8},
+                Qkv{2, 33, 3, 1, 256, 10000000.0f, {}, 64},  // Qwen3.5's head and base
+                Qkv{1, 4096, 2, 1, 256, 10000000.0f, {}, 64}}) {
+    DYNAMIC_SECTION("B " << s.B << " T " << s.T << " heads " << s.H << " KV heads " << s.KV << " D "
+                         << s.D << " R " << s.R << " llama3 factor " << s.llama3.factor) {
+      auto in = make_inputs(s, false);
+      auto g = run_gpu(s, in.qkv, in.dq, in.dk, {});
+      check_against_reference(s, in, g);
+      const std::vector<float> nan(g.dqkv.size(), std::bit_cast<float>(0xFFFFFFFFu));
+      require_v_untouched(s, nan, g.dqkv);
+      if (s.R < s.D) require_passed_through(s, in, g);
+    }
+  }
+}
+
+TEST_CASE("rope backward with rotary dims R < D accumulates rotated and passed elements exactly") {
+  const Qkv s{3, 23, 3, 1, 16, 10000.0f, {}, 4};
+  auto in = make_inputs(s, true);
+  auto g = run_gpu(s, in.qkv, in.dq, in.dk, in.dqkv0);
+  check_against_reference(s, in, g);
+  require_v_untouched(s, in.dqkv0, g.dqkv);
+  auto fresh = run_gpu(s, in.qkv, in.dq, in.dk, {});
+  require_passed_through(s, in, fresh);
+  for (std::size_t r = 0; r < s.B * s.T; ++r)
+    for (std::size_t c = 0; c < s.k_offset() + s.KV * s.D; ++c) {
+      const std::size_t i = r * s.row() + c;
+      INFO("dqkv element " << i);
+      REQUIRE(g.dqkv[i] == in.dqkv0[i] + fresh.dqkv[i]);
+    }
+}
+
+TEST_CASE("rope with rotary dims R: GPU runs are bit-identical") {
+  const Qkv s{2, 33, 3, 1, 256, 10000000.0f, {}, 64};
+  auto in = make_inputs(s, false);
+  auto a = run_gpu(s, in.qkv, in.dq, in.dk, {}), b = run_gpu(s, in.qkv, in.dq, in.dk, {});
+  REQUIRE(test::bit_identical(a.q, b.q));
+  REQUIRE(test::bit_identical(a.k, b.k));
+  REQUIRE(test::bit_identical(a.dqkv, b.dqkv));
+}
+
+TEST_CASE("rope with rotary dims equal to the head size is the whole-head dispatch") {
+  Buffer x = test::garbage_buffer<float>(2 * 7 * 3 * 10, "x"),
+         y = test::garbage_buffer<float>(2 * 7 * 3 * 10, "y");
+  kernels::RopeShape whole{2, 7, 3, 10, 10000.0f, {8.0f, 1.0f, 4.0f, 100}};
+  kernels::RopeShape full = whole;
+  full.R = 10;
+  for (bool backward : {false, true}) {
+    const auto make = [&](const kernels::RopeShape& s) {
+      return backward ? kernels::rope_backward(s, x.whole(), {}, y.whole(), {},
+                                               kernels::GradWrite::accumulate)
+                      : kernels::rope_forward(s, x.whole(), {}, y.whole(), {});
+    };
+    const Dispatch a = make(whole), b = make(full);
+    CHECK(a.kernel == b.kernel);
+    CHECK(a.groups == b.groups);
+    CHECK(a.push == b.push);
+  }
+}
+
+// rope of a compact [B, T, H, D] tensor, in place or into a fresh buffer, positions given or plain.
+std::vector<float> compact_rope(const kernels::RopeShape& s, const std::vector<float>& x,
+                                bool backward, bool in_place,
+                                const std::vector<uint32_t>* positions = nullptr) {
+  Buffer in = test::upload_buffer(x, "x");
+  Buffer fresh = test::garbage_buffer<float>(x.size(), "y");
+  Buffer pos = test::upload_buffer(positions ? *positions : std::vector<uint32_t>{0}, "pos");
+  const BufferSlice p = positions ? pos.whole() : BufferSlice{};
+  const BufferSlice out = in_place ? in.whole() : fresh.whole();
+  test::run_once({backward ? kernels::rope_backward(s, in.whole(), {}, out, {},
+                                                    kernels::GradWrite::overwrite, p)
+                           : kernels::rope_forward(s, in.whole(), {}, out, {}, DType::f32, p)});
+  return test::read<float>(in_place ? in : fresh, x.size());
+}
+
+TEST_CASE("rope in place with rotary dims R < D leaves the rest and turns as out of place") {
+  const kernels::RopeShape s{2, 9, 3, 16, 10000.0f, {}, 4};
+  const auto x = test::random_floats(2 * 9 * 3 * 16, 75, -2, 2);
+  for (bool backward : {false, true}) {
+    INFO("backward " << backward);
+    REQUIRE(test::bit_identical(compact_rope(s, x, backward, true),
+                                compact_rope(s, x, backward, false)));
+  }
+  // In place the dispatch has no work for the pass-through elements: R/2 items per head.
+  Buffer b = test::upload_buffer(x, "x");
+  const Dispatch d = kernels::rope_forward(s, b.whole(), {}, b.whole(), {});
+  push::RopeParams p;
+  REQUIRE(d.push.size() == sizeof p);
+  std::memcpy(&p, d.push.data(), sizeof p);
+  CHECK(p.copy_rest == 0);
+  CHECK(p.R == 4);
+}
+
+TEST_CASE("packed rope with rotary dims R < D turns each example from position 0, as alone") {
+  // One row of 12: examples of 5, 1 and 6 tokens.
+  const std::vector<uint32_t> positions = {0, 1, 2, 3, 4, 0, 0, 1, 2, 3, 4, 5};
+  const std::size_t starts[] = {0, 5, 6, 12};
+  const uint32_t T = 12, H = 3, D = 16, width = H * D;
+  const auto x = test::random_floats(T * width, 76, -2, 2);
+  kernels::RopeShape s{1, T, H, D, 10000.0f, {}, 8};
+  for (bool backward : {false, true}) {
+    INFO("backward " << backward);
+    const auto packed = compact_rope(s, x, backward, false, &positions);
+    REQUIRE(test::bit_identical(pass_through(packed, D, 8), pass_through(x, D, 8)));
+    for (std::size_t e = 0; e < 3; ++e) {
+      const auto from = std::ptrdiff_t(starts[e] * width),
+                 to = std::ptrdiff_t(starts[e + 1] * width);
+      kernels::RopeShape alone = s;
+      alone.T = uint32_t(starts[e + 1] - starts[e]);
+      const std::vector<float> xe(x.begin() + from, x.begin() + to);
+      REQUIRE(test::bit_identical(std::vector<float>(packed.begin() + from, packed.begin() + to),
+                                  compact_rope(alone, xe, backward, false)));
+    }
+    REQUIRE_FALSE(test::bit_identical(packed, compact_rope(s, x, backward, false)));
+  }
+}
+
+TEST_CASE("16-bit rope with rotary dims R < D copies the rest and rounds the turned fp32 values") {
+  const kernels::RopeShape s{2, 7, 3, 12, 10000.0f, {}, 4};
+  const std::size_t n = 2 * 7 * 3 * 12;
+  for (DType t : {DType::f16, DType::bf16}) {
+    INFO(dtype_name(t));
+    const auto x = test::rounded(test::random_floats(n, 77, -2, 2), t);
+    std::vector<uint16_t> bits(n);
+    for (std::size_t k = 0; k < n; ++k) bits[k] = test::narrow(x[k], t);
+    Buffer in = test::upload_buffer(bits, "x16");
+    Buffer out = test::garbage_buffer<uint16_t>(n, "y16");
+    test::run_once({kernels::rope_forward(s, in.whole(), {}, out.whole(), {}, t)});
+    const auto got = test::read<uint16_t>(out, n);
+    const auto f32 = compact_rope(s, x, false, false);
+    std::vector<uint16_t> want(n);
+    for (std::size_t k = 0; k < n; ++k) want[k] = k % 12 >= 4 ? bits[k] : test::narrow(f32[k], t);
+    REQUIRE(test::bit_identical(got, want));
+  }
+}
+
+TEST_CASE("rope rejects rotary dims that are odd or exceed the head size") {
+  Buffer b = test::garbage_buffer<float>(64, "b"), c = test::garbage_buffer<float>(64, "c");
+  kernels::RopeShape s{1, 2, 2, 8, 10000.0f};
+  for (uint32_t R : {2u, 4u, 8u}) {
+    s.R = R;
+    CHECK_NOTHROW(kernels::rope_forward(s, b.whole(), {}, c.whole(), {}));
+  }
+  for (uint32_t R : {3u, 7u, 10u}) {
+    s.R = R;
+    INFO("R " << R);
+    CHECK_THROWS_AS(kernels::rope_forward(s, b.whole(), {}, c.whole(), {}), std::invalid_argument);
+    CHECK_THROWS_AS(
+        kernels::rope_backward(s, b.whole(), {}, c.whole(), {}, kernels::GradWrite::overwrite),
+        std::invalid_argument);
+  }
 }
 
 }  // namespace

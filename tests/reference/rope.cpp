@@ -15,7 +15,7 @@
 namespace remat::ref {
 
 float rope_angle(const RopeDims& d, std::size_t t, std::size_t i) {
-  const auto inv_d = static_cast<float>(1.0 / double(d.D));
+  const auto inv_d = static_cast<float>(1.0 / double(d.rotary()));
   const auto log2_theta = static_cast<float>(std::log2(double(d.theta)));
   // 2^x as rope_params.h describes: 2^floor(x + 0.5) times a polynomial in the remainder.
   const float x = -(float(2 * i) * inv_d) * log2_theta;
@@ -31,23 +31,28 @@ float rope_angle(const RopeDims& d, std::size_t t, std::size_t i) {
 }
 
 namespace {
-// out (=|+=) in with every pair rotated by sign * angle; cos and sin in T from the float angle.
+// out (=|+=) in with every pair rotated by sign * angle and the pass-through elements as they
+// are; cos and sin in T from the float angle.
 template <class T>
 void rotate(std::vector<T>& out, const std::vector<T>& in, const RopeDims& d, T sign,
             bool accumulate) {
-  const std::size_t half = d.D / 2;
+  const std::size_t half = d.rotary() / 2;
   for (std::size_t b = 0; b < d.B; ++b)
     for (std::size_t t = 0; t < d.T; ++t)
-      for (std::size_t h = 0; h < d.H; ++h)
+      for (std::size_t h = 0; h < d.H; ++h) {
+        const std::size_t head = ((b * d.T + t) * d.H + h) * d.D;
         for (std::size_t i = 0; i < half; ++i) {
           const T angle = T(rope_angle(d, t, i));
           const T c = std::cos(angle), s = sign * std::sin(angle);
-          const std::size_t a = ((b * d.T + t) * d.H + h) * d.D + i;
+          const std::size_t a = head + i;
           const T y1 = in[a] * c - in[a + half] * s;
           const T y2 = in[a + half] * c + in[a] * s;
           out[a] = accumulate ? out[a] + y1 : y1;
           out[a + half] = accumulate ? out[a + half] + y2 : y2;
         }
+        for (std::size_t e = d.rotary(); e < d.D; ++e)
+          out[head + e] = accumulate ? out[head + e] + in[head + e] : in[head + e];
+      }
 }
 }  // namespace
 

@@ -11,6 +11,8 @@
 #include "attention_params.h"
 #include "optimizer_params.h"
 #include "planner/verify.h"
+#include "rope_params.h"
+#include "tests/graph/partial_rope_llama.h"
 #include "tests/graph/windowed_llama.h"
 
 namespace remat {
@@ -93,6 +95,38 @@ TEST_CASE("lowering: attention steps pass their window and score scale to every 
   CHECK(seen[Phase::forward] == layers);
   CHECK(seen[Phase::recompute] == layers);
   CHECK(seen[Phase::backward] == layers);
+}
+
+TEST_CASE("lowering: rope steps pass their rotary dims to every dispatch") {
+  // llama-tiny: heads of 32, of which rotary_dims 8 turn; every:1 recomputes each layer's ropes.
+  const TrainShape shape{2, 16, 0.0f, DType::f32};
+  const Graph g = testing::partial_rope_llama(shape, 8);
+  const Plan plan = plan_graph(g, {Policy::parse("every:1"), std::nullopt, 256, nullptr});
+  REQUIRE(verify_plan(g, plan).empty());  // steps carry their op's attributes
+  const auto dispatches = lower_plan(plan, DeviceQuirks{}, fake_slices(plan), fake_extras());
+  std::map<Phase, int> seen;
+  for (const Dispatch& d : dispatches) {
+    const Step& s = plan.steps.at(static_cast<size_t>(d.step));
+    if (s.kind != OpKind::rope && s.kind != OpKind::rope_backward) continue;
+    INFO(op_kind_name(s.kind) << " " << phase_name(s.phase) << " block " << s.block);
+    push::RopeParams p;
+    REQUIRE(d.push.size() == sizeof p);
+    std::memcpy(&p, d.push.data(), sizeof p);
+    CHECK(p.D == 32);
+    CHECK(p.R == 8);
+    CHECK(p.copy_rest == 1);  // rope's y is a tensor of its own
+    ++seen[s.phase];
+  }
+  const int ropes = 2 * ModelConfig::preset("llama-tiny").layers;  // q and k
+  CHECK(seen[Phase::forward] == ropes);
+  CHECK(seen[Phase::recompute] == ropes);
+  CHECK(seen[Phase::backward] == ropes);
+
+  // Rotary dims past the head size are refused where the step is lowered.
+  const Graph wide = testing::partial_rope_llama(shape, 34);
+  const Plan wide_plan = plan_graph(wide, {Policy::parse("every:1"), std::nullopt, 256, nullptr});
+  CHECK_THROWS_AS(lower_plan(wide_plan, DeviceQuirks{}, fake_slices(wide_plan), fake_extras()),
+                  std::invalid_argument);
 }
 
 }  // namespace
