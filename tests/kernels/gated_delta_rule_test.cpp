@@ -230,17 +230,17 @@ Prepared prepare(const Case& c, uint64_t seed) {
 }
 
 // fp32 against double: each output is a dot product of dk terms of magnitude <= 1 over a state
-// built by T contracting steps (|k| = 1, 0 < beta < 1, decays < 1), so its rounding error grows
-// like sqrt(T dk) ulps of O(1) values; the gradients sum T such steps back and over dv columns,
-// heads and blocks. 1e-4 relative with a 2e-5 absolute floor (outputs are O(1)) covers both with
-// margin; measured worst on llvmpipe is in the comment of the header's test list below.
+// built by contracting steps (|k| = 1, 0 < beta < 1, decays < 1), so rounding does not grow with
+// T; the gradients add sums over dv columns, blocks and heads. Outputs are O(1): 1e-4 relative
+// with a 5e-6 absolute floor. Measured worst over these tests on llvmpipe (Mesa 22.3): absolute
+// 1.1e-6 (dq), 9e-7 (dk), 8e-7 (dg, dbeta), 3e-7 (dv), 1e-7 (o, S_T, dS_0).
 void check_against_reference(const Case& c, const Prepared& p, const GpuRun& gpu) {
   const ref::GdrShape s = ref_shape(c.shape);
   std::vector<double> o, sT;
   ref::gated_delta_rule_forward(s, p.in, o, sT);
   ref::GdrGrads gr;
   ref::gated_delta_rule_backward(s, p.in, p.d_o, p.ds_final, gr);
-  const double rtol = 1e-4, atol = 2e-5;
+  const double rtol = 1e-4, atol = 5e-6;
   test::require_close(gpu.o, o, rtol, atol, "o");
   test::require_close(gpu.sT, sT, rtol, atol, "S_T");
   test::require_close(gpu.dq, gr.dq, rtol, atol, "dq");
@@ -263,7 +263,7 @@ TEST_CASE("gated delta rule GPU forward and backward match the reference") {
       {{2, 7, 1, 2, 5, 3}, true, true, false},     // GQA, odd T, dk != dv
       {{1, 33, 2, 4, 16, 24}, true, false, true},  // packed rows with resets
       {{2, 9, 1, 1, 128, 40}, false, true, true},  // 16-column blocks, the last partial
-      {{1, 5, 1, 2, 256, 20}, true, true, false},  // the largest head, 8-column blocks
+      {{1, 5, 1, 2, 64, 70}, true, true, false},   // 32-column blocks, the last partial
       {{1, 21, 2, 2, 7, 70}, true, true, true},    // dv over one forward workgroup
   };
   for (const Case& c : cases) {
@@ -308,11 +308,12 @@ TEST_CASE("gated delta rule GPU runs are bit-identical") {
 }
 
 // llvmpipe stops an invocation's loops after 65535 iterations in total: a range as long as the
-// builder allows must still run every step (a small head keeps the reference quick).
+// builder allows must still run every step. dk 64 is past what Mesa unrolls on its own, so this
+// fails if the head loops were loops; few columns keep the reference quick.
 TEST_CASE("gated delta rule at the longest range one call may run matches the reference") {
   const DeviceQuirks& q = test::device().plan().quirks;
   const uint32_t steps = kernels::gated_delta_rule_max_backward_steps(q);
-  const Case c{{1, steps == 0 ? 20000u : steps, 1, 1, 4, 3}, true, true, false};
+  const Case c{{1, steps == 0 ? 20000u : steps, 1, 1, 64, 2}, true, true, false};
   const Prepared p = prepare(c, 500);
   check_against_reference(c, p, run_case(c, p));
 }
