@@ -26,11 +26,15 @@ layout(std430, binding = 10) writeonly buffer DSIn { float ds_in[]; };
 layout(std430, binding = 11) buffer States { float states[]; };
 layout(std430, binding = 12) writeonly buffer Partials { float partials[]; };
 
-const uint NC = gl_WorkGroupSize.x;  // columns per workgroup; NC * 2 * DK <= 4096
-shared float red[4096];              // [NC][2 DK]: each column's dq and dk terms
+// Each column's dq and dk terms, [NC][R4] vec4s: llvmpipe moves workgroup memory one lane at a
+// time, so a vec4 per move quarters the cost of the column sums. NC * R4 <= 1024 (16 KiB).
+const uint NC = gl_WorkGroupSize.x;  // columns per workgroup
+const uint R4 = (2 * DK + 3) / 4;
+shared vec4 red[1024];
+float terms[4 * R4];  // this column's dq terms, then its dk terms, then zeros
 
 float ds[DK];  // dL/dS for this column
-float u[DK];           // the decayed state U of the step being walked back
+float u[DK];   // the decayed state U of the step being walked back
 
 uint head, j, L;
 bool live;  // j < dv; the others add zeros to the column sums
@@ -75,14 +79,14 @@ void backward_step(uint r, uint t, uint h) {
   [[unroll]] for (uint i = 0; i < DK; ++i) {
     precise float dsi = fma(q[qk + i], doj, ds[i]), dqi = doj * s[i];
     ds[i] = dsi;
-    red[lid * 2 * DK + i] = dqi;
+    terms[i] = dqi;
     ddelta = fma(kt[i], dsi, ddelta);
   }
   precise float dkv = -(b * ddelta), dg = 0.0;
   [[unroll]] for (uint i = 0; i < DK; ++i) {
     precise float dki = fma(ds[i], delta, dkv * u[i]);
     precise float du = fma(kt[i], dkv, ds[i]), dprev = a * du;
-    red[lid * 2 * DK + DK + i] = dki;
+    terms[DK + i] = dki;
     dg = fma(du, u[i], dg);
     ds[i] = dprev;
   }
@@ -97,15 +101,19 @@ void backward_step(uint r, uint t, uint h) {
     partials[col] = dg;
     partials[col + 1] = db;
   }
+  [[unroll]] for (uint i = 2 * DK; i < 4 * R4; ++i) terms[i] = 0.0;
+  [[unroll]] for (uint x = 0; x < R4; ++x)
+    red[lid * R4 + x] = vec4(terms[4 * x], terms[4 * x + 1], terms[4 * x + 2], terms[4 * x + 3]);
   barrier();
   // Column sums of the block, columns 0, 1, ... in order: [rows, Hv, blocks, L, 2 DK].
   const uint dst = ((head * p.blocks + gl_WorkGroupID.x) * L + tl) * 2 * DK;
-  [[unroll]] for (uint m = 0; m < (2 * DK + NC - 1) / NC; ++m) {
+  [[unroll]] for (uint m = 0; m < (R4 + NC - 1) / NC; ++m) {
     const uint x = m * NC + lid;
-    if (x < 2 * DK) {
-      precise float acc = red[x];
-      [[unroll]] for (uint c = 1; c < NC; ++c) acc += red[c * 2 * DK + x];
-      partials[dst + x] = acc;
+    if (x < R4) {
+      precise vec4 acc = red[x];
+      [[unroll]] for (uint c = 1; c < NC; ++c) acc += red[c * R4 + x];
+      [[unroll]] for (uint e = 0; e < 4; ++e)
+        if (4 * x + e < 2 * DK) partials[dst + 4 * x + e] = acc[e];
     }
   }
   barrier();

@@ -13,9 +13,9 @@ namespace {
 constexpr uint32_t kMaxHead = 256;
 // Forward columns per workgroup: no barriers, so any size; 64 fills a wave and 8 lavapipe lanes.
 constexpr uint32_t kForwardGroup = 64;
-// The backward's workgroup memory holds 2 * dk floats per column in 4096 floats (16 KiB, the
-// smallest of the device profiles' limits), up to 64 columns.
-constexpr uint32_t kSharedFloats = 4096;
+// The backward's workgroup memory holds ceil(2 dk / 4) vec4s per column in 1024 (16 KiB, within
+// every device profile's limit), up to 64 columns.
+constexpr uint32_t kSharedVec4s = 1024;
 constexpr uint32_t kReduceGroup = 64;
 // Loop iterations outside the time loops (the backward's per-sub-range loops, counted per step).
 constexpr uint32_t kLoopSlack = 64;
@@ -69,7 +69,7 @@ std::vector<Binding> input_bindings(const GatedDeltaRuleInputs& in, BufferSlice 
 }
 
 uint32_t backward_columns(const GatedDeltaRuleShape& s) {
-  return std::min({64u, kSharedFloats / (2 * s.dk), s.dv});
+  return std::min({64u, kSharedVec4s / div_up(2 * s.dk, 4), s.dv});
 }
 
 // Sub-ranges of about sqrt(L) steps: the state workspace holds one state per sub-range plus one
