@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "gated_delta_rule_params.h"
 
-// Gated delta rule forward over steps [t0, t1) (Yang et al. 2024, "Gated Delta Networks", eq. 10;
+// Gated delta rule forward over steps [t0, t1) (Yang et al. 2024, "Gated Delta Networks";
 // transformers' torch_recurrent_gated_delta_rule with q, k normalised and q scaled beforehand):
 // per (row, value head), S = exp(g_t) S; S += beta_t k_t (v_t - S^T k_t)^T; o_t = S^T q_t, the
 // state restarting from zero where positions[t] == 0. Workgroups: x column blocks of dv, y value

@@ -1,14 +1,17 @@
-// Dispatches for the gated delta rule: Gated DeltaNet's recurrence (Yang et al. 2024), the linear
+// Dispatches for the gated delta rule: Gated DeltaNet's recurrence (Yang, Kautz, Hatamizadeh,
+// "Gated Delta Networks: Improving Mamba2 with Delta Rule", 2024), the linear
 // attention of three in four Qwen3.5 layers.
 //
 // Per row and value head h, reading key head h / (Hv / Hk) (consecutive value heads share a key
-// head: transformers' repeat_interleave over the Hugging Face weights' head order; llama.cpp's
-// converter reorders the value heads to tile instead), the state S [dk, dv] runs
+// head: transformers' repeat_interleave over the Hugging Face weights' head order), the state
+// S [dk, dv] runs
 //   S = 0 where positions[row, t] == 0 (packed rows restart the state at each example)
 //   S = exp(g_t) S;  S += beta_t k_t (v_t - S^T k_t)^T;  o_t = S^T q_t
 // This is transformers' torch_recurrent_gated_delta_rule (qwen3_next) with q and k already
-// L2-normalised and q already scaled by 1/sqrt(dk) (there the function does both when
-// use_qk_l2norm_in_kernel), and ggml's CPU gated_delta_net with its output scale moved onto q.
+// L2-normalised and q already scaled by 1/sqrt(dk): that function always scales q itself, and
+// normalises q and k (eps 1e-6) when use_qk_l2norm_in_kernel. It is also ggml's CPU
+// gated_delta_net (ops.cpp) with its output scale 1/sqrt(dk) moved onto q; ggml tiles key heads
+// over value heads (llama.cpp's converter reorders the value heads to match).
 //
 // Every call runs the steps [t0, t1) from the state before t0 and returns the state after t1 - 1,
 // so a sequence can be run in chunks whose boundary states a planner keeps or recomputes:
