@@ -1,0 +1,164 @@
+#include "runtime/kernels/gated_delta_rule.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "gated_delta_rule_params.h"
+
+namespace remat::kernels {
+
+namespace {
+
+constexpr uint32_t kMaxHead = 256;
+// Forward columns per workgroup: no barriers, so any size; 64 fills a wave and 8 lavapipe lanes.
+constexpr uint32_t kForwardGroup = 64;
+// The backward's workgroup memory holds ceil(2 dk / 4) vec4s per column in 1024 (16 KiB, within
+// every device profile's limit), up to 64 columns.
+constexpr uint32_t kSharedVec4s = 1024;
+constexpr uint32_t kReduceGroup = 64;
+// Loop iterations outside the time loops (the backward's per-sub-range loops, counted per step).
+constexpr uint32_t kLoopSlack = 64;
+
+uint32_t range_end(const GatedDeltaRuleShape& s) {
+  return s.t1 == 0 ? s.T : s.t1;
+}
+
+void check(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s, uint32_t max_steps,
+           const char* what) {
+  const uint32_t t1 = range_end(s);
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument(std::string("gated delta rule ") + what + ": " + why);
+  };
+  if (s.rows == 0 || s.T == 0 || s.Hk == 0 || s.Hv == 0 || s.dk == 0 || s.dv == 0)
+    fail("every dimension must be at least 1");
+  if (s.dk > kMaxHead || s.dv > kMaxHead) fail("head sizes above 256 are not supported");
+  if (s.Hv % s.Hk != 0) fail("value heads must be a multiple of key heads");
+  if (s.t0 >= t1 || t1 > s.T) fail("the step range must be non-empty and within T");
+  if (max_steps != 0 && t1 - s.t0 > max_steps)
+    fail(std::to_string(t1 - s.t0) + " steps in one call, but this device runs at most " +
+         std::to_string(max_steps) + " (" + std::to_string(quirks.max_loop_iterations) +
+         " loop iterations per invocation): split the range");
+}
+
+push::GatedDeltaRuleParams params(const GatedDeltaRuleShape& s, bool has_s_in, bool has_positions) {
+  return {s.rows,
+          s.T,
+          s.Hk,
+          s.Hv,
+          s.dv,
+          s.t0,
+          range_end(s),
+          has_s_in ? 1u : 0u,
+          has_positions ? 1u : 0u};
+}
+
+bool given(BufferSlice b) {
+  return b.buffer != VK_NULL_HANDLE;
+}
+
+// Bindings 0-6, shared by the forward and the backward; an absent input binds q (never read).
+std::vector<Binding> input_bindings(const GatedDeltaRuleInputs& in, BufferSlice s_in) {
+  return {{in.q, false},
+          {in.k, false},
+          {in.v, false},
+          {in.g, false},
+          {in.beta, false},
+          {given(in.positions) ? in.positions : in.q, false},
+          {given(s_in) ? s_in : in.q, false}};
+}
+
+uint32_t backward_columns(const GatedDeltaRuleShape& s) {
+  return std::min({64u, kSharedVec4s / div_up(2 * s.dk, 4), s.dv});
+}
+
+// Sub-ranges of about sqrt(L) steps: the state workspace holds one state per sub-range plus one
+// sub-range's states, sqrt(L) + sqrt(L) in all rather than L.
+uint32_t sub_steps(const GatedDeltaRuleShape& s) {
+  const uint32_t L = range_end(s) - s.t0;
+  uint32_t sub = static_cast<uint32_t>(std::ceil(std::sqrt(double(L))));
+  while (sub * sub < L) ++sub;
+  return sub;
+}
+
+}  // namespace
+
+uint32_t gated_delta_rule_max_forward_steps(const DeviceQuirks& quirks) {
+  return quirks.max_loop_iterations == 0 ? 0 : quirks.max_loop_iterations - kLoopSlack;
+}
+
+// The backward's time loops run each step three times (states, recompute, walk back), and each
+// sub-range's two loops start once more: 3 L + 2 sqrt(L) <= 4 L.
+uint32_t gated_delta_rule_max_backward_steps(const DeviceQuirks& quirks) {
+  return quirks.max_loop_iterations == 0 ? 0 : (quirks.max_loop_iterations - kLoopSlack) / 4;
+}
+
+GatedDeltaRuleWorkspace gated_delta_rule_backward_workspace(const GatedDeltaRuleShape& s) {
+  const uint64_t L = range_end(s) - s.t0, sub = sub_steps(s), subs = div_up(L, sub);
+  const uint64_t heads = uint64_t(s.rows) * s.Hv;
+  const uint64_t blocks = div_up(s.dv, backward_columns(s));
+  GatedDeltaRuleWorkspace w;
+  w.state_bytes = 4 * heads * (subs + sub) * s.dk * s.dv;
+  w.partial_bytes = 4 * heads * L * (blocks * 2 * s.dk + 2 * uint64_t(s.dv));
+  return w;
+}
+
+Dispatch gated_delta_rule_forward(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s,
+                                  const GatedDeltaRuleInputs& in, BufferSlice s_in, BufferSlice o,
+                                  BufferSlice s_out) {
+  check(quirks, s, gated_delta_rule_max_forward_steps(quirks), "forward");
+  const uint32_t group = std::min(kForwardGroup, s.dv);
+  Dispatch d;
+  d.kernel = KernelId::gated_delta_rule_forward;
+  d.spec = {group, 1, 1, s.dk};
+  d.bindings = input_bindings(in, s_in);
+  d.bindings.push_back({o, true});
+  d.bindings.push_back({s_out, true});
+  d.push = push_bytes(params(s, given(s_in), given(in.positions)));
+  d.groups = {div_up(s.dv, group), s.Hv, s.rows};
+  d.label = "gated_delta_rule_forward";
+  return d;
+}
+
+std::vector<Dispatch> gated_delta_rule_backward(
+    const DeviceQuirks& quirks, const GatedDeltaRuleShape& s, const GatedDeltaRuleInputs& in,
+    BufferSlice s_in, BufferSlice d_o, BufferSlice ds_out, const GatedDeltaRuleGrads& grads,
+    BufferSlice state_workspace, BufferSlice partial_workspace) {
+  check(quirks, s, gated_delta_rule_max_backward_steps(quirks), "backward");
+  const uint32_t L = range_end(s) - s.t0, sub = sub_steps(s), columns = backward_columns(s);
+  const uint32_t blocks = div_up(s.dv, columns);
+
+  Dispatch d;
+  d.kernel = KernelId::gated_delta_rule_backward;
+  d.spec = {columns, 1, 1, s.dk};
+  d.bindings = input_bindings(in, s_in);
+  d.bindings.push_back({d_o, false});
+  d.bindings.push_back({given(ds_out) ? ds_out : in.q, false});
+  d.bindings.push_back({grads.dv, true});
+  // Without dS_in its binding repeats dv, never written through it.
+  d.bindings.push_back({given(grads.ds_in) ? grads.ds_in : grads.dv, true});
+  d.bindings.push_back({state_workspace, true});
+  d.bindings.push_back({partial_workspace, true});
+  d.push = push_bytes(push::GatedDeltaRuleBackwardParams{
+      params(s, given(s_in), given(in.positions)), given(ds_out) ? 1u : 0u,
+      given(grads.ds_in) ? 1u : 0u, sub, div_up(L, sub), blocks});
+  d.groups = {blocks, s.Hv, s.rows};
+  d.label = "gated_delta_rule_backward";
+
+  Dispatch r;
+  r.kernel = KernelId::gated_delta_rule_reduce;
+  r.spec = {kReduceGroup};
+  r.bindings = {{partial_workspace, false},
+                {grads.dq, true},
+                {grads.dk, true},
+                {grads.dg, true},
+                {grads.dbeta, true}};
+  r.push = push_bytes(push::GatedDeltaRuleReduceParams{s.rows, s.T, s.Hk, s.Hv, s.dk, s.dv, s.t0,
+                                                       range_end(s), blocks});
+  const uint64_t items = uint64_t(s.rows) * L * (uint64_t(s.Hk) * s.dk + s.Hv);
+  r.groups = {grid_stride_groups(items, kReduceGroup), 1, 1};
+  r.label = "gated_delta_rule_reduce";
+  return {d, r};
+}
+
+}  // namespace remat::kernels
