@@ -149,8 +149,9 @@ void Device::create_pool_and_fence() {
 }
 
 namespace {
-// A bounded wait: a device that hangs is reported instead of hanging remat with it.
-constexpr uint64_t kTimeoutNs = 600ull * 1000 * 1000 * 1000;
+std::string seconds(uint64_t ns) {
+  return std::to_string(ns / 1000000000) + " s";
+}
 }  // namespace
 
 Device::~Device() {
@@ -163,7 +164,7 @@ Device::~Device() {
     if (owned_)
       vk_.vkDeviceWaitIdle(device_);
     else if (in_flight_)
-      vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, kTimeoutNs);
+      vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, wait_timeout_ns_);
     if (fence_) vk_.vkDestroyFence(device_, fence_, nullptr);
     if (pool_) vk_.vkDestroyCommandPool(device_, pool_, nullptr);
   }
@@ -197,13 +198,28 @@ void Device::submit_and_wait(const std::function<void(VkCommandBuffer)>& record)
     vk_check(vk_.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
     submit_and_wait(cb);
   } catch (...) {
-    vk_.vkFreeCommandBuffers(device_, pool_, 1, &cb);
+    // A submission whose wait timed out may still run: its buffer goes with the pool, which the
+    // destructor frees after waiting for the device.
+    if (!in_flight_) vk_.vkFreeCommandBuffers(device_, pool_, 1, &cb);
     throw;
   }
   vk_.vkFreeCommandBuffers(device_, pool_, 1, &cb);
 }
 
+bool Device::finish_timed_out_work() {
+  if (in_flight_ &&
+      vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, wait_timeout_ns_) == VK_SUCCESS)
+    in_flight_ = false;
+  return !in_flight_;
+}
+
 void Device::submit_and_wait(VkCommandBuffer cb) {
+  // Resetting the fence of a submission that still runs, or submitting work beside it, is what
+  // Vulkan forbids: wait for it first, or refuse.
+  if (!finish_timed_out_work())
+    throw VulkanError("waiting for " + info_.name + ": an earlier submission has not finished in " +
+                          seconds(2 * wait_timeout_ns_) + "; the device takes no more work",
+                      VK_TIMEOUT);
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
@@ -211,10 +227,11 @@ void Device::submit_and_wait(VkCommandBuffer cb) {
   vk_check(vk_.vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit",
            "submitting work to " + info_.name);
   in_flight_ = true;
-  VkResult r = vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, kTimeoutNs);
+  VkResult r = vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, wait_timeout_ns_);
   if (r == VK_SUCCESS) in_flight_ = false;
   if (r == VK_TIMEOUT)
-    throw VulkanError("waiting for " + info_.name + ": no progress in 600 s", VK_TIMEOUT);
+    throw VulkanError("waiting for " + info_.name + ": no progress in " + seconds(wait_timeout_ns_),
+                      VK_TIMEOUT);
   vk_check(r, "vkWaitForFences", "waiting for " + info_.name);
 }
 

@@ -66,6 +66,13 @@ class Device {
   void submit_and_wait(const std::function<void(VkCommandBuffer)>& record);
   // Submits already-recorded command buffers and waits for them.
   void submit_and_wait(VkCommandBuffer cb);
+  // After a wait that timed out, waits once more (as long again) for that submission: true when
+  // none of remat's work is in flight. Whatever it uses may be freed only then; the next
+  // submission calls it first, so a device that was slow, not hung, goes on working.
+  bool finish_timed_out_work();
+  // How long one wait lasts before it reports the device as making no progress (600 s; tests
+  // shorten it to make a wait time out).
+  void set_wait_timeout_ns(uint64_t ns) { wait_timeout_ns_ = ns; }
 
   VkCommandPool command_pool() const { return pool_; }
 
@@ -81,6 +88,7 @@ class Device {
   DeviceFunctions vk_;
   bool owned_ = false;
   bool in_flight_ = false;  // a submission has not been waited for (a timed-out wait)
+  uint64_t wait_timeout_ns_ = 600ull * 1000 * 1000 * 1000;  // a hung device is reported
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;

@@ -77,7 +77,11 @@ Executor::Executor(KernelCache& kernels, std::vector<Dispatch> dispatches, Execu
 
 Executor::~Executor() {
   VkDevice dev = device_.handle();
-  if (cb_) device_.vk().vkFreeCommandBuffers(dev, device_.command_pool(), 1, &cb_);
+  // After a timed-out wait the step may still run on the device: its command buffer, views and
+  // descriptors are freed only once it has finished (else the buffer goes with the pool).
+  const bool idle = device_.finish_timed_out_work();
+  if (cb_ && idle) device_.vk().vkFreeCommandBuffers(dev, device_.command_pool(), 1, &cb_);
+  if (!idle) return;
   if (queries_) device_.vk().vkDestroyQueryPool(dev, queries_, nullptr);
   for (VkBufferView v : views_) device_.vk().vkDestroyBufferView(dev, v, nullptr);
   if (pool_) device_.vk().vkDestroyDescriptorPool(dev, pool_, nullptr);
