@@ -183,9 +183,14 @@ struct TrainShape {
   // A residual that adds a matmul's output becomes part of the matmul (graph/residual_fusion.h):
   // the same bits, one pass and one tensor fewer. Off only to compare against the unfused graph.
   bool fuse_residuals = true;
+  // Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence. The states at chunk starts are
+  // an activation the planner keeps or recomputes; the backward's workspace holds one chunk's
+  // states (docs/DESIGN.md, 'The delta rule under the planner'). 0 or at least T: one chunk. The
+  // results are the same bits for every value.
+  int delta_chunk = 0;
 
-  // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1; the Llama family has
-  // no dropout, so dropout must be 0 there).
+  // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1, delta_chunk >= 0; the
+  // Llama family has no dropout, so dropout must be 0 there).
   void validate(const ModelConfig& model) const;
 };
 
