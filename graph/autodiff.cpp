@@ -63,10 +63,10 @@ class Differentiator {
   // Appends backward op `kind` of forward op `fwd`. `grads_of` names each output by the forward
   // tensor whose gradient it writes (kNoTensor leaves an optional output out); `workspaces` names
   // the outputs that are scratch tensors of the op itself. `frozen`: the forward's weights are
-  // frozen (its backward writes dx only). `in_place` names the output, if any, written only at the
-  // places the forward read its input from (OpAttrs::slice_offset).
+  // frozen (its backward writes dx only). An output written only at the places the forward read
+  // its input from counts by its part (in_place_gradient_offset).
   void emit(OpKind kind, const Op& fwd, int fwd_index, Named inputs, Named grads_of,
-            bool frozen = false, Named workspaces = {}, std::string_view in_place = {}) {
+            bool frozen = false, Named workspaces = {}) {
     Op o;
     o.kind = kind;
     // A packed forward's backward reads the same positions (its last input).
@@ -80,16 +80,14 @@ class Differentiator {
     o.forward_op = fwd_index;
     std::vector<std::pair<std::string_view, TensorId>> named(grads_of);
     named.insert(named.end(), workspaces.begin(), workspaces.end());
-    TensorId sliced = kNoTensor;  // the forward tensor whose gradient `in_place` writes
-    for (const auto& [name, t] : grads_of)
-      if (!in_place.empty() && name == in_place) sliced = t;
     for (TensorId t : named_operands(kind, true, named)) {
       const bool scratch = std::any_of(workspaces.begin(), workspaces.end(),
                                        [&](const auto& w) { return w.second == t; });
       const TensorId d = scratch ? t : grad(t, fwd.block);
+      const int part = in_place_gradient_offset(g_, o, o.outputs.size());
       o.outputs.push_back(d);
-      if (t == sliced) {
-        o.attrs.accumulate.push_back(write_slice(d, fwd.attrs.slice_offset) ? 1 : 0);
+      if (part >= 0) {
+        o.attrs.accumulate.push_back(write_slice(d, part) ? 1 : 0);
         continue;
       }
       if (partly_written_.count(d))
@@ -245,15 +243,12 @@ class Differentiator {
       case OpKind::rmsnorm: {
         namespace r = slot::rmsnorm;
         const bool frozen = weights_frozen(in(r::weight), kNoTensor);
-        // x wider than y: rows read in place (Qwen3.5's q from q_proj's [q | gate] per head).
-        const bool sliced = g_.tensor(in(r::x)).shape.back() != g_.tensor(out(r::y)).shape.back();
         return emit(OpKind::rmsnorm_backward, f, index,
                     {{"dy", upstream(out(r::y))},
                      {"x", in(r::x)},
                      {"weight", in(r::weight)},
                      {"rstd", out(r::rstd)}},
-                    {{"dx", in(r::x)}, {"dweight", frozen ? kNoTensor : in(r::weight)}}, frozen, {},
-                    sliced ? "dx" : "");
+                    {{"dx", in(r::x)}, {"dweight", frozen ? kNoTensor : in(r::weight)}}, frozen);
       }
       case OpKind::rope:
         // A rotation: its backward needs only the upstream gradient.
@@ -286,7 +281,7 @@ class Differentiator {
       case OpKind::l2norm:
         return emit(OpKind::l2norm_backward, f, index,
                     {{"dy", upstream(out(slot::l2norm::y))}, {"x", in(slot::l2norm::x)}},
-                    {{"dx", in(slot::l2norm::x)}}, false, {}, "dx");
+                    {{"dx", in(slot::l2norm::x)}});
       case OpKind::gdn_gates: {
         namespace q = slot::gdn_gates;
         const bool frozen = weights_frozen(in(q::a_log), in(q::dt_bias));
@@ -320,7 +315,7 @@ class Differentiator {
         namespace s = slot::sigmoid_gate;
         return emit(OpKind::sigmoid_gate_backward, f, index,
                     {{"dy", upstream(out(s::y))}, {"x", in(s::x)}, {"gate", in(s::gate)}},
-                    {{"dx", in(s::x)}, {"dgate", in(s::gate)}}, false, {}, "dgate");
+                    {{"dx", in(s::x)}, {"dgate", in(s::gate)}});
       }
       case OpKind::gated_delta_state:
         // A checkpoint of gated_delta_rule's recurrence: the rule's backward differentiates
@@ -379,7 +374,7 @@ class Differentiator {
           {"dv", f.inputs.at(d::v)},
           {"dg", f.inputs.at(d::g)},
           {"dbeta", f.inputs.at(d::beta)}},
-         false, {{"workspace", ws}}, "dv");
+         false, {{"workspace", ws}});
   }
 
   void add_optimizer() {
@@ -426,6 +421,27 @@ class Differentiator {
 };
 
 }  // namespace
+
+int in_place_gradient_offset(const Graph& graph, const Op& op, std::size_t slot) {
+  const int at = op.attrs.slice_offset;
+  switch (op.kind) {
+    case OpKind::l2norm_backward:
+      return slot == slot::l2norm_backward::dx ? at : -1;
+    case OpKind::sigmoid_gate_backward:
+      return slot == slot::sigmoid_gate_backward::dgate ? at : -1;
+    case OpKind::gated_delta_rule_backward:
+      return slot == slot::gated_delta_rule_backward::dv ? at : -1;
+    case OpKind::rmsnorm_backward: {
+      // x wider than y: rows read in place (Qwen3.5's q from q_proj's [q | gate] per head).
+      namespace r = slot::rmsnorm_backward;
+      const bool sliced = graph.tensor(op.inputs.at(r::x)).shape.back() !=
+                          graph.tensor(op.inputs.at(r::dy)).shape.back();
+      return slot == r::dx && sliced ? at : -1;
+    }
+    default:
+      return -1;
+  }
+}
 
 void autodiff(Graph& graph) {
   Differentiator(graph).run();

@@ -14,8 +14,8 @@ namespace remat {
 void require_buildable(const ModelConfig& config) {
   if (config.qwen35)
     throw std::invalid_argument(
-        "Qwen3.5 (Gated DeltaNet) is not trainable yet: remat has no graph for its "
-        "linear-attention layers");
+        "Qwen3.5 (Gated DeltaNet) is not trainable yet: remat plans its graph but has no "
+        "runtime lowering for its linear-attention ops");
 }
 
 Graph build_model(const ModelConfig& config, const TrainShape& shape) {
