@@ -71,6 +71,8 @@ Options parse_options(const std::vector<std::string>& argv) {
     base = checkpoint_model(*w, heads);
   }
   o.sel = parse_model_selection(a, base, true);
+  if (a.has("--delta-chunk") && !o.sel.model.qwen35)
+    throw UsageError("--delta-chunk is for Qwen3.5 models (Gated DeltaNet layers)");
   if (a.get_or_default("--delta-chunk") != "auto") {
     o.choose_delta_chunk = false;
     o.sel.shape.delta_chunk = static_cast<int>(a.get_int("--delta-chunk", 0, 1 << 30).value_or(0));

@@ -26,4 +26,7 @@ TEST_CASE("remat plan plans Qwen3.5 and reports the delta rule's chunk states") 
   const auto bad = run_remat("plan qwen3.5-0.8b --delta-chunk -1");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--delta-chunk") != std::string::npos);
+  const auto llama = run_remat("plan llama-tiny --delta-chunk 16");
+  CHECK(llama.exit_code == 2);
+  CHECK(llama.err.find("--delta-chunk is for Qwen3.5 models") != std::string::npos);
 }

@@ -212,3 +212,29 @@ TEST_CASE("qwen35 graph: generated configs build, differentiate and fit their sc
 }
 
 }  // namespace remat
+
+namespace remat {
+
+// The chunk length changes the states a layer keeps, not the gradients' arithmetic: every
+// chunking has the same backward ops, in the same order, with the same accumulate flags.
+TEST_CASE("qwen35 graph: every chunk length has the same backward, write for write") {
+  const auto backward = [](int chunk) {
+    const testing::Qwen35Case c = testing::tiny_qwen35(chunk, true);
+    const Graph g = build_training_model(c.model, c.shape);
+    std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
+    for (const Block& b : g.blocks)
+      for (int i : b.backward_ops) {
+        const Op& op = g.ops[static_cast<size_t>(i)];
+        out.emplace_back(std::string(op_kind_name(op.kind)), op.attrs.accumulate);
+      }
+    return out;
+  };
+  const auto whole = backward(0);
+  CHECK(whole.size() > 50);
+  for (int chunk : {1, 3, 4, 8}) {
+    INFO("chunk " << chunk);
+    CHECK(backward(chunk) == whole);
+  }
+}
+
+}  // namespace remat
