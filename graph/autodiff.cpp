@@ -1,10 +1,12 @@
 #include "graph/autodiff.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "graph/cost_model.h"
 #include "graph/gpt_builder.h"
@@ -51,7 +53,7 @@ class Differentiator {
   // The gradient flowing into forward output `t`; it must already have been written.
   TensorId upstream(TensorId t) {
     auto it = grad_of_.find(t);
-    if (it == grad_of_.end() || !written_.count(it->second))
+    if (it == grad_of_.end() || (!written_.count(it->second) && !partly_written_.count(it->second)))
       throw std::logic_error("autodiff: no gradient reaches " + g_.tensor(t).name);
     return it->second;
   }
@@ -61,7 +63,8 @@ class Differentiator {
   // Appends backward op `kind` of forward op `fwd`. `grads_of` names each output by the forward
   // tensor whose gradient it writes (kNoTensor leaves an optional output out); `workspaces` names
   // the outputs that are scratch tensors of the op itself. `frozen`: the forward's weights are
-  // frozen (its backward writes dx only).
+  // frozen (its backward writes dx only). An output written only at the places the forward read
+  // its input from counts by its part (in_place_gradient_offset).
   void emit(OpKind kind, const Op& fwd, int fwd_index, Named inputs, Named grads_of,
             bool frozen = false, Named workspaces = {}) {
     Op o;
@@ -81,7 +84,15 @@ class Differentiator {
       const bool scratch = std::any_of(workspaces.begin(), workspaces.end(),
                                        [&](const auto& w) { return w.second == t; });
       const TensorId d = scratch ? t : grad(t, fwd.block);
+      const int part = in_place_gradient_offset(g_, o, o.outputs.size());
       o.outputs.push_back(d);
+      if (part >= 0) {
+        o.attrs.accumulate.push_back(write_slice(d, part) ? 1 : 0);
+        continue;
+      }
+      if (partly_written_.count(d))
+        throw std::logic_error("autodiff: " + g_.tensor(d).name +
+                               " is written whole after a part of it");
       o.attrs.accumulate.push_back(written_.count(d) ? 1 : 0);
       if (!scratch) written_.insert(d);
     }
@@ -105,6 +116,16 @@ class Differentiator {
       if (g_.tensor(t).role != Role::activation || frozen_.count(t)) return false;
     const int made_b = fwd_.producer[static_cast<size_t>(b)];
     return made_b >= 0 && fwd_.only_reader(b, index) && fwd_.read_before(a, index, made_b);
+  }
+
+  // Records a write of gradient `d` at the places starting `offset` floats into its rows (the
+  // forward read its input in place there); returns whether the write adds (those places, or
+  // the whole tensor, hold a gradient already). The writers of one tensor's parts must cover it
+  // together: each reads a disjoint part, which is how the builder places them.
+  bool write_slice(TensorId d, int offset) {
+    if (written_.count(d)) return true;
+    partly_written_.insert(d);
+    return !slices_written_.insert({d, offset}).second;
   }
 
   void share_gradient(TensorId t, TensorId d) {
@@ -250,6 +271,59 @@ class Differentiator {
                     {{"dh", upstream(out(w::h))}, {"gate", in(w::gate)}, {"up", in(w::up)}},
                     {{"dgate", in(w::gate)}, {"dup", in(w::up)}});
       }
+      case OpKind::causal_conv1d: {
+        namespace c = slot::causal_conv1d;
+        const bool frozen = weights_frozen(in(c::weight), kNoTensor);
+        return emit(OpKind::causal_conv1d_backward, f, index,
+                    {{"dy", upstream(out(c::y))}, {"x", in(c::x)}, {"weight", in(c::weight)}},
+                    {{"dx", in(c::x)}, {"dweight", frozen ? kNoTensor : in(c::weight)}}, frozen);
+      }
+      case OpKind::l2norm:
+        return emit(OpKind::l2norm_backward, f, index,
+                    {{"dy", upstream(out(slot::l2norm::y))}, {"x", in(slot::l2norm::x)}},
+                    {{"dx", in(slot::l2norm::x)}});
+      case OpKind::gdn_gates: {
+        namespace q = slot::gdn_gates;
+        const bool frozen = weights_frozen(in(q::a_log), in(q::dt_bias));
+        return emit(OpKind::gdn_gates_backward, f, index,
+                    {{"dg", upstream(out(q::g))},
+                     {"dbeta", upstream(out(q::beta))},
+                     {"a", in(q::a)},
+                     {"b", in(q::b)},
+                     {"a_log", in(q::a_log)},
+                     {"dt_bias", in(q::dt_bias)}},
+                    {{"da", in(q::a)},
+                     {"db", in(q::b)},
+                     {"da_log", frozen ? kNoTensor : in(q::a_log)},
+                     {"ddt_bias", frozen ? kNoTensor : in(q::dt_bias)}},
+                    frozen);
+      }
+      case OpKind::gated_rmsnorm: {
+        namespace r = slot::gated_rmsnorm;
+        const bool frozen = weights_frozen(in(r::weight), kNoTensor);
+        return emit(
+            OpKind::gated_rmsnorm_backward, f, index,
+            {{"dy", upstream(out(r::y))},
+             {"o", in(r::o)},
+             {"z", in(r::z)},
+             {"weight", in(r::weight)},
+             {"rstd", out(r::rstd)}},
+            {{"d_o", in(r::o)}, {"dz", in(r::z)}, {"dweight", frozen ? kNoTensor : in(r::weight)}},
+            frozen);
+      }
+      case OpKind::sigmoid_gate: {
+        namespace s = slot::sigmoid_gate;
+        return emit(OpKind::sigmoid_gate_backward, f, index,
+                    {{"dy", upstream(out(s::y))}, {"x", in(s::x)}, {"gate", in(s::gate)}},
+                    {{"dx", in(s::x)}, {"dgate", in(s::gate)}});
+      }
+      case OpKind::gated_delta_state:
+        // A checkpoint of gated_delta_rule's recurrence: the rule's backward differentiates
+        // the whole recurrence (the state gradient crosses chunks inside it), so the states
+        // carry no gradient and their op none.
+        return;
+      case OpKind::gated_delta_rule:
+        return delta_rule(f, index);
       default:
         throw std::logic_error("autodiff: no rule for " + std::string(op_kind_name(f.kind)));
     }
@@ -270,6 +344,37 @@ class Differentiator {
     emit(OpKind::head_loss_backward, f, index,
          {{"x", x}, {"weight", weight}, {"targets", f.inputs.at(h::targets)}},
          {{"dx", x}, {"dweight", frozen ? kNoTensor : weight}}, frozen, {{"dlogits", dlogits}});
+  }
+
+  // The backward recomputes each chunk's states from its start state into a workspace of L
+  // states per value head (L the chunk length, or T unchunked): the memory a chunk length trades
+  // against the kept start states.
+  void delta_rule(const Op& f, int index) {
+    namespace d = slot::gated_delta_rule;
+    const std::vector<int64_t> gs = g_.tensor(f.inputs.at(d::g)).shape;  // [B,T,Hv]; a copy
+    const int64_t hk = std::max(1, f.attrs.kv_heads), hv = std::max(1, f.attrs.heads);
+    const int64_t dk = g_.tensor(f.inputs.at(d::k)).shape.back() / hk;
+    const int64_t dv = g_.tensor(f.outputs.at(d::o)).shape.back() / hv;
+    const int64_t len = f.attrs.chunk_len > 0 ? std::min<int64_t>(f.attrs.chunk_len, gs[1]) : gs[1];
+    for (std::size_t s : {d::q, d::k, d::v, d::g, d::beta}) grad(f.inputs.at(s), f.block);
+    const TensorId ws =
+        g_.add_tensor(g_.tensor(f.outputs.at(d::o)).name + ".states_ws", {gs[0], hv, len, dk, dv},
+                      DType::f32, Role::workspace, f.block, false);
+    const TensorId states = f.attrs.chunk_len > 0 ? f.inputs.at(d::states) : kNoTensor;
+    emit(OpKind::gated_delta_rule_backward, f, index,
+         {{"dout", upstream(f.outputs.at(d::o))},
+          {"q", f.inputs.at(d::q)},
+          {"k", f.inputs.at(d::k)},
+          {"v", f.inputs.at(d::v)},
+          {"g", f.inputs.at(d::g)},
+          {"beta", f.inputs.at(d::beta)},
+          {"states", states}},
+         {{"dq", f.inputs.at(d::q)},
+          {"dk", f.inputs.at(d::k)},
+          {"dv", f.inputs.at(d::v)},
+          {"dg", f.inputs.at(d::g)},
+          {"dbeta", f.inputs.at(d::beta)}},
+         false, {{"workspace", ws}});
   }
 
   void add_optimizer() {
@@ -310,10 +415,33 @@ class Differentiator {
   std::unordered_set<TensorId> frozen_;  // Graph::frozen
   std::unordered_map<TensorId, TensorId> grad_of_;
   std::unordered_set<TensorId> written_;
-  ForwardIndex fwd_;  // the forward ops, before autodiff adds any
+  std::unordered_set<TensorId> partly_written_;        // gradients written in parts (write_slice)
+  std::set<std::pair<TensorId, int>> slices_written_;  // (gradient, slice offset) written
+  ForwardIndex fwd_;                                   // the forward ops, before autodiff adds any
 };
 
 }  // namespace
+
+int in_place_gradient_offset(const Graph& graph, const Op& op, std::size_t slot) {
+  const int at = op.attrs.slice_offset;
+  switch (op.kind) {
+    case OpKind::l2norm_backward:
+      return slot == slot::l2norm_backward::dx ? at : -1;
+    case OpKind::sigmoid_gate_backward:
+      return slot == slot::sigmoid_gate_backward::dgate ? at : -1;
+    case OpKind::gated_delta_rule_backward:
+      return slot == slot::gated_delta_rule_backward::dv ? at : -1;
+    case OpKind::rmsnorm_backward: {
+      // x wider than y: rows read in place (Qwen3.5's q from q_proj's [q | gate] per head).
+      namespace r = slot::rmsnorm_backward;
+      const bool sliced = graph.tensor(op.inputs.at(r::x)).shape.back() !=
+                          graph.tensor(op.inputs.at(r::dy)).shape.back();
+      return slot == r::dx && sliced ? at : -1;
+    }
+    default:
+      return -1;
+  }
+}
 
 void autodiff(Graph& graph) {
   Differentiator(graph).run();

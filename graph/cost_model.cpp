@@ -37,6 +37,26 @@ double rotated_fraction(const Graph& g, const Op& op, TensorId x) {
   return std::min(1.0, op.attrs.rotary_dims / d);
 }
 
+// Per value head and token, the delta rule's work in units of one dk x dv pass over the state:
+// decay, Sᵀk, the rank-1 update (5); the output Sᵀq (2); the backward recomputes the states,
+// then runs about twice the forward's passes for dS, dq, dk, dv, dg and dβ (12 more).
+// `gate` is g [B,T,Hv]; `values` holds Hv·dv floats per token (o or dout).
+double delta_rule_flops(const Graph& g, const Op& op, TensorId k, TensorId gate, double dv,
+                        double passes) {
+  const double dk = static_cast<double>(g.tensor(k).shape.back()) / std::max(1, op.attrs.kv_heads);
+  return passes * elems(g, gate) * dk * dv;
+}
+
+// Head size of a [B,T,H·D] tensor of `heads` heads.
+double head_size(const Graph& g, TensorId t, int heads) {
+  return static_cast<double>(g.tensor(t).shape.back()) / std::max(1, heads);
+}
+
+// Taps of a causal_conv1d weight [C,K].
+double taps(const Graph& g, TensorId weight) {
+  return static_cast<double>(g.tensor(weight).shape.back());
+}
+
 // FLOPs per element of the op's first output (elementwise kinds) or an exact count (matmuls,
 // attention). Rough constants are fine: the planner compares plans that run the same ops.
 double op_flops(const Graph& g, const Op& op) {
@@ -137,6 +157,45 @@ double op_flops(const Graph& g, const Op& op) {
     }
     case OpKind::adamw:
       return 12 * elems(g, in(slot::adamw::param));
+    case OpKind::causal_conv1d:  // the taps' fmas, then SiLU
+      return (2 * taps(g, in(slot::causal_conv1d::weight)) + 5) *
+             elems(g, out(slot::causal_conv1d::y));
+    case OpKind::causal_conv1d_backward: {  // dx recomputes the taps; dw sums another 2K each
+      namespace c = slot::causal_conv1d_backward;
+      const double k = taps(g, in(c::weight));
+      return ((op.attrs.frozen ? 4 : 6) * k + 10) * elems(g, in(c::dy));
+    }
+    case OpKind::l2norm:
+      return 3 * elems(g, out(slot::l2norm::y));
+    case OpKind::l2norm_backward:
+      return 8 * elems(g, in(slot::l2norm_backward::dy));
+    case OpKind::gdn_gates:
+      return 20 * elems(g, out(slot::gdn_gates::g));
+    case OpKind::gdn_gates_backward:
+      return 24 * elems(g, in(slot::gdn_gates_backward::dg));
+    case OpKind::gated_rmsnorm:
+      return 10 * elems(g, out(slot::gated_rmsnorm::y));
+    case OpKind::gated_rmsnorm_backward:
+      return (op.attrs.frozen ? 18 : 22) * elems(g, in(slot::gated_rmsnorm_backward::dy));
+    case OpKind::sigmoid_gate:
+      return 6 * elems(g, out(slot::sigmoid_gate::y));
+    case OpKind::sigmoid_gate_backward:
+      return 10 * elems(g, in(slot::sigmoid_gate_backward::dy));
+    case OpKind::gated_delta_state: {
+      namespace d = slot::gated_delta_state;
+      const double dv = static_cast<double>(g.tensor(out(d::states)).shape.back());
+      return delta_rule_flops(g, op, in(d::k), in(d::g), dv, 5);
+    }
+    case OpKind::gated_delta_rule: {
+      namespace d = slot::gated_delta_rule;
+      const double dv = head_size(g, out(d::o), op.attrs.heads);
+      return delta_rule_flops(g, op, in(d::k), in(d::g), dv, 7);
+    }
+    case OpKind::gated_delta_rule_backward: {
+      namespace d = slot::gated_delta_rule_backward;
+      const double dv = head_size(g, in(d::dout), op.attrs.heads);
+      return delta_rule_flops(g, op, in(d::k), in(d::g), dv, 17);
+    }
   }
   return 0;
 }

@@ -126,8 +126,18 @@ std::vector<std::string> default_lora_targets(Architecture arch) {
   return {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"};
 }
 
+std::vector<std::string> default_lora_targets(const ModelConfig& model) {
+  std::vector<std::string> t = default_lora_targets(model.arch);
+  if (model.qwen35) t.insert(t.end(), {"in_proj_qkv", "in_proj_z", "out_proj"});
+  return t;
+}
+
 std::vector<std::string> lora_targets(const LoraSpec& spec, Architecture arch) {
   return spec.targets.empty() ? default_lora_targets(arch) : spec.targets;
+}
+
+std::vector<std::string> lora_targets(const LoraSpec& spec, const ModelConfig& model) {
+  return spec.targets.empty() ? default_lora_targets(model) : spec.targets;
 }
 
 bool lora_target_matches(std::string_view module, const std::vector<std::string>& targets) {

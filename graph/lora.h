@@ -26,8 +26,12 @@ struct LoraSpec {
 // Every linear layer of a block: GPT-2's attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj; Llama's
 // q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj.
 std::vector<std::string> default_lora_targets(Architecture arch);
-// The targets `spec` names (its own list, else the architecture's default).
+// The model's defaults: its architecture's, and for Qwen3.5 also the Gated DeltaNet projections
+// in_proj_qkv, in_proj_z and out_proj (the tiny in_proj_a and in_proj_b are left alone).
+std::vector<std::string> default_lora_targets(const ModelConfig& model);
+// The targets `spec` names (its own list, else the architecture's or model's default).
 std::vector<std::string> lora_targets(const LoraSpec& spec, Architecture arch);
+std::vector<std::string> lora_targets(const LoraSpec& spec, const ModelConfig& model);
 
 // PEFT's rule for a list of target_modules: the module path equals a target or ends with
 // "." + target ("c_proj" names attn.c_proj and mlp.c_proj, "attn.c_proj" only the first).

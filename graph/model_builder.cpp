@@ -5,6 +5,7 @@
 #include "graph/autodiff.h"
 #include "graph/gpt_builder.h"
 #include "graph/llama_builder.h"
+#include "graph/qwen35_builder.h"
 #include "graph/residual_fusion.h"
 #include "graph/weight_dtype.h"
 
@@ -13,12 +14,12 @@ namespace remat {
 void require_buildable(const ModelConfig& config) {
   if (config.qwen35)
     throw std::invalid_argument(
-        "Qwen3.5 (Gated DeltaNet) is not trainable yet: remat has no graph for its "
-        "linear-attention layers");
+        "Qwen3.5 (Gated DeltaNet) is not trainable yet: remat plans its graph but has no "
+        "runtime lowering for its linear-attention ops");
 }
 
 Graph build_model(const ModelConfig& config, const TrainShape& shape) {
-  require_buildable(config);
+  if (config.qwen35) return build_qwen35(config, shape);
   switch (config.arch) {
     case Architecture::gpt2:
       return build_gpt(config, shape);
@@ -33,7 +34,7 @@ Graph build_training_model(const ModelConfig& config, const TrainShape& shape,
   Graph g = build_model(config, shape);
   if (lora.enabled()) {
     LoraSpec resolved = lora;
-    resolved.targets = lora_targets(lora, config.arch);
+    resolved.targets = lora_targets(lora, config);
     apply_lora(g, resolved);
   }
   store_frozen_weights(g, shape.weight_dtype);

@@ -120,8 +120,8 @@ struct ModelConfig {
   // "tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-tiny", "smollm2-135m",
   // "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b", "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b",
   // "gemma3-270m", "gemma3-1b", "qwen3.5-0.8b", "qwen3.5-2b"; unknown names are
-  // invalid_argument. The Qwen3.5 presets describe the model but build no graph yet
-  // (require_buildable, graph/model_builder.h).
+  // invalid_argument. The Qwen3.5 presets build a graph the planner plans, but are refused for
+  // training (require_buildable, graph/model_builder.h).
   static ModelConfig preset(std::string_view name);
   static const std::vector<std::string_view>& preset_names();
   // Throws invalid_argument naming the bad field and what would be right.
@@ -183,9 +183,14 @@ struct TrainShape {
   // A residual that adds a matmul's output becomes part of the matmul (graph/residual_fusion.h):
   // the same bits, one pass and one tensor fewer. Off only to compare against the unfused graph.
   bool fuse_residuals = true;
+  // Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence. The states at chunk starts are
+  // an activation the planner keeps or recomputes; the backward's workspace holds one chunk's
+  // states (docs/DESIGN.md, 'The delta rule under the planner'). 0 or at least T: one chunk. The
+  // results are the same bits for every value.
+  int delta_chunk = 0;
 
-  // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1; the Llama family has
-  // no dropout, so dropout must be 0 there).
+  // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1, delta_chunk >= 0; the
+  // Llama family has no dropout, so dropout must be 0 there).
   void validate(const ModelConfig& model) const;
 };
 

@@ -6,7 +6,7 @@
 namespace remat {
 namespace {
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 30> kNames = {{
+constexpr std::array<std::pair<OpKind, std::string_view>, 43> kNames = {{
     {OpKind::embedding, "embedding"},
     {OpKind::embedding_backward, "embedding_backward"},
     {OpKind::layernorm, "layernorm"},
@@ -37,6 +37,19 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 30> kNames = {{
     {OpKind::head_loss_backward, "head_loss_backward"},
     {OpKind::grad_norm, "grad_norm"},
     {OpKind::adamw, "adamw"},
+    {OpKind::causal_conv1d, "causal_conv1d"},
+    {OpKind::causal_conv1d_backward, "causal_conv1d_backward"},
+    {OpKind::l2norm, "l2norm"},
+    {OpKind::l2norm_backward, "l2norm_backward"},
+    {OpKind::gdn_gates, "gdn_gates"},
+    {OpKind::gdn_gates_backward, "gdn_gates_backward"},
+    {OpKind::gated_rmsnorm, "gated_rmsnorm"},
+    {OpKind::gated_rmsnorm_backward, "gated_rmsnorm_backward"},
+    {OpKind::sigmoid_gate, "sigmoid_gate"},
+    {OpKind::sigmoid_gate_backward, "sigmoid_gate_backward"},
+    {OpKind::gated_delta_state, "gated_delta_state"},
+    {OpKind::gated_delta_rule, "gated_delta_rule"},
+    {OpKind::gated_delta_rule_backward, "gated_delta_rule_backward"},
 }};
 
 }  // namespace

@@ -42,6 +42,21 @@ enum class OpKind {
   head_loss_backward,
   grad_norm,
   adamw,
+  // Qwen3.5's Gated DeltaNet and gated attention (docs/ops.md, docs/DESIGN.md).
+  causal_conv1d,
+  causal_conv1d_backward,
+  l2norm,
+  l2norm_backward,
+  gdn_gates,
+  gdn_gates_backward,
+  gated_rmsnorm,
+  gated_rmsnorm_backward,
+  sigmoid_gate,
+  sigmoid_gate_backward,
+  gated_delta_state,  // chunk-start states: a checkpoint of gated_delta_rule, no backward of its
+                      // own
+  gated_delta_rule,
+  gated_delta_rule_backward,
 };
 
 std::string_view op_kind_name(OpKind k);
@@ -80,6 +95,13 @@ struct OpAttrs {
   bool packed = false;  // embedding, rope, (gqa_)attention and their backwards: rows hold several
                         // examples, and the graph's `positions` input (position of each token
                         // in its example) is the op's last input (graph/packing.h)
+  // l2norm, sigmoid_gate, rmsnorm, gated_delta_*: an input read in place from a wider tensor
+  // starts this many floats into each of its rows (docs/ops.md says per kind which input and which
+  // rows); its gradient is written at the same places only.
+  int slice_offset = 0;
+  // gated_delta_*: tokens per recurrence chunk; the states at chunk starts are a tensor of their
+  // own (docs/DESIGN.md, 'The delta rule under the planner'). 0: one chunk, no state tensor.
+  int chunk_len = 0;
   std::vector<uint8_t> accumulate;  // per output: 1 = add into it (+=), 0 = overwrite (=)
   bool operator==(const OpAttrs&) const = default;
 };

@@ -15,7 +15,7 @@ std::string operand_names(std::span<const OperandSpec> list) {
     s += o.name;
     if (o.presence == Presence::if_bias || o.presence == Presence::if_trained ||
         o.presence == Presence::if_trained_bias || o.presence == Presence::if_packed ||
-        o.presence == Presence::if_residual)
+        o.presence == Presence::if_residual || o.presence == Presence::if_chunked)
       s += "?";
     if (o.presence == Presence::variadic) s += "...";
   }
@@ -38,6 +38,8 @@ bool present(Presence p, const OpAttrs& a) {
       return a.packed;
     case Presence::if_residual:
       return a.adds_residual;
+    case Presence::if_chunked:
+      return a.chunk_len > 0;
     case Presence::variadic:
       return false;
   }
@@ -75,6 +77,7 @@ std::string markdown_cell(std::span<const OperandSpec> list) {
     if (o.presence == Presence::if_trained_bias) s += " (optional, unless frozen)";
     if (o.presence == Presence::if_packed) s += " (packed rows only)";
     if (o.presence == Presence::if_residual) s += " (fused residual only)";
+    if (o.presence == Presence::if_chunked) s += " (chunked only)";
   }
   return s;
 }
@@ -105,14 +108,18 @@ std::vector<TensorId> named_operands(OpKind kind, bool outputs,
     if (at != kNoTensor) throw std::logic_error(where + "'" + std::string(name) + "' given twice");
     at = id;
   }
-  // Trailing optional operands that were not given are dropped; a gap anywhere else is a bug.
-  while (!out.empty() && out.back() == kNoTensor &&
-         list[out.size() - 1].presence != Presence::required)
-    out.pop_back();
-  for (std::size_t i = 0; i < out.size(); ++i)
-    if (out[i] == kNoTensor)
+  // Optional operands that were not given are dropped (the ones after them move up: only a
+  // trailing group, or the kinds whose schema says so, may leave one out); a required one missing
+  // is a bug.
+  std::vector<TensorId> kept;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] != kNoTensor) {
+      kept.push_back(out[i]);
+    } else if (list[i].presence == Presence::required) {
       throw std::logic_error(where + "'" + std::string(list[i].name) + "' is missing");
-  return out;
+    }
+  }
+  return kept;
 }
 
 std::string op_schema_markdown() {

@@ -25,6 +25,7 @@ struct OperandSpec {
     if_trained_bias,  // present exactly when has_bias && !frozen (the bias gradient)
     if_packed,        // present exactly when OpAttrs::packed (the rows' position ids)
     if_residual,      // present exactly when OpAttrs::adds_residual (a matmul's fused residual)
+    if_chunked,       // present exactly when OpAttrs::chunk_len > 0 (the delta rule's states)
     variadic,         // zero or more tensors, last in the list (grad_norm's gradients)
   };
   std::string_view name;   // how code addresses it
@@ -131,6 +132,11 @@ inline constexpr OperandSpec adamw_in[] = {
     {"param", ""}, {"grad", ""}, {"m", ""}, {"v", ""}, {"grad_norm", "[2] f32"}};
 inline constexpr OperandSpec adamw_out[] = {{"param", ""}, {"m", ""}, {"v", ""}};
 }  // namespace schema_table
+}  // namespace remat
+
+#include "graph/op_schema_qwen35.h"
+
+namespace remat {
 
 #define REMAT_SCHEMA(kind, notes)                                          \
   OpSchema {                                                               \
@@ -190,7 +196,9 @@ inline constexpr OpSchema kOpSchemas[] = {
     REMAT_SCHEMA(rmsnorm,
                  "y = x·rstd·weight, rstd = 1/√(mean(x²) + eps) over rows as long as the weight "
                  "(Qwen3's q/k norms: x [B,T,H·D] as B·T·H rows of D); eps attribute; "
-                 "`norm_offset`: the gain is 1 + weight (Gemma)"),
+                 "`norm_offset`: the gain is 1 + weight (Gemma); x wider than y (Qwen3.5's q in "
+                 "q_proj's [q | gate] per head): row k's D floats read in place at k·(W/`heads`) "
+                 "+ `slice_offset`, dx written there only"),
     REMAT_SCHEMA(rmsnorm_backward, "dx and dweight each with their own accumulate flag"),
     REMAT_SCHEMA(rope,
                  "rotary position embedding (Hugging Face rotate_half) of each of `heads` heads "
@@ -227,6 +235,57 @@ inline constexpr OpSchema kOpSchemas[] = {
                  "decay come from a buffer the host rewrites before each step; PyTorch semantics, "
                  "weight decay "
                  "only on 2-D params"),
+    REMAT_SCHEMA(causal_conv1d,
+                 "depthwise causal conv over T, K = weight's taps, then SiLU, no bias: y[t,c] = "
+                 "silu(Σ_k w[c,k]·x[t−(K−1)+k, c]); taps before the token's example read 0 "
+                 "(packed: t − positions[t]), so the window restarts at every position 0"),
+    REMAT_SCHEMA(
+        causal_conv1d_backward,
+        "pre-activations recomputed; dx and dweight separate dispatches, each with its own "
+        "accumulate flag; a frozen weight (`frozen`): dx only"),
+    REMAT_SCHEMA(l2norm,
+                 "y = x·scale/√(Σx² + eps) per head of D = |y|/`heads` floats; x read in place: "
+                 "head h of token t at t·W + `slice_offset` + h·D; `scale` (1/√D for Gated "
+                 "DeltaNet's q, 1 for k), `eps`"),
+    REMAT_SCHEMA(l2norm_backward,
+                 "dx = scale·r·(dy − n·Σ(dy·n)), n = x·r, r recomputed; written at x's places "
+                 "only, the rest of dx untouched"),
+    REMAT_SCHEMA(gdn_gates,
+                 "g = −exp(a_log)·softplus(a + dt_bias) (PyTorch's softplus, threshold 20), "
+                 "beta = sigmoid(b), per value head"),
+    REMAT_SCHEMA(gdn_gates_backward,
+                 "da and db each with their own flag; da_log[h] = Σ dg·g and ddt_bias[h] = Σ da "
+                 "in a fixed order, sharing one flag; a frozen a_log and dt_bias (`frozen`): da "
+                 "and db only"),
+    REMAT_SCHEMA(gated_rmsnorm,
+                 "y = o·rstd·weight·silu(z) per row of Dv = |weight| floats, rstd = 1/√(mean(o²) + "
+                 "eps); the weight as stored, not 1 + weight"),
+    REMAT_SCHEMA(gated_rmsnorm_backward,
+                 "d_o and dz in one dispatch, dweight (a fixed-order sum over rows) in another; "
+                 "each output its own flag"),
+    REMAT_SCHEMA(sigmoid_gate,
+                 "y = x·sigmoid(gate), x dense [B,T,H·D] (`heads` H); the gate read in place: "
+                 "head row k's D floats at k·(W/H) + `slice_offset` (q_proj's [q | gate] per "
+                 "head: W = 2HD, offset D)"),
+    REMAT_SCHEMA(sigmoid_gate_backward,
+                 "dx = dy·s, dgate = dy·x·s·(1 − s), s = sigmoid(gate); dgate written at the "
+                 "gate's places only; each output its own flag"),
+    REMAT_SCHEMA(gated_delta_state,
+                 "the delta rule's state at the start of each chunk of `chunk_len` L tokens but "
+                 "the first (which is 0): N = ⌈T/L⌉ chunks; the recurrence as gated_delta_rule, o "
+                 "not written. A checkpoint of gated_delta_rule's own recurrence: no backward "
+                 "(gated_delta_rule_backward carries the state gradient across chunks)"),
+    REMAT_SCHEMA(gated_delta_rule,
+                 "per value head j (key head j/(Hv/Hk)): S_t = e^{g_t}·S_{t−1} + "
+                 "β_t·k_t·(v_t − e^{g_t}·S_{t−1}ᵀk_t)ᵀ, o_t = S_tᵀq_t, S [dk,dv], 0 at every "
+                 "position 0 (packed: every example restarts); v read in place: token t's Hv·dv "
+                 "floats at t·W + `slice_offset`; `chunk_len` L > 0: chunk c starts from "
+                 "states[c−1] (chunks independent), the same bits as one chunk; `heads` Hv, "
+                 "`kv_heads` Hk"),
+    REMAT_SCHEMA(gated_delta_rule_backward,
+                 "chunks in reverse, the state gradient carried across them; each chunk's states "
+                 "recomputed from its start state into the workspace (L = `chunk_len`, or T); dv "
+                 "written at v's places only; each output its own flag"),
 };
 #undef REMAT_SCHEMA
 
@@ -416,6 +475,73 @@ inline constexpr std::size_t param_out = output_slot(kind, "param");
 inline constexpr std::size_t m_out = output_slot(kind, "m");
 inline constexpr std::size_t v_out = output_slot(kind, "v");
 }  // namespace adamw
+namespace causal_conv1d {
+inline constexpr OpKind kind = OpKind::causal_conv1d;
+REMAT_IN(x) REMAT_IN(weight) REMAT_IN(positions)
+REMAT_OUT(y)
+}  // namespace causal_conv1d
+namespace causal_conv1d_backward {
+inline constexpr OpKind kind = OpKind::causal_conv1d_backward;
+REMAT_IN(dy) REMAT_IN(x) REMAT_IN(weight) REMAT_IN(positions)
+REMAT_OUT(dx) REMAT_OUT(dweight)
+}  // namespace causal_conv1d_backward
+namespace l2norm {
+inline constexpr OpKind kind = OpKind::l2norm;
+REMAT_IN(x)
+REMAT_OUT(y)
+}  // namespace l2norm
+namespace l2norm_backward {
+inline constexpr OpKind kind = OpKind::l2norm_backward;
+REMAT_IN(dy) REMAT_IN(x)
+REMAT_OUT(dx)
+}  // namespace l2norm_backward
+namespace gdn_gates {
+inline constexpr OpKind kind = OpKind::gdn_gates;
+REMAT_IN(a) REMAT_IN(b) REMAT_IN(a_log) REMAT_IN(dt_bias)
+REMAT_OUT(g) REMAT_OUT(beta)
+}  // namespace gdn_gates
+namespace gdn_gates_backward {
+inline constexpr OpKind kind = OpKind::gdn_gates_backward;
+REMAT_IN(dg) REMAT_IN(dbeta) REMAT_IN(a) REMAT_IN(b) REMAT_IN(a_log) REMAT_IN(dt_bias)
+REMAT_OUT(da) REMAT_OUT(db) REMAT_OUT(da_log) REMAT_OUT(ddt_bias)
+}  // namespace gdn_gates_backward
+namespace gated_rmsnorm {
+inline constexpr OpKind kind = OpKind::gated_rmsnorm;
+REMAT_IN(o) REMAT_IN(z) REMAT_IN(weight)
+REMAT_OUT(y) REMAT_OUT(rstd)
+}  // namespace gated_rmsnorm
+namespace gated_rmsnorm_backward {
+inline constexpr OpKind kind = OpKind::gated_rmsnorm_backward;
+REMAT_IN(dy) REMAT_IN(o) REMAT_IN(z) REMAT_IN(weight) REMAT_IN(rstd)
+REMAT_OUT(d_o) REMAT_OUT(dz) REMAT_OUT(dweight)
+}  // namespace gated_rmsnorm_backward
+namespace sigmoid_gate {
+inline constexpr OpKind kind = OpKind::sigmoid_gate;
+REMAT_IN(x) REMAT_IN(gate)
+REMAT_OUT(y)
+}  // namespace sigmoid_gate
+namespace sigmoid_gate_backward {
+inline constexpr OpKind kind = OpKind::sigmoid_gate_backward;
+REMAT_IN(dy) REMAT_IN(x) REMAT_IN(gate)
+REMAT_OUT(dx) REMAT_OUT(dgate)
+}  // namespace sigmoid_gate_backward
+namespace gated_delta_state {
+inline constexpr OpKind kind = OpKind::gated_delta_state;
+REMAT_IN(k) REMAT_IN(v) REMAT_IN(g) REMAT_IN(beta) REMAT_IN(positions)
+REMAT_OUT(states)
+}  // namespace gated_delta_state
+// states is present only when chunk_len > 0 and positions only when packed: a packed op's
+// positions are its last input (as everywhere), not at a fixed slot.
+namespace gated_delta_rule {
+inline constexpr OpKind kind = OpKind::gated_delta_rule;
+REMAT_IN(q) REMAT_IN(k) REMAT_IN(v) REMAT_IN(g) REMAT_IN(beta) REMAT_IN(states)
+REMAT_OUT(o)
+}  // namespace gated_delta_rule
+namespace gated_delta_rule_backward {
+inline constexpr OpKind kind = OpKind::gated_delta_rule_backward;
+REMAT_IN(dout) REMAT_IN(q) REMAT_IN(k) REMAT_IN(v) REMAT_IN(g) REMAT_IN(beta) REMAT_IN(states)
+REMAT_OUT(dq) REMAT_OUT(dk) REMAT_OUT(dv) REMAT_OUT(dg) REMAT_OUT(dbeta) REMAT_OUT(workspace)
+}  // namespace gated_delta_rule_backward
 }  // namespace slot
 // clang-format on
 #undef REMAT_IN

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "graph/op_schema.h"
+
 namespace remat {
 namespace {
 
@@ -67,6 +69,26 @@ double baseline_seconds(const Graph& graph, const CostModel& costs) {
   return total;
 }
 
+namespace {
+
+// The delta rule's chunking as the graph has it, and which layers rerun their state pass.
+void delta_states(const Graph& graph, const Schedule& schedule, Report& r) {
+  for (const Op& op : graph.ops) {
+    if (op.kind == OpKind::gated_delta_rule && r.delta_chunk == 0) {
+      const Tensor& g = graph.tensor(op.inputs.at(slot::gated_delta_rule::g));  // [B,T,Hv]
+      r.delta_chunk = op.attrs.chunk_len > 0 ? op.attrs.chunk_len : static_cast<int>(g.shape[1]);
+    }
+    if (op.kind != OpKind::gated_delta_state) continue;
+    r.delta_state_bytes += graph.tensor(op.outputs.at(0)).bytes();
+    ++r.delta_state_layers;
+  }
+  for (const Step& st : schedule.steps)
+    if (st.phase == Phase::recompute && st.kind == OpKind::gated_delta_state)
+      ++r.delta_states_recomputed;
+}
+
+}  // namespace
+
 Report make_report(const Graph& graph, const Strategy& strategy, const Schedule& schedule,
                    const Liveness& liveness, uint64_t alignment, const CostModel& costs) {
   Report r;
@@ -93,6 +115,7 @@ Report make_report(const Graph& graph, const Strategy& strategy, const Schedule&
   }
   for (int b : stored) r.stored_blocks.push_back(graph.blocks[static_cast<size_t>(b)].name);
   r.nesting_depth = split_depth(strategy, strategy.root);
+  delta_states(graph, schedule, r);
   for (const Step& st : schedule.steps) {
     const double secs = costs.seconds(graph.ops[static_cast<size_t>(st.source_op)]);
     r.predicted_seconds += secs;

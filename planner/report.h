@@ -38,6 +38,13 @@ struct Report {
   double baseline_seconds = 0;      // the same with no recompute (policy none)
   double predicted_step_ratio = 1;  // predicted / baseline
   AnalyticEstimate analytic;        // textbook numbers for the same shape
+  // Qwen3.5's delta rule (docs/DESIGN.md, 'The delta rule under the planner'): tokens per chunk
+  // (0: no recurrence; the sequence length when it runs as one chunk), the chunk-start states of
+  // every layer together, and how many layers' states the plan recomputes rather than keeps.
+  int delta_chunk = 0;
+  uint64_t delta_state_bytes = 0;
+  int delta_state_layers = 0;
+  int delta_states_recomputed = 0;
 };
 
 Report make_report(const Graph& graph, const Strategy& strategy, const Schedule& schedule,

@@ -157,8 +157,12 @@ std::unordered_set<TensorId> kept_tensors(const Graph& graph, int block, KeepLev
   if (b.input != kNoTensor) keep.insert(b.input);
   for (int i : b.forward_ops) {
     const Op& op = graph.ops[static_cast<size_t>(i)];
-    const bool expensive = op.kind == OpKind::matmul || op.kind == OpKind::attention ||
-                           op.kind == OpKind::gqa_attention || merges_matmuls(graph, op, producers);
+    // The delta rule's states and output come from a sequential pass over T: kept like
+    // attention's, never recomputed for the selective level.
+    const bool expensive =
+        op.kind == OpKind::matmul || op.kind == OpKind::attention ||
+        op.kind == OpKind::gqa_attention || op.kind == OpKind::gated_delta_state ||
+        op.kind == OpKind::gated_delta_rule || merges_matmuls(graph, op, producers);
     if (level == KeepLevel::all || expensive)
       for (TensorId t : op.outputs) keep.insert(t);
   }

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "graph/autodiff.h"
 #include "graph/op_schema.h"
 
 namespace remat {
@@ -135,7 +136,16 @@ class Verifier {
     const Role role = g_.tensor(u).role;
     if (role == Role::activation_grad || role == Role::parameter_grad) {
       const bool acc = slot < s.attrs.accumulate.size() && s.attrs.accumulate[slot];
-      if (acc == contributions_[id].empty())
+      // A write of only the places its forward read (graph/autodiff.h): each part first
+      // overwrites on its own.
+      if (const int part = in_place_gradient_offset(g_, op, slot); part >= 0) {
+        const bool earlier = !parts_.insert({id, part}).second;
+        if (acc != earlier)
+          fail(
+              where +
+              (acc ? " accumulates into an unwritten part of " : " overwrites a written part of ") +
+              pt(id).tensor.name);
+      } else if (acc == contributions_[id].empty())
         fail(where +
              (acc ? " accumulates into an unwritten " : " overwrites an earlier contribution to ") +
              pt(id).tensor.name);
@@ -155,6 +165,7 @@ class Verifier {
   void execute() {
     value_.assign(p_.tensors.size(), -1);
     contributions_.assign(p_.tensors.size(), {});
+    parts_.clear();
     for (size_t i = 0; i < p_.steps.size(); ++i) {
       const Step& s = p_.steps[i];
       const std::string where =
@@ -265,6 +276,7 @@ class Verifier {
   std::vector<int> producers_;
   std::vector<int> value_;                         // per tensor: graph op whose value it holds
   std::vector<std::multiset<int>> contributions_;  // per gradient: backward ops added so far
+  std::set<std::pair<TensorId, int>> parts_;       // (gradient, slice offset) written in part
   std::set<TensorId> resident_;                    // arena tensors whose bytes are intact
 };
 

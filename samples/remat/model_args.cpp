@@ -76,7 +76,8 @@ bool yes_no(const std::string& v, const char* flag) {
 
 }  // namespace
 
-ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> base) {
+ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> base,
+                                     bool planning) {
   ModelSelection o;
   if (!a.positionals().empty() && a.get("--model"))
     throw UsageError("give the model once, either as MODEL or as --model");
@@ -106,7 +107,7 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   if (auto v = a.get_int("--vocab", 1, big)) o.model.vocab = static_cast<int>(*v);
   if (auto v = a.get_int("--ctx", 1, big)) o.model.ctx = static_cast<int>(*v);
   o.model.validate();
-  require_buildable(o.model);  // before any weights are read
+  if (!planning) require_buildable(o.model);  // before any weights are read
   if (!base) o.model_name = o.model.name();
   o.shape.batch = static_cast<int>(a.get_int_or_default("--batch", 1, big));
   o.shape.seq = static_cast<int>(a.get_int("--seq", 1, big).value_or(o.model.ctx));

@@ -17,6 +17,7 @@
 #include "graph/model_builder.h"
 #include "memory_text.h"
 #include "model_args.h"
+#include "planner/delta_chunk.h"
 #include "planner/layer_memory.h"
 #include "planner/memory_budget.h"
 #include "planner/plan.h"
@@ -42,17 +43,22 @@ CommandSpec spec() {
                                 "examples, the rows, padding and trained targets a step, one "
                                 "example a row and packed (--pack)"))
     c.flags.push_back(std::move(f));
+  c.flags.push_back({"--delta-chunk", "TOKENS",
+                     "Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence (0: one chunk); "
+                     "auto plans each length that fits a binding and keeps the best",
+                     "auto"});
   c.flags.push_back({"--alignment", "BYTES", "alignment of every tensor's offset", "256"});
   c.flags.push_back({"--json", "", "print the plan as JSON", ""});
   return c;
 }
 
 struct Options {
-  ModelSelection sel;      // model, shape, policy, arena, costs
-  LoraSpec lora;           // --lora (rank 0: full fine-tuning)
-  uint64_t alignment = 0;  // --alignment
-  bool json = false;       // --json
-  DataOptions data;        // --data and how it is read; --pack plans packed rows
+  ModelSelection sel;              // model, shape, policy, arena, costs
+  LoraSpec lora;                   // --lora (rank 0: full fine-tuning)
+  uint64_t alignment = 0;          // --alignment
+  bool json = false;               // --json
+  bool choose_delta_chunk = true;  // --delta-chunk auto
+  DataOptions data;                // --data and how it is read; --pack plans packed rows
 };
 
 Options parse_options(const std::vector<std::string>& argv) {
@@ -64,7 +70,13 @@ Options parse_options(const std::vector<std::string>& argv) {
     if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
     base = checkpoint_model(*w, heads);
   }
-  o.sel = parse_model_selection(a, base);
+  o.sel = parse_model_selection(a, base, true);
+  if (a.has("--delta-chunk") && !o.sel.model.qwen35)
+    throw UsageError("--delta-chunk is for Qwen3.5 models (Gated DeltaNet layers)");
+  if (a.get_or_default("--delta-chunk") != "auto") {
+    o.choose_delta_chunk = false;
+    o.sel.shape.delta_chunk = static_cast<int>(a.get_int("--delta-chunk", 0, 1 << 30).value_or(0));
+  }
   o.lora = parse_lora_flags(a);
   std::optional<std::filesystem::path> init;
   if (auto w = a.get("--init")) init = *w;
@@ -206,6 +218,14 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   j.field("batch", o.sel.shape.batch).field("seq", o.sel.shape.seq);
   j.field("dtype", dtype_name(o.sel.shape.activation_dtype));
   j.field("loss_chunk", o.sel.shape.loss_chunk).field("packed", o.sel.shape.packed);
+  if (r.delta_chunk > 0)
+    j.key("delta_rule")
+        .begin_object()
+        .field("chunk", r.delta_chunk)
+        .field("state_bytes", r.delta_state_bytes)
+        .field("state_layers", r.delta_state_layers)
+        .field("recomputed_layers", r.delta_states_recomputed)
+        .end_object();
   if (data) {
     j.key("data").begin_object().field("file", o.data.data->string()).field("kind", data->kind);
     j.key("rows");
@@ -279,6 +299,12 @@ void print_human(const Options& o, const Plan& p, const std::vector<Row>& rows, 
   if (o.sel.shape.packed)
     std::printf("packed rows: positions restart per example, attention within an example\n");
   if (data) std::printf("%s", data_report(*o.data.data, *data, o.sel.shape.batch).c_str());
+  if (r.delta_chunk > 0)
+    std::printf(
+        "delta rule in chunks of %d tokens: chunk-start states %s over %d layers, %d "
+        "recomputed\n",
+        r.delta_chunk, format_bytes(r.delta_state_bytes).c_str(), r.delta_state_layers,
+        r.delta_states_recomputed);
   if (o.sel.shape.loss_chunk > 0)
     std::printf("loss in chunks of %d rows: logits of one chunk at a time\n",
                 std::min(o.sel.shape.loss_chunk, o.sel.shape.batch * o.sel.shape.seq));
@@ -344,10 +370,18 @@ int run_plan(const std::vector<std::string>& args) {
   // pieces), so the total is what the most limited device needs; a device profile gives its own.
   // Allocations are lavapipe's (planner/allocation_pages.h).
   const uint64_t binding_limit = profile_binding_limit(o.sel.device_profile);
-  SessionPlan planned = plan_session(
-      o.sel.model, o.sel.shape, o.lora,
-      {o.sel.policy, o.sel.arena, o.sel.memory, o.sel.choose_loss_chunk, o.alignment, binding_limit,
-       o.sel.costs ? &*o.sel.costs : nullptr, deviceless_allocation_limits()});
+  const SessionPlanRequest request{o.sel.policy,
+                                   o.sel.arena,
+                                   o.sel.memory,
+                                   o.sel.choose_loss_chunk,
+                                   o.alignment,
+                                   binding_limit,
+                                   o.sel.costs ? &*o.sel.costs : nullptr,
+                                   deviceless_allocation_limits()};
+  SessionPlan planned =
+      o.choose_delta_chunk
+          ? plan_session_choosing_delta_chunk(o.sel.model, o.sel.shape, o.lora, request)
+          : plan_session(o.sel.model, o.sel.shape, o.lora, request);
   o.sel.shape = planned.shape;
   const Graph g = build_training_model(o.sel.model, o.sel.shape, o.lora);
   const Plan p = std::move(planned.plan);

@@ -86,7 +86,7 @@ TEST_CASE("session parameters are checked field by field") {
   };
   const Case cases[] = {
       {"unknown preset", [](remat_session_params& q) { q.model = "gpt5"; }, "gpt5"},
-      {"a Qwen3.5 preset, known but without a graph yet",
+      {"a Qwen3.5 preset, known and planned but not trainable yet",
        [](remat_session_params& q) { q.model = "qwen3.5-0.8b"; },
        "Qwen3.5 (Gated DeltaNet) is not trainable yet"},
       {"model NULL, fields missing",

@@ -231,7 +231,7 @@ TEST_CASE("malformed remat invocations exit 2 with one line that says what was w
        "rope_scaling is"},
       {"train " + data + "--init " + fx.path("hf_qwen35") + outputs,
        "Qwen3.5 (Gated DeltaNet) is not trainable yet"},
-      {"plan qwen3.5-0.8b", "Qwen3.5 (Gated DeltaNet) is not trainable yet"},
+      {"plan qwen3.5-0.8b --batch 4 --seq 512 --delta-chunk x", "--delta-chunk"},
       {"train qwen3.5-2b " + data + outputs, "Qwen3.5 (Gated DeltaNet) is not trainable yet"},
       {"generate --tokenizer " + fx.path("a_folder") + " --prompt x --init " + fx.path("hf_qwen35"),
        "Qwen3.5 (Gated DeltaNet) is not trainable yet"},

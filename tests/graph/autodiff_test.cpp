@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "graph/autodiff.h"
 #include "graph/model_builder.h"
 #include "graph/op_schema.h"
 #include "tests/graph/random_llama.h"
+#include "tests/graph/random_qwen35.h"
 #include "tests/graph/windowed_llama.h"
 
 namespace remat {
@@ -225,6 +227,69 @@ TEST_CASE("autodiff: attention backwards keep their forward's sliding window and
       CHECK(op.attrs.window == 7);
       CHECK(op.attrs.attn_scale == 0.5f);
     }
+}
+
+}  // namespace remat
+
+namespace remat {
+
+TEST_CASE("autodiff: Qwen3.5's ops each get one backward but the chunk states' op") {
+  const testing::Qwen35Case c = testing::tiny_qwen35(4);
+  const Graph g = build_training_model(c.model, c.shape);
+  for (const Block& b : g.blocks) {
+    std::vector<int> fwd;
+    for (int i : b.forward_ops)
+      if (op_at(g, i).kind != OpKind::residual && op_at(g, i).kind != OpKind::gated_delta_state)
+        fwd.push_back(i);
+    INFO(b.name);
+    REQUIRE(b.backward_ops.size() == fwd.size());
+    for (size_t i = 0; i < fwd.size(); ++i)
+      CHECK(op_at(g, b.backward_ops[i]).forward_op == fwd[fwd.size() - 1 - i]);
+  }
+  // The states are a checkpoint of the rule's recurrence: read by its backward, no gradient.
+  for (const Op& op : g.ops) {
+    if (op.kind != OpKind::gated_delta_rule_backward) continue;
+    const Op& f = g.ops[static_cast<size_t>(op.forward_op)];
+    const TensorId states = f.inputs.at(slot::gated_delta_rule::states);
+    CHECK(op.inputs.at(slot::gated_delta_rule_backward::states) == states);
+    CHECK(g.grad_of[static_cast<size_t>(states)] == kNoTensor);
+    const Tensor& ws = g.tensor(op.outputs.at(slot::gated_delta_rule_backward::workspace));
+    CHECK(ws.role == Role::workspace);
+    CHECK(ws.shape == std::vector<int64_t>{2, 4, 4, 8, 6});  // B, Hv, one chunk of L, dk, dv
+  }
+}
+
+TEST_CASE("autodiff: a gradient written in parts overwrites each part once") {
+  const testing::Qwen35Case c = testing::tiny_qwen35();
+  const Graph g = build_training_model(c.model, c.shape);
+  // Per gradient tensor: the (kind, output slot, accumulate flag) of each write.
+  std::map<TensorId, std::vector<std::tuple<OpKind, size_t, int>>> writes;
+  for (const Op& op : g.ops)
+    if (is_backward_kind(op.kind))
+      for (size_t s = 0; s < op.outputs.size(); ++s)
+        writes[op.outputs[s]].emplace_back(op.kind, s, op.attrs.accumulate.at(s));
+  int conv_grads = 0, qproj_grads = 0;
+  for (const Op& f : g.ops) {
+    if (f.kind == OpKind::causal_conv1d) {
+      const TensorId d = g.grad_of[static_cast<size_t>(f.outputs.at(0))];
+      using W = std::tuple<OpKind, size_t, int>;
+      // q's and k's norms and the recurrence's dv, each at its own place: all overwrite.
+      CHECK(writes[d] == std::vector<W>{{OpKind::gated_delta_rule_backward, 2, 0},
+                                        {OpKind::l2norm_backward, 0, 0},
+                                        {OpKind::l2norm_backward, 0, 0}});
+      ++conv_grads;
+    }
+    if (f.kind == OpKind::sigmoid_gate) {
+      const TensorId d = g.grad_of[static_cast<size_t>(f.inputs.at(slot::sigmoid_gate::gate))];
+      using W = std::tuple<OpKind, size_t, int>;
+      // The gate half from the gate's backward, the query half from q_norm's: both overwrite.
+      CHECK(writes[d] == std::vector<W>{{OpKind::sigmoid_gate_backward, 1, 0},
+                                        {OpKind::rmsnorm_backward, 0, 0}});
+      ++qproj_grads;
+    }
+  }
+  CHECK(conv_grads == 3);
+  CHECK(qproj_grads == 1);
 }
 
 }  // namespace remat

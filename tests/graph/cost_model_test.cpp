@@ -6,6 +6,7 @@
 #include "graph/cost_model.h"
 #include "graph/model_builder.h"
 #include "tests/graph/partial_rope_llama.h"
+#include "tests/graph/random_qwen35.h"
 #include "tests/graph/windowed_llama.h"
 
 namespace remat {
@@ -128,6 +129,31 @@ TEST_CASE("cost: partial RoPE prices the rotated share of each head") {
     ++seen;
   }
   CHECK(seen == 4 * ModelConfig::preset("llama-tiny").layers);  // q and k, forward and backward
+}
+
+}  // namespace remat
+
+namespace remat {
+
+TEST_CASE("cost: Qwen3.5's ops have work; the recurrence costs its state passes") {
+  // B 2, T 16, 2 key heads of 8, 4 value heads of 6, a 4-tap conv over 56 channels.
+  const testing::Qwen35Case c = testing::tiny_qwen35(4);
+  const Graph g = build_training_model(c.model, c.shape);
+  const double state = 2.0 * 16 * 4 * 8 * 6;  // one dk x dv pass per value head and token
+  int rules = 0;
+  for (const Op& op : g.ops) {
+    INFO(op_kind_name(op.kind));
+    CHECK(op.bytes > 0);
+    if (op.kind != OpKind::residual_backward) CHECK(op.flops > 0);
+    if (op.kind == OpKind::gated_delta_state) CHECK(op.flops == 5 * state);
+    if (op.kind == OpKind::gated_delta_rule) {
+      CHECK(op.flops == 7 * state);
+      ++rules;
+    }
+    if (op.kind == OpKind::gated_delta_rule_backward) CHECK(op.flops == 17 * state);
+    if (op.kind == OpKind::causal_conv1d) CHECK(op.flops == (2 * 4 + 5) * 2.0 * 16 * 56);
+  }
+  CHECK(rules == 3);
 }
 
 }  // namespace remat

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "graph/model_builder.h"
+#include "tests/graph/random_qwen35.h"
 
 namespace remat {
 namespace {
@@ -27,13 +28,14 @@ TEST_CASE("op schema: every op kind has exactly one schema") {
     CHECK(parse_op_kind(op_kind_name(s.kind), &parsed));
     CHECK(!s.outputs.empty());
   }
-  CHECK(seen.size() == 30);
+  CHECK(seen.size() == 43);
   CHECK(slot::matmul::bias == 2);
   CHECK(slot::adamw::grad_norm == 4);
   CHECK(slot::adamw::v_out == 2);
 }
 
-TEST_CASE("op schema: every op of a GPT and a Llama training graph has its schema's operands") {
+TEST_CASE(
+    "op schema: every op of GPT, Llama and Qwen3.5 training graphs has its schema's operands") {
   TrainShape shape;
   shape.dropout = 0.1f;  // include the dropout ops
   const Graph gpt = build_training_model(ModelConfig::preset("tiny"), shape);
@@ -44,14 +46,17 @@ TEST_CASE("op schema: every op of a GPT and a Llama training graph has its schem
   LoraSpec lora;
   lora.rank = 4;
   const Graph adapted = build_training_model(ModelConfig::preset("tiny"), TrainShape{}, lora);
+  // Qwen3.5 with packed rows and a chunked recurrence: every op kind of its layers.
+  const testing::Qwen35Case q = testing::tiny_qwen35(4, true);
+  const Graph qwen = build_training_model(q.model, q.shape);
   std::set<OpKind> kinds;
-  for (const Graph* g : {&gpt, &lm, &adapted})
+  for (const Graph* g : {&gpt, &lm, &adapted, &qwen})
     for (const Op& op : g->ops) {
       INFO(op_kind_name(op.kind));
       CHECK(check_operand_arity(op.kind, op.attrs, op.inputs.size(), op.outputs.size()).empty());
       kinds.insert(op.kind);
     }
-  CHECK(kinds.size() == 28);  // every kind appears in one of the three graphs
+  CHECK(kinds.size() == 41);  // every kind but cross_entropy(_backward) appears in one of them
 }
 
 TEST_CASE("op schema: arity errors and operand names are checked") {
@@ -90,6 +95,36 @@ TEST_CASE("op schema: arity errors and operand names are checked") {
                     "matmul input 'weight' is missing");
   CHECK_THROWS_WITH(named_operands(OpKind::gelu, true, {{"y", 1}, {"y", 2}}),
                     "gelu output 'y' given twice");
+}
+
+TEST_CASE("op schema: the delta rule's states and positions are each optional") {
+  OpAttrs chunked;
+  chunked.chunk_len = 4;
+  OpAttrs packed;
+  packed.packed = true;
+  OpAttrs both = chunked;
+  both.packed = true;
+  CHECK(check_operand_arity(OpKind::gated_delta_rule, {}, 5, 1).empty());
+  CHECK(check_operand_arity(OpKind::gated_delta_rule, chunked, 6, 1).empty());
+  CHECK(check_operand_arity(OpKind::gated_delta_rule, packed, 6, 1).empty());
+  CHECK(check_operand_arity(OpKind::gated_delta_rule, both, 7, 1).empty());
+  CHECK(check_operand_arity(OpKind::gated_delta_rule, chunked, 5, 1) ==
+        "gated_delta_rule takes 6 inputs (q, k, v, g, beta, states?, positions?), has 5");
+  CHECK(check_operand_arity(OpKind::gated_delta_rule_backward, both, 8, 6).empty());
+  CHECK(check_operand_arity(OpKind::gated_delta_state, packed, 5, 1).empty());
+  // Left out, an optional operand in the middle moves the ones after it up: positions stay last.
+  const std::vector<std::pair<std::string_view, TensorId>> unchunked = {
+      {"q", 1}, {"k", 2}, {"v", 3}, {"g", 4}, {"beta", 5}, {"states", kNoTensor}, {"positions", 9}};
+  CHECK(named_operands(OpKind::gated_delta_rule, false, unchunked) ==
+        std::vector<TensorId>{1, 2, 3, 4, 5, 9});
+  CHECK(slot::gated_delta_rule::states == 5);
+  CHECK(slot::gated_delta_rule_backward::workspace == 5);
+  CHECK(slot::gated_rmsnorm_backward::d_o == 0);
+  CHECK(slot::gdn_gates_backward::ddt_bias == 3);
+  OpAttrs frozen;
+  frozen.frozen = true;
+  CHECK(check_operand_arity(OpKind::gdn_gates_backward, frozen, 6, 2).empty());
+  CHECK(check_operand_arity(OpKind::causal_conv1d_backward, frozen, 3, 1).empty());
 }
 
 // docs/ops.md carries the table between two markers; regenerate it with `remat ops --markdown`.

@@ -1,0 +1,73 @@
+// Choosing the delta rule's chunk length: the candidates, the binding limit, and the choice
+// against planning every candidate by hand.
+#include "planner/delta_chunk.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "tests/graph/random_qwen35.h"
+
+namespace remat {
+
+TEST_CASE("delta chunk: candidates are one chunk, then powers of two from 8 below T") {
+  CHECK(delta_chunk_candidates(512) == std::vector<int>{0, 256, 128, 64, 32, 16, 8});
+  CHECK(delta_chunk_candidates(100) == std::vector<int>{0, 64, 32, 16, 8});
+  CHECK(delta_chunk_candidates(9) == std::vector<int>{0, 8});
+  CHECK(delta_chunk_candidates(8) == std::vector<int>{0});
+}
+
+TEST_CASE("delta chunk: the states and the workspace must each fit one binding") {
+  // Qwen3.5-0.8B at B 4, T 512: one state is 4 x 16 x 128 x 128 floats, 4 MiB.
+  const ModelConfig m = ModelConfig::preset("qwen3.5-0.8b");
+  const TrainShape s{4, 512};
+  const uint64_t mib128 = uint64_t(1) << 27;
+  CHECK_FALSE(delta_chunk_fits_binding(m, s, 0, mib128));   // workspace of 512 states: 2 GiB
+  CHECK_FALSE(delta_chunk_fits_binding(m, s, 64, mib128));  // 256 MiB of workspace
+  CHECK(delta_chunk_fits_binding(m, s, 32, mib128));        // 128 MiB; 15 states 60 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 16, mib128));        // 64 MiB; 31 states 124 MiB
+  CHECK_FALSE(delta_chunk_fits_binding(m, s, 8, mib128));   // 63 states: 252 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 0, 0));
+}
+
+TEST_CASE("delta chunk: the choice is the best of the candidates planned one by one") {
+  const testing::Qwen35Case c = testing::tiny_qwen35(0);
+  SessionPlanRequest unbudgeted;
+  unbudgeted.policy = Policy::parse("none");
+  unbudgeted.max_binding_bytes = 0;
+  uint64_t smallest = UINT64_MAX;
+  int smallest_chunk = -1;
+  for (int chunk : delta_chunk_candidates(c.shape.seq)) {
+    TrainShape s = c.shape;
+    s.delta_chunk = chunk;
+    const uint64_t arena = plan_session(c.model, s, {}, unbudgeted).plan.arena_bytes;
+    if (arena < smallest) smallest = arena, smallest_chunk = chunk;
+  }
+  const SessionPlan chosen = plan_session_choosing_delta_chunk(c.model, c.shape, {}, unbudgeted);
+  CHECK(chosen.plan.arena_bytes == smallest);
+  CHECK(chosen.shape.delta_chunk == smallest_chunk);
+  // Under an arena budget: the fastest plan that fits it.
+  SessionPlanRequest budgeted = unbudgeted;
+  budgeted.policy = Policy::parse("auto");
+  budgeted.arena_budget = smallest * 2;
+  const SessionPlan fast = plan_session_choosing_delta_chunk(c.model, c.shape, {}, budgeted);
+  CHECK(fast.plan.arena_bytes <= smallest * 2);
+  for (int chunk : delta_chunk_candidates(c.shape.seq)) {
+    TrainShape s = c.shape;
+    s.delta_chunk = chunk;
+    try {
+      CHECK(fast.plan.report.predicted_seconds <=
+            plan_session(c.model, s, {}, budgeted).plan.report.predicted_seconds);
+    } catch (const std::invalid_argument&) {
+      // this length does not fit the budget: not a candidate
+    }
+  }
+  // A model without the recurrence is planned as given.
+  SessionPlanRequest plain = unbudgeted;
+  const SessionPlan llama = plan_session_choosing_delta_chunk(ModelConfig::preset("llama-tiny"),
+                                                              TrainShape{2, 16}, {}, plain);
+  CHECK(llama.plan.report.delta_chunk == 0);
+}
+
+}  // namespace remat
