@@ -65,21 +65,6 @@ constexpr std::array kGpt2Top = {
     Pair{"ln_f.bias", "output_norm.bias"},
 };
 
-// "<prefix><N>.<rest>" -> {N, rest}.
-std::optional<std::pair<std::string_view, std::string_view>> split_block(std::string_view name,
-                                                                         std::string_view prefix) {
-  if (!name.starts_with(prefix)) return std::nullopt;
-  name.remove_prefix(prefix.size());
-  const std::size_t dot = name.find('.');
-  if (dot == 0 || dot == std::string_view::npos) return std::nullopt;
-  const std::string_view number = name.substr(0, dot);
-  unsigned value = 0;
-  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-  if (ec != std::errc() || end != number.data() + number.size()) return std::nullopt;
-  if (number.size() > 1 && number[0] == '0') return std::nullopt;
-  return std::pair{number, name.substr(dot + 1)};
-}
-
 // Maps `name` through a table of whole names and a table of per-block names, from side `from` of
 // the pairs to the other side.
 template <class Top, class Block>
@@ -166,6 +151,20 @@ uint64_t gguf_row_of(uint64_t hf_row, uint64_t rows, int heads) {
   const uint64_t head = hf_row / d, within = hf_row % d, half = d / 2;
   const uint64_t t = within / half, i = within % half;
   return head * d + 2 * i + t;
+}
+
+std::optional<std::pair<std::string_view, std::string_view>> split_block(std::string_view name,
+                                                                         std::string_view prefix) {
+  if (!name.starts_with(prefix)) return std::nullopt;
+  name.remove_prefix(prefix.size());
+  const std::size_t dot = name.find('.');
+  if (dot == 0 || dot == std::string_view::npos) return std::nullopt;
+  const std::string_view number = name.substr(0, dot);
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (ec != std::errc() || end != number.data() + number.size()) return std::nullopt;
+  if (number.size() > 1 && number[0] == '0') return std::nullopt;
+  return std::pair{number, name.substr(dot + 1)};
 }
 
 }  // namespace remat

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace remat {
 
@@ -29,6 +30,10 @@ enum class GgufArch { llama, qwen2, qwen3, gemma3, gpt2 };
 std::optional<GgufArch> gguf_arch(std::string_view name);
 std::string_view gguf_arch_name(GgufArch a);
 
+// A block tensor's name split after `prefix` ("model.layers." or "blk."): "<prefix><N>.<rest>"
+// -> {N, rest}, N a plain decimal (no sign, no leading zero); nullopt for any other name.
+std::optional<std::pair<std::string_view, std::string_view>> split_block(std::string_view name,
+                                                                         std::string_view prefix);
 // "model.layers.3.self_attn.q_proj.weight" -> "blk.3.attn_q.weight" (llama, qwen2);
 // "h.3.attn.c_attn.weight" -> "blk.3.attn_qkv.weight" (gpt2). nullopt for a name with no GGUF
 // counterpart.

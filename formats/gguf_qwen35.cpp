@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
+
+#include "formats/gguf_names.h"
 
 namespace remat {
 namespace {
@@ -41,21 +42,6 @@ constexpr std::array kTop = {
     Pair{"model.norm.weight", "output_norm.weight"},
     Pair{"lm_head.weight", "output.weight"},
 };
-
-// "<prefix><N>.<rest>" -> {N, rest}; N a plain decimal.
-std::optional<std::pair<std::string_view, std::string_view>> split_block(std::string_view name,
-                                                                         std::string_view prefix) {
-  if (!name.starts_with(prefix)) return std::nullopt;
-  name.remove_prefix(prefix.size());
-  const std::size_t dot = name.find('.');
-  if (dot == 0 || dot == std::string_view::npos) return std::nullopt;
-  const std::string_view number = name.substr(0, dot);
-  unsigned value = 0;
-  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-  if (ec != std::errc() || end != number.data() + number.size()) return std::nullopt;
-  if (number.size() > 1 && number[0] == '0') return std::nullopt;
-  return std::pair{number, name.substr(dot + 1)};
-}
 
 std::optional<std::string> map_name(std::string_view name, bool from_hf) {
   for (const Pair& p : kTop)

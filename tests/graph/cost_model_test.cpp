@@ -135,7 +135,7 @@ TEST_CASE("cost: partial RoPE prices the rotated share of each head") {
 
 namespace remat {
 
-TEST_CASE("cost: Qwen3.5's ops have work; the recurrence costs its state passes") {
+TEST_CASE("cost: Qwen3.5's ops have work, and the recurrence costs its state passes") {
   // B 2, T 16, 2 key heads of 8, 4 value heads of 6, a 4-tap conv over 56 channels.
   const testing::Qwen35Case c = testing::tiny_qwen35(4);
   const Graph g = build_training_model(c.model, c.shape);
