@@ -27,6 +27,19 @@ uint64_t trained_targets(const TokenExample& e) {
 
 }  // namespace
 
+void fill_example_row(const TokenExample& e, int seq, uint32_t* tokens, uint32_t* targets) {
+  const std::size_t T = std::size_t(seq);
+  for (std::size_t t = 0; t < e.ids.size() && t < T; ++t) tokens[t] = e.ids[t];
+  for (std::size_t t = 0; t + 1 < e.ids.size() && t < T; ++t)
+    if (e.mask[t + 1]) targets[t] = e.ids[t + 1];
+}
+
+uint64_t trained_targets_within(const TokenExample& e, int seq) {
+  uint64_t n = 0;
+  for (std::size_t t = 1; t < e.ids.size() && t <= std::size_t(seq); ++t) n += e.mask[t] != 0;
+  return n;
+}
+
 ExampleRows::ExampleRows(std::vector<TokenExample> examples, int seq, uint32_t pad,
                          std::string origin, std::optional<uint64_t> shuffle_seed, bool pack)
     : seq_(seq), pad_(pad), origin_(std::move(origin)), shuffle_seed_(shuffle_seed), pack_(pack) {
@@ -157,12 +170,7 @@ Batch ExampleRows::batch(uint64_t index, int batch_size) const {
       if (fresh) it->second = permutation(k / n);
       which = it->second[which];
     }
-    const TokenExample& e = examples_[which];
-    uint32_t* tokens = b.tokens.data() + row * T;
-    uint32_t* targets = b.targets.data() + row * T;
-    for (std::size_t t = 0; t < e.ids.size() && t < T; ++t) tokens[t] = e.ids[t];
-    for (std::size_t t = 0; t + 1 < e.ids.size(); ++t)
-      if (e.mask[t + 1]) targets[t] = e.ids[t + 1];
+    fill_example_row(examples_[which], seq_, b.tokens.data() + row * T, b.targets.data() + row * T);
   }
   return b;
 }

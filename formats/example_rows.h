@@ -62,6 +62,14 @@ struct PackingReport {
   }
 };
 
+// One example as row `tokens`/`targets` (T = `seq` positions each, already filled with the pad
+// id and kIgnoreTarget): position t reads token t and targets token t+1 when that token is
+// trained, for t < T, so an example longer than T+1 tokens is cut there.
+void fill_example_row(const TokenExample& example, int seq, uint32_t* tokens, uint32_t* targets);
+
+// The targets such a row trains: tokens 1..T whose mask is set.
+uint64_t trained_targets_within(const TokenExample& example, int seq);
+
 class ExampleRows {
  public:
   // `seq` is T; `pad` the input id of padded positions. Throws std::invalid_argument naming

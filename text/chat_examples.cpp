@@ -140,7 +140,12 @@ MaskedTokens ChatExamples::encode_prompt_completion(const std::string& prompt,
   return out;
 }
 
-MaskedTokens ChatExamples::encode_messages(const JsonValue& messages) {
+MaskedTokens ChatExamples::encode_conversation(const JsonValue& messages,
+                                               std::size_t first_trained) {
+  return encode_messages(messages, first_trained);
+}
+
+MaskedTokens ChatExamples::encode_messages(const JsonValue& messages, std::size_t first_trained) {
   if (!chat_)
     throw std::invalid_argument("a \"messages\" example needs a chat template, and " +
                                 template_origin_ + "; give --chat-template FILE");
@@ -150,7 +155,7 @@ MaskedTokens ChatExamples::encode_messages(const JsonValue& messages) {
   const std::string whole = chat_->render(messages, final_turn);
   std::vector<Span> spans;
   for (std::size_t i = 0; i < messages.array.size(); ++i) {
-    if (messages.array[i].find("role")->string != "assistant") continue;
+    if (i < first_trained || messages.array[i].find("role")->string != "assistant") continue;
     const std::string before = chat_->render(first_messages(messages, i), next_turn);
     const std::string through = chat_->render(first_messages(messages, i + 1), final_turn);
     std::string why = difference(before, through);

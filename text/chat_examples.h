@@ -51,6 +51,10 @@ class ChatExamples {
 
   // Throws std::invalid_argument (without file or line) when the example cannot be encoded.
   MaskedTokens encode(const JsonlExample& example);
+  // A conversation as a "messages" example encodes it, but with only the assistant turns from
+  // messages[first_trained] on trained: a prompt of messages and the answer that follows it
+  // (preference data, formats/preference_rows.h).
+  MaskedTokens encode_conversation(const JsonValue& messages, std::size_t first_trained);
   // Every example in order; errors are "ORIGIN: line N: ...".
   std::vector<MaskedTokens> encode_all(const std::vector<JsonlExample>& examples,
                                        const std::string& origin);
@@ -64,7 +68,7 @@ class ChatExamples {
  private:
   MaskedTokens encode_text(const std::string& text);
   MaskedTokens encode_prompt_completion(const std::string& prompt, const std::string& completion);
-  MaskedTokens encode_messages(const JsonValue& messages);
+  MaskedTokens encode_messages(const JsonValue& messages, std::size_t first_trained = 0);
   TokenId eos() const;
 
   Tokenizer& tokenizer_;

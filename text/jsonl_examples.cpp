@@ -3,11 +3,10 @@
 #include <stdexcept>
 
 namespace remat::text {
-namespace {
 
 using Type = JsonValue::Type;
 
-const char* type_name(Type t) {
+const char* json_type_name(Type t) {
   switch (t) {
     case Type::null:
       return "null";
@@ -25,6 +24,8 @@ const char* type_name(Type t) {
   return "?";
 }
 
+namespace {
+
 // The string at `key` of `object`; `where` names the object in the error ("" for the line).
 std::string string_field(const JsonValue& object, const std::string& key,
                          const std::string& where) {
@@ -32,14 +33,14 @@ std::string string_field(const JsonValue& object, const std::string& key,
   const std::string name = where.empty() ? "\"" + key + "\"" : where + "." + key;
   if (!v) throw std::invalid_argument("missing " + name);
   if (v->type != Type::string)
-    throw std::invalid_argument(name + " is " + type_name(v->type) + ", not a string");
+    throw std::invalid_argument(name + " is " + json_type_name(v->type) + ", not a string");
   return v->string;
 }
 
-void check_message(const JsonValue& m, std::size_t index) {
-  const std::string where = "messages[" + std::to_string(index) + "]";
+void check_message(const JsonValue& m, const std::string& key, std::size_t index) {
+  const std::string where = key + "[" + std::to_string(index) + "]";
   if (m.type != Type::object)
-    throw std::invalid_argument(where + " is " + type_name(m.type) +
+    throw std::invalid_argument(where + " is " + json_type_name(m.type) +
                                 ", not an object {\"role\": ..., \"content\": ...}");
   const std::string role = string_field(m, "role", where);
   if (role != "system" && role != "user" && role != "assistant" && role != "tool")
@@ -48,15 +49,22 @@ void check_message(const JsonValue& m, std::size_t index) {
   string_field(m, "content", where);
 }
 
-JsonValue messages_field(const JsonValue& object) {
-  const JsonValue& list = *object.find("messages");
+}  // namespace
+
+const JsonValue& checked_messages(const JsonValue& list, const std::string& key) {
   if (list.type != Type::array)
-    throw std::invalid_argument(std::string("\"messages\" is ") + type_name(list.type) +
+    throw std::invalid_argument("\"" + key + "\" is " + json_type_name(list.type) +
                                 ", not an array of messages");
-  if (list.array.empty()) throw std::invalid_argument("\"messages\" is empty");
-  for (std::size_t i = 0; i < list.array.size(); ++i) check_message(list.array[i], i);
+  if (list.array.empty()) throw std::invalid_argument("\"" + key + "\" is empty");
+  for (std::size_t i = 0; i < list.array.size(); ++i) check_message(list.array[i], key, i);
   return list;
 }
+
+bool blank_jsonl_line(std::string_view line) {
+  return line.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
+namespace {
 
 // The example one line holds; errors without the file and line, which the caller adds.
 JsonlExample parse_line(std::string_view line) {
@@ -67,7 +75,7 @@ JsonlExample parse_line(std::string_view line) {
     throw std::invalid_argument(std::string("not JSON (") + e.what() + ")");
   }
   if (object.type != Type::object)
-    throw std::invalid_argument(std::string("is ") + type_name(object.type) +
+    throw std::invalid_argument(std::string("is ") + json_type_name(object.type) +
                                 ", not a JSON object");
   const bool text = object.find("text"), messages = object.find("messages");
   const bool prompt = object.find("prompt") || object.find("completion");
@@ -85,13 +93,9 @@ JsonlExample parse_line(std::string_view line) {
     e.completion = string_field(object, "completion", "");
   } else {
     e.shape = JsonlExample::Shape::messages;
-    e.messages = messages_field(object);
+    e.messages = checked_messages(*object.find("messages"), "messages");
   }
   return e;
-}
-
-bool blank(std::string_view line) {
-  return line.find_first_not_of(" \t\r") == std::string_view::npos;
 }
 
 }  // namespace
@@ -106,7 +110,7 @@ std::vector<JsonlExample> parse_jsonl_examples(std::string_view content,
     const std::string_view line = content.substr(start, end - start);
     start = end + 1;
     ++number;
-    if (blank(line)) continue;
+    if (blank_jsonl_line(line)) continue;
     try {
       examples.push_back(parse_line(line));
     } catch (const std::invalid_argument& e) {

@@ -27,6 +27,16 @@ struct JsonlExample {
   JsonValue messages;              // Shape::messages: a non-empty array of checked messages
 };
 
+// How JSON names a value's type in messages: "a string", "an array", ...
+const char* json_type_name(JsonValue::Type type);
+
+// `list` when it is a non-empty array of messages with known roles and string contents, else
+// std::invalid_argument naming `key` ("\"chosen\" is empty", "chosen[1].role ...").
+const JsonValue& checked_messages(const JsonValue& list, const std::string& key);
+
+// Whether a JSONL line holds only spaces, tabs and a carriage return (skipped).
+bool blank_jsonl_line(std::string_view line);
+
 // Every example of `content`, in file order. Throws std::invalid_argument "ORIGIN: line N: ..."
 // for a line that is not a JSON object, holds no shape or more than one, lacks a field or has
 // one of the wrong type, or names an unknown role; "ORIGIN: ..." for a file with no example.
