@@ -16,6 +16,7 @@
 #include "formats/weight_files.h"
 #include "graph/model_builder.h"
 #include "planner/policy.h"
+#include "runtime/preference_session.h"
 
 namespace remat::capi {
 
@@ -308,7 +309,7 @@ void fill_default_params(remat_session_params& p) {
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
 // schedule, the one that ends before the LoRA fields, the ones that end before loss_chunk and
 // before memory_bytes, and the ones that end before weights_dtype, act_dtype, packed,
-// quantized_base, family, config_keys and base_blocks.
+// quantized_base, family, config_keys, base_blocks and preference.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
@@ -321,7 +322,8 @@ static bool older_params_size(std::size_t size) {
          size == offsetof(remat_session_params, family) ||
          size == offsetof(remat_session_params, sliding_window) ||
          size == offsetof(remat_session_params, config_keys) ||
-         size == offsetof(remat_session_params, base_blocks);
+         size == offsetof(remat_session_params, base_blocks) ||
+         size == offsetof(remat_session_params, preference);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -369,6 +371,11 @@ void set_from_state(remat_session_params& p, const TrainingState& st) {
   p.loss_chunk = st.shape.loss_chunk;
   p.act_dtype = remat_dtype_of(st.shape.activation_dtype);
   p.packed = st.shape.packed ? 1 : 0;
+  // A preference session's shape counts two rows per example; params->batch counts examples.
+  if (p.struct_size > offsetof(remat_session_params, preference)) {
+    p.preference = st.shape.row_loss_scales ? 1 : 0;
+    if (st.shape.row_loss_scales) p.batch = st.shape.batch / 2;
+  }
 }
 
 namespace {
@@ -466,6 +473,10 @@ SessionConfig session_config(const remat_session_params* params) {
     c.shape.loss_chunk = loss_chunk_of(p, c);
   c.pipeline_cache_dir = pipeline_cache_dir_of(p);
   c.progress = progress_of(p);
+  if (p.preference) {
+    if (p.packed) invalid("params->preference rows hold one answer each: params->packed must be 0");
+    c = preference_session_config(c, p.batch);
+  }
   return c;
 }
 

@@ -289,6 +289,13 @@ typedef struct remat_session_params {
    * NULL; it needs lora_rank > 0 and quantized_base too. A struct that ends before it
    * (struct_size = offsetof(remat_session_params, base_blocks)) is read as AUTO. */
   int32_t base_blocks;
+
+  /* Since 0.4: nonzero: the session trains a preference objective (DPO, KTO) with
+   * remat_session_step_preference. batch then counts examples (pairs, or labelled examples),
+   * and each micro-batch runs 2 x batch rows: the chosen answers then the rejected ones, or the
+   * labelled examples then their KL rows. A struct that ends before it (struct_size =
+   * offsetof(remat_session_params, preference)) is read as 0. */
+  int32_t preference;
 } remat_session_params;
 
 /* remat_session_params.family */
@@ -415,6 +422,46 @@ REMAT_API remat_status remat_session_step(remat_session* session, const uint32_t
 REMAT_API remat_status remat_session_step_packed(remat_session* session, const uint32_t* tokens,
                                                  const uint32_t* targets, const uint32_t* positions,
                                                  size_t count, float* loss);
+/* Since 0.4, preference tuning (params->preference; docs/api.md). DPO (Rafailov et al. 2023)
+ * and KTO (Ethayarajh et al. 2024) as TRL's trainers define them. */
+typedef enum remat_objective { REMAT_OBJECTIVE_DPO = 1, REMAT_OBJECTIVE_KTO = 2 } remat_objective;
+typedef struct remat_preference_options {
+  size_t struct_size;        /* sizeof(remat_preference_options); set by ..._default */
+  int32_t objective;         /* remat_objective (default DPO) */
+  double beta;               /* 0.1 */
+  double label_smoothing;    /* DPO: conservative DPO's epsilon in [0, 0.5]; 0 */
+  double desirable_weight;   /* KTO: 1 */
+  double undesirable_weight; /* KTO: 1 */
+} remat_preference_options;
+REMAT_API remat_preference_options remat_preference_options_default(void);
+/* TRL's logged metrics of one step (NaN where the step has none: KTO's kl for DPO, DPO's
+ * accuracies for KTO, a KTO batch without undesirable examples' rewards_rejected). */
+typedef struct remat_preference_metrics {
+  size_t struct_size; /* set to sizeof(remat_preference_metrics) before the call */
+  double loss;        /* the mean over the step's examples */
+  double rewards_chosen, rewards_rejected, rewards_accuracies, rewards_margins;
+  double logps_chosen, logps_rejected, kl;
+} remat_preference_metrics;
+/* Each row's log-prob, the sum of log p(target) over its trained targets (0 for a row that
+ * trains none), without training: the forward pass with dropout off. tokens and targets hold
+ * whole micro-batches of 2 x batch rows of seq ids (`count` each); out[count / seq]. Called on
+ * the data before the first step it gives the reference model's log-probs (under LoRA the
+ * adapters start at 0: the base; else the initial weights), which the app keeps. */
+REMAT_API remat_status remat_session_log_probs(remat_session* session, const uint32_t* tokens,
+                                               const uint32_t* targets, size_t count, double* out,
+                                               size_t out_count);
+/* One optimizer step of a preference objective on accum micro-batches of 2 x batch rows
+ * (`count` tokens and targets): per micro-batch, DPO's batch chosen answers then the rejected
+ * ones (pair b is rows b and batch + b), or KTO's labelled examples then their KL rows (an
+ * example's prompt with another's answer, forward only). Only trained targets are scored, so
+ * the targets mask each row to its answer. reference[count / seq]: each row's reference
+ * log-prob (remat_session_log_probs before training); desirable[accum x batch]: KTO's labels
+ * (nonzero: desirable), NULL for DPO. *metrics (optional) receives the loss and TRL's metrics. */
+REMAT_API remat_status remat_session_step_preference(
+    remat_session* session, const remat_preference_options* options, const uint32_t* tokens,
+    const uint32_t* targets, size_t count, const double* reference, size_t reference_count,
+    const uint8_t* desirable, size_t desirable_count, remat_preference_metrics* metrics);
+
 /* Sets the learning rate: the schedule's peak (the rate itself under CONSTANT). */
 REMAT_API remat_status remat_session_set_learning_rate(remat_session* session,
                                                        double learning_rate);
