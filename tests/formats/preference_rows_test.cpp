@@ -419,6 +419,8 @@ TEST_CASE("preference rows: KTO batches add KL rows pairing each prompt with the
   CHECK(row(b, 5, 6).first == std::vector<uint32_t>{100, 101, 50, 51, 9, 9});
   const uint32_t x = kIgnoreTarget;
   CHECK(row(b, 4, 6).second == std::vector<uint32_t>{x, 350, x, x, x, x});
+  CHECK(rows.kl_source(1, 3, 0) == std::pair<std::size_t, std::size_t>{3, 1});
+  CHECK(rows.kl_source(1, 3, 1) == std::pair<std::size_t, std::size_t>{0, 3});
 
   // Prompts and answers of different lengths join where each one's trained tokens start.
   const TokenExample kl =
