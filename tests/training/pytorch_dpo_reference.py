@@ -382,12 +382,27 @@ def write_data(path, objective):
                 f.write(json.dumps({"prompt": p, "completion": c, "label": d}) + "\n")
 
 
+def check_rows(checks, remat, d, tokenizer):
+    """remat's SFT rows of each prompt and answer (`remat tokenize --jsonl`) are the reference's."""
+    answers = [(p, c) for p, c, _ in PAIRS] + [(p, r) for p, _, r in PAIRS] + \
+        [(p, c) for p, c, _ in FEEDBACK]
+    sft = os.path.join(d, "sft.jsonl")
+    with open(sft, "w", encoding="utf-8") as f:
+        for p, a in answers:
+            f.write(json.dumps({"prompt": p, "completion": a}) + "\n")
+    rows = [json.loads(l) for l in ref.run([remat, "tokenize", "--tokenizer", tokenizer, "--jsonl",
+                                            sft]).splitlines() if l.strip()]
+    want = [dict(zip(("ids", "mask"), example(p, a))) for p, a in answers]
+    checks.check(rows == want, f"remat tokenize --jsonl gives rows {rows}, the reference {want}")
+
+
 def remat_compare(checks, remat, workdir, run):
     d = os.path.join(workdir, run.label.replace(" ", "_"))
     os.makedirs(d, exist_ok=True)
     tokenizer, data = os.path.join(d, "tokenizer"), os.path.join(d, "data.jsonl")
     write_tokenizer(tokenizer)
     write_data(data, run.objective)
+    check_rows(checks, remat, d, tokenizer)
     model = run.model
     if model["name"] == "gpt2":
         init = os.path.join(d, "init.safetensors")
