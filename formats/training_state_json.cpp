@@ -214,6 +214,8 @@ std::string training_state_json(const TrainingState& s) {
       .field("accum", s.accum);
   // Only when packed, so that other states read as they always did.
   if (s.shape.packed) j.field("packed", true);
+  // Likewise a preference objective's per-row loss scales (graph/model_config.h).
+  if (s.shape.row_loss_scales) j.field("row_loss_scales", true);
   j.end_object();
   // A string: JSON numbers are exact only up to 2^53, seeds take 64 bits.
   j.field("seed", std::to_string(s.seed));
@@ -269,6 +271,7 @@ TrainingState parse_training_state(std::string_view text, const std::string& ori
             [&] { s.shape.activation_dtype = parse_activation_dtype(shape.string("act_dtype")); });
   s.accum = static_cast<int>(shape.integer("accum", 1, 1 << 20));
   s.shape.packed = shape.has("packed") && shape.boolean("packed");
+  s.shape.row_loss_scales = shape.has("row_loss_scales") && shape.boolean("row_loss_scales");
   checked(origin, [&] {
     s.model.validate();
     s.shape.validate(s.model);

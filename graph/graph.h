@@ -46,6 +46,7 @@ struct Graph {
   TensorId targets = kNoTensor;           // [B,T] u32
   TensorId positions = kNoTensor;         // [B,T] u32, packed rows only (TrainShape::packed)
   TensorId losses = kNoTensor;            // [B,T] f32, read back by the host
+  bool row_loss_scales = false;           // TrainShape::row_loss_scales
   TensorId logits = kNoTensor;            // [B·T,V] head output (sampling reads it); GPT only
 
   TensorId add_tensor(std::string name, std::vector<int64_t> shape, DType dtype, Role role,

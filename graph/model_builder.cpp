@@ -41,6 +41,7 @@ Graph build_training_model(const ModelConfig& config, const TrainShape& shape,
   store_block_weights(g, shape.block_weights, shape.activation_dtype);
   if (shape.fuse_residuals) fuse_residuals(g);
   autodiff(g);
+  g.row_loss_scales = shape.row_loss_scales;
   return g;
 }
 

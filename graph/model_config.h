@@ -188,6 +188,11 @@ struct TrainShape {
   // states (docs/DESIGN.md, 'The delta rule under the planner'). 0 or at least T: one chunk. The
   // results are the same bits for every value.
   int delta_chunk = 0;
+  // The loss backward scales each row (token position) by its own factor, read at run time,
+  // instead of one factor for all: a preference objective's per-row coefficients
+  // (graph/preference_loss.h). The session then holds B·T more host-visible floats
+  // (planner/session_extras.h); the graph and the plan's steps are unchanged.
+  bool row_loss_scales = false;
 
   // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1, delta_chunk >= 0; the
   // Llama family has no dropout, so dropout must be 0 there).

@@ -137,6 +137,7 @@ Plan plan_strategy(const Graph& g, const Strategy& strategy, const PlanRequest& 
   p.targets = g.targets;
   p.positions = g.positions;
   p.losses = g.losses;
+  p.row_loss_scales = g.row_loss_scales;
   p.logits = g.logits;
   p.parameters = g.parameters;
   p.frozen = g.frozen;

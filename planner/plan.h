@@ -57,11 +57,14 @@ struct Plan {
   uint64_t page_bytes = 0;               // no tensor crosses a multiple of this (0: no pages)
   std::vector<uint64_t> persistent_allocations;  // allocation sizes, summing to persistent_bytes
   std::vector<uint64_t> arena_allocations;       // allocation sizes, summing to arena_bytes
-  uint64_t persistent_padding = 0;        // bytes skipped so no persistent tensor crosses a page
-  TensorId tokens = kNoTensor;            // [B,T] u32, persistent (written by the host)
-  TensorId targets = kNoTensor;           // [B,T] u32, persistent (written by the host)
-  TensorId positions = kNoTensor;         // [B,T] u32, packed rows only (written by the host)
-  TensorId losses = kNoTensor;            // [B,T] f32, persistent (read by the host)
+  uint64_t persistent_padding = 0;  // bytes skipped so no persistent tensor crosses a page
+  TensorId tokens = kNoTensor;      // [B,T] u32, persistent (written by the host)
+  TensorId targets = kNoTensor;     // [B,T] u32, persistent (written by the host)
+  TensorId positions = kNoTensor;   // [B,T] u32, packed rows only (written by the host)
+  TensorId losses = kNoTensor;      // [B,T] f32, persistent (read by the host)
+  // The loss backward reads one scale per row of the losses (TrainShape::row_loss_scales),
+  // after push::AdamWHyper in the session's hyperparameter block (planner/session_extras.h).
+  bool row_loss_scales = false;
   TensorId logits = kNoTensor;            // [B·T,V] arena, valid after the forward phase
   std::vector<TensorId> parameters;       // persistent, trained, in optimizer order
   std::vector<TensorId> frozen;           // persistent, never trained (LoRA's base weights)

@@ -53,6 +53,10 @@ SessionExtras session_extras(const Plan& plan, uint64_t max_binding_bytes) {
     x.io_staging = x.io_positions_offset + plan.tensors.at(size_t(plan.positions)).bytes;
   }
   x.adamw_hyper = sizeof(push::AdamWHyper);
+  if (plan.row_loss_scales) {
+    x.row_scales_offset = (x.adamw_hyper + 15) / 16 * 16;
+    x.adamw_hyper = x.row_scales_offset + plan.tensors.at(size_t(plan.losses)).bytes;
+  }
   std::vector<uint64_t> counts;
   for (TensorId g : plan.parameter_grads)
     counts.push_back(plan.tensors.at(size_t(g)).tensor.elements());

@@ -24,7 +24,9 @@ struct SessionExtras {
   uint64_t io_losses_offset = 0;     // where the losses go in io_staging
   uint64_t io_norm_offset = 0;       // where push::GradNormResult goes in io_staging
   uint64_t io_positions_offset = 0;  // packed rows: where the positions go (0: none)
-  uint64_t adamw_hyper = 0;          // host-visible push::AdamWHyper, rewritten every step
+  uint64_t adamw_hyper = 0;          // host-visible push::AdamWHyper, rewritten every step;
+                                     // then, under Plan::row_loss_scales, one float per row
+  uint64_t row_scales_offset = 0;    // where those floats begin in it (0: none)
   uint64_t grad_norm_partials = 0;   // the gradient norm's partial sums
   uint64_t optimizer_table = 0;      // push::OptimizerPiece per piece of a trained parameter
 

@@ -165,6 +165,12 @@ struct LoweringContext {
     constexpr uint32_t kStepWord = offsetof(push::AdamWHyper, step) / 4;
     return {extras.dropout_seed, 0, s.attrs.dropout_id, extras.adamw_hyper, kStepWord};
   }
+  // Where the loss backward reads d(loss)/d(row's loss) when it runs: the mean's one scale, a
+  // count only the step's data knows, or under Plan::row_loss_scales one per row.
+  kernels::LossScale loss_scale() const {
+    if (plan.row_loss_scales) return {extras.adamw_hyper, extras.row_scales_word, true};
+    return {extras.adamw_hyper, offsetof(push::AdamWHyper, loss_scale) / 4, false};
+  }
   // A packed step's positions (its input `slot`), or an empty slice for plain causal rows.
   BufferSlice positions(const Step& s, size_t slot) const {
     return s.attrs.packed ? at(s.inputs.at(slot)) : BufferSlice{};

@@ -181,12 +181,8 @@ void LoweringContext::step(const Step& s) {
       namespace c = slot::cross_entropy_backward;
       const TensorId logits = in(c::logits);
       kernels::CrossEntropyShape shape{count(logits) / dim(logits, -1), dim(logits, -1)};
-      // d(mean loss)/dlogits: the mean runs over the trained targets of every micro-batch,
-      // a count only the step's data knows, so the scale is read when the kernel runs.
-      constexpr uint32_t kScaleWord = offsetof(push::AdamWHyper, loss_scale) / 4;
       return add(kernels::cross_entropy_backward(quirks, shape, bin(c::logits), bin(c::targets),
-                                                 bout(c::dlogits), {extras.adamw_hyper, kScaleWord},
-                                                 act({logits})),
+                                                 bout(c::dlogits), loss_scale(), act({logits})),
                  s);
     }
     case OpKind::token_embedding: {
@@ -350,13 +346,12 @@ void LoweringContext::head_loss(const Step& s) {
   }
   namespace h = slot::head_loss_backward;
   const auto shape = head_loss_shape(s, s.inputs.at(h::x), s.inputs.at(h::weight));
-  constexpr uint32_t kScaleWord = offsetof(push::AdamWHyper, loss_scale) / 4;
   // A frozen head weight has no dweight output: the kernels then write dx only.
   const TensorId dw = operand_or_none(s.outputs, h::dweight);
   add(kernels::head_loss_backward(quirks, shape, at_in(h::x), at_in(h::weight), at_in(h::targets),
                                   at_out(h::dx), dw == kNoTensor ? BufferSlice{} : at(dw),
-                                  at_out(h::dlogits), {extras.adamw_hyper, kScaleWord},
-                                  mode(s, h::dx), mode(s, h::dweight)),
+                                  at_out(h::dlogits), loss_scale(), mode(s, h::dx),
+                                  mode(s, h::dweight)),
       s);
 }
 

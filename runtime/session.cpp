@@ -165,6 +165,7 @@ BufferSlice Session::slice_of(TensorId id) const {
 LoweringExtras Session::lowering_extras() const {
   LoweringExtras extras;
   extras.adamw_hyper = hyper_->whole();
+  extras.row_scales_word = static_cast<uint32_t>(extras_.row_scales_offset / 4);
   extras.grad_norm_partials = partials_->whole();
   if (config_.fused_optimizer) extras.optimizer_table = table_->whole();
   extras.grad_clip = config_.optimizer.grad_clip;
@@ -214,6 +215,7 @@ void Session::record() {
   // The dispatches of each executor; their pipelines are built first, with progress.
   std::vector<std::vector<Dispatch>> parts;
   using Phases = LoweringPart::Phases;
+  if (plan_.row_loss_scales) return record_rows(io, norm_out);
   if (config_.accum <= 1) {
     parts.push_back(lower_plan(plan_, quirks, slices, extras));
     io.after.insert(io.after.end(), norm_out.after.begin(), norm_out.after.end());
@@ -280,8 +282,7 @@ MemoryReport Session::memory() const {
 
 std::vector<Session::DispatchTime> Session::dispatch_ms() const {
   std::vector<DispatchTime> out;
-  for (const Executor* e : {executor_.get(), accumulate_.get(), optimizer_.get()}) {
-    if (!e) continue;
+  for (const Executor* e : executors()) {
     const auto ms = e->dispatch_ms();
     for (std::size_t i = 0; i < ms.size(); ++i)
       out.push_back({e->dispatches()[i].step, e->dispatches()[i].label,
@@ -292,15 +293,13 @@ std::vector<Session::DispatchTime> Session::dispatch_ms() const {
 
 std::size_t Session::dispatch_count() const {
   std::size_t n = 0;
-  for (const Executor* e : {executor_.get(), accumulate_.get(), optimizer_.get()})
-    if (e) n += e->dispatch_count();
+  for (const Executor* e : executors()) n += e->dispatch_count();
   return n;
 }
 
 std::size_t Session::barrier_count() const {
   std::size_t n = 0;
-  for (const Executor* e : {executor_.get(), accumulate_.get(), optimizer_.get()})
-    if (e) n += e->barrier_count();
+  for (const Executor* e : executors()) n += e->barrier_count();
   return n;
 }
 

@@ -141,6 +141,23 @@ class Session {
   // and later steps' results are bit-identical with and without evaluations in between.
   float evaluate(std::span<const uint32_t> tokens, std::span<const uint32_t> targets,
                  std::span<const uint32_t> positions = {});
+  // Objectives over whole rows (runtime/session_rows.cpp), in a session whose shape has
+  // row_loss_scales. A row's log-prob is the sum of log p(target) over its trained targets: minus
+  // the sum of its losses, summed in double in position order (0 for a row that trains nothing).
+  // d(objective)/d(row's log-prob) for micro-batch `micro`'s B rows, given their log-probs.
+  using RowCoefficients =
+      std::function<std::vector<double>(std::size_t micro, std::span<const double> log_probs)>;
+  // One optimizer step on accum micro-batches as step() takes them (no positions): each runs its
+  // forward pass, `coefficients` turns its rows' log-probs into their coefficients c, and the
+  // backward gives each row r the cross-entropy gradient scaled by -c[r] (its log-prob's
+  // gradient is minus its losses'), micro-batches adding up; then AdamW. Tokens and targets are
+  // checked as step() checks them, but a row may train nothing.
+  void step_rows(std::span<const uint32_t> tokens, std::span<const uint32_t> targets,
+                 const RowCoefficients& coefficients);
+  // The log-prob of each of B rows without training: the forward pass with dropout off, as
+  // evaluate() runs it. Rows that train nothing give 0.
+  std::vector<double> row_log_probs(std::span<const uint32_t> tokens,
+                                    std::span<const uint32_t> targets);
   // The schedule's peak (the rate itself under the default constant schedule).
   void set_learning_rate(double lr) { config_.optimizer.lr = lr; }
   // The rate the next step() uses: the schedule at steps_done().
@@ -223,6 +240,12 @@ class Session {
   void check_positions(std::span<const uint32_t> positions, std::size_t tokens) const;
   // Writes micro-batch `m`'s positions of n tokens into the io staging (packed sessions only).
   void stage_positions(std::span<const uint32_t> positions, std::size_t m, std::size_t n);
+  push::AdamWHyper step_hyper() const;  // this step's AdamW block (loss_scale left 1)
+  // The row-scale step's parts (Plan::row_loss_scales): forward, backward, optimizer.
+  void record_rows(const ExecutorOptions& io, const ExecutorOptions& norm_out);
+  std::vector<double> read_row_log_probs() const;  // of the B rows the last forward ran
+  void ensure_evaluator();
+  std::vector<const Executor*> executors() const;  // the step's, in the order they run
 
   Device& device_;
   SessionConfig config_;
@@ -241,6 +264,10 @@ class Session {
   std::unique_ptr<Executor> accumulate_;  // later micro-batches: parameter gradients +=
   std::unique_ptr<Executor> optimizer_;   // grad norm + AdamW, after the last micro-batch
   std::unique_ptr<Executor> evaluator_;   // forward and loss only, dropout off (evaluate)
+  // Row-scale sessions: executor_ runs the forward pass only, these the rest (the first
+  // micro-batch's, later ones' adding to the parameter gradients); optimizer_ runs AdamW.
+  std::unique_ptr<Executor> backward_;
+  std::unique_ptr<Executor> backward_accumulate_;
   uint32_t steps_done_ = 0;
   MatmulTuningReport matmul_tuning_;
 };

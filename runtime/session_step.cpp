@@ -89,14 +89,20 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   // Counted over all micro-batches before the first runs: the loss is their joint mean.
   const std::size_t trained = trained_targets(tokens, targets, config_.model.vocab, "a step");
   check_positions(positions, tokens.size());
-  kernels::AdamWConfig adam;
-  adam.lr = learning_rate();
-  adam.beta1 = config_.optimizer.beta1;
-  adam.beta2 = config_.optimizer.beta2;
-  adam.eps = config_.optimizer.eps;
-  adam.weight_decay = config_.optimizer.weight_decay;
-  push::AdamWHyper hyper = kernels::adamw_hyper(adam, steps_done_ + 1);
+  push::AdamWHyper hyper = step_hyper();
   hyper.loss_scale = 1.0f / static_cast<float>(trained);
+  if (plan_.row_loss_scales) {
+    // The mean loss as an objective over rows: every row's coefficient is -loss_scale, which
+    // the backward reads back as the same float loss_scale (session_rows.cpp).
+    if (!positions.empty())
+      throw std::invalid_argument("a session with per-row loss scales takes no position ids");
+    double sum = 0;
+    step_rows(tokens, targets, [&](std::size_t, std::span<const double> log_probs) {
+      for (double l : log_probs) sum -= l;
+      return std::vector<double>(log_probs.size(), -double(hyper.loss_scale));
+    });
+    return static_cast<float>(sum / double(trained));
+  }
 
   auto* io = static_cast<uint8_t*>(io_->mapped());
   const auto* losses = reinterpret_cast<const float*>(io + extras_.io_losses_offset);
@@ -117,6 +123,32 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
   return static_cast<float>(sum / double(trained));  // ignored positions' losses are 0
 }
 
+push::AdamWHyper Session::step_hyper() const {
+  kernels::AdamWConfig adam;
+  adam.lr = learning_rate();
+  adam.beta1 = config_.optimizer.beta1;
+  adam.beta2 = config_.optimizer.beta2;
+  adam.eps = config_.optimizer.eps;
+  adam.weight_decay = config_.optimizer.weight_decay;
+  return kernels::adamw_hyper(adam, steps_done_ + 1);
+}
+
+void Session::ensure_evaluator() {
+  if (evaluator_) return;
+  // The loss of the model itself, not of a thinned one: dropout scales by 1 and keeps all.
+  Plan forward = plan_;
+  for (Step& s : forward.steps) s.attrs.dropout_p = 0;
+  const TensorSlices slices = [this](TensorId id) { return slice_of(id); };
+  ExecutorOptions io;
+  io.before = io_inputs();
+  const BufferSlice losses = slice_of(plan_.losses);
+  io.after = {{losses.buffer, io_->handle(), losses.offset, extras_.io_losses_offset, losses.size}};
+  evaluator_ = std::make_unique<Executor>(*kernels_,
+                                          lower_plan(forward, quirks_, slices, lowering_extras(),
+                                                     {LoweringPart::Phases::forward, false}),
+                                          io);
+}
+
 void Session::reset_training() {
   initialize_parameters(nullptr);
   zero_optimizer_state();
@@ -133,21 +165,7 @@ float Session::evaluate(std::span<const uint32_t> tokens, std::span<const uint32
         "), got " + std::to_string(tokens.size()) + " and " + std::to_string(targets.size()));
   const std::size_t trained = trained_targets(tokens, targets, config_.model.vocab, "evaluating");
   check_positions(positions, tokens.size());
-  if (!evaluator_) {
-    // The loss of the model itself, not of a thinned one: dropout scales by 1 and keeps all.
-    Plan forward = plan_;
-    for (Step& s : forward.steps) s.attrs.dropout_p = 0;
-    const TensorSlices slices = [this](TensorId id) { return slice_of(id); };
-    ExecutorOptions io;
-    io.before = io_inputs();
-    const BufferSlice losses = slice_of(plan_.losses);
-    io.after = {
-        {losses.buffer, io_->handle(), losses.offset, extras_.io_losses_offset, losses.size}};
-    evaluator_ = std::make_unique<Executor>(*kernels_,
-                                            lower_plan(forward, quirks_, slices, lowering_extras(),
-                                                       {LoweringPart::Phases::forward, false}),
-                                            io);
-  }
+  ensure_evaluator();
   // The forward pass writes only what a step writes before reading it: the io staging, the
   // activations in the arena and the losses. The previous step's gradient norm stays readable.
   auto* io = static_cast<uint8_t*>(io_->mapped());

@@ -19,13 +19,22 @@ std::vector<Dispatch> lower_plan(const Plan& plan, const DeviceQuirks& quirks,
   LoweringContext l{plan, quirks, slice_of, extras, {}};
   if (extras.optimizer_table.buffer != VK_NULL_HANDLE)
     l.table = optimizer_table(plan, quirks, slice_of, extras.grad_norm_partials);
+  bool past_forward = false;
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
     l.step_index = static_cast<int>(i);
     const bool optimizer = s.phase == Phase::optimizer;
+    const bool forward = s.phase == Phase::forward;
+    // The forward and backward parts run one after the other: only a schedule whose first
+    // pass comes whole before everything else splits there into the same dispatches.
+    const bool split = part.phases == Phases::forward || part.phases == Phases::backward;
+    if (split && forward && past_forward)
+      throw std::logic_error("lower_plan: a forward step follows the backward pass");
+    past_forward = past_forward || !forward;
     if ((part.phases == Phases::forward_backward && optimizer) ||
         (part.phases == Phases::optimizer && !optimizer) ||
-        (part.phases == Phases::forward && s.phase != Phase::forward))
+        (part.phases == Phases::forward && !forward) ||
+        (part.phases == Phases::backward && (forward || optimizer)))
       continue;
     if (!part.accumulate_parameter_grads) {
       l.step(s);

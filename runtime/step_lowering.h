@@ -25,6 +25,8 @@ struct LoweringExtras {
   // AdamW run as one dispatch each per binding window (runtime/kernels/optimizer_table.h);
   // when empty, one of each per parameter tensor (the same bits).
   BufferSlice optimizer_table;
+  // Under Plan::row_loss_scales: the word of adamw_hyper where the rows' loss scales begin.
+  uint32_t row_scales_word = 0;
   float grad_clip = 0;        // max gradient norm; 0 disables clipping
   uint64_t dropout_seed = 0;  // dropout masks are keyed by (seed, step, op id, element);
                               // the step is read from adamw_hyper at run time
@@ -36,7 +38,9 @@ struct LoweringExtras {
 // trained targets of all micro-batches together: the host writes its scale (AdamWHyper's
 // loss_scale) before the step, so every part is lowered alike.
 struct LoweringPart {
-  enum class Phases { all, forward_backward, optimizer, forward };  // forward: first pass only
+  // forward: the first pass only (to the losses); backward: the rest but the optimizer
+  // (recomputes and gradients), for a step that reads the losses back in between.
+  enum class Phases { all, forward_backward, optimizer, forward, backward };
   Phases phases = Phases::all;
   bool accumulate_parameter_grads = false;  // force += on parameter-gradient outputs
 };

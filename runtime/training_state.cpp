@@ -167,6 +167,9 @@ void require_same_run(const TrainingState& st, const SessionConfig& c, const fs:
            std::string(dtype_name(c.shape.activation_dtype)));
   if (st.shape.packed != c.shape.packed)
     differ("packed rows", st.shape.packed ? "on" : "off", c.shape.packed ? "on" : "off");
+  if (st.shape.row_loss_scales != c.shape.row_loss_scales)
+    differ("per-row loss scales (a preference objective)", st.shape.row_loss_scales ? "on" : "off",
+           c.shape.row_loss_scales ? "on" : "off");
   if (st.accum != std::max(c.accum, 1))
     differ("accum", std::to_string(st.accum), std::to_string(c.accum));
   if (st.seed != c.seed) differ("seed", std::to_string(st.seed), std::to_string(c.seed));

@@ -23,7 +23,7 @@ void main() {
   float m = ce_row_max(base, trained);
   float s = ce_row_sum(base, m, trained);
   if (!inrow) return;
-  float scale = scales[p.scale_word];
+  float scale = scales[p.scale_word + row * p.scale_stride];
   float inv = 1.0 / s;
   float bad = target < p.V || !trained ? 0.0 : uintBitsToFloat(0x7fc00000u);
 #define CE_DLOGIT(v) ce_dlogit(base, v, target, m, inv, scale, bad, trained)

@@ -21,13 +21,16 @@ namespace remat::push {
 // and 0 on an ignored target's row. scale is 1/(trained targets of the optimizer step) for the
 // mean loss; it changes with every step's mask, so the backward reads it from a buffer the host
 // writes before each step (binding 3, float scale_word of it), not from the recorded push
-// constants.
+// constants. With scale_stride 1 each row reads its own scale, float scale_word + row: a
+// preference objective (DPO, KTO) weighs each row's summed log-prob by its own coefficient
+// (graph/preference_loss.h). Stride 0 reads the one word for every row, the same bits as ever.
 struct CrossEntropyParams {
   uint rows;  // BT
   uint V;
-  uint scale_word;  // backward only
+  uint scale_word;    // backward only
+  uint scale_stride;  // backward only: 0 (one scale) or 1 (one per row)
 };
-REMAT_PUSH_WORDS(CrossEntropyParams, 3)
+REMAT_PUSH_WORDS(CrossEntropyParams, 4)
 
 #ifdef __cplusplus
 }  // namespace remat::push

@@ -27,7 +27,7 @@ bool logits_texels_apply(const DeviceQuirks& q, const CrossEntropyShape& s, Buff
 // 16-bit ones are read through storage buffers).
 Dispatch make(const KernelId (&kernels)[2], DType act, const DeviceQuirks& q,
               const CrossEntropyShape& s, BufferSlice logits, BufferSlice targets, BufferSlice out,
-              uint32_t scale_word) {
+              uint32_t scale_word, uint32_t scale_stride) {
   const bool per_workgroup = !q.barriers_are_expensive;
   const bool texel = act == DType::f32 && logits_texels_apply(q, s, logits);
   const Binding in =
@@ -36,7 +36,7 @@ Dispatch make(const KernelId (&kernels)[2], DType act, const DeviceQuirks& q,
   d.kernel = kernels[texel ? 1 : 0];
   d.spec = {per_workgroup ? kRowGroup : kRowsPerGroup, 1, 1, per_workgroup ? 1u : 0u};
   d.bindings = {in, {targets, false}, {out, true}};
-  d.push = push_bytes(push::CrossEntropyParams{s.rows, s.V, scale_word});
+  d.push = push_bytes(push::CrossEntropyParams{s.rows, s.V, scale_word, scale_stride});
   // A 2-D grid keeps each axis within the 65535 groups every device supports.
   const uint32_t groups = per_workgroup ? s.rows : div_up(s.rows, kRowsPerGroup);
   const uint32_t gx = std::clamp(groups, 1u, 65535u);
@@ -53,7 +53,7 @@ Dispatch cross_entropy_forward(const DeviceQuirks& quirks, const CrossEntropySha
       act_variant(act, {KernelId::cross_entropy_forward, KernelId::cross_entropy_forward_f16,
                         KernelId::cross_entropy_forward_bf16});
   Dispatch d = make({storage, KernelId::cross_entropy_forward_texels}, act, quirks, s, logits,
-                    targets, losses, 0);
+                    targets, losses, 0, 0);
   d.label = "cross_entropy_forward";
   return d;
 }
@@ -65,7 +65,7 @@ Dispatch cross_entropy_backward(const DeviceQuirks& quirks, const CrossEntropySh
       act_variant(act, {KernelId::cross_entropy_backward, KernelId::cross_entropy_backward_f16,
                         KernelId::cross_entropy_backward_bf16});
   Dispatch d = make({storage, KernelId::cross_entropy_backward_texels}, act, quirks, s, logits,
-                    targets, dlogits, scale.word);
+                    targets, dlogits, scale.word, scale.per_row ? 1u : 0u);
   d.bindings.push_back({scale.buffer, false});
   // The texel variant stores whole vec4s of dlogits through a second binding of the same slice.
   if (d.kernel == KernelId::cross_entropy_backward_texels) d.bindings.push_back({dlogits, true});

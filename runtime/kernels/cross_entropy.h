@@ -14,10 +14,13 @@ struct CrossEntropyShape {
 
 // Where the backward reads its scale when it runs: the float at index `word` of `buffer`. The
 // host writes 1/(trained targets of the optimizer step) there before each step, so one recorded
-// command buffer serves every step whatever its loss mask.
+// command buffer serves every step whatever its loss mask. With per_row each row r reads its own
+// scale at word + r (a preference objective's per-row coefficients); without, every row reads
+// the one at word.
 struct LossScale {
   BufferSlice buffer;
   uint32_t word = 0;
+  bool per_row = false;
 };
 
 // losses[rows] from logits[rows,V] and targets[rows] (u32); 0 where the target is kIgnoreTarget.

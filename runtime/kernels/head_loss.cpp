@@ -86,8 +86,11 @@ std::vector<Dispatch> head_loss_backward(const DeviceQuirks& quirks, const HeadL
     const BufferSlice ws{dlogits.buffer, dlogits.offset, uint64_t{m.M} * s.V * 4};
     const BufferSlice xs = rows_of(x, s, i, x_row_bytes(s));
     logits_of(out, quirks, s, m, xs, w, ws);
+    // Per-row scales follow the chunk: its first row's scale is the chunk start's.
+    LossScale chunk_scale = scale;
+    if (scale.per_row) chunk_scale.word += i * s.chunk_rows;
     out.push_back(
-        cross_entropy_backward(quirks, {m.M, s.V}, ws, rows_of(targets, s, i, 4), ws, scale));
+        cross_entropy_backward(quirks, {m.M, s.V}, ws, rows_of(targets, s, i, 4), ws, chunk_scale));
     const BufferSlice dxs = rows_of(dx, s, i, uint64_t{s.C} * 4);
     if (s.w_block_type)
       append(out,

@@ -35,6 +35,7 @@
 #include "train_data.h"
 #include "train_lora.h"
 #include "train_options.h"
+#include "train_preference.h"
 #include "train_resume.h"
 
 namespace remat::cli {
@@ -145,6 +146,7 @@ void print_validation(const ValidationLoss& v, int step, int steps, bool tty) {
 int run_train(const std::vector<std::string>& argv) {
   if (print_help_if_requested(argv, train_spec())) return 0;
   const TrainOptions o = parse_train_options(argv);
+  if (o.pref.objective) return run_train_preference(o);
   const TrainingData training = load_training_data(o.data, o.data_format, o.tokenizer,
                                                    o.sel.shape.seq, o.sel.model.vocab, o.jsonl);
   const TrainingRows& data = training.data;

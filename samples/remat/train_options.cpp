@@ -178,6 +178,7 @@ CommandSpec train_spec() {
   };
   c.flags.insert(c.flags.end(), training.begin(), training.end());
   for (FlagSpec& f : train_lora_flags()) c.flags.push_back(std::move(f));
+  for (FlagSpec& f : preference_flags()) c.flags.push_back(std::move(f));
   return c;
 }
 
@@ -293,6 +294,7 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   if (o.save_every && !o.save && !o.save_state && !o.lora.save_adapter)
     throw UsageError("--save-every needs --save PATH, --save-state DIR or --save-adapter DIR");
   o.quiet = a.has("--quiet");
+  o.pref = parse_preference_options(a);
   return o;
 }
 

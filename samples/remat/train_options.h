@@ -13,6 +13,7 @@
 #include "model_args.h"
 #include "train_data.h"
 #include "train_lora.h"
+#include "train_preference.h"
 #include "train_resume.h"
 
 namespace remat::cli {
@@ -41,6 +42,7 @@ struct TrainOptions {
   // How .gguf outputs are written: --save-dtype, --adapter-dtype, the tokenizer keys of a .gguf
   // --init.
   GgufSaveOptions gguf;
+  PreferenceOptions pref;  // --objective dpo|kto and its options
 };
 
 // The flags `remat train` takes.

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "base/json_writer.h"
+#include "train_preference.h"
 
 namespace remat::cli {
 namespace {
@@ -34,7 +35,9 @@ std::vector<std::string> arguments_of_state(const Args& given, std::vector<std::
     argv.push_back(flag);
     argv.push_back(value);
   };
-  add("--batch", std::to_string(st.shape.batch));
+  // A preference run's shape counts two rows per example; --batch counts examples.
+  add_preference_arguments(given, argv, st);
+  if (!st.run.settings.count("objective")) add("--batch", std::to_string(st.shape.batch));
   add("--seq", std::to_string(st.shape.seq));
   add("--dropout", number(st.shape.dropout));
   add("--loss-chunk", std::to_string(st.shape.loss_chunk));
@@ -215,7 +218,10 @@ void require_same_run(const Resumed& r, const SessionConfig& c, int steps, const
   if (weights(run) != weights(st.run)) differ("--weights-dtype", weights(run), weights(st.run));
   for (const auto& [key, flag] :
        {std::pair{"lora_rank", "--lora"}, std::pair{"lora_alpha", "--lora-alpha"},
-        std::pair{"lora_targets", "--lora-targets"}}) {
+        std::pair{"lora_targets", "--lora-targets"}, std::pair{"objective", "--objective"},
+        std::pair{"beta", "--beta"}, std::pair{"label_smoothing", "--label-smoothing"},
+        std::pair{"desirable_weight", "--desirable-weight"},
+        std::pair{"undesirable_weight", "--undesirable-weight"}}) {
     const auto setting = [&](const RunRecord& record) {
       const auto f = record.settings.find(key);
       return f == record.settings.end() ? std::string("none") : f->second;

@@ -52,16 +52,24 @@ struct CeRun {
 // The backward reads its scale from a buffer at run time; word 2 of it, so that the word index
 // is used (the words around it are NaN).
 CeRun run_gpu(const DeviceQuirks& q, std::size_t rows, std::size_t V,
-              const std::vector<float>& logits, const std::vector<uint32_t>& targets, float scale) {
+              const std::vector<float>& logits, const std::vector<uint32_t>& targets, float scale,
+              const std::vector<float>& row_scales = {}) {
   Buffer bl = test::upload_buffer(logits, "logits"), bt = test::upload_buffer(targets, "targets");
   Buffer bloss = test::garbage_buffer<float>(rows, "losses");
   Buffer bd = test::garbage_buffer<float>(rows * V, "dlogits");
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  Buffer bs = test::upload_buffer(std::vector<float>{nan, nan, scale, nan}, "loss scale");
+  // Per-row scales (when given) start at word 2 too, row r at 2 + r.
+  std::vector<float> words{nan, nan, scale, nan};
+  if (!row_scales.empty()) {
+    words.resize(2);
+    words.insert(words.end(), row_scales.begin(), row_scales.end());
+    words.push_back(nan);
+  }
+  Buffer bs = test::upload_buffer(words, "loss scale");
   kernels::CrossEntropyShape s{uint32_t(rows), uint32_t(V)};
-  test::run_once(
-      {kernels::cross_entropy_forward(q, s, bl.whole(), bt.whole(), bloss.whole()),
-       kernels::cross_entropy_backward(q, s, bl.whole(), bt.whole(), bd.whole(), {bs.whole(), 2})});
+  test::run_once({kernels::cross_entropy_forward(q, s, bl.whole(), bt.whole(), bloss.whole()),
+                  kernels::cross_entropy_backward(q, s, bl.whole(), bt.whole(), bd.whole(),
+                                                  {bs.whole(), 2, !row_scales.empty()})});
   return {test::read<float>(bloss, rows), test::read<float>(bd, rows * V)};
 }
 
@@ -141,6 +149,40 @@ TEST_CASE("cross_entropy GPU forward and backward match the reference in both va
             for (std::size_t v = 0; v < sh.V; ++v) REQUIRE(g.dlogits[r * sh.V + v] == 0.0f);
           }
         }
+      }
+    }
+  }
+}
+
+// A preference objective scales each row by its own coefficient (kernels::LossScale::per_row).
+// Every row given the one scale gives that scale's bits exactly (SFT through the per-row path);
+// distinct scales, negative and zero among them, give each row the reference's gradient at its
+// own scale.
+TEST_CASE("cross_entropy backward reads one scale per row: equal ones are the one scale's bits") {
+  const std::size_t rows = 3 * 23, V = 101;
+  for (bool serial : {true, false}) {
+    for (bool texels : {false, true}) {
+      DYNAMIC_SECTION((serial ? "row per invocation" : "row per workgroup")
+                      << (texels ? ", texels" : "")) {
+        auto targets = test::random_indices(rows, 74, uint32_t(V));
+        targets[4] = kIgnoreTarget;
+        const auto logits = make_logits(rows, V, targets);
+        const DeviceQuirks q = variant(serial, texels);
+        const float scale = mean_scale(targets);
+        const CeRun one = run_gpu(q, rows, V, logits, targets, scale);
+        const CeRun equal =
+            run_gpu(q, rows, V, logits, targets, 0.0f, std::vector<float>(rows, scale));
+        REQUIRE(equal.dlogits == one.dlogits);
+        std::vector<float> distinct(rows);
+        for (std::size_t r = 0; r < rows; ++r)
+          distinct[r] = r % 5 == 0 ? 0.0f : 0.07f * (float(r) - 30.0f);
+        const CeRun g = run_gpu(q, rows, V, logits, targets, 0.0f, distinct);
+        std::vector<double> dlogits, unit;
+        ref::cross_entropy_backward(unit, test::to_double(logits), targets, rows, V, 1.0);
+        for (std::size_t i = 0; i < rows * V; ++i)
+          dlogits.push_back(unit[i] * double(distinct[i / V]));
+        test::require_close(g.dlogits, dlogits, 1e-4, 1e-6, "dlogits");
+        for (std::size_t v = 0; v < V; ++v) REQUIRE(g.dlogits[5 * V + v] == 0.0f);
       }
     }
   }

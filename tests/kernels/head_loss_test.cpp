@@ -37,9 +37,15 @@ struct Result {
   std::vector<float> losses, dx, dw;
 };
 
+// The backward's loss scale: float 1 of `words`, or with per_row float 1 + r for row r.
+struct Scales {
+  std::vector<float> words{0.0f, 1.0f / kRows};
+  bool per_row = false;
+};
+
 struct Buffers {
   Buffer x, w, targets, losses, dx, dw, scale;
-  Buffers(const Problem& p, GradWrite mode)
+  Buffers(const Problem& p, GradWrite mode, const Scales& sc = {})
       : x(test::upload_buffer(p.x, "x")),
         w(test::upload_buffer(p.w, "w")),
         targets(test::upload_buffer(p.targets, "targets")),
@@ -47,7 +53,7 @@ struct Buffers {
         dx(test::garbage_buffer<float>(size_t(kRows) * kC, "dx")),
         dw(mode == GradWrite::accumulate ? test::upload_buffer(p.dw_init, "dw")
                                          : test::garbage_buffer<float>(size_t(kV) * kC, "dw")),
-        scale(test::upload_buffer(std::vector<float>{0.0f, 1.0f / kRows}, "scale")) {}
+        scale(test::upload_buffer(sc.words, "scale")) {}
   Result read() const {
     return {test::read<float>(losses, kRows), test::read<float>(dx, size_t(kRows) * kC),
             test::read<float>(dw, size_t(kV) * kC)};
@@ -56,8 +62,8 @@ struct Buffers {
 
 // `frozen`: the backward gets no dW buffer (a LoRA-frozen head) and must leave dw as it was.
 Result run_chunked(const DeviceQuirks& q, const Problem& p, uint32_t chunk, GradWrite mode,
-                   bool frozen = false) {
-  Buffers b(p, mode);
+                   bool frozen = false, const Scales& sc = {}) {
+  Buffers b(p, mode, sc);
   Buffer ws = test::garbage_buffer<float>(size_t(chunk) * kV, "logits chunk");
   const kernels::HeadLossShape s{kRows, kC, kV, chunk};
   std::vector<Dispatch> d = kernels::head_loss_forward(
@@ -65,15 +71,15 @@ Result run_chunked(const DeviceQuirks& q, const Problem& p, uint32_t chunk, Grad
   for (Dispatch& k :
        kernels::head_loss_backward(q, s, b.x.whole(), b.w.whole(), b.targets.whole(), b.dx.whole(),
                                    frozen ? BufferSlice{} : b.dw.whole(), ws.whole(),
-                                   {b.scale.whole(), 1}, GradWrite::overwrite, mode))
+                                   {b.scale.whole(), 1, sc.per_row}, GradWrite::overwrite, mode))
     d.push_back(std::move(k));
   test::run_once(std::move(d));
   return b.read();
 }
 
 // Today's unchunked head: whole logits, dlogits in a buffer of their own.
-Result run_whole(const DeviceQuirks& q, const Problem& p, GradWrite mode) {
-  Buffers b(p, mode);
+Result run_whole(const DeviceQuirks& q, const Problem& p, GradWrite mode, const Scales& sc = {}) {
+  Buffers b(p, mode, sc);
   Buffer logits = test::garbage_buffer<float>(size_t(kRows) * kV, "logits");
   Buffer dlogits = test::garbage_buffer<float>(size_t(kRows) * kV, "dlogits");
   const kernels::MatmulShape m{kRows, kV, kC, kernels::WeightLayout::out_in};
@@ -82,7 +88,7 @@ Result run_whole(const DeviceQuirks& q, const Problem& p, GradWrite mode) {
   d.push_back(kernels::cross_entropy_forward(q, {kRows, kV}, logits.whole(), b.targets.whole(),
                                              b.losses.whole()));
   d.push_back(kernels::cross_entropy_backward(q, {kRows, kV}, logits.whole(), b.targets.whole(),
-                                              dlogits.whole(), {b.scale.whole(), 1}));
+                                              dlogits.whole(), {b.scale.whole(), 1, sc.per_row}));
   for (auto ds : {kernels::matmul_backward_input_pieces(q, m, dlogits.whole(), b.w.whole(),
                                                         b.dx.whole(), GradWrite::overwrite),
                   kernels::matmul_backward_weight_pieces(q, m, dlogits.whole(), b.x.whole(),
@@ -137,6 +143,34 @@ void check_problem(const Problem& p) {
 
 TEST_CASE("head_loss: chunked losses and dx are the unchunked bits, dW within rounding") {
   check_problem(Problem{});
+}
+
+// Each chunk's rows read their own scales (the chunk start's offset into them): a chunk reading
+// the first rows' scales would change dx. Rows scaled 0 get no gradient at all, and the others
+// are the one-scale gradient times their scale's ratio, within rounding.
+TEST_CASE("head_loss: per-row loss scales follow the chunks, the unchunked bits") {
+  const Problem p;
+  Scales rows;
+  rows.per_row = true;
+  rows.words = {std::numeric_limits<float>::quiet_NaN()};
+  for (uint32_t r = 0; r < kRows; ++r) rows.words.push_back(r % 3 == 0 ? 0.0f : 0.01f * (r + 1));
+  const DeviceQuirks q = variants().front();
+  const Result whole = run_whole(q, p, GradWrite::overwrite, rows);
+  const Result chunked = run_chunked(q, p, 64, GradWrite::overwrite, false, rows);
+  REQUIRE(chunked.dx == whole.dx);
+  require_within_rounding(chunked.dw, whole.dw);
+  const Result one = run_whole(q, p, GradWrite::overwrite);
+  for (uint32_t r = 0; r < kRows; ++r) {
+    float largest = 0;
+    for (uint32_t c = 0; c < kC; ++c) largest = std::max(largest, std::abs(one.dx[r * kC + c]));
+    const float ratio = rows.words[1 + r] * kRows;
+    for (uint32_t c = 0; c < kC; ++c) {
+      INFO("row " << r << " column " << c);
+      if (ratio == 0) REQUIRE(whole.dx[r * kC + c] == 0.0f);
+      REQUIRE(std::abs(whole.dx[r * kC + c] - ratio * one.dx[r * kC + c]) <=
+              1e-5f * ratio * largest);
+    }
+  }
 }
 
 TEST_CASE("head_loss: ignored targets give zero loss and no gradient, a whole chunk included") {
