@@ -21,19 +21,22 @@ The reference model is the initial weights, frozen (full fine-tuning), or the ba
 adapters off (LoRA); its log-probs are computed from it once per example.
 
 It checks itself, with no remat needed:
-  - every gradient against a central finite difference of the whole-model loss along a random
+  - every gradient against a five-point finite difference of the whole-model loss along a random
     direction (KTO's reference point held, as TRL detaches it);
   - the gradient as remat's runtime forms it: sum over rows of c_r * grad(row's summed answer
     log-prob), with c_r = dL/d(log-prob) in closed form (graph/preference_loss.h), against
     autograd's gradient of the loss;
   - at step 1 of full fine-tuning the policy is the reference: DPO's loss is log 2 and every
     reward 0; under LoRA with B != 0 it is not.
-With --remat (once `remat train --objective dpo|kto` exists) it also trains the same models with
-remat and compares per-step losses, TRL's metrics and the saved weights or adapters, with the
-tolerances of pytorch_reference.py.
+With --remat it also trains each model with `remat train --objective dpo|kto` under the policies
+every:1 and none, repeats the run in the reference from remat's own start (for LoRA: remat's
+random A, B zero, so the policy starts as the reference), and compares the rows
+(`remat tokenize --jsonl`), per-step losses, gradient norms and TRL's metrics, and the saved
+weights or adapters, with the tolerances of pytorch_reference.py; both policies must save the
+same bits.
 
 Usage: pytorch_dpo_reference.py --workdir DIR [--remat PATH/TO/remat] [--runs NAME,...]
-       [--perturb coefficients|kto-coefficients|reference]
+       [--perturb NAME]
 --perturb plants a mistake (see PERTURBATIONS): the self-checks or the comparison must then fail.
 Exit status 0 when every check passes, 1 otherwise.
 """
@@ -42,7 +45,6 @@ import argparse
 import json
 import math
 import os
-import random
 import sys
 
 import torch
@@ -91,6 +93,8 @@ PERTURBATIONS = {
     "coefficients": "the closed-form DPO coefficient of rejected rows has the wrong sign",
     "kto-coefficients": "the closed-form KTO coefficient of undesirable rows has the wrong sign",
     "reference": "the LoRA reference keeps the adapters on",
+    "kl-rows": "KL row b takes the answer of example b + 1 of the batch, not b - 1 (remat must "
+               "then disagree)",
 }
 PERTURB = None
 
@@ -133,7 +137,8 @@ def dpo_batch(step):
 def kto_batch(step):
     chosen = [FEEDBACK[(step * BATCH + b) % len(FEEDBACK)] for b in range(BATCH)]
     rows = [example(p, c) for p, c, _ in chosen]
-    kl = [kl_example(rows[b], rows[(b - 1) % BATCH]) for b in range(BATCH)]
+    shift = 1 if PERTURB == "kl-rows" else -1
+    kl = [kl_example(rows[b], rows[(b + shift) % BATCH]) for b in range(BATCH)]
     return fill(rows + kl), torch.tensor([d for _, _, d in chosen])
 
 
@@ -256,10 +261,14 @@ def kto(policy, reference, desirable, kl_fixed=None):
 # One run: two AdamW steps, with the self-checks on each step's gradient.
 # ---------------------------------------------------------------------------------------------
 class Run:
-    def __init__(self, model, objective, lora):
+    def __init__(self, model, objective, lora, adapter=None):
+        """adapter: LoRA's start (default: initial_adapter's, B not zero)."""
         self.model, self.objective, self.lora = model, objective, lora
         self.base = {n: w.to(torch.float64) for n, w in model["start"].items()}
-        self.adapter = initial_adapter(model) if lora else None
+        self.adapter = (adapter or initial_adapter(model)) if lora else None
+        # The policy starts as the reference unless LoRA's B starts away from zero.
+        self.starts_at_reference = not lora or all(
+            not bool(w.any()) for n, w in self.adapter.items() if "lora_B" in n)
         start = self.adapter if lora else model["start"]
         self.trained = {n: w.to(torch.float64).clone().requires_grad_(True) for n, w in start.items()}
         self.label = f"{model['name']} {objective} {'lora' if lora else 'full'}"
@@ -334,9 +343,10 @@ class Run:
             worst = [max(worst[0], rel), max(worst[1], err)]
             if step == 0 and self.objective == "dpo":
                 at_start = abs(loss.item() - math.log(2)) <= 1e-15
-                checks.check(at_start != self.lora, f"{self.label}: step 1 loss {loss.item():.17g} "
+                want = self.starts_at_reference
+                checks.check(at_start == want, f"{self.label}: step 1 loss {loss.item():.17g} "
                              f"{'is' if at_start else 'is not'} log 2: the policy should "
-                             f"{'differ from' if self.lora else 'be'} the reference")
+                             f"{'be' if want else 'differ from'} the reference")
             opt.step()
             losses.append(loss.item())
             grads_by_step.append(grads)
@@ -396,14 +406,36 @@ def check_rows(checks, remat, d, tokenizer):
     checks.check(rows == want, f"remat tokenize --jsonl gives rows {rows}, the reference {want}")
 
 
-def remat_compare(checks, remat, workdir, run):
-    d = os.path.join(workdir, run.label.replace(" ", "_"))
+def lora_flags(model):
+    return ["--lora", str(RANK), "--lora-alpha", str(ALPHA), "--lora-targets",
+            ",".join(model["targets"])]
+
+
+def remat_initial_adapter(remat, d, model, init, tokenizer):
+    """The adapter remat starts from (A random from --seed, B zero), saved after one SFT step at
+    a learning rate of 1e-30 (remat refuses 0): AdamW moves each element by at most ~1e-30,
+    which leaves A's float32 values as they were and B within 1e-29 of zero, where it is set
+    back. The reference trains from the same start."""
+    out = os.path.join(d, "lora_start")
+    ref.run([remat, "train", "--init", init, "--tokenizer", tokenizer, "--data",
+             os.path.join(d, "sft.jsonl"), "--batch", "1", "--seq", str(SEQ), "--steps", "1",
+             "--lr", "1e-30", *lora_flags(model), "--save-adapter", out, "--quiet"])
+    saved = ref.read_safetensors(os.path.join(out, "adapter_model.safetensors"))
+    for n, w in saved.items():
+        if "lora_B" in n:
+            assert float(w.abs().max()) <= 1e-29, f"{n} did not start at zero"
+            saved[n] = torch.zeros_like(w)
+    return {n: w.to(torch.float32) for n, w in saved.items()}
+
+
+def remat_compare(checks, remat, workdir, name, model, objective, lora):
+    """Trains `name` with remat and compares it with a reference run from remat's own start."""
+    d = os.path.join(workdir, name)
     os.makedirs(d, exist_ok=True)
     tokenizer, data = os.path.join(d, "tokenizer"), os.path.join(d, "data.jsonl")
     write_tokenizer(tokenizer)
-    write_data(data, run.objective)
+    write_data(data, objective)
     check_rows(checks, remat, d, tokenizer)
-    model = run.model
     if model["name"] == "gpt2":
         init = os.path.join(d, "init.safetensors")
         ref.write_safetensors(init, [(n, model["start"][n]) for n, _ in model["shapes"]],
@@ -411,6 +443,10 @@ def remat_compare(checks, remat, workdir, run):
     else:
         init = os.path.join(d, "init")
         llama.write_folder(init, LLAMA_VARIANT, model["start"])
+    run = Run(model, objective, lora,
+              remat_initial_adapter(remat, d, model, init, tokenizer) if lora else None)
+    run.label += " (remat's start)"
+    run.train(checks)
     options = DPO if run.objective == "dpo" else KTO
     flags = [f"--{k.replace('_', '-')}" for k in options]
     cmd = [remat, "train", "--init", init, "--tokenizer", tokenizer, "--data", data,
@@ -419,15 +455,13 @@ def remat_compare(checks, remat, workdir, run):
            str(BETAS[1]), "--eps", str(EPS), "--quiet"]
     for flag, value in zip(flags, options.values()):
         cmd += [flag, str(value)]
+    saved_by_policy = []
     for policy in ("every:1", "none"):
         log = os.path.join(d, f"{policy.replace(':', '_')}.json")
         out = os.path.join(d, f"{policy.replace(':', '_')}_out")
         extra = ["--policy", policy, "--log-json", log]
         if run.lora:
-            adapter_dir = os.path.join(d, "peft_init")
-            write_peft(adapter_dir, model, run.adapter)
-            extra += ["--lora", str(RANK), "--lora-alpha", str(ALPHA), "--lora-targets",
-                      ",".join(model["targets"]), "--lora-init", adapter_dir, "--save-adapter", out]
+            extra += [*lora_flags(model), "--save-adapter", out]
         else:
             extra += ["--save", out + (".safetensors" if model["name"] == "gpt2" else "")]
         ref.run(cmd + extra)
@@ -454,19 +488,10 @@ def remat_compare(checks, remat, workdir, run):
         ref.compare(checks, f"{run.label} {policy}", [l["loss"] for l in steps],
                     [l.get("grad_norm") for l in steps], saved, lines[-1], run.losses, run.norms,
                     run.final, run.grads, start)
-
-
-def write_peft(directory, model, adapter):
-    os.makedirs(directory, exist_ok=True)
-    config = {"peft_type": "LORA", "task_type": "CAUSAL_LM", "base_model_name_or_path": None,
-              "r": RANK, "lora_alpha": ALPHA, "target_modules": model["targets"],
-              "lora_dropout": 0.0, "bias": "none", "fan_in_fan_out": model["fan_in_fan_out"],
-              "use_rslora": False, "use_dora": False, "init_lora_weights": True,
-              "modules_to_save": None}
-    with open(os.path.join(directory, "adapter_config.json"), "w") as f:
-        json.dump(config, f)
-    ref.write_safetensors(os.path.join(directory, "adapter_model.safetensors"),
-                          sorted(adapter.items()), {"format": "pt"})
+        saved_by_policy.append(saved)
+    # Checkpointing never changes results: both plans save the very same floats.
+    checks.check(all(torch.equal(saved_by_policy[0][n], saved_by_policy[1][n]) for n in run.final),
+                 f"{run.label}: the every:1 and none runs saved different weights")
 
 
 RUNS = ["gpt2_dpo_full", "gpt2_dpo_lora", "gpt2_kto_full", "gpt2_kto_lora", "qwen2_dpo_full",
@@ -485,7 +510,6 @@ def main():
     global PERTURB
     PERTURB = args.perturb
     os.makedirs(args.workdir, exist_ok=True)
-    random.seed(SEED)
     models = {"gpt2": gpt2_model(), "qwen2": llama_model()}
     checks = ref.Checks()
     for name in args.runs.split(","):
@@ -503,7 +527,8 @@ def main():
             checks.check({"rewards/chosen", "rewards/rejected", "rewards/margins"} <= kinds,
                          f"{run.label}: the batches lack a desirable or an undesirable example")
         if args.remat:
-            remat_compare(checks, args.remat, args.workdir, run)
+            remat_compare(checks, args.remat, args.workdir, name, models[model], objective,
+                          mode == "lora")
     print(f"pytorch preference reference: {checks.passed} passed, {checks.failed} failed")
     return 0 if checks.failed == 0 else 1
 
