@@ -33,7 +33,8 @@ every:1 and none, repeats the run in the reference from remat's own start (for L
 random A, B zero, so the policy starts as the reference), and compares the rows
 (`remat tokenize --jsonl`), per-step losses, gradient norms and TRL's metrics, and the saved
 weights or adapters, with the tolerances of pytorch_reference.py; both policies must save the
-same bits.
+same bits. DPO runs a third time as B micro-batches of one pair (--accum), against the same
+whole-batch reference.
 
 Usage: pytorch_dpo_reference.py --workdir DIR [--remat PATH/TO/remat] [--runs NAME,...]
        [--perturb NAME]
@@ -450,16 +451,24 @@ def remat_compare(checks, remat, workdir, name, model, objective, lora):
     options = DPO if run.objective == "dpo" else KTO
     flags = [f"--{k.replace('_', '-')}" for k in options]
     cmd = [remat, "train", "--init", init, "--tokenizer", tokenizer, "--data", data,
-           "--objective", run.objective, "--batch", str(BATCH), "--seq", str(SEQ), "--steps",
+           "--objective", run.objective, "--seq", str(SEQ), "--steps",
            str(STEPS), "--lr", str(LR), "--wd", str(WD), "--beta1", str(BETAS[0]), "--beta2",
            str(BETAS[1]), "--eps", str(EPS), "--quiet"]
     for flag, value in zip(flags, options.values()):
         cmd += [flag, str(value)]
+    # Two plans of one batch of B examples; for DPO also B micro-batches of one pair, whose
+    # accumulated gradient is the whole batch's (a mean over pairs). KTO's accumulated
+    # micro-batches estimate the KL reference point each over its own rows, as TRL's per-device
+    # batches do, so they are another loss and are not compared here.
+    configs = [("every:1", ["--batch", str(BATCH)]), ("none", ["--batch", str(BATCH)])]
+    if run.objective == "dpo":
+        configs.append(("every:1 accum", ["--batch", "1", "--accum", str(BATCH)]))
     saved_by_policy = []
-    for policy in ("every:1", "none"):
-        log = os.path.join(d, f"{policy.replace(':', '_')}.json")
-        out = os.path.join(d, f"{policy.replace(':', '_')}_out")
-        extra = ["--policy", policy, "--log-json", log]
+    for policy, batch in configs:
+        tag = policy.replace(":", "_").replace(" ", "_")
+        log = os.path.join(d, f"{tag}.json")
+        out = os.path.join(d, f"{tag}_out")
+        extra = ["--policy", policy.split()[0], *batch, "--log-json", log]
         if run.lora:
             extra += [*lora_flags(model), "--save-adapter", out]
         else:
