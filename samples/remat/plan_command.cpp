@@ -47,6 +47,10 @@ CommandSpec spec() {
                      "Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence (0: one chunk); "
                      "auto plans each length that fits a binding and keeps the best",
                      "auto"});
+  c.flags.push_back({"--objective", "O",
+                     "sft, or dpo or kto: a preference step, --batch counting pairs (or examples) "
+                     "of two rows each, one loss scale per row, reference log-probs on the host",
+                     "sft"});
   c.flags.push_back({"--alignment", "BYTES", "alignment of every tensor's offset", "256"});
   c.flags.push_back({"--json", "", "print the plan as JSON", ""});
   return c;
@@ -59,6 +63,7 @@ struct Options {
   bool json = false;               // --json
   bool choose_delta_chunk = true;  // --delta-chunk auto
   DataOptions data;                // --data and how it is read; --pack plans packed rows
+  std::string objective = "sft";   // --objective: dpo and kto plan 2·B rows with row scales
 };
 
 Options parse_options(const std::vector<std::string>& argv) {
@@ -83,6 +88,17 @@ Options parse_options(const std::vector<std::string>& argv) {
   keep_base_blocks(o.sel, a, init, o.lora);
   o.data = parse_data_flags(a, init);
   o.sel.shape.packed = o.data.jsonl.pack;
+  o.objective = a.get_or_default("--objective");
+  if (o.objective != "sft" && o.objective != "dpo" && o.objective != "kto")
+    throw UsageError("--objective must be sft, dpo or kto, not '" + o.objective + "'");
+  if (o.objective != "sft") {
+    if (o.data.data || o.sel.shape.packed)
+      throw UsageError("--objective " + o.objective +
+                       " plans a step's shape; --data and --pack are for SFT rows");
+    // B examples run 2B rows (runtime/preference_session.h preference_session_config).
+    o.sel.shape.batch *= 2;
+    o.sel.shape.row_loss_scales = true;
+  }
   o.alignment = static_cast<uint64_t>(a.get_int_or_default("--alignment", 1, 1 << 20));
   o.json = a.has("--json");
   return o;
@@ -394,6 +410,13 @@ int run_plan(const std::vector<std::string>& args) {
     print_json(o, p, rows, ms, lora, memory, data);
   else
     print_human(o, p, rows, ms, lora, memory, data);
+  if (!o.json && o.objective != "sft")
+    std::printf(
+        "objective %s: %d %s of 2 rows (batch %d rows), one loss scale per row (%s in the "
+        "hyperparameter block); reference log-probs: precomputed (host, 8 bytes per "
+        "answer)\n",
+        o.objective.c_str(), o.sel.shape.batch / 2, o.objective == "dpo" ? "pairs" : "examples",
+        o.sel.shape.batch, format_bytes(uint64_t(o.sel.shape.batch) * o.sel.shape.seq * 4).c_str());
   return 0;
 }
 

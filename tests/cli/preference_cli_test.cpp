@@ -132,3 +132,22 @@ TEST_CASE("train --objective: bad data and options get one line") {
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
 }
+
+TEST_CASE("plan --objective dpo plans two rows a pair with one loss scale per row") {
+  const auto sft = run_remat("plan tiny --batch 4 --seq 16 --json");
+  const auto dpo = run_remat("plan tiny --objective dpo --batch 2 --seq 16");
+  REQUIRE(dpo.exit_code == 0);
+  CHECK(dpo.out.find("objective dpo: 2 pairs of 2 rows (batch 4 rows), one loss scale per row "
+                     "(256 B in the hyperparameter block); reference log-probs: precomputed") !=
+        std::string::npos);
+  // The same rows as SFT's batch of 4: the same arena.
+  const auto dpo_json = run_remat("plan tiny --objective dpo --batch 2 --seq 16 --json");
+  const auto arena = [](const std::string& json) {
+    const auto at = json.find("\"arena_bytes\":");
+    return json.substr(at, json.find(',', at) - at);
+  };
+  CHECK(arena(dpo_json.out) == arena(sft.out));
+  const auto bad = run_remat("plan tiny --objective ipo");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--objective must be sft, dpo or kto") != std::string::npos);
+}
