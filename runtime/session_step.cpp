@@ -96,9 +96,12 @@ float Session::step(std::span<const uint32_t> tokens, std::span<const uint32_t> 
     // the backward reads back as the same float loss_scale (session_rows.cpp).
     if (!positions.empty())
       throw std::invalid_argument("a session with per-row loss scales takes no position ids");
+    // The losses summed as below, in position order, while the forward's are in the staging.
+    const auto* staged = reinterpret_cast<const float*>(static_cast<const uint8_t*>(io_->mapped()) +
+                                                        extras_.io_losses_offset);
     double sum = 0;
     step_rows(tokens, targets, [&](std::size_t, std::span<const double> log_probs) {
-      for (double l : log_probs) sum -= l;
+      for (std::size_t i = 0; i < n; ++i) sum += staged[i];
       return std::vector<double>(log_probs.size(), -double(hyper.loss_scale));
     });
     return static_cast<float>(sum / double(trained));
