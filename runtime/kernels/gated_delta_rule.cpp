@@ -24,6 +24,10 @@ uint32_t range_end(const GatedDeltaRuleShape& s) {
   return s.t1 == 0 ? s.T : s.t1;
 }
 
+uint32_t v_stride(const GatedDeltaRuleShape& s) {
+  return s.v_stride == 0 ? s.Hv * s.dv : s.v_stride;
+}
+
 void check(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s, uint32_t max_steps,
            const char* what) {
   const uint32_t t1 = range_end(s);
@@ -35,13 +39,17 @@ void check(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s, uint32_t ma
   if (s.dk > kMaxHead || s.dv > kMaxHead) fail("head sizes above 256 are not supported");
   if (s.Hv % s.Hk != 0) fail("value heads must be a multiple of key heads");
   if (s.t0 >= t1 || t1 > s.T) fail("the step range must be non-empty and within T");
+  if (uint64_t(s.v_offset) + uint64_t(s.Hv) * s.dv > v_stride(s))
+    fail("v's heads (offset " + std::to_string(s.v_offset) + " + " + std::to_string(s.Hv) + " x " +
+         std::to_string(s.dv) + ") must fit in its token stride " + std::to_string(v_stride(s)));
   if (max_steps != 0 && t1 - s.t0 > max_steps)
     fail(std::to_string(t1 - s.t0) + " steps in one call, but this device runs at most " +
          std::to_string(max_steps) + " (" + std::to_string(quirks.max_loop_iterations) +
          " loop iterations per invocation): split the range");
 }
 
-push::GatedDeltaRuleParams params(const GatedDeltaRuleShape& s, bool has_s_in, bool has_positions) {
+push::GatedDeltaRuleParams params(const GatedDeltaRuleShape& s, bool has_s_in, bool has_positions,
+                                  bool has_o) {
   return {s.rows,
           s.T,
           s.Hk,
@@ -50,7 +58,10 @@ push::GatedDeltaRuleParams params(const GatedDeltaRuleShape& s, bool has_s_in, b
           s.t0,
           range_end(s),
           has_s_in ? 1u : 0u,
-          has_positions ? 1u : 0u};
+          has_positions ? 1u : 0u,
+          v_stride(s),
+          s.v_offset,
+          has_o ? 1u : 0u};
 }
 
 bool given(BufferSlice b) {
@@ -112,9 +123,10 @@ Dispatch gated_delta_rule_forward(const DeviceQuirks& quirks, const GatedDeltaRu
   d.kernel = KernelId::gated_delta_rule_forward;
   d.spec = {group, 1, 1, s.dk};
   d.bindings = input_bindings(in, s_in);
-  d.bindings.push_back({o, true});
+  // Without o its binding repeats s_out, never written through it.
+  d.bindings.push_back({given(o) ? o : s_out, true});
   d.bindings.push_back({s_out, true});
-  d.push = push_bytes(params(s, given(s_in), given(in.positions)));
+  d.push = push_bytes(params(s, given(s_in), given(in.positions), given(o)));
   d.groups = {div_up(s.dv, group), s.Hv, s.rows};
   d.label = "gated_delta_rule_forward";
   return d;
@@ -140,7 +152,7 @@ std::vector<Dispatch> gated_delta_rule_backward(
   d.bindings.push_back({state_workspace, true});
   d.bindings.push_back({partial_workspace, true});
   d.push = push_bytes(push::GatedDeltaRuleBackwardParams{
-      params(s, given(s_in), given(in.positions)), given(ds_out) ? 1u : 0u,
+      params(s, given(s_in), given(in.positions), true), given(ds_out) ? 1u : 0u,
       given(grads.ds_in) ? 1u : 0u, sub, div_up(L, sub), blocks});
   d.groups = {blocks, s.Hv, s.rows};
   d.label = "gated_delta_rule_backward";
