@@ -27,8 +27,9 @@ struct GatedDeltaRuleParams {
   uint v_stride;       // floats from one token of v to the next (Hv * dv when v is dense)
   uint v_offset;       // floats before token 0's first value head
   uint has_o;          // 0: o is not written (the forward runs for its state only)
+  uint has_s_out;      // 0: the state after t1 - 1 is not written (the forward runs for o only)
 };
-REMAT_PUSH_WORDS(GatedDeltaRuleParams, 12)
+REMAT_PUSH_WORDS(GatedDeltaRuleParams, 13)
 
 // The backward's per-column pass: dv, dS_in and the partial sums the reduction finishes. The
 // steps run in sub-ranges of `sub` steps (`subs` of them) whose first states are kept in the
@@ -42,7 +43,7 @@ struct GatedDeltaRuleBackwardParams {
   uint subs;
   uint blocks;  // column blocks of dv: workgroups along x
 };
-REMAT_PUSH_WORDS(GatedDeltaRuleBackwardParams, 17)
+REMAT_PUSH_WORDS(GatedDeltaRuleBackwardParams, 18)
 
 // dq, dk [rows, T, Hk, dk] and dg, dbeta [rows, T, Hv] over [t0, t1) from the partial sums.
 struct GatedDeltaRuleReduceParams {

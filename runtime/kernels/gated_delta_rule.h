@@ -65,8 +65,8 @@ GatedDeltaRuleWorkspace gated_delta_rule_backward_workspace(const GatedDeltaRule
 uint32_t gated_delta_rule_max_forward_steps(const DeviceQuirks& quirks);
 uint32_t gated_delta_rule_max_backward_steps(const DeviceQuirks& quirks);
 
-// o over [t0, t1) (empty: not written, the recurrence run for s_out alone) and s_out from s_in
-// (empty: zero). s_in and s_out may be the same slice.
+// o over [t0, t1) (empty: not written, the recurrence run for s_out alone) and s_out (empty: not
+// written, for o alone) from s_in (empty: zero). s_in and s_out may be the same slice.
 Dispatch gated_delta_rule_forward(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s,
                                   const GatedDeltaRuleInputs& in, BufferSlice s_in, BufferSlice o,
                                   BufferSlice s_out);

@@ -369,6 +369,26 @@ TEST_CASE("gated delta rule forward without o gives the same state") {
                             test::read<float>(with_o, gc.state_floats())));
 }
 
+// gated_delta_rule's forward writes o alone (its end state is no tensor of the graph): the same o,
+// not overwritten through s_out's binding, which then repeats o's.
+TEST_CASE("gated delta rule forward without s_out gives the same o") {
+  const Case c{{2, 13, 1, 2, 16, 24}, true, false, true};
+  const Prepared p = prepare(c, 710);
+  GpuCase gc(c, p.in, p.d_o, p.ds_final);
+  const DeviceQuirks& qk = test::device().plan().quirks;
+  const std::size_t no = gc.o.size() / 4;
+  Buffer o2 = test::garbage_buffer<float>(no, "o without s_out");
+  Buffer state = test::garbage_buffer<float>(gc.state_floats(), "S");
+  test::run_once(
+      {kernels::gated_delta_rule_forward(qk, c.shape, gc.inputs(), gc.initial(), gc.o.whole(),
+                                         state.whole()),
+       kernels::gated_delta_rule_forward(qk, c.shape, gc.inputs(), gc.initial(), o2.whole(), {})});
+  CHECK(test::bit_identical(test::read<float>(o2, no), test::read<float>(gc.o, no)));
+  CHECK_THROWS_WITH(
+      kernels::gated_delta_rule_forward(qk, c.shape, gc.inputs(), gc.initial(), {}, {}),
+      Catch::Contains("neither o nor s_out"));
+}
+
 // dk 32: this test also runs on a second driver in CI, where unrolled dk-128 pipelines take
 // minutes to compile; the column blocks and the fixed-order reduction are the same at every dk.
 TEST_CASE("gated delta rule GPU runs are bit-identical") {
