@@ -5,6 +5,7 @@
 
 #include "planner/delta_chunk.h"
 #include "planner/session_plan.h"
+#include "runtime/kernels/gated_delta_rule.h"
 #include "runtime/vulkan/arena.h"
 #include "runtime/vulkan/buffer.h"
 
@@ -37,7 +38,8 @@ Plan session_plan(const Device& d, SessionConfig& c, const DeviceQuirks& quirks)
                                    session_alignment(d),
                                    quirks.max_binding_bytes,
                                    c.costs,
-                                   session_allocation_limits(d, c)};
+                                   session_allocation_limits(d, c),
+                                   kernels::gated_delta_rule_max_backward_steps(quirks)};
   SessionPlan p = c.choose_delta_chunk
                       ? plan_session_choosing_delta_chunk(c.model, c.shape, c.lora, request)
                       : plan_session(c.model, c.shape, c.lora, request);
