@@ -1,5 +1,6 @@
 #include "runtime/kernels/gated_delta_rule.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,10 @@ constexpr uint32_t kForwardGroup = 64;
 constexpr uint32_t kReduceGroup = 64;
 // Loop iterations outside the time loops (the backward's per-sub-range loops, counted per step).
 constexpr uint32_t kLoopSlack = 64;
+// Elements per unrolled block of the head loops on CPU drivers (the *_blocks kernels): at dk 128
+// the pipelines compile about ten times faster than unrolled on Mesa 22.3 and run as fast; blocks
+// of 16 ran slower (docs/ops.md).
+constexpr uint32_t kCpuUnroll = 8;
 
 uint32_t range_end(const GatedDeltaRuleShape& s) {
   return s.t1 == 0 ? s.T : s.t1;
@@ -90,7 +95,59 @@ uint32_t sub_steps(const GatedDeltaRuleShape& s) {
   return static_cast<uint32_t>(delta_rule_sub_steps(range_end(s) - s.t0));
 }
 
+// The head loops' blocks: the largest divisor of dk up to kCpuUnroll.
+uint32_t cpu_unroll(uint32_t dk) {
+  uint32_t u = std::min(dk, kCpuUnroll);
+  while (dk % u != 0) --u;
+  return u;
+}
+
+// Loop iterations one invocation of the *_blocks kernels runs, nb = dk / unroll blocks per head
+// loop (as gated_delta_rule_{forward,backward}_body.glsl count them). llvmpipe runs its lanes in
+// lockstep, masked: it counts a loop of n iterations as n + 1 (the iteration that breaks out
+// still reaches the loop's end, where the count is taken), and a loop in the branch of an if/else
+// not taken as 1. Forward: s_in, s_out and the first step's start, the time loop, and per step
+// the head loop of each branch. Backward: six head loops outside the steps and the sub-range
+// loop; per sub-range three head loops and the time loops' ends; per step three time loops, one
+// head loop in each forward pass and two walking back, and the walk's branch not taken. The
+// tests run both at the longest range these counts allow.
+uint64_t blocks_iterations(const GatedDeltaRuleShape& s, uint32_t nb, bool backward) {
+  const uint64_t L = range_end(s) - s.t0, loop = uint64_t(nb) + 1;
+  if (!backward) return 3 * loop + (L + 1) + L * (loop + 1);
+  const uint64_t subs = div_up(L, sub_steps(s));
+  return 6 * loop + 1 + subs * (3 * loop + 4) + L * (4 + 4 * loop);
+}
+
+// Elements per block of the head loops: dk (fully unrolled, the state in registers) on GPUs, and
+// on CPU drivers too when a range is too long for the blocks under llvmpipe's loop limit.
+uint32_t head_unroll(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s, bool backward) {
+  if (!quirks.barriers_are_expensive) return s.dk;
+  const uint32_t u = cpu_unroll(s.dk);
+  if (quirks.max_loop_iterations == 0) return u;
+  const uint64_t n = blocks_iterations(s, s.dk / u, backward) + kLoopSlack;
+  return n <= quirks.max_loop_iterations ? u : s.dk;
+}
+
+// The kernel and its specialization: workgroup x, then dk, then the blocks' unroll.
+void select_kernel(Dispatch& d, const DeviceQuirks& quirks, const GatedDeltaRuleShape& s,
+                   uint32_t group, bool backward) {
+  const uint32_t u = head_unroll(quirks, s, backward);
+  if (u == s.dk) {
+    d.kernel = backward ? KernelId::gated_delta_rule_backward : KernelId::gated_delta_rule_forward;
+    d.spec = {group, 1, 1, s.dk};
+  } else {
+    d.kernel = backward ? KernelId::gated_delta_rule_backward_blocks
+                        : KernelId::gated_delta_rule_forward_blocks;
+    d.spec = {group, 1, 1, s.dk, u};
+  }
+}
+
 }  // namespace
+
+uint32_t gated_delta_rule_head_unroll(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s,
+                                      bool backward) {
+  return head_unroll(quirks, s, backward);
+}
 
 uint32_t gated_delta_rule_max_forward_steps(const DeviceQuirks& quirks) {
   return quirks.max_loop_iterations == 0 ? 0 : quirks.max_loop_iterations - kLoopSlack;
@@ -114,8 +171,7 @@ Dispatch gated_delta_rule_forward(const DeviceQuirks& quirks, const GatedDeltaRu
   check(quirks, s, gated_delta_rule_max_forward_steps(quirks), "forward");
   const uint32_t group = std::min(kForwardGroup, s.dv);
   Dispatch d;
-  d.kernel = KernelId::gated_delta_rule_forward;
-  d.spec = {group, 1, 1, s.dk};
+  select_kernel(d, quirks, s, group, false);
   d.bindings = input_bindings(in, s_in);
   if (!given(o) && !given(s_out))
     throw std::invalid_argument("gated delta rule forward: neither o nor s_out to write");
@@ -137,8 +193,7 @@ std::vector<Dispatch> gated_delta_rule_backward(
   const uint32_t blocks = div_up(s.dv, columns);
 
   Dispatch d;
-  d.kernel = KernelId::gated_delta_rule_backward;
-  d.spec = {columns, 1, 1, s.dk};
+  select_kernel(d, quirks, s, columns, true);
   d.bindings = input_bindings(in, s_in);
   d.bindings.push_back({d_o, false});
   d.bindings.push_back({given(ds_out) ? ds_out : in.q, false});

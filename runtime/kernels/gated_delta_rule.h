@@ -65,6 +65,13 @@ GatedDeltaRuleWorkspace gated_delta_rule_backward_workspace(const GatedDeltaRule
 uint32_t gated_delta_rule_max_forward_steps(const DeviceQuirks& quirks);
 uint32_t gated_delta_rule_max_backward_steps(const DeviceQuirks& quirks);
 
+// The elements per unrolled block of the head loops the forward (or backward) dispatch of `s`
+// uses: dk on GPUs (every head loop unrolled), a divisor of dk on CPU drivers, whose compilers take
+// minutes over the unrolled dk-128 kernels, unless the range is too long for the blocks under
+// llvmpipe's loop limit. The same bits either way.
+uint32_t gated_delta_rule_head_unroll(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s,
+                                      bool backward);
+
 // o over [t0, t1) (empty: not written, the recurrence run for s_out alone) and s_out (empty: not
 // written, for o alone) from s_in (empty: zero). s_in and s_out may be the same slice.
 Dispatch gated_delta_rule_forward(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s,

@@ -1,7 +1,8 @@
 // Gated delta rule forward and backward: the reference against hand-computed steps and finite
 // differences, the GPU kernels against the reference (GQA, odd T, dk != dv, packed rows, partial
 // column blocks), chunked runs against one whole-range run bit for bit, v and dv at a stride
-// against dense bit for bit, the forward without o, run-to-run identity, and the refusals.
+// against dense bit for bit, the forward without o, head loops in blocks against unrolled bit for
+// bit and at the longest range the blocks run, run-to-run identity, and the refusals.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -198,7 +199,9 @@ struct GpuCase {
   // boundary states are kept; the backward runs the chunks last first, each from its kept state,
   // chaining dS through a buffer.
   GpuRun run(const std::vector<uint32_t>& cuts = {}) {
-    const DeviceQuirks& qk = test::device().plan().quirks;
+    return run(cuts, test::device().plan().quirks);
+  }
+  GpuRun run(const std::vector<uint32_t>& cuts, const DeviceQuirks& qk) {
     std::vector<uint32_t> edges{0};
     edges.insert(edges.end(), cuts.begin(), cuts.end());
     edges.push_back(c.shape.T);
@@ -397,13 +400,90 @@ TEST_CASE("gated delta rule GPU runs are bit-identical") {
   require_identical(run_case(c, p), run_case(c, p));
 }
 
+// Quirks that pick the head loops in blocks (CPU drivers) or fully unrolled (GPUs), with the
+// device's loop limit (llvmpipe's where the device has none, for the blocks).
+DeviceQuirks blocks_quirks() {
+  DeviceQuirks q = test::device().plan().quirks;
+  q.barriers_are_expensive = true;
+  if (q.max_loop_iterations == 0) q.max_loop_iterations = 65535;
+  return q;
+}
+DeviceQuirks unrolled_quirks() {
+  DeviceQuirks q = test::device().plan().quirks;
+  q.barriers_are_expensive = false;
+  return q;
+}
+
+// CPU drivers run the head loops in blocks of a few unrolled elements (minutes less to compile at
+// dk 128), GPUs fully unrolled: every sum runs over the same elements in the same order, so the
+// bits are the same, whole and in chunks.
+TEST_CASE("gated delta rule head loops in blocks give the bits of the unrolled ones") {
+  const Case c{{2, 19, 1, 2, 64, 20}, true, true, true};
+  const DeviceQuirks blocks = blocks_quirks(), unrolled = unrolled_quirks();
+  REQUIRE(kernels::gated_delta_rule_head_unroll(blocks, c.shape, true) < c.shape.dk);
+  REQUIRE(kernels::gated_delta_rule_head_unroll(blocks, c.shape, false) < c.shape.dk);
+  REQUIRE(kernels::gated_delta_rule_head_unroll(unrolled, c.shape, true) == c.shape.dk);
+  const Prepared p = prepare(c, 800);
+  const GpuRun want = GpuCase(c, p.in, p.d_o, p.ds_final).run({}, unrolled);
+  check_against_reference(c, p, want);
+  require_identical(GpuCase(c, p.in, p.d_o, p.ds_final).run({}, blocks), want);
+  require_identical(GpuCase(c, p.in, p.d_o, p.ds_final).run({7}, blocks), want);
+}
+
+// The longest range (from step 0) whose forward or backward still runs in blocks under `q`.
+uint32_t longest_blocks_range(const DeviceQuirks& q, GatedDeltaRuleShape s, bool backward) {
+  uint32_t lo = 1, hi = 1u << 20;  // in blocks at lo, not at hi
+  auto blocks = [&](uint32_t T) {
+    s.T = T;
+    return kernels::gated_delta_rule_head_unroll(q, s, backward) < s.dk;
+  };
+  REQUIRE(blocks(lo));
+  REQUIRE_FALSE(blocks(hi));
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    (blocks(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+// Each block counts against llvmpipe's loop limit, so the host counts them: at the longest range
+// the blocks are chosen for, every step must still run (else the outputs stop short of the
+// reference). Past it the unrolled kernels take over (tested below).
+TEST_CASE("gated delta rule in blocks at the longest range they run matches the reference") {
+  const DeviceQuirks q = blocks_quirks();
+  const GatedDeltaRuleShape shape{1, 1, 1, 1, 64, 2};
+  const uint32_t fsteps = longest_blocks_range(q, shape, false);
+  const uint32_t bsteps = longest_blocks_range(q, shape, true);
+  INFO("forward " << fsteps << " steps, backward " << bsteps);
+  REQUIRE(bsteps < fsteps);
+  Case c{shape, true, true, false};
+  c.shape.T = bsteps;
+  const Prepared p = prepare(c, 900);
+  check_against_reference(c, p, GpuCase(c, p.in, p.d_o, p.ds_final).run({}, q));
+
+  // The forward alone at its own longest range: o and S_T.
+  c.shape.T = fsteps;
+  const Prepared pf = prepare(c, 901);
+  GpuCase gc(c, pf.in, pf.d_o, pf.ds_final);
+  Buffer sT = test::garbage_buffer<float>(gc.state_floats(), "S_T");
+  test::run_once({kernels::gated_delta_rule_forward(q, c.shape, gc.inputs(), gc.initial(),
+                                                    gc.o.whole(), sT.whole())});
+  std::vector<double> o, want_sT;
+  ref::gated_delta_rule_forward(ref_shape(c.shape), pf.in, o, want_sT);
+  test::require_close(test::read<float>(gc.o, o.size()), o, 1e-4, 5e-6, "o");
+  test::require_close(test::read<float>(sT, want_sT.size()), want_sT, 1e-4, 5e-6, "S_T");
+}
+
 // llvmpipe stops an invocation's loops after 65535 iterations in total: a range as long as the
-// builder allows must still run every step. dk 64 is past what Mesa unrolls on its own, so this
-// fails if the head loops were loops; few columns keep the reference quick.
+// builder allows must still run every step. There the head loops are fully unrolled (too many
+// steps for the blocks); dk 64 is past what Mesa unrolls on its own, so this fails if they were
+// loops; few columns keep the reference quick.
 TEST_CASE("gated delta rule at the longest range one call may run matches the reference") {
   const DeviceQuirks& q = test::device().plan().quirks;
   const uint32_t steps = kernels::gated_delta_rule_max_backward_steps(q);
   const Case c{{1, steps == 0 ? 20000u : steps, 1, 1, 64, 2}, true, true, false};
+  if (q.max_loop_iterations != 0)
+    REQUIRE(kernels::gated_delta_rule_head_unroll(q, c.shape, true) == c.shape.dk);
   const Prepared p = prepare(c, 500);
   check_against_reference(c, p, run_case(c, p));
 }
