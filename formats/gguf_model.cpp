@@ -110,7 +110,7 @@ GgufArch architecture(const GgufFile& f) {
   if (!name) fail(f, "has no 'general.architecture'");
   const std::optional<GgufArch> arch = gguf_arch(*name);
   if (!arch && *name == kQwen35GgufArch)
-    fail(f, "general.architecture is 'qwen35': Qwen3.5 (Gated DeltaNet) is not trainable yet");
+    fail(f, "general.architecture is 'qwen35': remat does not read Qwen3.5 GGUF weights yet");
   if (!arch)
     fail(f, "general.architecture is '" + *name +
                 "'; remat reads llama, qwen2, qwen3, gemma3 and gpt2");

@@ -23,11 +23,15 @@ TEST_CASE("delta chunk: the states and the workspace must each fit one binding")
   const ModelConfig m = ModelConfig::preset("qwen3.5-0.8b");
   const TrainShape s{4, 512};
   const uint64_t mib128 = uint64_t(1) << 27;
-  CHECK_FALSE(delta_chunk_fits_binding(m, s, 0, mib128));   // workspace of 512 states: 2 GiB
-  CHECK_FALSE(delta_chunk_fits_binding(m, s, 64, mib128));  // 256 MiB of workspace
-  CHECK(delta_chunk_fits_binding(m, s, 32, mib128));        // 128 MiB; 15 states 60 MiB
-  CHECK(delta_chunk_fits_binding(m, s, 16, mib128));        // 64 MiB; 31 states 124 MiB
-  CHECK_FALSE(delta_chunk_fits_binding(m, s, 8, mib128));   // 63 states: 252 MiB
+  // The workspace's largest part (graph/delta_rule_workspace.h): the recomputed states, 2 sqrt(L)
+  // of them, or the partial sums, L x 2304 floats per head (8 column blocks of 16).
+  CHECK_FALSE(delta_chunk_fits_binding(m, s, 0, mib128));    // 46 states 184 MiB, sums 302 MiB
+  CHECK_FALSE(delta_chunk_fits_binding(m, s, 256, mib128));  // 32 states 128 MiB, sums 151 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 128, mib128));        // 23 states 92 MiB, sums 75.5 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 64, mib128));         // 16 states; 7 starts 28 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 32, mib128));         // 15 starts 60 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 16, mib128));         // 31 starts 124 MiB
+  CHECK_FALSE(delta_chunk_fits_binding(m, s, 8, mib128));    // 63 starts: 252 MiB
   CHECK(delta_chunk_fits_binding(m, s, 0, 0));
 }
 
@@ -63,6 +67,14 @@ TEST_CASE("delta chunk: the choice is the best of the candidates planned one by 
       // this length does not fit the budget: not a candidate
     }
   }
+  // A device that runs at most 5 steps a call: only the chunks of 4 (none of the candidates from
+  // 8) would run, so no length is chosen; 8 steps allow 8 alone.
+  SessionPlanRequest capped = unbudgeted;
+  capped.max_delta_steps = 5;
+  CHECK_THROWS_WITH(plan_session_choosing_delta_chunk(c.model, c.shape, {}, capped),
+                    Catch::Contains("5 steps at most"));
+  capped.max_delta_steps = 8;
+  CHECK(plan_session_choosing_delta_chunk(c.model, c.shape, {}, capped).shape.delta_chunk == 8);
   // A model without the recurrence is planned as given.
   SessionPlanRequest plain = unbudgeted;
   const SessionPlan llama = plan_session_choosing_delta_chunk(ModelConfig::preset("llama-tiny"),
