@@ -4,9 +4,12 @@
 // with its text model under model.language_model.* beside a vision tensor) and a GGUF file as
 // llama.cpp's converter writes one (the qwen35.* keys, its names and transforms, an MTP block
 // blk.L.* with its nextn.* tensors, matrices bf16, conv1d and vectors f32). Both hold the same
-// values: what the trunk's parameters are is Qwen35Weights.
+// values: what the trunk's parameters are is Qwen35Weights. load_qwen35 and save_qwen35_* read
+// and write them as a session does (runtime/session_weights.cpp, session_files.cpp), from host
+// memory.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -15,11 +18,16 @@
 
 #include "base/atomic_file.h"
 #include "base/half_float.h"
+#include "formats/gguf_model.h"
 #include "formats/gguf_model_writer.h"
 #include "formats/gguf_qwen35.h"
 #include "formats/gguf_writer.h"
 #include "formats/hf_config.h"
+#include "formats/hf_folder.h"
+#include "formats/model_weights.h"
+#include "formats/qwen35_file_extras.h"
 #include "formats/safetensors.h"
+#include "formats/weight_files.h"
 #include "graph/model_builder.h"
 #include "tests/support/random_fill.h"
 
@@ -197,6 +205,66 @@ inline void write_qwen35_gguf(const std::filesystem::path& path, const ModelConf
   GgufWriter out(path, md, specs);
   for (const auto& v : values) out.write(std::span<const float>(v));
   out.commit();
+}
+
+// A checkpoint read as a session reads it: the model, each parameter's values, the extras, a
+// GGUF file's tokenizer keys.
+struct Qwen35Loaded {
+  ModelConfig m;
+  std::vector<TensorSpec> specs;  // the graph's parameters
+  std::vector<std::vector<float>> values;
+  Qwen35FileExtras extras;
+  GgufMetadata tokenizer = GgufMetadata("tokenizer");
+
+  const std::vector<float>& value(const std::string& name) const {
+    for (std::size_t i = 0; i < specs.size(); ++i)
+      if (specs[i].name == name) return values[i];
+    throw std::logic_error("no parameter " + name);
+  }
+};
+
+inline Qwen35Loaded load_qwen35(const std::filesystem::path& path) {
+  Qwen35Loaded l;
+  l.m = checkpoint_model(path, std::nullopt);
+  const WeightFiles files = WeightFiles::open(path);
+  TrainShape shape;
+  shape.batch = 1;
+  shape.seq = 8;
+  const Graph g = build_model(l.m, shape);
+  for (TensorId id : g.parameters) l.specs.push_back({g.tensor(id).name, g.tensor(id).shape});
+  const auto matched = match_model_parameters(files.header(), l.specs, l.m);
+  for (const SafetensorsEntry* e : matched) {
+    l.values.emplace_back(e->elements());
+    files.read(*e, 0, l.values.back());
+  }
+  l.extras = read_qwen35_extras(files, l.m);
+  if (files.gguf()) l.tokenizer = gguf_tokenizer_metadata(files.gguf()->file().metadata());
+  return l;
+}
+
+// What a session's save writes (runtime/session_files.cpp does the same from the device).
+inline void save_qwen35_folder(const Qwen35Loaded& l, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  write_qwen35_safetensors(dir / "model.safetensors", l.m, l.specs, &l.extras,
+                           [&](std::size_t i, SafetensorsWriter& w) { w.write(l.values[i]); });
+  write_file_atomically(dir / "config.json",
+                        hf_config_json(qwen35_saved_model(l.m, !l.extras.mtp.empty())));
+}
+
+inline void save_qwen35_gguf(const Qwen35Loaded& l, const std::filesystem::path& path) {
+  GgufModelOptions o;
+  o.matrix_type = GgmlType::bf16;
+  o.name = "qwen3.5 tiny random";
+  o.extra = l.tokenizer;
+  add_qwen35_gguf_extras(o, l.extras, [&](const std::string& name) { return l.value(name); });
+  std::vector<GgufSourceTensor> sources;
+  for (const TensorSpec& s : l.specs) sources.push_back({s.name, s.shape});
+  write_gguf_model(
+      path, l.m, sources,
+      [&](std::size_t i, uint64_t first, std::span<float> out) {
+        std::copy_n(l.values[i].begin() + std::ptrdiff_t(first), out.size(), out.begin());
+      },
+      o);
 }
 
 }  // namespace remat::test
