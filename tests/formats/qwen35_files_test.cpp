@@ -158,14 +158,27 @@ TEST_CASE("a trained A_log is written as -exp(A_log), an untrained one as the by
           "[qwen35_files]") {
   test::TempFolder d("qwen35_files_ssm_a");
   const ModelConfig m = test::tiny_qwen35();
-  test::write_qwen35_gguf(d / "in.gguf", m, test::qwen35_weights(m, 4), {});
+  // ssm_a that no float32 A_log gives: log then exp does not return some of them.
+  test::write_qwen35_gguf(d / "in.gguf", m, test::qwen35_weights(m, 4), {}, GgufMetadata("none"),
+                          true);
   test::Qwen35Loaded a = test::load_qwen35(d / "in.gguf");
+  int not_inverted = 0;
+  for (const Qwen35FileExtras::StoredSsmA& s : a.extras.ssm_a) {
+    const std::vector<float> again =
+        qwen35_to_gguf(s.a_log, {int64_t(s.loaded.size())}, s.loaded, m);
+    not_inverted += std::memcmp(again.data(), s.ssm_a.bytes.data(), s.ssm_a.bytes.size()) != 0;
+  }
+  REQUIRE(not_inverted > 0);
   const std::string trained = "model.layers.0.linear_attn.A_log";
   std::vector<float>& a_log = const_cast<std::vector<float>&>(a.value(trained));
   for (float& v : a_log) v += 0.25f;
   test::save_qwen35_gguf(a, d / "out.gguf");
   const Raw in = gguf_raw(d / "in.gguf"), out = gguf_raw(d / "out.gguf");
-  CHECK(out.at("blk.2.ssm_a") == in.at("blk.2.ssm_a"));  // untrained: as read
+  for (const char* untrained : {"blk.2.ssm_a"}) CHECK(out.at(untrained) == in.at(untrained));
+  // Loaded and saved untouched: every tensor as read, ssm_a included.
+  const test::Qwen35Loaded b = test::load_qwen35(d / "in.gguf");
+  test::save_qwen35_gguf(b, d / "untouched.gguf");
+  CHECK(gguf_raw(d / "untouched.gguf") == in);
   // Trained: -exp(A_log), value heads in GGUF's order.
   const auto& bytes = std::get<2>(out.at("blk.0.ssm_a"));
   const std::vector<float> ssm_a = qwen35_to_gguf(trained, {int64_t(a_log.size())}, a_log, m);

@@ -64,8 +64,9 @@ inline ModelConfig tiny_qwen35() {
 
 using Qwen35Weights = std::vector<NamedTensor>;  // remat's names and shapes, f32 values
 
-// The trunk's parameters in graph order, random: matrices and gains in +-0.3, A_log in [-1, 2],
-// every value a bfloat16 as released checkpoints hold them (so the converter's 1 + w is exact).
+// The trunk's parameters in graph order, random: matrices and gains in +-0.3, every value a
+// bfloat16 as released checkpoints hold them (so the converter's 1 + w is exact); A_log in
+// [-1, 2], float32.
 inline Qwen35Weights qwen35_weights(const ModelConfig& m, uint64_t seed) {
   TrainShape shape;
   shape.batch = 1;
@@ -78,7 +79,8 @@ inline Qwen35Weights qwen35_weights(const ModelConfig& m, uint64_t seed) {
     NamedTensor n{t.name, t.shape,
                   random_floats(std::size_t(t.elements()), seed * 1000 + i, a_log ? -1.0f : -0.3f,
                                 a_log ? 2.0f : 0.3f)};
-    for (float& v : n.values) v = bf16_to_float(float_to_bf16(v));
+    if (!a_log)  // Qwen3.5's checkpoints keep A_log in float32
+      for (float& v : n.values) v = bf16_to_float(float_to_bf16(v));
     w.push_back(std::move(n));
   }
   return w;
@@ -170,10 +172,13 @@ inline std::string qwen35_mtp_gguf_name(const std::string& hf, int layers) {
 }
 
 // A GGUF file of `w` and `mtp` as the converter writes them with --outtype bf16, and `extra`
-// keys (a tokenizer, say) after the model's.
+// keys (a tokenizer, say) after the model's. `foreign_ssm_a`: ssm_a random in [-8, -0.3), as a
+// file another tool wrote may hold it, much of it -exp of no float32 (-exp of a float32 comes
+// back through log and exp exactly; other floats often do not).
 inline void write_qwen35_gguf(const std::filesystem::path& path, const ModelConfig& m,
                               const Qwen35Weights& w, const std::vector<NamedTensor>& mtp,
-                              const GgufMetadata& extra = GgufMetadata("extra")) {
+                              const GgufMetadata& extra = GgufMetadata("extra"),
+                              bool foreign_ssm_a = false) {
   GgufMetadata md("qwen35 test file");
   md.set("general.architecture", GgufValue::of(std::string("qwen35")));
   md.set("general.name", GgufValue::of(std::string("qwen3.5 tiny random")));
@@ -194,8 +199,12 @@ inline void write_qwen35_gguf(const std::filesystem::path& path, const ModelConf
     specs.push_back({name, f32 ? GgmlType::f32 : GgmlType::bf16, ne});
     values.push_back(std::move(v));
   };
-  for (const NamedTensor& t : w)
-    add(*qwen35_gguf_tensor_name(t.name), t.shape, qwen35_to_gguf(t.name, t.shape, t.values, m));
+  for (const NamedTensor& t : w) {
+    std::vector<float> v = qwen35_to_gguf(t.name, t.shape, t.values, m);
+    if (foreign_ssm_a && t.name.ends_with(".A_log"))
+      v = random_floats(v.size(), values.size(), -8.0f, -0.3f);
+    add(*qwen35_gguf_tensor_name(t.name), t.shape, std::move(v));
+  }
   for (const NamedTensor& t : mtp) {
     std::vector<float> v = t.values;
     if (t.name.ends_with("norm.weight"))
