@@ -4,6 +4,7 @@
 // projection adapted at once on generated configs with a backward that fits the schemas.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -12,6 +13,7 @@
 #include "graph/lora.h"
 #include "graph/model_builder.h"
 #include "graph/op_schema.h"
+#include "graph/weight_dtype.h"
 #include "tests/graph/random_qwen35.h"
 
 namespace remat {
@@ -175,6 +177,43 @@ TEST_CASE("qwen35 lora: every projection adapted on generated configs, backward 
     REQUIRE(g.parameter_grads.size() == g.parameters.size());
     for (const Op& op : g.ops)
       CHECK(check_operand_arity(op.kind, op.attrs, op.inputs.size(), op.outputs.size()).empty());
+  }
+}
+
+TEST_CASE("qwen35 lora: every matrix llama.cpp's quantizer quantizes stays in its blocks") {
+  // Rows of 256 values, as K-quants need: width, MLP, value channels and attention heads.
+  testing::Qwen35Case c = testing::tiny_qwen35();
+  ModelConfig& m = c.model;
+  m.dim = 256;
+  m.ffn = 256;
+  m.head_size = 128;
+  m.qwen35_layers.mrope_section = {16, 0, 0};  // a quarter of 128 rotated: 16 frequencies
+  m.qwen35_layers.linear_key_head_dim = 64;
+  m.qwen35_layers.linear_value_head_dim = 64;
+  c.shape.loss_chunk = 64;
+  LoraSpec lora;
+  lora.rank = 4;
+  lora.targets = lora_targets(lora, m);
+  Graph g = build_model(m, c.shape);
+  apply_lora(g, lora);
+  // llama.cpp's quantizer (src/llama-quant.cpp, tensor_allows_quantization) quantizes the 2-D
+  // weights but norms and ssm_conv1d: every projection (ssm_alpha and ssm_beta too) and the tied
+  // embedding; a Q4_K_M file mixes q4_K and q6_K (ssm_a, ssm_dt, the conv and norms stay F32).
+  const BlockFormat q4_k{12, 256, 144, "q4_K"}, q6_k{14, 256, 210, "q6_K"};
+  std::vector<BlockWeight> blocks;
+  for (TensorId t : g.frozen) {
+    const Tensor& w = g.tensor(t);
+    if (w.shape.size() == 2 && w.name.find("conv1d") == std::string::npos)
+      blocks.push_back({w.name, blocks.size() % 3 == 0 ? q6_k : q4_k});
+  }
+  REQUIRE(blocks.size() == 1 + 3 * 8 + 1 * 7);  // embedding; 3 DeltaNet layers, 1 attention
+  CHECK(store_block_weights(g, blocks, DType::f32).empty());  // none decoded
+  for (TensorId t : g.frozen) {
+    const Tensor& w = g.tensor(t);
+    INFO(w.name);
+    const bool listed = std::any_of(blocks.begin(), blocks.end(),
+                                    [&](const BlockWeight& b) { return b.name == w.name; });
+    CHECK((w.dtype == DType::blocks) == listed);
   }
 }
 
