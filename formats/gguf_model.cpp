@@ -1,5 +1,6 @@
 #include "formats/gguf_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -109,18 +110,52 @@ GgufArch architecture(const GgufFile& f) {
   const std::optional<std::string> name = f.metadata().string("general.architecture");
   if (!name) fail(f, "has no 'general.architecture'");
   const std::optional<GgufArch> arch = gguf_arch(*name);
-  if (!arch && *name == kQwen35GgufArch)
-    fail(f, "general.architecture is 'qwen35': Qwen3.5 (Gated DeltaNet) is not trainable yet");
   if (!arch)
     fail(f, "general.architecture is '" + *name +
-                "'; remat reads llama, qwen2, qwen3, gemma3 and gpt2");
+                "'; remat reads llama, qwen2, qwen3, gemma3, qwen35 and gpt2");
   return *arch;
+}
+
+// Qwen3.5 from its qwen35.* keys (formats/gguf_qwen35.h); the vocabulary from token_embd's rows
+// unless qwen35.vocab_size says, the head tied when there is no output.weight.
+ModelConfig qwen35_config(const GgufFile& f) {
+  const GgufTensor* embd = f.tensor("token_embd.weight");
+  if (!embd || embd->ne.size() != 2) fail(f, "has no two-dimensional tensor 'token_embd.weight'");
+  if (embd->ne[1] > (1u << 30)) fail(f, "token_embd.weight has too many rows");
+  try {
+    ModelConfig m = qwen35_model_config(f.metadata(), static_cast<int>(embd->ne[1]));
+    m.tied_head = f.tensor("output.weight") == nullptr;
+    if (embd->ne[0] != uint64_t(m.dim) || embd->ne[1] != uint64_t(m.vocab))
+      fail(f, "token_embd.weight is not [" + std::to_string(m.vocab) + ", " +
+                  std::to_string(m.dim) + "] as the qwen35 keys say");
+    m.validate();
+    return m;
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    if (what.starts_with(f.origin() + ":")) throw;
+    fail(f, what);
+  }
+}
+
+// The values of a qwen35 linear-attention tensor read whole, as Hugging Face holds them.
+std::vector<float> qwen35_whole(const GgufFile& f, const GgufTensor& t, const SafetensorsEntry& e,
+                                const ModelConfig& m) {
+  std::vector<std::byte> bytes(t.bytes);
+  f.read(t, 0, bytes);
+  std::vector<float> v(t.elements());
+  decode_blocks(t.type, bytes, v);
+  try {
+    return qwen35_from_gguf(e.name, e.shape, std::move(v), m);
+  } catch (const std::invalid_argument& x) {
+    fail(f, "tensor '" + t.name + "': " + x.what());
+  }
 }
 
 }  // namespace
 
 ModelConfig gguf_model_config(const GgufFile& f) {
   const GgufArch arch = architecture(f);
+  if (arch == GgufArch::qwen35) return qwen35_config(f);
   const std::string a = std::string(gguf_arch_name(arch)) + ".";
   ModelConfig m;
   m.arch = arch == GgufArch::gpt2 ? Architecture::gpt2 : Architecture::llama;
@@ -174,6 +209,7 @@ GgufWeights::GgufWeights(GgufFile file) : file_(std::move(file)), model_(gguf_mo
   for (const GgufTensor& t : file_.tensors()) {
     const std::optional<std::string> name = hf_tensor_name(t.name, arch);
     if (!name) continue;  // rope_freqs and the like: no parameter of remat's
+    if (arch == GgufArch::qwen35 && !qwen35_trunk_tensor(t.name, model_)) continue;
     if (t.ne.size() > 2) fail(file_, "tensor '" + t.name + "' has more than two dimensions");
     const GgufLayout layout = gguf_layout(*name, arch, model_.heads, model_.kv_head_count());
     SafetensorsEntry e;
@@ -218,7 +254,8 @@ std::vector<BlockWeight> GgufWeights::block_weights() const {
   for (std::size_t i = 0; i < sources_.size(); ++i) {
     const GgufTensor& t = *sources_[i].tensor;
     const GgmlTypeInfo& info = ggml_type_info(t.type);
-    if (info.block_values <= 1 || t.ne.size() != 2 || sources_[i].layout.norm_shift != 0.0f)
+    if (info.block_values <= 1 || t.ne.size() != 2 || sources_[i].layout.norm_shift != 0.0f ||
+        sources_[i].layout.qwen35_transform)
       continue;
     out.push_back({header_.tensors[i].name,
                    {static_cast<uint32_t>(t.type), info.block_values, info.block_bytes,
@@ -251,7 +288,15 @@ void GgufWeights::read(const SafetensorsEntry& e, uint64_t first, std::span<floa
     throw std::out_of_range("GgufWeights::read: past the end of '" + e.name + "'");
   const uint64_t row_len = t.ne[0];
   row_values_.resize(row_len);
-  if (s.layout.rope_heads > 0 && t.ne.size() == 1) {
+  if (s.layout.qwen35_transform) {
+    // Transformed whole (heads reordered, ssm_a to A_log); kept while reads stay in it.
+    const std::size_t index = static_cast<std::size_t>(&s - sources_.data());
+    if (whole_of_ != index) {
+      whole_ = qwen35_whole(file_, t, e, model_);
+      whole_of_ = index;
+    }
+    std::copy_n(whole_.begin() + std::ptrdiff_t(first), out.size(), out.begin());
+  } else if (s.layout.rope_heads > 0 && t.ne.size() == 1) {
     // A permuted bias: its elements move as the weight's rows do.
     read_row(t, 0, row_values_);
     for (std::size_t i = 0; i < out.size(); ++i)

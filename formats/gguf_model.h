@@ -19,7 +19,9 @@
 
 namespace remat {
 
-// The model `file` holds: general.architecture llama, qwen2, qwen3 (q/k norms), gemma3 (Gemma 3:
+// The model `file` holds: general.architecture llama, qwen2, qwen3 (q/k norms), qwen35 (Qwen3.5:
+// its qwen35.* keys, formats/gguf_qwen35.h; the tensors of its MTP block, blk.N for N past the
+// trunk's layers, belong to no parameter and are left out of GgufWeights), gemma3 (Gemma 3:
 // besides, .attention.sliding_window, .attention.sliding_window_pattern, .rope.freq_base_swa,
 // .rope.scaling.type/factor as llama.cpp reads them) or gpt2; hyperparameters from
 // <arch>.block_count, .embedding_length, .feed_forward_length, .attention.head_count,
@@ -74,6 +76,8 @@ class GgufWeights {
   std::vector<Source> sources_;  // sources_[i] backs header_.tensors[i]
   mutable std::vector<std::byte> row_bytes_;
   mutable std::vector<float> row_values_;
+  mutable std::vector<float> whole_;  // a qwen35 tensor read whole (GgufLayout::qwen35_transform)
+  mutable std::size_t whole_of_ = SIZE_MAX;  // its index in sources_
 };
 
 // Empty when the model can be fully fine-tuned; otherwise one line naming its first quantized

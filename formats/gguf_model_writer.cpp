@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "formats/gguf_qwen35.h"
 #include "formats/gguf_rope_freqs.h"
 
 namespace remat {
@@ -52,9 +53,7 @@ void set_gemma3(GgufMetadata& md, const std::string& a, const ModelConfig& m) {
 
 GgufArch gguf_arch_of(const ModelConfig& m) {
   if (m.arch == Architecture::gpt2) return GgufArch::gpt2;
-  if (m.qwen35)
-    throw std::invalid_argument(
-        "Qwen3.5 is GGUF arch qwen35 (formats/gguf_qwen35.h), which remat does not write yet");
+  if (m.qwen35) return GgufArch::qwen35;
   if (m.gemma3) {
     check_gemma3(m);
     return GgufArch::gemma3;
@@ -98,6 +97,41 @@ void check_gguf_model(const ModelConfig& m, GgmlType matrix_type) {
   gguf_file_type(matrix_type);
 }
 
+namespace {
+
+// Whether `raw` holds a Qwen3.5 MTP block (its tensors are all there is to write of it).
+bool writes_mtp(const std::vector<GgufRawTensor>& raw, const ModelConfig& m) {
+  for (const GgufRawTensor& t : raw)
+    if (!qwen35_trunk_tensor(t.spec.name, m)) return true;
+  return false;
+}
+
+// qwen35.* as the converter writes them (formats/gguf_qwen35.h), after general.*; the MTP
+// layers counted only when their tensors are written.
+void set_qwen35(GgufMetadata& md, const ModelConfig& m, const GgufModelOptions& options) {
+  ModelConfig written = m;
+  if (!writes_mtp(options.raw, m)) written.qwen35_layers.mtp_layers = 0;
+  const GgufMetadata keys = qwen35_gguf_metadata(written);
+  for (const GgufMetadata::Entry& e : keys.entries())
+    if (e.key != "general.architecture") md.set(e.key, e.value);
+}
+
+// general.file_type, the quantization version, the caller's extra keys and a tokenizer model.
+GgufMetadata finish_metadata(GgufMetadata& md, const GgufModelOptions& options) {
+  set(md, "general.file_type", gguf_file_type(options.matrix_type));
+  set(md, "general.quantization_version", uint32_t(2));
+  for (const GgufMetadata::Entry& e : options.extra.entries()) {
+    if (md.contains(e.key))
+      throw std::invalid_argument("GGUF metadata: '" + e.key +
+                                  "' is the model's own key; it cannot be given as an extra");
+    md.set(e.key, e.value);
+  }
+  if (!md.contains("tokenizer.ggml.model")) set(md, "tokenizer.ggml.model", std::string("none"));
+  return md;
+}
+
+}  // namespace
+
 GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& options) {
   check_gguf_model(m, options.matrix_type);
   const GgufArch arch = gguf_arch_of(m);
@@ -106,6 +140,10 @@ GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& o
   set(md, "general.architecture", std::string(gguf_arch_name(arch)));
   set(md, "general.type", std::string("model"));
   set(md, "general.name", options.name);
+  if (arch == GgufArch::qwen35) {
+    set_qwen35(md, m, options);
+    return finish_metadata(md, options);
+  }
   set(md, a + "block_count", u32(m.layers));
   set(md, a + "context_length", u32(m.ctx));
   set(md, a + "embedding_length", u32(m.dim));
@@ -126,16 +164,7 @@ GgufMetadata gguf_model_metadata(const ModelConfig& m, const GgufModelOptions& o
     if (arch == GgufArch::gemma3) set_gemma3(md, a, m);
   }
   set(md, a + "vocab_size", u32(m.vocab));
-  set(md, "general.file_type", gguf_file_type(options.matrix_type));
-  set(md, "general.quantization_version", uint32_t(2));
-  for (const GgufMetadata::Entry& e : options.extra.entries()) {
-    if (md.contains(e.key))
-      throw std::invalid_argument("GGUF metadata: '" + e.key +
-                                  "' is the model's own key; it cannot be given as an extra");
-    md.set(e.key, e.value);
-  }
-  if (!md.contains("tokenizer.ggml.model")) set(md, "tokenizer.ggml.model", std::string("none"));
-  return md;
+  return finish_metadata(md, options);
 }
 
 GgufTensorSpec gguf_tensor_spec(const GgufSourceTensor& t, const ModelConfig& m,
@@ -154,6 +183,8 @@ GgufTensorSpec gguf_tensor_spec(const GgufSourceTensor& t, const ModelConfig& m,
   GgufTensorSpec s;
   s.name = *name;
   s.type = t.shape.size() == 2 ? matrix_type : GgmlType::f32;
+  // The converter keeps SSM_CONV1D in F32 whatever the output type (conversion/base.py).
+  if (arch == GgufArch::qwen35 && s.name.ends_with(".ssm_conv1d.weight")) s.type = GgmlType::f32;
   gguf_file_type(s.type);  // refuses other types
   if (t.shape.size() == 1) {
     s.ne = {uint64_t(t.shape[0])};
@@ -233,6 +264,35 @@ void write_gguf_values(GgufWriter& out, const std::vector<int64_t>& shape, const
   }
 }
 
+namespace {
+
+// A qwen35 linear-attention parameter: read whole, transformed as the converter does
+// (formats/gguf_qwen35.h), written whole.
+void write_qwen35_whole(GgufWriter& out, const GgufSourceTensor& t, const ModelConfig& m,
+                        const std::function<void(uint64_t first, std::span<float> out)>& read) {
+  uint64_t n = 1;
+  for (int64_t d : t.shape) n *= uint64_t(d);
+  std::vector<float> v(n);
+  for (uint64_t at = 0; at < n; at += kGgufWritePieceFloats)
+    read(at, std::span(v).subspan(at, std::min(kGgufWritePieceFloats, n - at)));
+  out.write(std::span<const float>(qwen35_to_gguf(t.name, t.shape, std::move(v), m)));
+}
+
+const GgufRawTensor* replacement(const GgufModelOptions& options, const std::string& name,
+                                 const GgufTensorSpec& spec) {
+  for (const auto& [param, raw] : options.replaced) {
+    if (param != name) continue;
+    if (raw.spec.name != spec.name || raw.spec.ne != spec.ne ||
+        raw.bytes.size() != gguf_tensor_bytes(raw.spec))
+      throw std::invalid_argument("'" + name + "' cannot be written as the bytes of '" +
+                                  raw.spec.name + "': another tensor's name, shape or size");
+    return &raw;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 void write_gguf_model(const std::filesystem::path& path, const ModelConfig& m,
                       const std::vector<GgufSourceTensor>& tensors, const GgufSourceReader& read,
                       const GgufModelOptions& options,
@@ -244,8 +304,13 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& m,
     rope_freqs = gguf_rope_freqs(m.llama3, m.rope_theta, m.head_dim());
   std::vector<GgufTensorSpec> specs;
   if (!rope_freqs.empty()) specs.push_back({kGgufRopeFreqs, GgmlType::f32, {rope_freqs.size()}});
-  for (const GgufSourceTensor& t : tensors)
+  std::vector<const GgufRawTensor*> replaced;
+  for (const GgufSourceTensor& t : tensors) {
     specs.push_back(gguf_tensor_spec(t, m, options.matrix_type));
+    replaced.push_back(replacement(options, t.name, specs.back()));
+    if (replaced.back()) specs.back().type = replaced.back()->spec.type;
+  }
+  for (const GgufRawTensor& r : options.raw) specs.push_back(r.spec);
   const GgufArch arch = gguf_arch_of(m);
   GgufWriter writer(path, metadata, specs);
   if (!rope_freqs.empty()) writer.write(std::span<const float>(rope_freqs));
@@ -254,14 +319,20 @@ void write_gguf_model(const std::filesystem::path& path, const ModelConfig& m,
     const GgufSourceTensor& t = tensors[i];
     uint64_t elements = 1;
     for (int64_t d : t.shape) elements *= uint64_t(d);
-    write_gguf_values(
-        writer, t.shape, gguf_layout(t.name, arch, m.heads, m.kv_head_count()),
-        [&](uint64_t first, std::span<float> out) { read(i, first, out); },
-        [&](uint64_t floats) {
-          if (progress) progress(before + floats);
-        });
+    auto read_i = [&](uint64_t first, std::span<float> out) { read(i, first, out); };
+    const GgufLayout layout = gguf_layout(t.name, arch, m.heads, m.kv_head_count());
+    if (replaced[i])
+      writer.write(std::span<const std::byte>(replaced[i]->bytes));
+    else if (layout.qwen35_transform)
+      write_qwen35_whole(writer, t, m, read_i);
+    else
+      write_gguf_values(writer, t.shape, layout, read_i, [&](uint64_t floats) {
+        if (progress) progress(before + floats);
+      });
     before += elements;
+    if (progress) progress(before);
   }
+  for (const GgufRawTensor& r : options.raw) writer.write(std::span<const std::byte>(r.bytes));
   writer.commit();
 }
 

@@ -13,6 +13,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "formats/gguf.h"
@@ -25,8 +26,8 @@ namespace remat {
 // The most floats the writer asks for, or holds for a transposed matrix, at a time.
 inline constexpr uint64_t kGgufWritePieceFloats = uint64_t(1) << 22;
 
-// The GGUF architecture of a remat model: gpt2; qwen2 for the Llama family with q/k/v biases
-// (Qwen2's layout, RoPE on halves); llama otherwise (RoPE rows permuted in the file).
+// The GGUF architecture of a remat model: qwen35 for Qwen3.5; gpt2; qwen2 for the Llama family with
+// q/k/v biases (Qwen2's layout, RoPE on halves); llama otherwise (RoPE rows permuted in the file).
 // qwen3 for q/k norms (Hugging Face's order, like qwen2). std::invalid_argument for a model remat
 // has no GGUF form for: q/k norms with biases; llama3 RoPE scaling on qwen2 or qwen3 (llama.cpp
 // reads rope_freqs, formats/gguf_rope_freqs.h, in llama models only).
@@ -41,6 +42,13 @@ float gguf_gemma3_query_scalar(const ModelConfig& m);
 // MOSTLY_F16 1, MOSTLY_BF16 32. std::invalid_argument for another type.
 uint32_t gguf_file_type(GgmlType matrix_type);
 
+// A tensor written as the bytes a file held: a Qwen3.5 model's MTP block passed through, or an
+// untrained A_log's ssm_a as it was read (formats/qwen35_file_extras.h).
+struct GgufRawTensor {
+  GgufTensorSpec spec;
+  std::vector<std::byte> bytes;  // gguf_tensor_bytes(spec) of them
+};
+
 // How to write a model.
 struct GgufModelOptions {
   // Tensors of two dimensions; 1-D tensors (norms, biases) stay F32, as the converter keeps them.
@@ -51,6 +59,12 @@ struct GgufModelOptions {
   // key the model's metadata also has is refused. Without tokenizer.ggml.model the file says
   // "none" (llama.cpp then loads it without a vocabulary: token ids in, logits out).
   GgufMetadata extra = GgufMetadata("extra metadata");
+  // Written after the parameters, as they are (a Qwen3.5 model's blk.N.* MTP tensors; with
+  // them its metadata counts m.qwen35_layers.mtp_layers blocks more, without them none).
+  std::vector<GgufRawTensor> raw;
+  // Parameters (by remat's name) written as these bytes instead of from their values; the spec
+  // must be the parameter's GGUF name and dimensions.
+  std::vector<std::pair<std::string, GgufRawTensor>> replaced;
 };
 
 // std::invalid_argument for a model or matrix type write_gguf_model refuses: the one rule the

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "formats/gguf_qwen35.h"
+
 namespace remat {
 namespace {
 
@@ -90,6 +92,7 @@ std::optional<GgufArch> gguf_arch(std::string_view name) {
   if (name == "qwen3") return GgufArch::qwen3;
   if (name == "gemma3") return GgufArch::gemma3;
   if (name == "gpt2") return GgufArch::gpt2;
+  if (name == kQwen35GgufArch) return GgufArch::qwen35;
   return std::nullopt;
 }
 
@@ -105,11 +108,14 @@ std::string_view gguf_arch_name(GgufArch a) {
       return "gemma3";
     case GgufArch::gpt2:
       return "gpt2";
+    case GgufArch::qwen35:
+      return kQwen35GgufArch;
   }
   throw std::logic_error("unknown GGUF architecture");
 }
 
 std::optional<std::string> gguf_tensor_name(std::string_view hf_name, GgufArch arch) {
+  if (arch == GgufArch::qwen35) return qwen35_gguf_tensor_name(hf_name);
   if (arch == GgufArch::gpt2) return map_name(hf_name, kGpt2Top, kGpt2Block, "h.", "blk.", true);
   if (arch == GgufArch::gemma3)
     return map_name(hf_name, kLlamaTop, kGemma3Block, "model.layers.", "blk.", true);
@@ -117,6 +123,7 @@ std::optional<std::string> gguf_tensor_name(std::string_view hf_name, GgufArch a
 }
 
 std::optional<std::string> hf_tensor_name(std::string_view gguf_name, GgufArch arch) {
+  if (arch == GgufArch::qwen35) return qwen35_hf_tensor_name(gguf_name);
   if (arch == GgufArch::gpt2) return map_name(gguf_name, kGpt2Top, kGpt2Block, "blk.", "h.", false);
   if (arch == GgufArch::gemma3)
     return map_name(gguf_name, kLlamaTop, kGemma3Block, "blk.", "model.layers.", false);
@@ -133,6 +140,12 @@ GgufLayout gguf_layout(std::string_view hf_name, GgufArch arch, int heads, int k
     return l;
   }
   if (arch == GgufArch::gemma3 && hf_name.ends_with("norm.weight")) l.norm_shift = 1.0f;
+  if (arch == GgufArch::qwen35) {
+    // The converter adds 1 to every norm but the gated one (formats/gguf_qwen35.h).
+    const bool gated_norm = hf_name.ends_with("linear_attn.norm.weight");
+    if (hf_name.ends_with("norm.weight") && !gated_norm) l.norm_shift = 1.0f;
+    l.qwen35_transform = hf_name.find(".linear_attn.") != std::string_view::npos && !gated_norm;
+  }
   if (arch == GgufArch::llama) {
     if (hf_name.ends_with("self_attn.q_proj.weight") || hf_name.ends_with("self_attn.q_proj.bias"))
       l.rope_heads = heads;

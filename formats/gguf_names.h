@@ -24,7 +24,8 @@
 
 namespace remat {
 
-enum class GgufArch { llama, qwen2, qwen3, gemma3, gpt2 };
+// qwen35 is Qwen3.5 (formats/gguf_qwen35.h holds its names and transforms).
+enum class GgufArch { llama, qwen2, qwen3, gemma3, gpt2, qwen35 };
 
 // general.architecture's value; nullopt for any other architecture.
 std::optional<GgufArch> gguf_arch(std::string_view name);
@@ -49,6 +50,9 @@ struct GgufLayout {
   // Added on write, subtracted on read: gemma3 files hold each RMSNorm's gain 1 + w where remat
   // (and Hugging Face) keep the offset w.
   float norm_shift = 0.0f;
+  // qwen35's linear-attention tensors: read and written whole through formats/gguf_qwen35.h's
+  // transforms (value heads reordered, A_log as ssm_a = -exp(A_log)).
+  bool qwen35_transform = false;
 };
 // `heads` and `kv_heads` are the model's query and key/value heads.
 GgufLayout gguf_layout(std::string_view hf_name, GgufArch arch, int heads, int kv_heads);

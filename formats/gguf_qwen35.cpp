@@ -163,6 +163,17 @@ std::optional<std::string> qwen35_text_tensor_name(std::string_view name) {
   return std::string(name);
 }
 
+bool qwen35_trunk_tensor(std::string_view gguf_name, const ModelConfig& m) {
+  const auto parts = split_block(gguf_name, "blk.");
+  if (!parts) return true;
+  return std::string(parts->first).size() < 10 && std::stoi(std::string(parts->first)) < m.layers;
+}
+
+std::vector<int64_t> qwen35_conv1d_file_shape(const std::vector<int64_t>& graph_shape) {
+  if (graph_shape.size() != 2) throw std::invalid_argument("a conv1d weight has two axes here");
+  return {graph_shape[0], 1, graph_shape[1]};
+}
+
 int qwen35_gguf_value_head(int head, int key_heads, int value_heads) {
   const int per_key = value_heads / key_heads;
   return (head % per_key) * key_heads + head / per_key;

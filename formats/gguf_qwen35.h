@@ -50,6 +50,15 @@ std::optional<std::string> qwen35_hf_tensor_name(std::string_view gguf_name);
 // (model.visual.*) and the MTP layers (mtp.*). Text-model names pass unchanged.
 std::optional<std::string> qwen35_text_tensor_name(std::string_view checkpoint_name);
 
+// Whether GGUF tensor `gguf_name` belongs to the trunk remat trains: a block of the first
+// m.layers, or a tensor of no block (token_embd, output_norm, output). The MTP block's tensors
+// (blk.N for N >= m.layers, its nextn.* among them) do not.
+bool qwen35_trunk_tensor(std::string_view gguf_name, const ModelConfig& m);
+
+// Hugging Face's shape of a conv1d weight ([channels, 1, kernel]) whose graph shape is
+// [channels, kernel]; the values are in the same order.
+std::vector<int64_t> qwen35_conv1d_file_shape(const std::vector<int64_t>& graph_shape);
+
 // The GGUF position of Hugging Face value head `head` (grouped by key head -> tiled), and back.
 int qwen35_gguf_value_head(int head, int key_heads, int value_heads);
 int qwen35_hf_value_head(int gguf_head, int key_heads, int value_heads);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "formats/gguf_qwen35.h"
 #include "formats/gpt2_weights.h"
 #include "formats/llama_weights.h"
 
@@ -28,6 +29,12 @@ double uniform01(uint64_t& s) {
 
 // The parameter name a checkpoint tensor stands for, or nothing when the family skips it.
 std::optional<std::string> parameter_name(const std::string& name, const ModelConfig& model) {
+  if (model.qwen35) {
+    // The multimodal form's text model under its text names; vision tower and MTP skipped.
+    const std::optional<std::string> text = qwen35_text_tensor_name(name);
+    if (!text || llama_ignored_tensor(*text, model)) return std::nullopt;
+    return text;
+  }
   if (model.arch == Architecture::llama) {
     if (llama_ignored_tensor(name, model)) return std::nullopt;
     return name;
@@ -36,6 +43,14 @@ std::optional<std::string> parameter_name(const std::string& name, const ModelCo
   const std::string bare = name.starts_with(prefix) ? name.substr(prefix.size()) : name;
   if (gpt2_ignored_tensor(bare)) return std::nullopt;
   return bare;
+}
+
+// Whether a file's tensor of `shape` holds parameter p's values in its order: its shape, or for a
+// Qwen3.5 conv1d weight transformers' [channels, 1, kernel] of the graph's [channels, kernel].
+bool same_layout(const std::vector<int64_t>& shape, const TensorSpec& p, const ModelConfig& model) {
+  if (shape == p.shape) return true;
+  return model.qwen35 && p.name.ends_with(".conv1d.weight") && p.shape.size() == 2 &&
+         shape == qwen35_conv1d_file_shape(p.shape);
 }
 
 // File is SafetensorsHeader or SafetensorsContents: both list tensors with .name and .shape.
@@ -47,8 +62,10 @@ std::vector<const Tensor*> match(const File& file, const std::vector<TensorSpec>
     const auto name = parameter_name(t.name, model);
     if (!name) continue;
     if (!by_name.emplace(*name, &t).second)
-      throw std::invalid_argument("tensor '" + *name + "' appears twice (with and without '" +
-                                  "transformer.')");
+      throw std::invalid_argument("tensor '" + *name + "' appears twice (" +
+                                  (model.qwen35 ? "with and without 'model.language_model.'"
+                                                : "with and without 'transformer.'") +
+                                  ")");
   }
   std::vector<const Tensor*> out;
   std::set<std::string> used;
@@ -56,7 +73,7 @@ std::vector<const Tensor*> match(const File& file, const std::vector<TensorSpec>
     auto it = by_name.find(p.name);
     if (it == by_name.end())
       throw std::invalid_argument("the checkpoint has no tensor '" + p.name + "'");
-    if (it->second->shape != p.shape)
+    if (!same_layout(it->second->shape, p, model))
       throw std::invalid_argument("tensor '" + p.name + "' has shape " +
                                   shape_text(it->second->shape) + "; the model needs " +
                                   shape_text(p.shape));

@@ -1,7 +1,5 @@
 #include "formats/safetensors.h"
 
-#include "base/half_float.h"
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <stdexcept>
 
 #include "base/atomic_file.h"
+#include "base/half_float.h"
 #include "base/json.h"
 #include "base/json_writer.h"
 #include "base/regular_file.h"
@@ -342,6 +341,14 @@ uint64_t element_count(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// Bytes per element of a dtype the writer stores.
+uint64_t written_size(const TensorSpec& t) {
+  if (t.dtype == "F32") return 4;
+  if (t.dtype == "F16" || t.dtype == "BF16") return 2;
+  throw std::invalid_argument("tensor '" + t.name + "': remat writes F32, F16 or BF16, not " +
+                              t.dtype);
+}
+
 std::vector<TensorSpec> specs_of(const std::vector<NamedTensor>& tensors) {
   std::vector<TensorSpec> specs;
   for (const auto& t : tensors) {
@@ -365,8 +372,8 @@ std::string safetensors_header_bytes(const std::vector<TensorSpec>& tensors,
   }
   uint64_t offset = 0;
   for (const auto& t : tensors) {
-    const uint64_t bytes = 4 * element_count(t.shape);
-    j.key(t.name).begin_object().field("dtype", "F32").key("shape").begin_array();
+    const uint64_t bytes = written_size(t) * element_count(t.shape);
+    j.key(t.name).begin_object().field("dtype", t.dtype).key("shape").begin_array();
     for (int64_t d : t.shape) j.value(d);
     j.end_array().key("data_offsets").begin_array().value(offset).value(offset + bytes);
     j.end_array().end_object();
@@ -396,7 +403,7 @@ SafetensorsWriter::SafetensorsWriter(const std::filesystem::path& path,
     : path_(path), tensors_(std::move(tensors)), crash_half_way_(crash_in_save_requested()) {
   const std::string header = safetensors_header_bytes(tensors_, metadata);
   total_bytes_ = header.size();
-  for (const auto& t : tensors_) total_bytes_ += 4 * element_count(t.shape);
+  for (const auto& t : tensors_) total_bytes_ += written_size(t) * element_count(t.shape);
   file_ = std::make_unique<AtomicFile>(path);
   write_raw(header.data(), header.size());
   while (tensor_ < tensors_.size() && element_count(tensors_[tensor_].shape) == 0) ++tensor_;
@@ -430,7 +437,15 @@ void SafetensorsWriter::write(std::span<const float> values) {
         throw std::runtime_error(
             path_.string() + ": tensor '" + t.name + "' has a non-finite value at element " +
             std::to_string(element_ + i) + "; nothing written, the previous file is kept");
-    write_raw(values.data() + done, 4 * n);
+    if (t.dtype == "F32") {
+      write_raw(values.data() + done, 4 * n);
+    } else {
+      narrow_.resize(n);
+      const bool bf16 = t.dtype == "BF16";
+      for (std::size_t i = 0; i < n; ++i)
+        narrow_[i] = bf16 ? float_to_bf16(values[done + i]) : float_to_f16(values[done + i]);
+      write_raw(narrow_.data(), 2 * n);
+    }
     done += n;
     element_ += n;
     if (element_ == element_count(t.shape)) {

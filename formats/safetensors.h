@@ -23,6 +23,7 @@ class AtomicFile;
 struct TensorSpec {
   std::string name;            // e.g. "h.0.attn.c_attn.weight"
   std::vector<int64_t> shape;  // row-major
+  std::string dtype = "F32";   // how SafetensorsWriter stores it: F32, F16 or BF16
 };
 
 struct NamedTensor {
@@ -91,11 +92,13 @@ class SafetensorsSource {
 SafetensorsContents read_safetensors(const std::filesystem::path& path);
 SafetensorsContents parse_safetensors(std::string_view bytes, const std::string& origin);
 
-// Writes F32 tensors, in the given order, atomically (base/atomic_file.h): a crash or an error
-// mid-write leaves any previous file at `path` intact. Values arrive piece by piece through
-// write(); each tensor's elements in order, then the next tensor's. commit() makes the file.
-// Test hook: with REMAT_TEST_CRASH_IN_SAVE=1 in the environment the process exits (status 99)
-// after writing half of the temporary file, so tests can check that nothing is lost.
+// Writes tensors, F32 unless their spec says F16 or BF16 (values rounded to nearest even, so a
+// value read from such a tensor is written back as the same bytes), in the given order, atomically
+// (base/atomic_file.h): a crash or an error mid-write leaves any previous file at `path` intact.
+// Values arrive piece by piece through write(); each tensor's elements in order, then the next
+// tensor's. commit() makes the file. Test hook: with REMAT_TEST_CRASH_IN_SAVE=1 in the environment
+// the process exits (status 99) after writing half of the temporary file, so tests can check that
+// nothing is lost.
 class SafetensorsWriter {
  public:
   SafetensorsWriter(const std::filesystem::path& path, std::vector<TensorSpec> tensors,
@@ -121,12 +124,13 @@ class SafetensorsWriter {
   uint64_t element_ = 0;      // elements of it written so far
   uint64_t total_bytes_ = 0;  // header and data
   uint64_t written_ = 0;
-  bool crash_half_way_ = false;  // REMAT_TEST_CRASH_IN_SAVE
+  bool crash_half_way_ = false;   // REMAT_TEST_CRASH_IN_SAVE
+  std::vector<uint16_t> narrow_;  // a piece of F16 or BF16 values on its way out
 };
 
 void write_safetensors(const std::filesystem::path& path, const std::vector<NamedTensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
-// The length prefix and padded JSON header of a file holding `tensors` as F32.
+// The length prefix and padded JSON header of a file holding `tensors` in their dtypes.
 std::string safetensors_header_bytes(const std::vector<TensorSpec>& tensors,
                                      const std::map<std::string, std::string>& metadata);
 std::string serialize_safetensors(const std::vector<NamedTensor>& tensors,

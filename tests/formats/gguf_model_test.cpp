@@ -194,9 +194,9 @@ TEST_CASE("a GGUF model remat cannot train is refused naming the key") {
   GgufMetadata md = llama_metadata(m, "llama");
   md.set("general.architecture", GgufValue::of("qwen3moe"));
   refused(md, "general.architecture is 'qwen3moe'");
-  // Qwen3.5's file is known (formats/gguf_qwen35.h) but has no graph yet.
+  // A qwen35 file whose embedding is not the shape its qwen35.* keys give.
   refused(qwen35_gguf_metadata(ModelConfig::preset("qwen3.5-0.8b")),
-          "general.architecture is 'qwen35': Qwen3.5 (Gated DeltaNet) is not trainable yet");
+          "token_embd.weight is not [248320, 1024] as the qwen35 keys say");
   md = llama_metadata(m, "llama");
   md.erase("llama.block_count");
   refused(md, "has no 'llama.block_count'");

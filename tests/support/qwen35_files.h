@@ -1,0 +1,202 @@
+// Random tiny Qwen3.5 checkpoints as others write them, for the tests that load and save them:
+// a Hugging Face folder (transformers' names and shapes: conv1d [channels, 1, kernel], matrices
+// bf16, vectors f32, an mtp.* layer in f16 and bf16; the text model alone, or the multimodal form
+// with its text model under model.language_model.* beside a vision tensor) and a GGUF file as
+// llama.cpp's converter writes one (the qwen35.* keys, its names and transforms, an MTP block
+// blk.L.* with its nextn.* tensors, matrices bf16, conv1d and vectors f32). Both hold the same
+// values: what the trunk's parameters are is Qwen35Weights.
+#pragma once
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/atomic_file.h"
+#include "base/half_float.h"
+#include "formats/gguf_model_writer.h"
+#include "formats/gguf_qwen35.h"
+#include "formats/gguf_writer.h"
+#include "formats/hf_config.h"
+#include "formats/safetensors.h"
+#include "graph/model_builder.h"
+#include "tests/support/random_fill.h"
+
+namespace remat::test {
+
+// 4 layers (full attention every second), width 64, MLP 96, vocabulary 100; linear layers with
+// 2 key heads and 4 value heads of 16 (so the converter's value-head reordering moves rows), a
+// conv1d of 4 taps; full attention 4 query heads of 32 over 2 key/value heads, RoPE on a quarter;
+// one MTP layer; an untied head.
+inline ModelConfig tiny_qwen35() {
+  ModelConfig m = ModelConfig::preset("qwen3.5-0.8b");
+  m.layers = 4;
+  m.dim = 64;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.head_size = 32;
+  m.ffn = 96;
+  m.vocab = 100;
+  m.ctx = 64;
+  m.tied_head = false;
+  Qwen35Layers& q = m.qwen35_layers;
+  q.full_attention_interval = 2;
+  q.linear_key_heads = 2;
+  q.linear_value_heads = 4;
+  q.linear_key_head_dim = 16;
+  q.linear_value_head_dim = 16;
+  q.conv_kernel = 4;
+  q.partial_rotary = 0.25f;
+  q.mtp_layers = 1;
+  q.mrope_section = {2, 1, 1};
+  m.validate();
+  return m;
+}
+
+using Qwen35Weights = std::vector<NamedTensor>;  // remat's names and shapes, f32 values
+
+// The trunk's parameters in graph order, random: matrices and gains in +-0.3, A_log in [-1, 2],
+// every value a bfloat16 as released checkpoints hold them (so the converter's 1 + w is exact).
+inline Qwen35Weights qwen35_weights(const ModelConfig& m, uint64_t seed) {
+  TrainShape shape;
+  shape.batch = 1;
+  shape.seq = 8;
+  const Graph g = build_model(m, shape);
+  Qwen35Weights w;
+  for (std::size_t i = 0; i < g.parameters.size(); ++i) {
+    const Tensor& t = g.tensor(g.parameters[i]);
+    const bool a_log = t.name.ends_with(".A_log");
+    NamedTensor n{t.name, t.shape,
+                  random_floats(std::size_t(t.elements()), seed * 1000 + i, a_log ? -1.0f : -0.3f,
+                                a_log ? 2.0f : 0.3f)};
+    for (float& v : n.values) v = bf16_to_float(float_to_bf16(v));
+    w.push_back(std::move(n));
+  }
+  return w;
+}
+
+// The MTP layer as transformers names it, random: name, shape, dtype.
+inline std::vector<NamedTensor> qwen35_mtp_tensors(const ModelConfig& m, uint64_t seed) {
+  const int64_t d = m.dim, hd = m.head_dim(), f = m.mlp_width();
+  const int64_t q = 2 * m.heads * hd, kv = m.kv_head_count() * hd;
+  const std::string l = "mtp.layers.0.";
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {
+      {"mtp.fc.weight", {d, 2 * d}},
+      {"mtp.pre_fc_norm_embedding.weight", {d}},
+      {"mtp.pre_fc_norm_hidden.weight", {d}},
+      {"mtp.norm.weight", {d}},
+      {l + "input_layernorm.weight", {d}},
+      {l + "post_attention_layernorm.weight", {d}},
+      {l + "self_attn.q_proj.weight", {q, d}},
+      {l + "self_attn.k_proj.weight", {kv, d}},
+      {l + "self_attn.v_proj.weight", {kv, d}},
+      {l + "self_attn.o_proj.weight", {d, m.heads * hd}},
+      {l + "self_attn.q_norm.weight", {hd}},
+      {l + "self_attn.k_norm.weight", {hd}},
+      {l + "mlp.gate_proj.weight", {f, d}},
+      {l + "mlp.up_proj.weight", {f, d}},
+      {l + "mlp.down_proj.weight", {d, f}},
+  };
+  std::vector<NamedTensor> out;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const auto& [name, shape] = shapes[i];
+    std::size_t n = 1;
+    for (int64_t s : shape) n *= std::size_t(s);
+    NamedTensor t{name, shape, random_floats(n, seed * 7000 + i, -0.3f, 0.3f),
+                  shape.size() == 1 ? "F32" : (name == "mtp.fc.weight" ? "F16" : "BF16")};
+    for (float& v : t.values)
+      v = t.source_dtype == "F16"    ? f16_to_float(float_to_f16(v))
+          : t.source_dtype == "BF16" ? bf16_to_float(float_to_bf16(v))
+                                     : v;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// A Hugging Face folder of `w` and `mtp`: config.json and one model.safetensors.
+inline void write_qwen35_folder(const std::filesystem::path& dir, const ModelConfig& m,
+                                const Qwen35Weights& w, const std::vector<NamedTensor>& mtp,
+                                bool multimodal) {
+  std::filesystem::create_directories(dir);
+  std::vector<TensorSpec> specs;
+  std::vector<const std::vector<float>*> values;
+  for (const NamedTensor& t : w) {
+    TensorSpec s{t.name, t.shape, t.shape.size() == 2 ? "BF16" : "F32"};
+    if (t.name.ends_with(".conv1d.weight")) s.shape = {t.shape[0], 1, t.shape[1]};
+    if (multimodal && t.name.starts_with("model."))
+      s.name = "model.language_model." + t.name.substr(6);
+    specs.push_back(s);
+    values.push_back(&t.values);
+  }
+  for (const NamedTensor& t : mtp) {
+    specs.push_back({t.name, t.shape, t.source_dtype});
+    values.push_back(&t.values);
+  }
+  const std::vector<float> vision = random_floats(3 * 16, 77, -1.0f, 1.0f);
+  if (multimodal) {
+    specs.push_back({"model.visual.blocks.0.attn.qkv.weight", {3, 16}, "BF16"});
+    values.push_back(&vision);
+  }
+  SafetensorsWriter out(dir / "model.safetensors", specs, {{"format", "pt"}});
+  for (const auto* v : values) out.write(*v);
+  out.commit();
+  std::string config = hf_config_json(m);
+  if (multimodal)
+    config =
+        "{\"architectures\": [\"Qwen3_5ForConditionalGeneration\"], \"model_type\": "
+        "\"qwen3_5\", \"vision_config\": {\"depth\": 1}, \"text_config\": " +
+        config + "}";
+  write_file_atomically(dir / "config.json", config);
+}
+
+// The converter's GGUF name of an MTP tensor (conversion/qwen.py, _QwenMtpMixin).
+inline std::string qwen35_mtp_gguf_name(const std::string& hf, int layers) {
+  const std::string blk = "blk." + std::to_string(layers) + ".";
+  if (hf == "mtp.fc.weight") return blk + "nextn.eh_proj.weight";
+  if (hf == "mtp.pre_fc_norm_embedding.weight") return blk + "nextn.enorm.weight";
+  if (hf == "mtp.pre_fc_norm_hidden.weight") return blk + "nextn.hnorm.weight";
+  if (hf == "mtp.norm.weight") return blk + "nextn.shared_head_norm.weight";
+  const std::string layer = "model.layers." + std::to_string(layers) + "." + hf.substr(13);
+  return *qwen35_gguf_tensor_name(layer);
+}
+
+// A GGUF file of `w` and `mtp` as the converter writes them with --outtype bf16, and `extra`
+// keys (a tokenizer, say) after the model's.
+inline void write_qwen35_gguf(const std::filesystem::path& path, const ModelConfig& m,
+                              const Qwen35Weights& w, const std::vector<NamedTensor>& mtp,
+                              const GgufMetadata& extra = GgufMetadata("extra")) {
+  GgufMetadata md("qwen35 test file");
+  md.set("general.architecture", GgufValue::of(std::string("qwen35")));
+  md.set("general.name", GgufValue::of(std::string("qwen3.5 tiny random")));
+  ModelConfig counted = m;
+  if (mtp.empty()) counted.qwen35_layers.mtp_layers = 0;
+  const GgufMetadata keys = qwen35_gguf_metadata(counted);
+  for (const GgufMetadata::Entry& e : keys.entries())
+    if (e.key != "general.architecture") md.set(e.key, e.value);
+  md.set("general.file_type", GgufValue::of(uint32_t(32)));
+  for (const GgufMetadata::Entry& e : extra.entries()) md.set(e.key, e.value);
+  std::vector<GgufTensorSpec> specs;
+  std::vector<std::vector<float>> values;
+  auto add = [&](const std::string& name, const std::vector<int64_t>& shape, std::vector<float> v) {
+    std::vector<uint64_t> ne;
+    for (auto it = shape.rbegin(); it != shape.rend(); ++it) ne.push_back(uint64_t(*it));
+    const bool f32 =
+        ne.size() == 1 || name.ends_with("_norm.weight") || name.ends_with("ssm_conv1d.weight");
+    specs.push_back({name, f32 ? GgmlType::f32 : GgmlType::bf16, ne});
+    values.push_back(std::move(v));
+  };
+  for (const NamedTensor& t : w)
+    add(*qwen35_gguf_tensor_name(t.name), t.shape, qwen35_to_gguf(t.name, t.shape, t.values, m));
+  for (const NamedTensor& t : mtp) {
+    std::vector<float> v = t.values;
+    if (t.name.ends_with("norm.weight"))
+      for (float& x : v) x += 1.0f;
+    add(qwen35_mtp_gguf_name(t.name, m.layers), t.shape, std::move(v));
+  }
+  GgufWriter out(path, md, specs);
+  for (const auto& v : values) out.write(std::span<const float>(v));
+  out.commit();
+}
+
+}  // namespace remat::test
