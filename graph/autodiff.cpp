@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "graph/cost_model.h"
+#include "graph/delta_rule_workspace.h"
 #include "graph/gpt_builder.h"
 #include "graph/model_builder.h"
 #include "graph/op_schema.h"
@@ -346,9 +347,9 @@ class Differentiator {
          {{"dx", x}, {"dweight", frozen ? kNoTensor : weight}}, frozen, {{"dlogits", dlogits}});
   }
 
-  // The backward recomputes each chunk's states from its start state into a workspace of L
-  // states per value head (L the chunk length, or T unchunked): the memory a chunk length trades
-  // against the kept start states.
+  // The backward recomputes each chunk's states from its start state into a workspace sized for
+  // one chunk of L steps (L the chunk length, or T unchunked; graph/delta_rule_workspace.h): the
+  // memory a chunk length trades against the kept start states.
   void delta_rule(const Op& f, int index) {
     namespace d = slot::gated_delta_rule;
     const std::vector<int64_t> gs = g_.tensor(f.inputs.at(d::g)).shape;  // [B,T,Hv]; a copy
@@ -357,9 +358,11 @@ class Differentiator {
     const int64_t dv = g_.tensor(f.outputs.at(d::o)).shape.back() / hv;
     const int64_t len = f.attrs.chunk_len > 0 ? std::min<int64_t>(f.attrs.chunk_len, gs[1]) : gs[1];
     for (std::size_t s : {d::q, d::k, d::v, d::g, d::beta}) grad(f.inputs.at(s), f.block);
-    const TensorId ws =
-        g_.add_tensor(g_.tensor(f.outputs.at(d::o)).name + ".states_ws", {gs[0], hv, len, dk, dv},
-                      DType::f32, Role::workspace, f.block, false);
+    const DeltaRuleWorkspaceLayout layout = delta_rule_workspace_layout(
+        {uint64_t(gs[0]), uint64_t(hv), uint64_t(dk), uint64_t(dv), uint64_t(len)});
+    const TensorId ws = g_.add_tensor(g_.tensor(f.outputs.at(d::o)).name + ".states_ws",
+                                      {static_cast<int64_t>(layout.bytes / 4)}, DType::f32,
+                                      Role::workspace, f.block, false);
     const TensorId states = f.attrs.chunk_len > 0 ? f.inputs.at(d::states) : kNoTensor;
     emit(OpKind::gated_delta_rule_backward, f, index,
          {{"dout", upstream(f.outputs.at(d::o))},

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "graph/delta_rule_workspace.h"
+
 namespace remat {
 
 std::vector<int> delta_chunk_candidates(int seq) {
@@ -22,7 +24,10 @@ bool delta_chunk_fits_binding(const ModelConfig& model, const TrainShape& shape,
                          uint64_t(l.linear_key_head_dim) * uint64_t(l.linear_value_head_dim) * 4;
   const uint64_t len = chunk > 0 && chunk < shape.seq ? uint64_t(chunk) : uint64_t(shape.seq);
   const uint64_t starts = (uint64_t(shape.seq) + len - 1) / len - 1;
-  return len * state <= max_binding_bytes && starts * state <= max_binding_bytes;
+  const uint64_t workspace = delta_rule_workspace_largest_part(
+      {uint64_t(shape.batch), uint64_t(l.linear_value_heads), uint64_t(l.linear_key_head_dim),
+       uint64_t(l.linear_value_head_dim), len});
+  return workspace <= max_binding_bytes && starts * state <= max_binding_bytes;
 }
 
 SessionPlan plan_session_choosing_delta_chunk(const ModelConfig& model, const TrainShape& shape,

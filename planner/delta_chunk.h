@@ -17,8 +17,8 @@ namespace remat {
 // from 8 below T, longest first.
 std::vector<int> delta_chunk_candidates(int seq);
 
-// Whether the chunk length's state tensor and backward workspace each fit one storage-buffer
-// binding of max_binding_bytes (0: no limit).
+// Whether the chunk length's state tensor and each part of its backward workspace (graph/
+// delta_rule_workspace.h) fit one storage-buffer binding of max_binding_bytes (0: no limit).
 bool delta_chunk_fits_binding(const ModelConfig& model, const TrainShape& shape, int chunk,
                               uint64_t max_binding_bytes);
 

@@ -62,7 +62,7 @@ void forward_step(uint r, uint t, uint h) {
   const uint gb = gb_at(r, t, h);
   load_k(qk_at(r, t, h));
   const float kv = decay_and_predict(decay(gb));
-  write_delta(beta[gb], live ? v[gb * F.dv + j] : 0.0, kv);
+  write_delta(beta[gb], live ? v[v_at(r, t, h) + j] : 0.0, kv);
 }
 
 // Step t backwards; s holds the state before it (after any reset), ds holds dL/dS_t.
@@ -70,7 +70,8 @@ void backward_step(uint r, uint t, uint h) {
   const uint gb = gb_at(r, t, h), qk = qk_at(r, t, h), lid = gl_LocalInvocationID.x;
   load_k(qk);
   const float a = decay(gb), b = beta[gb];
-  const float vj = live ? v[gb * F.dv + j] : 0.0, doj = live ? d_o[gb * F.dv + j] : 0.0;
+  const uint vi = v_at(r, t, h) + j;
+  const float vj = live ? v[vi] : 0.0, doj = live ? d_o[gb * F.dv + j] : 0.0;
   const float kv = decay_and_predict(a);
   [[unroll]] for (uint i = 0; i < DK; ++i) u[i] = s[i];
   const float delta = write_delta(b, vj, kv);
@@ -94,7 +95,7 @@ void backward_step(uint r, uint t, uint h) {
 
   const uint tl = t - F.t0;
   if (live) {
-    dv_out[gb * F.dv + j] = b * ddelta;
+    dv_out[vi] = b * ddelta;
     // Per-column dg, dbeta after the per-block dq, dk: [rows, Hv, L, dv, 2].
     const uint col = F.rows * F.Hv * p.blocks * L * 2 * DK + ((head * L + tl) * F.dv + j) * 2;
     precise float db = ddelta * (vj - kv);

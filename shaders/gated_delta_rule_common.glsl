@@ -33,8 +33,10 @@ bool resets(uint r, uint t) {
   return F.has_positions != 0 && positions[r * F.T + t] == 0;
 }
 
-// Index of (r, t, head h) in [rows, T, Hv] (times dv for v and o).
+// Index of (r, t, head h) in [rows, T, Hv] (times dv for o).
 uint gb_at(uint r, uint t, uint h) { return (r * F.T + t) * F.Hv + h; }
+// Index of v's (and dv's) first element for (r, t, head h), in its possibly wider tensor.
+uint v_at(uint r, uint t, uint h) { return (r * F.T + t) * F.v_stride + F.v_offset + h * F.dv; }
 // Index of k_t's and q_t's first element for value head h.
 uint qk_at(uint r, uint t, uint h) { return ((r * F.T + t) * F.Hk + h / (F.Hv / F.Hk)) * DK; }
 

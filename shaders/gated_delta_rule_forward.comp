@@ -6,7 +6,8 @@
 // transformers' torch_recurrent_gated_delta_rule with q, k normalised and q scaled beforehand):
 // per (row, value head), S = exp(g_t) S; S += beta_t k_t (v_t - S^T k_t)^T; o_t = S^T q_t, the
 // state restarting from zero where positions[t] == 0. Workgroups: x column blocks of dv, y value
-// heads, z rows; one invocation per column (gated_delta_rule_common.glsl).
+// heads, z rows; one invocation per column (gated_delta_rule_common.glsl). Without o (has_o 0)
+// its binding repeats s_out, never written through it; without s_out (has_s_out 0), o.
 layout(push_constant) uniform Push { GatedDeltaRuleParams p; };
 #define F p
 #include "gated_delta_rule_common.glsl"
@@ -26,10 +27,12 @@ void main() {
     const uint gb = gb_at(r, t, h), qk = qk_at(r, t, h);
     load_k(qk);
     const float kv = decay_and_predict(decay(gb));
-    write_delta(beta[gb], v[gb * F.dv + j], kv);
+    write_delta(beta[gb], v[v_at(r, t, h) + j], kv);
+    if (F.has_o == 0) continue;
     precise float acc = 0.0;
     [[unroll]] for (uint i = 0; i < DK; ++i) acc = fma(q[qk + i], s[i], acc);
     o[gb * F.dv + j] = acc;
   }
-  [[unroll]] for (uint i = 0; i < DK; ++i) s_out[sbase + i * F.dv] = s[i];
+  if (F.has_s_out != 0)
+    [[unroll]] for (uint i = 0; i < DK; ++i) s_out[sbase + i * F.dv] = s[i];
 }

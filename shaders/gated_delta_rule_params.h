@@ -1,7 +1,8 @@
 // Push constants of the gated delta rule kernels (gated_delta_rule_*.comp), shared by GLSL and C++
 // like push_constants.h. Layouts: q, k [rows, T, Hk, dk]; v, o [rows, T, Hv, dv]; g, beta
-// [rows, T, Hv]; states [rows, Hv, dk, dv]; positions [rows, T]. Value head h reads key head
-// h / (Hv / Hk). Every kernel runs the steps t0 <= t < t1 only.
+// [rows, T, Hv]; states [rows, Hv, dk, dv]; positions [rows, T]. v (and dv) may sit in a wider
+// tensor: token (r, t)'s Hv * dv floats start at (r * T + t) * v_stride + v_offset. Value head h
+// reads key head h / (Hv / Hk). Every kernel runs the steps t0 <= t < t1 only.
 #ifndef REMAT_GATED_DELTA_RULE_PARAMS_H
 #define REMAT_GATED_DELTA_RULE_PARAMS_H
 
@@ -23,8 +24,12 @@ struct GatedDeltaRuleParams {
   uint t1;
   uint has_s_in;       // 0: the state before t0 is zero
   uint has_positions;  // 1: the state restarts from zero where positions[row, t] == 0
+  uint v_stride;       // floats from one token of v to the next (Hv * dv when v is dense)
+  uint v_offset;       // floats before token 0's first value head
+  uint has_o;          // 0: o is not written (the forward runs for its state only)
+  uint has_s_out;      // 0: the state after t1 - 1 is not written (the forward runs for o only)
 };
-REMAT_PUSH_WORDS(GatedDeltaRuleParams, 9)
+REMAT_PUSH_WORDS(GatedDeltaRuleParams, 13)
 
 // The backward's per-column pass: dv, dS_in and the partial sums the reduction finishes. The
 // steps run in sub-ranges of `sub` steps (`subs` of them) whose first states are kept in the
@@ -38,7 +43,7 @@ struct GatedDeltaRuleBackwardParams {
   uint subs;
   uint blocks;  // column blocks of dv: workgroups along x
 };
-REMAT_PUSH_WORDS(GatedDeltaRuleBackwardParams, 14)
+REMAT_PUSH_WORDS(GatedDeltaRuleBackwardParams, 18)
 
 // dq, dk [rows, T, Hk, dk] and dg, dbeta [rows, T, Hv] over [t0, t1) from the partial sums.
 struct GatedDeltaRuleReduceParams {

@@ -9,7 +9,8 @@
 //   invocations [row_groups * WG, ...):  one channel each, dw[c] = sum_rows dy * n, summed over
 //                                        rows 0, 1, 2, ... in order.
 // The reduction over rows is a per-channel serial loop instead of atomics or a cross-workgroup
-// tree, so the order is fixed and two runs are bit-identical. Accumulation: the accumulator
+// tree, so the order is fixed and two runs are bit-identical. x and dx rows are x_stride floats
+// apart (dense: C); dx's floats between rows are not touched. Accumulation: the accumulator
 // starts from the existing value (accumulate = 1) or 0 and the rows are added in order.
 layout(local_size_x_id = 0) in;
 
@@ -22,20 +23,22 @@ layout(push_constant) uniform Push { RmsnormBackwardParams p; };
 float gain(uint c) { return p.unit_offset != 0 ? 1.0 + W(c) : W(c); }
 
 void row_gradient(uint row) {
-  uint base = row * p.C;
+  uint base = row * p.C, xbase = row * p.x_stride;
   float r = RSTD(row);
   float gn_sum = 0.0;
-  for (uint c = 0; c < p.C; ++c) gn_sum = fma(DY(base + c) * gain(c), X(base + c) * r, gn_sum);
+  for (uint c = 0; c < p.C; ++c) gn_sum = fma(DY(base + c) * gain(c), X(xbase + c) * r, gn_sum);
   float gn_mean = gn_sum / float(p.C);
   for (uint c = 0; c < p.C; ++c) {
     float g = DY(base + c) * gain(c);
-    float n = X(base + c) * r;
+    float n = X(xbase + c) * r;
     float v = (g - n * gn_mean) * r;
-    dx[base + c] = p.accumulate_dx != 0 ? dx[base + c] + v : v;
+    dx[xbase + c] = p.accumulate_dx != 0 ? dx[xbase + c] + v : v;
   }
 }
 
-float row_term(uint row, uint c) { return DY(row * p.C + c) * (X(row * p.C + c) * RSTD(row)); }
+float row_term(uint row, uint c) {
+  return DY(row * p.C + c) * (X(row * p.x_stride + c) * RSTD(row));
+}
 
 void channel_gradient(uint c) {
   float acc = p.accumulate_dw != 0 ? dw[c] : 0.0;

@@ -19,15 +19,15 @@ float gain(uint c) { return p.unit_offset != 0 ? 1.0 + W(c) : W(c); }
 void main() {
   uint row = gl_GlobalInvocationID.x;
   if (row >= p.rows) return;
-  uint base = row * p.C;
+  uint base = row * p.C, xbase = row * p.x_stride;
 
   float sq = 0.0;
   for (uint c = 0; c < p.C; ++c) {
-    float v = X(base + c);
+    float v = X(xbase + c);
     sq = fma(v, v, sq);
   }
   float rstd = inversesqrt(sq / float(p.C) + p.eps);
 
-  for (uint c = 0; c < p.C; ++c) y[base + c] = STORE_ACT(X(base + c) * rstd * gain(c));
+  for (uint c = 0; c < p.C; ++c) y[base + c] = STORE_ACT(X(xbase + c) * rstd * gain(c));
   rstd_out[row] = rstd;
 }

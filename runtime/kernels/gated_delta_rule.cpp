@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gated_delta_rule_params.h"
+#include "graph/delta_rule_workspace.h"
 
 namespace remat::kernels {
 
@@ -13,15 +14,16 @@ namespace {
 constexpr uint32_t kMaxHead = 256;
 // Forward columns per workgroup: no barriers, so any size; 64 fills a wave and 8 lavapipe lanes.
 constexpr uint32_t kForwardGroup = 64;
-// The backward's workgroup memory holds ceil(2 dk / 4) vec4s per column in 1024 (16 KiB, within
-// every device profile's limit), up to 64 columns.
-constexpr uint32_t kSharedVec4s = 1024;
 constexpr uint32_t kReduceGroup = 64;
 // Loop iterations outside the time loops (the backward's per-sub-range loops, counted per step).
 constexpr uint32_t kLoopSlack = 64;
 
 uint32_t range_end(const GatedDeltaRuleShape& s) {
   return s.t1 == 0 ? s.T : s.t1;
+}
+
+uint32_t v_stride(const GatedDeltaRuleShape& s) {
+  return s.v_stride == 0 ? s.Hv * s.dv : s.v_stride;
 }
 
 void check(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s, uint32_t max_steps,
@@ -35,13 +37,17 @@ void check(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s, uint32_t ma
   if (s.dk > kMaxHead || s.dv > kMaxHead) fail("head sizes above 256 are not supported");
   if (s.Hv % s.Hk != 0) fail("value heads must be a multiple of key heads");
   if (s.t0 >= t1 || t1 > s.T) fail("the step range must be non-empty and within T");
+  if (uint64_t(s.v_offset) + uint64_t(s.Hv) * s.dv > v_stride(s))
+    fail("v's heads (offset " + std::to_string(s.v_offset) + " + " + std::to_string(s.Hv) + " x " +
+         std::to_string(s.dv) + ") must fit in its token stride " + std::to_string(v_stride(s)));
   if (max_steps != 0 && t1 - s.t0 > max_steps)
     fail(std::to_string(t1 - s.t0) + " steps in one call, but this device runs at most " +
          std::to_string(max_steps) + " (" + std::to_string(quirks.max_loop_iterations) +
          " loop iterations per invocation): split the range");
 }
 
-push::GatedDeltaRuleParams params(const GatedDeltaRuleShape& s, bool has_s_in, bool has_positions) {
+push::GatedDeltaRuleParams params(const GatedDeltaRuleShape& s, bool has_s_in, bool has_positions,
+                                  bool has_o, bool has_s_out = true) {
   return {s.rows,
           s.T,
           s.Hk,
@@ -50,7 +56,11 @@ push::GatedDeltaRuleParams params(const GatedDeltaRuleShape& s, bool has_s_in, b
           s.t0,
           range_end(s),
           has_s_in ? 1u : 0u,
-          has_positions ? 1u : 0u};
+          has_positions ? 1u : 0u,
+          v_stride(s),
+          s.v_offset,
+          has_o ? 1u : 0u,
+          has_s_out ? 1u : 0u};
 }
 
 bool given(BufferSlice b) {
@@ -68,17 +78,16 @@ std::vector<Binding> input_bindings(const GatedDeltaRuleInputs& in, BufferSlice 
           {given(s_in) ? s_in : in.q, false}};
 }
 
+// The backward's workgroup memory holds ceil(2 dk / 4) vec4s per column in 1024 (16 KiB, within
+// every device profile's limit), up to 64 columns (graph/delta_rule_workspace.h).
 uint32_t backward_columns(const GatedDeltaRuleShape& s) {
-  return std::min({64u, kSharedVec4s / div_up(2 * s.dk, 4), s.dv});
+  return static_cast<uint32_t>(delta_rule_backward_columns(s.dk, s.dv));
 }
 
 // Sub-ranges of about sqrt(L) steps: the state workspace holds one state per sub-range plus one
 // sub-range's states, sqrt(L) + sqrt(L) in all rather than L.
 uint32_t sub_steps(const GatedDeltaRuleShape& s) {
-  const uint32_t L = range_end(s) - s.t0;
-  uint32_t sub = static_cast<uint32_t>(std::ceil(std::sqrt(double(L))));
-  while (sub * sub < L) ++sub;
-  return sub;
+  return static_cast<uint32_t>(delta_rule_sub_steps(range_end(s) - s.t0));
 }
 
 }  // namespace
@@ -94,13 +103,9 @@ uint32_t gated_delta_rule_max_backward_steps(const DeviceQuirks& quirks) {
 }
 
 GatedDeltaRuleWorkspace gated_delta_rule_backward_workspace(const GatedDeltaRuleShape& s) {
-  const uint64_t L = range_end(s) - s.t0, sub = sub_steps(s), subs = div_up(L, sub);
-  const uint64_t heads = uint64_t(s.rows) * s.Hv;
-  const uint64_t blocks = div_up(s.dv, backward_columns(s));
-  GatedDeltaRuleWorkspace w;
-  w.state_bytes = 4 * heads * (subs + sub) * s.dk * s.dv;
-  w.partial_bytes = 4 * heads * L * (blocks * 2 * s.dk + 2 * uint64_t(s.dv));
-  return w;
+  const DeltaRuleKernelScratch k =
+      delta_rule_kernel_scratch({s.rows, s.Hv, s.dk, s.dv, range_end(s) - s.t0});
+  return {k.state_bytes, k.partial_bytes};
 }
 
 Dispatch gated_delta_rule_forward(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s,
@@ -112,9 +117,12 @@ Dispatch gated_delta_rule_forward(const DeviceQuirks& quirks, const GatedDeltaRu
   d.kernel = KernelId::gated_delta_rule_forward;
   d.spec = {group, 1, 1, s.dk};
   d.bindings = input_bindings(in, s_in);
-  d.bindings.push_back({o, true});
-  d.bindings.push_back({s_out, true});
-  d.push = push_bytes(params(s, given(s_in), given(in.positions)));
+  if (!given(o) && !given(s_out))
+    throw std::invalid_argument("gated delta rule forward: neither o nor s_out to write");
+  // Without o its binding repeats s_out, never written through it; without s_out, o.
+  d.bindings.push_back({given(o) ? o : s_out, true});
+  d.bindings.push_back({given(s_out) ? s_out : o, true});
+  d.push = push_bytes(params(s, given(s_in), given(in.positions), given(o), given(s_out)));
   d.groups = {div_up(s.dv, group), s.Hv, s.rows};
   d.label = "gated_delta_rule_forward";
   return d;
@@ -140,7 +148,7 @@ std::vector<Dispatch> gated_delta_rule_backward(
   d.bindings.push_back({state_workspace, true});
   d.bindings.push_back({partial_workspace, true});
   d.push = push_bytes(push::GatedDeltaRuleBackwardParams{
-      params(s, given(s_in), given(in.positions)), given(ds_out) ? 1u : 0u,
+      params(s, given(s_in), given(in.positions), true), given(ds_out) ? 1u : 0u,
       given(grads.ds_in) ? 1u : 0u, sub, div_up(L, sub), blocks});
   d.groups = {blocks, s.Hv, s.rows};
   d.label = "gated_delta_rule_backward";

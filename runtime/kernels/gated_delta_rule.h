@@ -23,6 +23,9 @@
 //
 // Layouts (fp32): q, k [rows, T, Hk, dk]; v, o [rows, T, Hv, dv]; g, beta [rows, T, Hv];
 // states [rows, Hv, dk, dv]; positions [rows, T] u32. dk, dv <= 256; Hv a multiple of Hk.
+// v may be read in place from a wider tensor (Qwen3.5's conv output [rows, T, 2 key_dim +
+// value_dim], v at 2 key_dim): token (r, t)'s Hv * dv floats start at (r T + t) v_stride +
+// v_offset. dv is written at v's places only; the rest of that tensor is not touched.
 #pragma once
 
 #include "runtime/vulkan/device_plan.h"
@@ -33,6 +36,8 @@ namespace remat::kernels {
 struct GatedDeltaRuleShape {
   uint32_t rows = 1, T = 1, Hk = 1, Hv = 1, dk = 1, dv = 1;
   uint32_t t0 = 0, t1 = 0;  // the steps this call runs; t1 0 means T
+  uint32_t v_stride = 0;    // floats from one token of v (and dv) to the next; 0: Hv * dv, dense
+  uint32_t v_offset = 0;    // floats before token 0's first value head
 };
 
 struct GatedDeltaRuleInputs {
@@ -60,7 +65,8 @@ GatedDeltaRuleWorkspace gated_delta_rule_backward_workspace(const GatedDeltaRule
 uint32_t gated_delta_rule_max_forward_steps(const DeviceQuirks& quirks);
 uint32_t gated_delta_rule_max_backward_steps(const DeviceQuirks& quirks);
 
-// o over [t0, t1) and s_out from s_in (empty: zero). s_in and s_out may be the same slice.
+// o over [t0, t1) (empty: not written, the recurrence run for s_out alone) and s_out (empty: not
+// written, for o alone) from s_in (empty: zero). s_in and s_out may be the same slice.
 Dispatch gated_delta_rule_forward(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s,
                                   const GatedDeltaRuleInputs& in, BufferSlice s_in, BufferSlice o,
                                   BufferSlice s_out);

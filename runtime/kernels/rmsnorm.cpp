@@ -1,5 +1,8 @@
 #include "runtime/kernels/rmsnorm.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "rmsnorm_params.h"
 
 namespace remat::kernels {
@@ -8,6 +11,13 @@ namespace {
 // Small groups, as LayerNorm: each invocation loops over a whole row and rows are often only a
 // few hundred, so small groups keep every core busy.
 constexpr uint32_t kGroup = 32;
+
+uint32_t x_stride(const RmsnormShape& s) {
+  if (s.x_stride != 0 && s.x_stride < s.C)
+    throw std::invalid_argument("rmsnorm: x's row stride " + std::to_string(s.x_stride) +
+                                " is shorter than its rows of " + std::to_string(s.C));
+  return s.x_stride == 0 ? s.C : s.x_stride;
+}
 }  // namespace
 
 Dispatch rmsnorm_forward(const DeviceQuirks& quirks, const RmsnormShape& s, BufferSlice x,
@@ -20,7 +30,8 @@ Dispatch rmsnorm_forward(const DeviceQuirks& quirks, const RmsnormShape& s, Buff
                                      KernelId::rmsnorm_forward_bf16});
   d.spec = {kGroup};
   d.bindings = {float_input(x), float_input(w), {y, true}, {rstd, true}};
-  d.push = push_bytes(push::RmsnormParams{s.rows, s.C, s.eps, s.unit_offset ? 1u : 0u});
+  d.push =
+      push_bytes(push::RmsnormParams{s.rows, s.C, s.eps, s.unit_offset ? 1u : 0u, x_stride(s)});
   d.groups = {div_up(s.rows, kGroup), 1, 1};
   d.label = "rmsnorm_forward";
   return d;
@@ -42,7 +53,7 @@ Dispatch rmsnorm_backward(const DeviceQuirks& quirks, const RmsnormShape& s, Buf
                 float_input(rstd), {dx, true},     {weight_grad ? dw : dx, true}};
   d.push = push_bytes(push::RmsnormBackwardParams{s.rows, s.C, static_cast<uint32_t>(dx_mode),
                                                   static_cast<uint32_t>(dw_mode),
-                                                  s.unit_offset ? 1u : 0u});
+                                                  s.unit_offset ? 1u : 0u, x_stride(s)});
   // Row invocations first, then channel invocations, each starting on a group boundary.
   d.groups = {div_up(s.rows, kGroup) + (weight_grad ? div_up(s.C, kGroup) : 0), 1, 1};
   d.label = "rmsnorm_backward";

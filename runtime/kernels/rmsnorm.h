@@ -28,6 +28,10 @@ struct RmsnormShape {
   uint32_t C = 0;
   float eps = 1e-6f;
   bool unit_offset = false;  // the gain is 1 + w (Gemma's norms), not w; dw is the same
+  // Floats from one row of x (and dx) to the next; 0: C, dense. Qwen3.5's q_norm reads q in place
+  // from q_proj's output, whose head rows hold D query then D gate floats: stride 2D. y and dy
+  // stay dense, and dx's floats between rows are left as they are.
+  uint32_t x_stride = 0;
 };
 
 // y[rows,C] and rstd[rows] from x[rows,C] and w[C]; x and y stored as `act` (16-bit: storage

@@ -1,7 +1,7 @@
 // Gated delta rule forward and backward: the reference against hand-computed steps and finite
 // differences, the GPU kernels against the reference (GQA, odd T, dk != dv, packed rows, partial
-// column blocks), chunked runs against one whole-range run bit for bit, run-to-run identity, and
-// the refusals.
+// column blocks), chunked runs against one whole-range run bit for bit, v and dv at a stride
+// against dense bit for bit, the forward without o, run-to-run identity, and the refusals.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -126,7 +126,32 @@ TEST_CASE("gated delta rule reference backward matches finite differences") {
 
 struct GpuRun {
   std::vector<float> o, sT, dq, dk, dv, dg, dbeta, ds0;
+  std::vector<float> dv_tensor;  // the whole buffer dv was written into
 };
+
+// v's places in its tensor: token n's Hv * dv floats at n * v_stride + v_offset (dense: 0, 0).
+std::size_t v_tensor_floats(const GatedDeltaRuleShape& s) {
+  return s.v_stride == 0 ? std::size_t(s.rows) * s.T * s.Hv * s.dv
+                         : std::size_t(s.rows) * s.T * s.v_stride;
+}
+std::size_t v_place(const GatedDeltaRuleShape& s, std::size_t dense_index) {
+  if (s.v_stride == 0) return dense_index;
+  const std::size_t width = std::size_t(s.Hv) * s.dv;
+  return dense_index / width * s.v_stride + s.v_offset + dense_index % width;
+}
+
+// v written at its places in a tensor of v_tensor_floats, the rest `filler`.
+std::vector<float> v_tensor(const GatedDeltaRuleShape& s, const std::vector<float>& v,
+                            const std::vector<float>& filler) {
+  std::vector<float> t = filler;
+  for (std::size_t i = 0; i < v.size(); ++i) t[v_place(s, i)] = v[i];
+  return t;
+}
+std::vector<float> v_places(const GatedDeltaRuleShape& s, const std::vector<float>& t) {
+  std::vector<float> v(std::size_t(s.rows) * s.T * s.Hv * s.dv);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = t[v_place(s, i)];
+  return v;
+}
 
 // Device copies of one case's inputs and outputs.
 struct GpuCase {
@@ -134,12 +159,15 @@ struct GpuCase {
   Buffer q, k, v, g, beta, pos, s0, d_o, ds_final;
   Buffer o, dq, dk, dv, dg, dbeta;
 
+  // With a v_stride, v and dv live in wider tensors whose other floats are `filler`.
   GpuCase(const Case& cs, const ref::GdrInputs& in, const std::vector<double>& d_o_,
-          const std::vector<double>& dsf)
+          const std::vector<double>& dsf, const std::vector<float>& filler = {})
       : c(cs),
         q(test::upload_buffer(to_float(in.q), "q")),
         k(test::upload_buffer(to_float(in.k), "k")),
-        v(test::upload_buffer(to_float(in.v), "v")),
+        v(test::upload_buffer(
+            cs.shape.v_stride == 0 ? to_float(in.v) : v_tensor(cs.shape, to_float(in.v), filler),
+            "v")),
         g(test::upload_buffer(to_float(in.g), "g")),
         beta(test::upload_buffer(to_float(in.beta), "beta")),
         pos(test::upload_buffer(in.positions.empty() ? std::vector<uint32_t>{0} : in.positions,
@@ -150,7 +178,8 @@ struct GpuCase {
         o(test::garbage_buffer<float>(in.v.size(), "o")),
         dq(test::garbage_buffer<float>(in.q.size(), "dq")),
         dk(test::garbage_buffer<float>(in.k.size(), "dk")),
-        dv(test::garbage_buffer<float>(in.v.size(), "dv")),
+        dv(cs.shape.v_stride == 0 ? test::garbage_buffer<float>(in.v.size(), "dv")
+                                  : test::upload_buffer(filler, "dv")),
         dg(test::garbage_buffer<float>(in.g.size(), "dg")),
         dbeta(test::garbage_buffer<float>(in.g.size(), "dbeta")) {}
 
@@ -204,11 +233,12 @@ struct GpuCase {
       ds.insert(ds.end(), b.begin(), b.end());
     }
     test::run_once(std::move(ds));
-    const std::size_t nq = q.size() / 4, nv = v.size() / 4, ng = g.size() / 4;
-    return {test::read<float>(o, nv),     test::read<float>(states[n], sf),
-            test::read<float>(dq, nq),    test::read<float>(dk, nq),
-            test::read<float>(dv, nv),    test::read<float>(dg, ng),
-            test::read<float>(dbeta, ng), test::read<float>(dstates[0], sf)};
+    const std::size_t nq = q.size() / 4, nv = o.size() / 4, ng = g.size() / 4;
+    const auto dv_tensor = test::read<float>(dv, v_tensor_floats(c.shape));
+    return {
+        test::read<float>(o, nv),     test::read<float>(states[n], sf),  test::read<float>(dq, nq),
+        test::read<float>(dk, nq),    v_places(c.shape, dv_tensor),      test::read<float>(dg, ng),
+        test::read<float>(dbeta, ng), test::read<float>(dstates[0], sf), dv_tensor};
   }
 };
 
@@ -301,6 +331,64 @@ TEST_CASE("gated delta rule in chunks equals one whole-range call bit for bit") 
   }
 }
 
+// Qwen3.5's graph reads v in place in the conv output [B, T, 2 key_dim + value_dim] and writes dv
+// at the same places: strided v gives the dense bits, whole or in chunks, and dv's tensor keeps
+// every other float. Floats after v's heads too, so a write past them is seen.
+TEST_CASE("gated delta rule with v and dv at a stride equals dense bit for bit") {
+  const Case dense{{2, 9, 1, 2, 16, 70}, true, true, true};  // two column blocks, one partial
+  const Prepared p = prepare(dense, 600);
+  const GpuRun want = run_case(dense, p);
+  Case wide = dense;
+  wide.shape.v_offset = 2 * 16;
+  wide.shape.v_stride = 2 * 16 + 2 * 70 + 5;
+  const std::vector<float> filler = test::random_floats(v_tensor_floats(wide.shape), 601);
+  for (const auto& cuts : {std::vector<uint32_t>{}, std::vector<uint32_t>{4}}) {
+    INFO(cuts.size() << " cuts");
+    const GpuRun got = GpuCase(wide, p.in, p.d_o, p.ds_final, filler).run(cuts);
+    require_identical(got, want);
+    std::vector<float> others = got.dv_tensor;
+    for (std::size_t i = 0; i < want.dv.size(); ++i)
+      others[v_place(wide.shape, i)] = filler[v_place(wide.shape, i)];
+    CHECK(test::bit_identical(others, filler));
+  }
+}
+
+// gated_delta_state runs the recurrence for its chunk-start states alone.
+TEST_CASE("gated delta rule forward without o gives the same state") {
+  const Case c{{2, 13, 1, 2, 16, 24}, true, false, true};
+  const Prepared p = prepare(c, 700);
+  GpuCase gc(c, p.in, p.d_o, p.ds_final);
+  const DeviceQuirks& qk = test::device().plan().quirks;
+  Buffer with_o = test::garbage_buffer<float>(gc.state_floats(), "S with o");
+  Buffer without_o = test::garbage_buffer<float>(gc.state_floats(), "S without o");
+  test::run_once({kernels::gated_delta_rule_forward(qk, c.shape, gc.inputs(), gc.initial(),
+                                                    gc.o.whole(), with_o.whole()),
+                  kernels::gated_delta_rule_forward(qk, c.shape, gc.inputs(), gc.initial(), {},
+                                                    without_o.whole())});
+  CHECK(test::bit_identical(test::read<float>(without_o, gc.state_floats()),
+                            test::read<float>(with_o, gc.state_floats())));
+}
+
+// gated_delta_rule's forward writes o alone (its end state is no tensor of the graph): the same o,
+// not overwritten through s_out's binding, which then repeats o's.
+TEST_CASE("gated delta rule forward without s_out gives the same o") {
+  const Case c{{2, 13, 1, 2, 16, 24}, true, false, true};
+  const Prepared p = prepare(c, 710);
+  GpuCase gc(c, p.in, p.d_o, p.ds_final);
+  const DeviceQuirks& qk = test::device().plan().quirks;
+  const std::size_t no = gc.o.size() / 4;
+  Buffer o2 = test::garbage_buffer<float>(no, "o without s_out");
+  Buffer state = test::garbage_buffer<float>(gc.state_floats(), "S");
+  test::run_once(
+      {kernels::gated_delta_rule_forward(qk, c.shape, gc.inputs(), gc.initial(), gc.o.whole(),
+                                         state.whole()),
+       kernels::gated_delta_rule_forward(qk, c.shape, gc.inputs(), gc.initial(), o2.whole(), {})});
+  CHECK(test::bit_identical(test::read<float>(o2, no), test::read<float>(gc.o, no)));
+  CHECK_THROWS_WITH(
+      kernels::gated_delta_rule_forward(qk, c.shape, gc.inputs(), gc.initial(), {}, {}),
+      Catch::Contains("neither o nor s_out"));
+}
+
 // dk 32: this test also runs on a second driver in CI, where unrolled dk-128 pipelines take
 // minutes to compile; the column blocks and the fixed-order reduction are the same at every dk.
 TEST_CASE("gated delta rule GPU runs are bit-identical") {
@@ -341,6 +429,9 @@ TEST_CASE("gated delta rule refuses bad shapes and ranges longer than the device
   REQUIRE_THROWS_WITH(backward({1, bmax + 1, 1, 1, 2, 2}), Catch::Contains("split the range"));
   REQUIRE_THROWS_WITH(forward({1, 4, 2, 3, 2, 2}), Catch::Contains("multiple of key heads"));
   REQUIRE_THROWS_WITH(forward({1, 4, 1, 1, 257, 2}), Catch::Contains("above 256"));
+  REQUIRE_NOTHROW(forward({1, 4, 1, 2, 2, 2, 0, 0, 9, 5}));
+  REQUIRE_THROWS_WITH(forward({1, 4, 1, 2, 2, 2, 0, 0, 8, 5}), Catch::Contains("token stride"));
+  REQUIRE_THROWS_WITH(backward({1, 4, 1, 1, 2, 2, 0, 0, 0, 1}), Catch::Contains("token stride"));
   REQUIRE_THROWS_WITH(backward({1, 4, 1, 1, 2, 2, 3, 3}), Catch::Contains("non-empty"));
   REQUIRE_THROWS_WITH(backward({1, 4, 1, 1, 2, 2, 1, 5}), Catch::Contains("within T"));
 }

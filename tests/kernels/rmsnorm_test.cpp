@@ -190,3 +190,62 @@ TEST_CASE("rmsnorm backward with more rows than llvmpipe's loop limit") {
 }
 
 }  // namespace
+
+namespace {
+
+// Qwen3.5's q_norm reads each head row of q_proj's output in place: rows x_stride apart with the
+// gate between them. Strided equals dense bit for bit, and dx's gate floats keep what they held.
+TEST_CASE("rmsnorm with a row stride equals the dense rows and leaves the gaps alone") {
+  const std::size_t rows = 2 * 5 * 3, C = 12, stride = 2 * C;
+  for (bool texels : {false, true}) {
+    for (bool acc : {false, true}) {
+      INFO("texels " << texels << " accumulate " << acc);
+      const DeviceQuirks q = with_texels(texels);
+      const RmsInputs in = make_inputs(rows, C, acc, true);
+      const RmsRun dense = run_gpu(in, q);
+      std::vector<float> wide = test::random_floats(rows * stride, 61, -9, 9);
+      std::vector<float> dx_wide = test::random_floats(rows * stride, 62);
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < C; ++c) {
+          wide[r * stride + c] = in.x[r * C + c];
+          if (acc) dx_wide[r * stride + c] = in.dx0[r * C + c];
+        }
+      Buffer x = test::upload_buffer(wide, "x"), w = test::upload_buffer(in.w, "w"),
+             dy = test::upload_buffer(in.dy, "dy"), dx = test::upload_buffer(dx_wide, "dx");
+      Buffer y = test::garbage_buffer<float>(rows * C, "y"),
+             rstd = test::garbage_buffer<float>(rows, "rstd");
+      Buffer dw = acc ? test::upload_buffer(in.dw0, "dw") : test::garbage_buffer<float>(C, "dw");
+      kernels::RmsnormShape s{uint32_t(rows), uint32_t(C), kEps, true};
+      s.x_stride = uint32_t(stride);
+      test::run_once(
+          {kernels::rmsnorm_forward(q, s, x.whole(), w.whole(), y.whole(), rstd.whole()),
+           kernels::rmsnorm_backward(q, s, dy.whole(), x.whole(), w.whole(), rstd.whole(),
+                                     dx.whole(), dw.whole(), mode(acc), mode(acc))});
+      CHECK(test::bit_identical(test::read<float>(y, rows * C), dense.y));
+      CHECK(test::bit_identical(test::read<float>(rstd, rows), dense.rstd));
+      CHECK(test::bit_identical(test::read<float>(dw, C), dense.dw));
+      const std::vector<float> got = test::read<float>(dx, rows * stride);
+      std::vector<float> rows_of_dx, gaps, gaps_before;
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < stride; ++c) {
+          if (c < C)
+            rows_of_dx.push_back(got[r * stride + c]);
+          else
+            gaps.push_back(got[r * stride + c]), gaps_before.push_back(dx_wide[r * stride + c]);
+        }
+      CHECK(test::bit_identical(rows_of_dx, dense.dx));
+      CHECK(test::bit_identical(gaps, gaps_before));
+    }
+  }
+}
+
+TEST_CASE("rmsnorm refuses a row stride shorter than its rows") {
+  Buffer b = test::garbage_buffer<float>(64, "b");
+  kernels::RmsnormShape s{4, 16};
+  s.x_stride = 8;
+  CHECK_THROWS_WITH(kernels::rmsnorm_forward(test::device().plan().quirks, s, b.whole(), b.whole(),
+                                             b.whole(), b.whole()),
+                    Catch::Contains("row stride 8 is shorter than its rows of 16"));
+}
+
+}  // namespace

@@ -23,11 +23,15 @@ TEST_CASE("delta chunk: the states and the workspace must each fit one binding")
   const ModelConfig m = ModelConfig::preset("qwen3.5-0.8b");
   const TrainShape s{4, 512};
   const uint64_t mib128 = uint64_t(1) << 27;
-  CHECK_FALSE(delta_chunk_fits_binding(m, s, 0, mib128));   // workspace of 512 states: 2 GiB
-  CHECK_FALSE(delta_chunk_fits_binding(m, s, 64, mib128));  // 256 MiB of workspace
-  CHECK(delta_chunk_fits_binding(m, s, 32, mib128));        // 128 MiB; 15 states 60 MiB
-  CHECK(delta_chunk_fits_binding(m, s, 16, mib128));        // 64 MiB; 31 states 124 MiB
-  CHECK_FALSE(delta_chunk_fits_binding(m, s, 8, mib128));   // 63 states: 252 MiB
+  // The workspace's largest part (graph/delta_rule_workspace.h): the recomputed states, 2 sqrt(L)
+  // of them, or the partial sums, L x 2304 floats per head (8 column blocks of 16).
+  CHECK_FALSE(delta_chunk_fits_binding(m, s, 0, mib128));    // 46 states 184 MiB, sums 302 MiB
+  CHECK_FALSE(delta_chunk_fits_binding(m, s, 256, mib128));  // 32 states 128 MiB, sums 151 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 128, mib128));        // 23 states 92 MiB, sums 75.5 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 64, mib128));         // 16 states; 7 starts 28 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 32, mib128));         // 15 starts 60 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 16, mib128));         // 31 starts 124 MiB
+  CHECK_FALSE(delta_chunk_fits_binding(m, s, 8, mib128));    // 63 starts: 252 MiB
   CHECK(delta_chunk_fits_binding(m, s, 0, 0));
 }
 

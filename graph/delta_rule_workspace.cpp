@@ -1,0 +1,58 @@
+#include "graph/delta_rule_workspace.h"
+
+#include <algorithm>
+
+namespace remat {
+namespace {
+
+constexpr uint64_t kSharedVec4s = 1024;
+constexpr uint64_t kMaxColumns = 64;
+constexpr uint64_t kPartAlignment = 256;
+
+uint64_t div_up(uint64_t n, uint64_t d) {
+  return (n + d - 1) / d;
+}
+
+uint64_t aligned(uint64_t bytes) {
+  return div_up(bytes, kPartAlignment) * kPartAlignment;
+}
+
+}  // namespace
+
+uint64_t delta_rule_sub_steps(uint64_t steps) {
+  uint64_t sub = 1;
+  while (sub * sub < steps) ++sub;
+  return sub;
+}
+
+uint64_t delta_rule_backward_columns(uint64_t dk, uint64_t dv) {
+  return std::min({kMaxColumns, kSharedVec4s / div_up(2 * dk, 4), dv});
+}
+
+DeltaRuleKernelScratch delta_rule_kernel_scratch(const DeltaRuleDims& d) {
+  const uint64_t sub = delta_rule_sub_steps(d.steps), subs = div_up(d.steps, sub);
+  const uint64_t heads = d.rows * d.Hv;
+  const uint64_t blocks = div_up(d.dv, delta_rule_backward_columns(d.dk, d.dv));
+  return {4 * heads * (subs + sub) * d.dk * d.dv,
+          4 * heads * d.steps * (blocks * 2 * d.dk + 2 * d.dv)};
+}
+
+DeltaRuleWorkspaceLayout delta_rule_workspace_layout(const DeltaRuleDims& d) {
+  const DeltaRuleKernelScratch k = delta_rule_kernel_scratch(d);
+  DeltaRuleWorkspaceLayout w;
+  w.state_bytes = k.state_bytes;
+  w.partial_bytes = k.partial_bytes;
+  w.carry_bytes = 4 * d.rows * d.Hv * d.dk * d.dv;
+  w.partials_at = aligned(w.state_bytes);
+  w.carry_at[0] = w.partials_at + aligned(w.partial_bytes);
+  w.carry_at[1] = w.carry_at[0] + aligned(w.carry_bytes);
+  w.bytes = w.carry_at[1] + aligned(w.carry_bytes);
+  return w;
+}
+
+uint64_t delta_rule_workspace_largest_part(const DeltaRuleDims& d) {
+  const DeltaRuleWorkspaceLayout w = delta_rule_workspace_layout(d);
+  return std::max({w.state_bytes, w.partial_bytes, w.carry_bytes});
+}
+
+}  // namespace remat

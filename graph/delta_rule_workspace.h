@@ -1,0 +1,51 @@
+// The scratch memory of the gated delta rule's backward (runtime/kernels/gated_delta_rule.h), as
+// one contract: the kernel sizes its two buffers by it, autodiff sizes the graph's workspace
+// tensor by it, and the planner checks each part against the storage-binding limit by it. Pure
+// arithmetic, no Vulkan.
+//
+// The kernel's buffers for a range of L steps: the states it recomputes, one per sub-range of
+// about sqrt(L) steps plus one sub-range's, [rows, Hv, subs + sub, dk, dv]; and the partial sums
+// it reduces, [rows, Hv, blocks, L, 2 dk] then [rows, Hv, L, dv, 2], `blocks` the dv column
+// blocks one workgroup's shared memory takes. The graph's workspace holds both plus the two state
+// gradients a chunked backward hands from chunk to chunk ([rows, Hv, dk, dv] each), every part
+// starting on a 256-byte boundary (Vulkan's largest minStorageBufferOffsetAlignment), so each is
+// bound on its own.
+#pragma once
+
+#include <cstdint>
+
+namespace remat {
+
+struct DeltaRuleDims {
+  uint64_t rows = 1, Hv = 1, dk = 1, dv = 1;
+  uint64_t steps = 1;  // L: the longest range one backward call runs
+};
+
+// Sub-range length: the least s with s * s >= L.
+uint64_t delta_rule_sub_steps(uint64_t steps);
+
+// dv columns one backward workgroup takes: its shared memory holds ceil(2 dk / 4) vec4s per
+// column in 1024 (16 KiB), at most 64 columns.
+uint64_t delta_rule_backward_columns(uint64_t dk, uint64_t dv);
+
+// The kernel's two scratch buffers, in bytes.
+struct DeltaRuleKernelScratch {
+  uint64_t state_bytes = 0;
+  uint64_t partial_bytes = 0;
+};
+DeltaRuleKernelScratch delta_rule_kernel_scratch(const DeltaRuleDims& d);
+
+// Where each part sits in the graph's workspace tensor (byte offsets) and its size in bytes.
+struct DeltaRuleWorkspaceLayout {
+  uint64_t states_at = 0, state_bytes = 0;
+  uint64_t partials_at = 0, partial_bytes = 0;
+  uint64_t carry_at[2] = {0, 0};  // dL/dS at a chunk boundary, in and out, alternating
+  uint64_t carry_bytes = 0;
+  uint64_t bytes = 0;  // the whole workspace
+};
+DeltaRuleWorkspaceLayout delta_rule_workspace_layout(const DeltaRuleDims& d);
+
+// The largest part: what must fit one storage-buffer binding.
+uint64_t delta_rule_workspace_largest_part(const DeltaRuleDims& d);
+
+}  // namespace remat

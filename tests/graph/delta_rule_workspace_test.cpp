@@ -1,0 +1,61 @@
+// The delta rule backward's workspace: one layout the kernel, autodiff and the planner all read.
+#include "graph/delta_rule_workspace.h"
+
+#include <catch2/catch.hpp>
+
+#include "graph/model_builder.h"
+#include "graph/op_schema.h"
+#include "tests/graph/random_qwen35.h"
+
+namespace remat {
+
+TEST_CASE("delta rule workspace: the parts are aligned, disjoint and hold the kernel's scratch") {
+  for (const DeltaRuleDims d : {DeltaRuleDims{2, 3, 12, 40, 12}, DeltaRuleDims{4, 16, 128, 128, 32},
+                                DeltaRuleDims{1, 1, 4, 4, 1}, DeltaRuleDims{3, 2, 8, 4, 17}}) {
+    INFO("rows " << d.rows << " Hv " << d.Hv << " dk " << d.dk << " dv " << d.dv << " L "
+                 << d.steps);
+    const DeltaRuleKernelScratch k = delta_rule_kernel_scratch(d);
+    const DeltaRuleWorkspaceLayout w = delta_rule_workspace_layout(d);
+    CHECK(w.state_bytes == k.state_bytes);
+    CHECK(w.partial_bytes == k.partial_bytes);
+    CHECK(w.carry_bytes == 4 * d.rows * d.Hv * d.dk * d.dv);
+    for (uint64_t at : {w.states_at, w.partials_at, w.carry_at[0], w.carry_at[1], w.bytes})
+      CHECK(at % 256 == 0);
+    CHECK(w.states_at + w.state_bytes <= w.partials_at);
+    CHECK(w.partials_at + w.partial_bytes <= w.carry_at[0]);
+    CHECK(w.carry_at[0] + w.carry_bytes <= w.carry_at[1]);
+    CHECK(w.carry_at[1] + w.carry_bytes <= w.bytes);
+  }
+  // The kernel's figures at one shape, worked by hand: L 12 runs sub-ranges of 4 (3 of them),
+  // dk 12 leaves 1024 / 6 = 170 columns, so 64, and dv 40 one block.
+  const DeltaRuleKernelScratch k = delta_rule_kernel_scratch({2, 3, 12, 40, 12});
+  CHECK(k.state_bytes == 4ull * 6 * (3 + 4) * 12 * 40);
+  CHECK(k.partial_bytes == 4ull * 6 * 12 * (1 * 2 * 12 + 2 * 40));
+  CHECK(delta_rule_sub_steps(16) == 4);
+  CHECK(delta_rule_sub_steps(17) == 5);
+  CHECK(delta_rule_backward_columns(128, 128) == 16);
+}
+
+// Autodiff sizes each layer's workspace tensor by the layout at the chunk length the graph runs.
+TEST_CASE("delta rule workspace: the training graph's workspace is the layout's size") {
+  for (int chunk : {0, 4, 7}) {
+    INFO("chunk " << chunk);
+    const testing::Qwen35Case c = testing::tiny_qwen35(chunk);
+    const Graph g = build_training_model(c.model, c.shape, {});
+    const Qwen35Layers& l = c.model.qwen35_layers;
+    const int len = chunk > 0 && chunk < c.shape.seq ? chunk : c.shape.seq;
+    const DeltaRuleWorkspaceLayout w = delta_rule_workspace_layout(
+        {uint64_t(c.shape.batch), uint64_t(l.linear_value_heads), uint64_t(l.linear_key_head_dim),
+         uint64_t(l.linear_value_head_dim), uint64_t(len)});
+    int found = 0;
+    for (const Op& op : g.ops) {
+      if (op.kind != OpKind::gated_delta_rule_backward) continue;
+      const Tensor& ws = g.tensor(op.outputs.at(slot::gated_delta_rule_backward::workspace));
+      CHECK(uint64_t(ws.elements()) * 4 == w.bytes);
+      ++found;
+    }
+    CHECK(found == 3);
+  }
+}
+
+}  // namespace remat
