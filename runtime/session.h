@@ -17,6 +17,7 @@
 #include "base/lr_schedule.h"
 #include "base/progress.h"
 #include "formats/model_weights.h"
+#include "formats/qwen35_file_extras.h"
 #include "formats/weight_files.h"
 #include "graph/cost_model.h"
 #include "graph/lora.h"
@@ -122,8 +123,15 @@ class Session {
   void load(std::span<const std::byte> bytes, std::string_view origin);
   // Writes the model's weights (under LoRA the frozen base; formats/peft_adapter.h saves the
   // adapters) as F32 with the graph's Hugging Face names, atomically, streamed through
-  // a bounded staging buffer. Cancelled or failed, no file is left and any previous one is kept.
+  // a bounded staging buffer. A Qwen3.5 model is written as Hugging Face holds it
+  // (formats/qwen35_file_extras.h: conv1d [C, 1, K], each tensor in the dtype it was loaded in,
+  // the loaded MTP layers after the parameters). Cancelled or failed, no file is left and any
+  // previous one is kept.
   void save(const std::filesystem::path& path) const;
+  // What the last load() read of a Qwen3.5 checkpoint beyond the parameters (each parameter's
+  // dtype, its MTP layers, a GGUF file's ssm_a bytes: formats/qwen35_file_extras.h), which save()
+  // and runtime/session_files write back; nullptr before a load and for other families.
+  const Qwen35FileExtras* file_extras() const { return file_extras_.get(); }
 
   // One optimizer step on accum micro-batches of [B,T] tokens and targets (each < vocab; a
   // target may be kIgnoreTarget, base/ignore_target.h: that position is not trained),
@@ -212,6 +220,10 @@ class Session {
   void zero_optimizer_state();  // everything in the persistent buffer but the parameters
   void initialize_parameters(const ProgressFn& progress);
   void load_from(const WeightFiles& source);
+  // Writes model weight `i` (of model_weights()) into `writer`, read back through `staging`;
+  // `done` counts save progress in stored bytes.
+  void write_weight(Staging& staging, std::size_t i, SafetensorsWriter& writer,
+                    uint64_t& done) const;
   // A block tensor's bytes straight from its file (a QLoRA base; `progress` gets bytes read).
   void upload_blocks(Staging& staging, const WeightFiles& source, const SafetensorsEntry& entry,
                      const PlannedTensor& p, const std::function<void(uint64_t)>& progress);
@@ -243,6 +255,7 @@ class Session {
   std::unique_ptr<Executor> evaluator_;   // forward and loss only, dropout off (evaluate)
   uint32_t steps_done_ = 0;
   MatmulTuningReport matmul_tuning_;
+  std::shared_ptr<const Qwen35FileExtras> file_extras_;
 };
 
 }  // namespace remat

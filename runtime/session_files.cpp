@@ -16,6 +16,7 @@
 #include "formats/hf_folder.h"
 #include "formats/model_metadata.h"
 #include "formats/peft_adapter.h"
+#include "formats/qwen35_file_extras.h"
 #include "formats/safetensors.h"
 #include "formats/weight_files.h"
 #include "runtime/float_storage.h"
@@ -91,6 +92,12 @@ void write_gguf(const Session& session, const fs::path& path, const GgufSaveOpti
   o.matrix_type = options.matrix_type;
   o.name = options.name;
   o.extra = options.extra;
+  if (const Qwen35FileExtras* extras = session.file_extras())
+    add_qwen35_gguf_extras(o, *extras, [&](const std::string& name) {
+      for (TensorId id : weights)
+        if (tensor_of(plan, id).name == name) return session.values(id);
+      throw std::logic_error("no weight '" + name + "' to compare with the file's");
+    });
   Staging staging(session.device());
   // The adapter pair of the tensor being written, downloaded once; so is a weight the device
   // holds transposed (Session::values gives it in the file's order).
@@ -174,7 +181,11 @@ void save_gguf(const Session& session, const fs::path& path, const GgufSaveOptio
 
 void save_hf_folder(const Session& session, const fs::path& dir) {
   // The config first in memory: a model config.json cannot describe fails before any write.
-  const std::string config = hf_config_json(session.config().model);
+  // A Qwen3.5 model counts the MTP layers it writes (formats/qwen35_file_extras.h).
+  const ModelConfig& m = session.config().model;
+  const Qwen35FileExtras* extras = session.file_extras();
+  const std::string config =
+      hf_config_json(m.qwen35 ? qwen35_saved_model(m, extras && !extras->mtp.empty()) : m);
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     fail(dir, "is a file; give a folder to save the model into, or a path ending in .safetensors");
@@ -270,14 +281,21 @@ void save_merged(const Session& session, const std::filesystem::path& path,
   const std::vector<TensorId>& weights = model_weights(plan);
   std::vector<TensorSpec> specs;
   for (TensorId id : weights) specs.push_back({tensor_of(plan, id).name, session.file_shape(id)});
-  SafetensorsWriter writer(path, specs, model_metadata(session.config().model));
-  for (TensorId id : weights) {
-    std::vector<float> w = session.values(id);
-    if (const auto it = adapter_of.find(id); it != adapter_of.end())
+  auto merged = [&](std::size_t i) {
+    std::vector<float> w = session.values(weights[i]);
+    if (const auto it = adapter_of.find(weights[i]); it != adapter_of.end())
       fold_in(session, *it->second, session.values(it->second->a), session.values(it->second->b), 0,
               w);
-    writer.write(w);
+    return w;
+  };
+  const ModelConfig& m = session.config().model;
+  if (m.qwen35) {  // as Hugging Face holds it, with what was loaded besides
+    write_qwen35_safetensors(path, m, specs, session.file_extras(),
+                             [&](std::size_t i, SafetensorsWriter& w) { w.write(merged(i)); });
+    return;
   }
+  SafetensorsWriter writer(path, specs, model_metadata(m));
+  for (std::size_t i = 0; i < weights.size(); ++i) writer.write(merged(i));
   writer.commit();
 }
 

@@ -182,28 +182,38 @@ std::vector<std::pair<std::string, std::vector<float>>> Session::parameters() co
   return out;
 }
 
-void Session::save(const std::filesystem::path& path) const {
-  SafetensorsWriter writer(path, parameter_specs(), model_metadata(config_.model));
-  Staging staging(device_);
+void Session::write_weight(Staging& staging, std::size_t i, SafetensorsWriter& writer,
+                           uint64_t& done) const {
+  const TensorId id = model_weights()[i];
+  const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
   const uint64_t total = parameter_bytes();
-  uint64_t done = 0;
-  report_progress(config_.progress, "save", 0, total);
-  for (TensorId id : model_weights()) {
-    const PlannedTensor& p = plan_.tensors.at(static_cast<std::size_t>(id));
-    if (held_transposed(id)) {  // transposed on the host, whole
-      writer.write(values(id));
-      report_progress(config_.progress, "save",
-                      done += stored_bytes(p.tensor, uint64_t(p.tensor.elements())), total);
-      continue;
-    }
-    const StoredRange whole = stored_range(p.tensor, 0, uint64_t(p.tensor.elements()));
-    staging.download(persistent_->slice(p.offset + whole.offset, whole.size),
-                     drain_values(p.tensor, whole, [&](uint64_t, std::span<const float> x) {
-                       writer.write(x);
-                       report_progress(config_.progress, "save",
-                                       done += stored_bytes(p.tensor, x.size()), total);
-                     }));
+  if (held_transposed(id)) {  // transposed on the host, whole
+    writer.write(values(id));
+    report_progress(config_.progress, "save",
+                    done += stored_bytes(p.tensor, uint64_t(p.tensor.elements())), total);
+    return;
   }
+  const StoredRange whole = stored_range(p.tensor, 0, uint64_t(p.tensor.elements()));
+  staging.download(persistent_->slice(p.offset + whole.offset, whole.size),
+                   drain_values(p.tensor, whole, [&](uint64_t, std::span<const float> x) {
+                     writer.write(x);
+                     report_progress(config_.progress, "save",
+                                     done += stored_bytes(p.tensor, x.size()), total);
+                   }));
+}
+
+void Session::save(const std::filesystem::path& path) const {
+  Staging staging(device_);
+  uint64_t done = 0;
+  report_progress(config_.progress, "save", 0, parameter_bytes());
+  if (config_.model.qwen35) {
+    write_qwen35_safetensors(
+        path, config_.model, parameter_specs(), file_extras_.get(),
+        [&](std::size_t i, SafetensorsWriter& writer) { write_weight(staging, i, writer, done); });
+    return;
+  }
+  SafetensorsWriter writer(path, parameter_specs(), model_metadata(config_.model));
+  for (std::size_t i = 0; i < model_weights().size(); ++i) write_weight(staging, i, writer, done);
   writer.commit();
 }
 
@@ -240,6 +250,10 @@ void Session::load_from(const WeightFiles& source) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(source.origin() + ": " + e.what());
   }
+  // Read with the checks, before the device is touched: a bad MTP tensor changes nothing.
+  std::shared_ptr<const Qwen35FileExtras> extras;
+  if (config_.model.qwen35)
+    extras = std::make_shared<const Qwen35FileExtras>(read_qwen35_extras(source, config_.model));
   // Progress counts parameter bytes as stored, once checked and once uploaded.
   const uint64_t total = 2 * parameter_bytes();
   uint64_t done = 0;
@@ -283,6 +297,7 @@ void Session::load_from(const WeightFiles& source) {
   }
   zero_optimizer_state();
   steps_done_ = 0;
+  file_extras_ = extras;
 }
 
 }  // namespace remat

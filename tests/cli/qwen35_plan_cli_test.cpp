@@ -1,10 +1,13 @@
 // Qwen3.5 from the command line: remat plan plans it, choosing the delta rule's chunk length
-// within one binding, or taking the one given; remat train still refuses it.
+// within one binding, or taking the one given, from a preset or a checkpoint (a Hugging Face
+// folder or a qwen35 GGUF file); remat train still refuses it.
 #include <catch2/catch.hpp>
 
 #include <string>
 
+#include "tests/support/qwen35_files.h"
 #include "tests/support/run_command.h"
+#include "tests/support/temp_folder.h"
 
 using remat::test::run_remat;
 
@@ -29,4 +32,23 @@ TEST_CASE("remat plan plans Qwen3.5 and reports the delta rule's chunk states") 
   const auto llama = run_remat("plan llama-tiny --delta-chunk 16");
   CHECK(llama.exit_code == 2);
   CHECK(llama.err.find("--delta-chunk is for Qwen3.5 models") != std::string::npos);
+}
+
+TEST_CASE("remat plan reads a Qwen3.5 folder or GGUF file and remat train refuses both") {
+  remat::test::TempFolder d("qwen35_plan_cli_files");
+  const remat::ModelConfig m = remat::test::tiny_qwen35();
+  const remat::test::Qwen35Weights w = remat::test::qwen35_weights(m, 1);
+  remat::test::write_qwen35_gguf(d / "tiny.gguf", m, w, remat::test::qwen35_mtp_tensors(m, 1));
+  remat::test::write_qwen35_folder(d / "tiny", m, w, {}, true);
+  for (const std::string file : {"tiny.gguf", "tiny"}) {
+    INFO(file);
+    const auto plan = run_remat("plan --init " + (d / file).string() + " --batch 1 --seq 16");
+    INFO(plan.err);
+    CHECK(plan.exit_code == 0);
+    CHECK(plan.out.find("delta rule") != std::string::npos);
+    const auto train = run_remat("train --init " + (d / file).string() +
+                                 " --data /usr/share/common-licenses/GPL-3 --steps 1");
+    CHECK(train.exit_code == 2);
+    CHECK(train.err.find("Qwen3.5 (Gated DeltaNet) is not trainable yet") != std::string::npos);
+  }
 }

@@ -25,65 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Loaded {
-  ModelConfig m;
-  std::vector<TensorSpec> specs;  // the graph's parameters
-  std::vector<std::vector<float>> values;
-  Qwen35FileExtras extras;
-  GgufMetadata tokenizer = GgufMetadata("tokenizer");
-
-  const std::vector<float>& value(const std::string& name) const {
-    for (std::size_t i = 0; i < specs.size(); ++i)
-      if (specs[i].name == name) return values[i];
-    throw std::logic_error("no parameter " + name);
-  }
-};
-
-// What a session's load reads: the model, each parameter's values, the extras.
-Loaded load(const fs::path& path) {
-  Loaded l;
-  l.m = checkpoint_model(path, std::nullopt);
-  const WeightFiles files = WeightFiles::open(path);
-  TrainShape shape;
-  shape.batch = 1;
-  shape.seq = 8;
-  const Graph g = build_model(l.m, shape);
-  for (TensorId id : g.parameters) l.specs.push_back({g.tensor(id).name, g.tensor(id).shape});
-  const auto matched = match_model_parameters(files.header(), l.specs, l.m);
-  for (const SafetensorsEntry* e : matched) {
-    l.values.emplace_back(e->elements());
-    files.read(*e, 0, l.values.back());
-  }
-  l.extras = read_qwen35_extras(files, l.m);
-  if (files.gguf()) l.tokenizer = gguf_tokenizer_metadata(files.gguf()->file().metadata());
-  return l;
-}
-
-// What a session's save writes (runtime/session_files.cpp does the same from the device).
-void save_folder(const Loaded& l, const fs::path& dir) {
-  fs::create_directories(dir);
-  write_qwen35_safetensors(dir / "model.safetensors", l.m, l.specs, &l.extras,
-                           [&](std::size_t i, SafetensorsWriter& w) { w.write(l.values[i]); });
-  write_file_atomically(dir / "config.json",
-                        hf_config_json(qwen35_saved_model(l.m, !l.extras.mtp.empty())));
-}
-
-void save_gguf(const Loaded& l, const fs::path& path) {
-  GgufModelOptions o;
-  o.matrix_type = GgmlType::bf16;
-  o.name = "qwen3.5 tiny random";
-  o.extra = l.tokenizer;
-  add_qwen35_gguf_extras(o, l.extras, [&](const std::string& name) { return l.value(name); });
-  std::vector<GgufSourceTensor> sources;
-  for (const TensorSpec& s : l.specs) sources.push_back({s.name, s.shape});
-  write_gguf_model(
-      path, l.m, sources,
-      [&](std::size_t i, uint64_t first, std::span<float> out) {
-        std::copy_n(l.values[i].begin() + std::ptrdiff_t(first), out.size(), out.begin());
-      },
-      o);
-}
-
 using Raw =
     std::map<std::string, std::tuple<std::string, std::vector<int64_t>, std::vector<std::byte>>>;
 
@@ -131,7 +72,7 @@ TEST_CASE("a Qwen3.5 folder loads and saves back byte for byte", "[qwen35_files]
   const auto mtp = test::qwen35_mtp_tensors(m, 1);
   test::write_qwen35_folder(d / "in", m, w, mtp, false);
 
-  const Loaded a = load(d / "in");
+  const test::Qwen35Loaded a = test::load_qwen35(d / "in");
   CHECK(a.m == m);
   REQUIRE(a.values.size() == w.size());
   for (std::size_t i = 0; i < w.size(); ++i) {
@@ -142,13 +83,13 @@ TEST_CASE("a Qwen3.5 folder loads and saves back byte for byte", "[qwen35_files]
   CHECK(a.extras.mtp.size() == mtp.size());
   CHECK(a.extras.dtypes.at("model.layers.0.linear_attn.in_proj_qkv.weight") == "BF16");
 
-  save_folder(a, d / "out");
+  test::save_qwen35_folder(a, d / "out");
   // Every tensor as read: names, dtypes, shapes (conv1d [C, 1, K]) and bytes.
   CHECK(safetensors_raw(d / "out" / "model.safetensors") ==
         safetensors_raw(d / "in" / "model.safetensors"));
   CHECK(checkpoint_model(d / "out", std::nullopt) == m);
   // Saved, loaded and saved again: the same files.
-  save_folder(load(d / "out"), d / "again");
+  test::save_qwen35_folder(test::load_qwen35(d / "out"), d / "again");
   for (const char* f : {"model.safetensors", "config.json"})
     CHECK(test::read_bytes(d / "again" / f) == test::read_bytes(d / "out" / f));
 }
@@ -161,15 +102,15 @@ TEST_CASE("a multimodal Qwen3.5 folder loads its text model and saves it alone",
   test::write_qwen35_folder(d / "vl", m, w, mtp, true);
   test::write_qwen35_folder(d / "text", m, w, mtp, false);
 
-  const Loaded vl = load(d / "vl");
+  const test::Qwen35Loaded vl = test::load_qwen35(d / "vl");
   CHECK(vl.m == m);
-  CHECK(vl.values == load(d / "text").values);
-  save_folder(vl, d / "out");
+  CHECK(vl.values == test::load_qwen35(d / "text").values);
+  test::save_qwen35_folder(vl, d / "out");
   const Raw saved = safetensors_raw(d / "out" / "model.safetensors");
   CHECK(saved == text_names(safetensors_raw(d / "vl" / "model.safetensors")));
   CHECK(saved.count("model.visual.blocks.0.attn.qkv.weight") == 0);
   // The text model's folder as remat saves it: config.json says qwen3_5_text.
-  save_folder(load(d / "text"), d / "text_out");
+  test::save_qwen35_folder(test::load_qwen35(d / "text"), d / "text_out");
   CHECK(test::read_bytes(d / "out" / "model.safetensors") ==
         test::read_bytes(d / "text_out" / "model.safetensors"));
   CHECK(test::read_bytes(d / "out" / "config.json") ==
@@ -186,7 +127,7 @@ TEST_CASE("a qwen35 GGUF file loads and saves back byte for byte", "[qwen35_file
   tokenizer.set("tokenizer.chat_template", GgufValue::of(std::string("{{ messages }}")));
   test::write_qwen35_gguf(d / "in.gguf", m, w, mtp, tokenizer);
 
-  const Loaded a = load(d / "in.gguf");
+  const test::Qwen35Loaded a = test::load_qwen35(d / "in.gguf");
   CHECK(a.m == m);
   REQUIRE(a.values.size() == w.size());
   for (std::size_t i = 0; i < w.size(); ++i) {
@@ -202,14 +143,14 @@ TEST_CASE("a qwen35 GGUF file loads and saves back byte for byte", "[qwen35_file
   CHECK(a.extras.gguf_mtp.size() == mtp.size());
   CHECK(a.extras.ssm_a.size() == 2);
 
-  save_gguf(a, d / "out.gguf");
+  test::save_qwen35_gguf(a, d / "out.gguf");
   CHECK(gguf_raw(d / "out.gguf") == gguf_raw(d / "in.gguf"));
   const GgufFile out = GgufFile::open(d / "out.gguf");
   CHECK(out.metadata().uint("qwen35.block_count") == uint64_t(m.layers + 1));
   CHECK(out.metadata().uint("qwen35.nextn_predict_layers") == 1u);
   CHECK(out.metadata().string("tokenizer.chat_template") == "{{ messages }}");
   CHECK(gguf_model_config(out) == m);
-  save_gguf(load(d / "out.gguf"), d / "again.gguf");
+  test::save_qwen35_gguf(test::load_qwen35(d / "out.gguf"), d / "again.gguf");
   CHECK(test::read_bytes(d / "again.gguf") == test::read_bytes(d / "out.gguf"));
 }
 
@@ -217,14 +158,27 @@ TEST_CASE("a trained A_log is written as -exp(A_log), an untrained one as the by
           "[qwen35_files]") {
   test::TempFolder d("qwen35_files_ssm_a");
   const ModelConfig m = test::tiny_qwen35();
-  test::write_qwen35_gguf(d / "in.gguf", m, test::qwen35_weights(m, 4), {});
-  Loaded a = load(d / "in.gguf");
+  // ssm_a that no float32 A_log gives: log then exp does not return some of them.
+  test::write_qwen35_gguf(d / "in.gguf", m, test::qwen35_weights(m, 4), {}, GgufMetadata("none"),
+                          true);
+  test::Qwen35Loaded a = test::load_qwen35(d / "in.gguf");
+  int not_inverted = 0;
+  for (const Qwen35FileExtras::StoredSsmA& s : a.extras.ssm_a) {
+    const std::vector<float> again =
+        qwen35_to_gguf(s.a_log, {int64_t(s.loaded.size())}, s.loaded, m);
+    not_inverted += std::memcmp(again.data(), s.ssm_a.bytes.data(), s.ssm_a.bytes.size()) != 0;
+  }
+  REQUIRE(not_inverted > 0);
   const std::string trained = "model.layers.0.linear_attn.A_log";
   std::vector<float>& a_log = const_cast<std::vector<float>&>(a.value(trained));
   for (float& v : a_log) v += 0.25f;
-  save_gguf(a, d / "out.gguf");
+  test::save_qwen35_gguf(a, d / "out.gguf");
   const Raw in = gguf_raw(d / "in.gguf"), out = gguf_raw(d / "out.gguf");
-  CHECK(out.at("blk.2.ssm_a") == in.at("blk.2.ssm_a"));  // untrained: as read
+  for (const char* untrained : {"blk.2.ssm_a"}) CHECK(out.at(untrained) == in.at(untrained));
+  // Loaded and saved untouched: every tensor as read, ssm_a included.
+  const test::Qwen35Loaded b = test::load_qwen35(d / "in.gguf");
+  test::save_qwen35_gguf(b, d / "untouched.gguf");
+  CHECK(gguf_raw(d / "untouched.gguf") == in);
   // Trained: -exp(A_log), value heads in GGUF's order.
   const auto& bytes = std::get<2>(out.at("blk.0.ssm_a"));
   const std::vector<float> ssm_a = qwen35_to_gguf(trained, {int64_t(a_log.size())}, a_log, m);
@@ -247,15 +201,15 @@ TEST_CASE("Qwen3.5 across formats: MTP layers stay behind and are not counted", 
   const ModelConfig m = test::tiny_qwen35();
   const test::Qwen35Weights w = test::qwen35_weights(m, 5);
   test::write_qwen35_folder(d / "in", m, w, test::qwen35_mtp_tensors(m, 5), false);
-  const Loaded a = load(d / "in");
-  save_gguf(a, d / "from_folder.gguf");
+  const test::Qwen35Loaded a = test::load_qwen35(d / "in");
+  test::save_qwen35_gguf(a, d / "from_folder.gguf");
   const GgufFile f = GgufFile::open(d / "from_folder.gguf");
   CHECK(f.metadata().uint("qwen35.block_count") == uint64_t(m.layers));
   ModelConfig without_mtp = m;
   without_mtp.qwen35_layers.mtp_layers = 0;
   CHECK(gguf_model_config(f) == without_mtp);
-  const Loaded b = load(d / "from_folder.gguf");
-  save_folder(b, d / "back");
+  const test::Qwen35Loaded b = test::load_qwen35(d / "from_folder.gguf");
+  test::save_qwen35_folder(b, d / "back");
   CHECK(checkpoint_model(d / "back", std::nullopt) == without_mtp);
   CHECK(b.values.size() == a.values.size());
   for (std::size_t i = 0; i < a.values.size(); ++i) {
@@ -271,10 +225,11 @@ TEST_CASE("a Qwen3.5 checkpoint missing a tensor or of the wrong shape is refuse
   test::Qwen35Weights w = test::qwen35_weights(m, 6);
   test::Qwen35Weights missing(w.begin() + 1, w.end());
   test::write_qwen35_folder(d / "missing", m, missing, {}, false);
-  CHECK_THROWS_WITH(load(d / "missing"), Catch::Contains("model.embed_tokens.weight"));
+  CHECK_THROWS_WITH(test::load_qwen35(d / "missing"), Catch::Contains("model.embed_tokens.weight"));
   for (NamedTensor& t : w)
     if (t.name == "model.layers.0.linear_attn.A_log") t.shape = {2, 2};
   test::write_qwen35_folder(d / "shape", m, w, {}, false);
-  CHECK_THROWS_WITH(load(d / "shape"), Catch::Contains("model.layers.0.linear_attn.A_log") &&
-                                           Catch::Contains("shape"));
+  CHECK_THROWS_WITH(
+      test::load_qwen35(d / "shape"),
+      Catch::Contains("model.layers.0.linear_attn.A_log") && Catch::Contains("shape"));
 }

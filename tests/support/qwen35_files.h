@@ -4,9 +4,12 @@
 // with its text model under model.language_model.* beside a vision tensor) and a GGUF file as
 // llama.cpp's converter writes one (the qwen35.* keys, its names and transforms, an MTP block
 // blk.L.* with its nextn.* tensors, matrices bf16, conv1d and vectors f32). Both hold the same
-// values: what the trunk's parameters are is Qwen35Weights.
+// values: what the trunk's parameters are is Qwen35Weights. load_qwen35 and save_qwen35_* read
+// and write them as a session does (runtime/session_weights.cpp, session_files.cpp), from host
+// memory.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -15,11 +18,16 @@
 
 #include "base/atomic_file.h"
 #include "base/half_float.h"
+#include "formats/gguf_model.h"
 #include "formats/gguf_model_writer.h"
 #include "formats/gguf_qwen35.h"
 #include "formats/gguf_writer.h"
 #include "formats/hf_config.h"
+#include "formats/hf_folder.h"
+#include "formats/model_weights.h"
+#include "formats/qwen35_file_extras.h"
 #include "formats/safetensors.h"
+#include "formats/weight_files.h"
 #include "graph/model_builder.h"
 #include "tests/support/random_fill.h"
 
@@ -56,8 +64,9 @@ inline ModelConfig tiny_qwen35() {
 
 using Qwen35Weights = std::vector<NamedTensor>;  // remat's names and shapes, f32 values
 
-// The trunk's parameters in graph order, random: matrices and gains in +-0.3, A_log in [-1, 2],
-// every value a bfloat16 as released checkpoints hold them (so the converter's 1 + w is exact).
+// The trunk's parameters in graph order, random: matrices and gains in +-0.3, every value a
+// bfloat16 as released checkpoints hold them (so the converter's 1 + w is exact); A_log in
+// [-1, 2], float32.
 inline Qwen35Weights qwen35_weights(const ModelConfig& m, uint64_t seed) {
   TrainShape shape;
   shape.batch = 1;
@@ -70,7 +79,8 @@ inline Qwen35Weights qwen35_weights(const ModelConfig& m, uint64_t seed) {
     NamedTensor n{t.name, t.shape,
                   random_floats(std::size_t(t.elements()), seed * 1000 + i, a_log ? -1.0f : -0.3f,
                                 a_log ? 2.0f : 0.3f)};
-    for (float& v : n.values) v = bf16_to_float(float_to_bf16(v));
+    if (!a_log)  // Qwen3.5's checkpoints keep A_log in float32
+      for (float& v : n.values) v = bf16_to_float(float_to_bf16(v));
     w.push_back(std::move(n));
   }
   return w;
@@ -162,10 +172,13 @@ inline std::string qwen35_mtp_gguf_name(const std::string& hf, int layers) {
 }
 
 // A GGUF file of `w` and `mtp` as the converter writes them with --outtype bf16, and `extra`
-// keys (a tokenizer, say) after the model's.
+// keys (a tokenizer, say) after the model's. `foreign_ssm_a`: ssm_a random in [-8, -0.3), as a
+// file another tool wrote may hold it, much of it -exp of no float32 (-exp of a float32 comes
+// back through log and exp exactly; other floats often do not).
 inline void write_qwen35_gguf(const std::filesystem::path& path, const ModelConfig& m,
                               const Qwen35Weights& w, const std::vector<NamedTensor>& mtp,
-                              const GgufMetadata& extra = GgufMetadata("extra")) {
+                              const GgufMetadata& extra = GgufMetadata("extra"),
+                              bool foreign_ssm_a = false) {
   GgufMetadata md("qwen35 test file");
   md.set("general.architecture", GgufValue::of(std::string("qwen35")));
   md.set("general.name", GgufValue::of(std::string("qwen3.5 tiny random")));
@@ -186,8 +199,12 @@ inline void write_qwen35_gguf(const std::filesystem::path& path, const ModelConf
     specs.push_back({name, f32 ? GgmlType::f32 : GgmlType::bf16, ne});
     values.push_back(std::move(v));
   };
-  for (const NamedTensor& t : w)
-    add(*qwen35_gguf_tensor_name(t.name), t.shape, qwen35_to_gguf(t.name, t.shape, t.values, m));
+  for (const NamedTensor& t : w) {
+    std::vector<float> v = qwen35_to_gguf(t.name, t.shape, t.values, m);
+    if (foreign_ssm_a && t.name.ends_with(".A_log"))
+      v = random_floats(v.size(), values.size(), -8.0f, -0.3f);
+    add(*qwen35_gguf_tensor_name(t.name), t.shape, std::move(v));
+  }
   for (const NamedTensor& t : mtp) {
     std::vector<float> v = t.values;
     if (t.name.ends_with("norm.weight"))
@@ -197,6 +214,66 @@ inline void write_qwen35_gguf(const std::filesystem::path& path, const ModelConf
   GgufWriter out(path, md, specs);
   for (const auto& v : values) out.write(std::span<const float>(v));
   out.commit();
+}
+
+// A checkpoint read as a session reads it: the model, each parameter's values, the extras, a
+// GGUF file's tokenizer keys.
+struct Qwen35Loaded {
+  ModelConfig m;
+  std::vector<TensorSpec> specs;  // the graph's parameters
+  std::vector<std::vector<float>> values;
+  Qwen35FileExtras extras;
+  GgufMetadata tokenizer = GgufMetadata("tokenizer");
+
+  const std::vector<float>& value(const std::string& name) const {
+    for (std::size_t i = 0; i < specs.size(); ++i)
+      if (specs[i].name == name) return values[i];
+    throw std::logic_error("no parameter " + name);
+  }
+};
+
+inline Qwen35Loaded load_qwen35(const std::filesystem::path& path) {
+  Qwen35Loaded l;
+  l.m = checkpoint_model(path, std::nullopt);
+  const WeightFiles files = WeightFiles::open(path);
+  TrainShape shape;
+  shape.batch = 1;
+  shape.seq = 8;
+  const Graph g = build_model(l.m, shape);
+  for (TensorId id : g.parameters) l.specs.push_back({g.tensor(id).name, g.tensor(id).shape});
+  const auto matched = match_model_parameters(files.header(), l.specs, l.m);
+  for (const SafetensorsEntry* e : matched) {
+    l.values.emplace_back(e->elements());
+    files.read(*e, 0, l.values.back());
+  }
+  l.extras = read_qwen35_extras(files, l.m);
+  if (files.gguf()) l.tokenizer = gguf_tokenizer_metadata(files.gguf()->file().metadata());
+  return l;
+}
+
+// What a session's save writes (runtime/session_files.cpp does the same from the device).
+inline void save_qwen35_folder(const Qwen35Loaded& l, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  write_qwen35_safetensors(dir / "model.safetensors", l.m, l.specs, &l.extras,
+                           [&](std::size_t i, SafetensorsWriter& w) { w.write(l.values[i]); });
+  write_file_atomically(dir / "config.json",
+                        hf_config_json(qwen35_saved_model(l.m, !l.extras.mtp.empty())));
+}
+
+inline void save_qwen35_gguf(const Qwen35Loaded& l, const std::filesystem::path& path) {
+  GgufModelOptions o;
+  o.matrix_type = GgmlType::bf16;
+  o.name = "qwen3.5 tiny random";
+  o.extra = l.tokenizer;
+  add_qwen35_gguf_extras(o, l.extras, [&](const std::string& name) { return l.value(name); });
+  std::vector<GgufSourceTensor> sources;
+  for (const TensorSpec& s : l.specs) sources.push_back({s.name, s.shape});
+  write_gguf_model(
+      path, l.m, sources,
+      [&](std::size_t i, uint64_t first, std::span<float> out) {
+        std::copy_n(l.values[i].begin() + std::ptrdiff_t(first), out.size(), out.begin());
+      },
+      o);
 }
 
 }  // namespace remat::test
