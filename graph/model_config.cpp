@@ -73,9 +73,10 @@ ModelConfig qwen35_preset(int dim, int ffn) {
 
 const std::vector<std::string_view>& ModelConfig::preset_names() {
   static const std::vector<std::string_view> names = {
-      "tiny",         "gpt2",         "gpt2-medium",  "gpt2-large",   "gpt2-xl",     "llama-tiny",
-      "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b",  "llama3.2-3b", "qwen3-0.6b",
-      "qwen3-1.7b",   "gemma3-270m",  "gemma3-1b",    "qwen3.5-0.8b", "qwen3.5-2b"};
+      "tiny",         "gpt2",         "gpt2-medium",  "gpt2-large",   "gpt2-xl",
+      "llama-tiny",   "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b",
+      "llama3.2-3b",  "qwen3-0.6b",   "qwen3-1.7b",   "gemma3-270m",  "gemma3-1b",
+      "qwen3.5-0.8b", "qwen3.5-2b",   "qwen3.5-tiny"};
   return names;
 }
 
@@ -105,6 +106,15 @@ ModelConfig ModelConfig::preset(std::string_view name) {
   if (name == "gemma3-1b") return gemma3_preset(26, 1152, 6912);
   if (name == "qwen3.5-0.8b") return qwen35_preset(1024, 3584);
   if (name == "qwen3.5-2b") return qwen35_preset(2048, 6144);
+  // A small Qwen3.5 for the README and tests, byte vocabulary like `tiny`: three Gated DeltaNet
+  // layers (2 key heads shared by 4 value heads of 16) then one gated attention layer.
+  if (name == "qwen3.5-tiny") {
+    ModelConfig m = llama(4, 64, 2, 1, 128, 256, 256, 10000000.0f, 1e-6f, true, false);
+    m.qk_norm = true;
+    m.qwen35 = true;
+    m.qwen35_layers = {4, 2, 4, 16, 16, 4, 0.25f, 0, {2, 1, 1}, true};
+    return m;
+  }
   std::string list;
   for (std::string_view n : preset_names()) list += (list.empty() ? "" : ", ") + std::string(n);
   throw std::invalid_argument("unknown model '" + std::string(name) + "'; use one of " + list);

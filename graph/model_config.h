@@ -119,9 +119,8 @@ struct ModelConfig {
 
   // "tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-tiny", "smollm2-135m",
   // "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b", "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b",
-  // "gemma3-270m", "gemma3-1b", "qwen3.5-0.8b", "qwen3.5-2b"; unknown names are
-  // invalid_argument. The Qwen3.5 presets build a graph the planner plans, but are refused for
-  // training (require_buildable, graph/model_builder.h).
+  // "gemma3-270m", "gemma3-1b", "qwen3.5-0.8b", "qwen3.5-2b", "qwen3.5-tiny"; unknown names are
+  // invalid_argument.
   static ModelConfig preset(std::string_view name);
   static const std::vector<std::string_view>& preset_names();
   // Throws invalid_argument naming the bad field and what would be right.

@@ -284,8 +284,10 @@ inline constexpr OpSchema kOpSchemas[] = {
                  "`kv_heads` Hk"),
     REMAT_SCHEMA(gated_delta_rule_backward,
                  "chunks in reverse, the state gradient carried across them; each chunk's states "
-                 "recomputed from its start state into the workspace (L = `chunk_len`, or T); dv "
-                 "written at v's places only; each output its own flag"),
+                 "recomputed from its start state into the workspace, sized for one chunk of L "
+                 "= `chunk_len` (or T) steps by graph/delta_rule_workspace.h (the kernel's states "
+                 "and partial sums, two state-gradient carries); dv written at v's places only; "
+                 "every output overwritten"),
 };
 #undef REMAT_SCHEMA
 

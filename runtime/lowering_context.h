@@ -16,12 +16,15 @@
 #include "optimizer_params.h"
 #include "planner/plan.h"
 #include "runtime/kernels/attention.h"
+#include "runtime/kernels/causal_conv1d.h"
 #include "runtime/kernels/cross_entropy.h"
 #include "runtime/kernels/dropout.h"
 #include "runtime/kernels/embedding.h"
 #include "runtime/kernels/embedding_blocks.h"
+#include "runtime/kernels/gated_delta_rule.h"
 #include "runtime/kernels/gelu.h"
 #include "runtime/kernels/head_loss.h"
+#include "runtime/kernels/l2norm.h"
 #include "runtime/kernels/layernorm.h"
 #include "runtime/kernels/matmul.h"
 #include "runtime/kernels/matmul_backward.h"
@@ -31,6 +34,7 @@
 #include "runtime/kernels/residual.h"
 #include "runtime/kernels/rmsnorm.h"
 #include "runtime/kernels/rope.h"
+#include "runtime/kernels/sigmoid_gate.h"
 #include "runtime/kernels/swiglu.h"
 #include "runtime/step_lowering.h"
 
@@ -153,12 +157,22 @@ struct LoweringContext {
             static_cast<uint32_t>(s.attrs.rotary_dims)};
   }
   // Rows as long as the weight: [B·T, C] for a layer's norm, B·T·heads rows of D for Qwen3's
-  // per-head q_norm and k_norm over x [B, T, heads·D] (graph/llama_builder.cpp).
-  kernels::RmsnormShape rmsnorm_shape(const Step& s, TensorId x, TensorId weight) const {
+  // per-head q_norm and k_norm over x [B, T, heads·D] (graph/llama_builder.cpp). `dense` is y or
+  // dy; an x wider than it holds each row in place, heads rows per token (Qwen3.5's q in q_proj's
+  // [q | gate] per head: graph/qwen35_builder.cpp).
+  kernels::RmsnormShape rmsnorm_shape(const Step& s, TensorId x, TensorId dense,
+                                      TensorId weight) const {
     const uint32_t c = count(weight);
-    if (c == 0 || count(x) % c != 0)
-      throw std::logic_error("rmsnorm: x's elements are no whole rows of the weight's length");
-    return {count(x) / c, c, s.attrs.eps, s.attrs.norm_offset};
+    if (c == 0 || count(dense) % c != 0)
+      throw std::logic_error("rmsnorm: y's elements are no whole rows of the weight's length");
+    kernels::RmsnormShape shape{count(dense) / c, c, s.attrs.eps, s.attrs.norm_offset};
+    if (dim(x, -1) == dim(dense, -1)) return shape;
+    const uint32_t heads = static_cast<uint32_t>(s.attrs.heads);
+    if (heads == 0 || dim(dense, -1) != heads * c || dim(x, -1) % heads != 0 ||
+        s.attrs.slice_offset != 0)
+      throw std::logic_error("rmsnorm: x's rows are not heads rows at a stride from offset 0");
+    shape.x_stride = dim(x, -1) / heads;
+    return shape;
   }
   kernels::DropoutKey dropout_key(const Step& s) const {
     // The step comes from AdamWHyper::step, which the host rewrites before every submission.
@@ -173,6 +187,20 @@ struct LoweringContext {
   void step(const Step& s);
 
  private:
+  // Qwen3.5's op kinds (runtime/op_lowering_qwen35.cpp).
+  void qwen35(const Step& s);
+  kernels::CausalConv1dShape conv_shape(TensorId x, TensorId w) const;
+  kernels::L2normShape l2norm_shape(const Step& s, TensorId x, TensorId y) const;
+  kernels::SigmoidGateShape sigmoid_gate_shape(const Step& s, TensorId x, TensorId gate) const;
+  kernels::GatedDeltaRuleShape delta_shape(const Step& s, TensorId k, TensorId v, TensorId g) const;
+  static uint32_t delta_chunk(const Step& s, uint32_t T);
+  BufferSlice chunk_state(BufferSlice states, const kernels::GatedDeltaRuleShape& d,
+                          uint32_t c) const;
+  void check_delta_range(uint32_t steps, uint32_t max, const char* what) const;
+  void delta_state(const Step& s);
+  void delta_rule(const Step& s);
+  void delta_rule_backward(const Step& s);
+
   kernels::AttentionShape gqa_shape(const Step& s, TensorId q, TensorId lse) const;
   void gqa_attention(const Step& s);
   kernels::HeadLossShape head_loss_shape(const Step& s, TensorId x, TensorId w) const;

@@ -221,19 +221,19 @@ void LoweringContext::step(const Step& s) {
     }
     case OpKind::rmsnorm: {
       namespace r = slot::rmsnorm;
-      return add(kernels::rmsnorm_forward(quirks, rmsnorm_shape(s, in(r::x), in(r::weight)),
-                                          bin(r::x), bin(r::weight), bout(r::y), bout(r::rstd),
-                                          act({in(r::x), out(r::y)})),
+      return add(kernels::rmsnorm_forward(
+                     quirks, rmsnorm_shape(s, in(r::x), out(r::y), in(r::weight)), bin(r::x),
+                     bin(r::weight), bout(r::y), bout(r::rstd), act({in(r::x), out(r::y)})),
                  s);
     }
     case OpKind::rmsnorm_backward: {
       namespace r = slot::rmsnorm_backward;
       const BufferSlice dw = s.attrs.frozen ? BufferSlice{} : bout(r::dweight);
-      return add(
-          kernels::rmsnorm_backward(quirks, rmsnorm_shape(s, in(r::x), in(r::weight)), bin(r::dy),
-                                    bin(r::x), bin(r::weight), bin(r::rstd), bout(r::dx), dw,
-                                    mode(s, r::dx), mode(s, r::dweight), act({in(r::x)})),
-          s);
+      return add(kernels::rmsnorm_backward(
+                     quirks, rmsnorm_shape(s, in(r::x), in(r::dy), in(r::weight)), bin(r::dy),
+                     bin(r::x), bin(r::weight), bin(r::rstd), bout(r::dx), dw, mode(s, r::dx),
+                     mode(s, r::dweight), act({in(r::x)})),
+                 s);
     }
     case OpKind::rope: {
       namespace r = slot::rope;
@@ -272,7 +272,7 @@ void LoweringContext::step(const Step& s) {
       return grad_norm(s);
     case OpKind::adamw:
       return adamw(s);
-    // Qwen3.5's ops: planned, not lowered yet (require_buildable refuses to train the model).
+    // Qwen3.5's ops (runtime/op_lowering_qwen35.cpp).
     case OpKind::causal_conv1d:
     case OpKind::causal_conv1d_backward:
     case OpKind::l2norm:
@@ -286,7 +286,7 @@ void LoweringContext::step(const Step& s) {
     case OpKind::gated_delta_state:
     case OpKind::gated_delta_rule:
     case OpKind::gated_delta_rule_backward:
-      break;
+      return qwen35(s);
   }
   throw std::logic_error("no lowering for op kind " + std::string(op_kind_name(s.kind)));
 }
