@@ -31,15 +31,7 @@ constexpr const char* kLinearAttnModules[] = {"linear_attn.in_proj_qkv", "linear
 
 // The architecture an adapter of `m` names: its base file's (llama.cpp refuses any other).
 std::string arch_name_of(const ModelConfig& m) {
-  return m.qwen35 ? std::string(kQwen35GgufArch) : std::string(gguf_arch_name(gguf_arch_of(m)));
-}
-
-std::optional<std::string> gguf_name_of(std::string_view weight, bool qwen35, GgufArch arch) {
-  return qwen35 ? qwen35_gguf_tensor_name(weight) : gguf_tensor_name(weight, arch);
-}
-
-std::optional<std::string> hf_name_of(std::string_view tensor, bool qwen35, GgufArch arch) {
-  return qwen35 ? qwen35_hf_tensor_name(tensor) : hf_tensor_name(tensor, arch);
+  return std::string(gguf_arch_name(gguf_arch_of(m)));
 }
 
 // Whether factor B (`b`) or A of a Qwen3.5 pair is stored permuted. The converter moves value
@@ -97,11 +89,11 @@ void write_gguf_adapter(const std::filesystem::path& path, const ModelConfig& m,
                         GgmlType type) {
   if (type != GgmlType::f32 && type != GgmlType::f16)
     throw std::invalid_argument("GGUF adapters are written as f32 or f16");
-  const GgufArch arch = m.qwen35 ? GgufArch::llama : gguf_arch_of(m);
+  const GgufArch arch = gguf_arch_of(m);
   std::vector<GgufTensorSpec> specs;
   std::vector<GgufLayout> b_layouts;
   for (const GgufAdapterPair& p : pairs) {
-    const std::optional<std::string> name = gguf_name_of(p.weight, m.qwen35, arch);
+    const std::optional<std::string> name = gguf_tensor_name(p.weight, arch);
     if (!name)
       throw std::invalid_argument("'" + p.weight + "' has no GGUF name in a " + arch_name_of(m) +
                                   " model");
@@ -140,12 +132,12 @@ GgufAdapter::GgufAdapter(GgufFile file) : file_(std::move(file)) {
   if (const std::string t = required_string(f, "adapter.type"); t != "lora")
     fail(f, "adapter.type is '" + t + "'; remat reads LoRA adapters ('lora')");
   const std::string arch = required_string(f, "general.architecture");
-  qwen35_ = arch == kQwen35GgufArch;
-  const std::optional<GgufArch> a = qwen35_ ? GgufArch::llama : gguf_arch(arch);
+  const std::optional<GgufArch> a = gguf_arch(arch);
   if (!a)
     fail(f, "general.architecture is '" + arch +
                 "'; remat reads llama, qwen2, qwen3, gemma3, qwen35 and gpt2");
   arch_ = *a;
+  qwen35_ = arch_ == GgufArch::qwen35;
   arch_name_ = arch;
   f.check_supported();
   std::map<std::string, std::pair<const GgufTensor*, const GgufTensor*>> pairs;
@@ -154,7 +146,7 @@ GgufAdapter::GgufAdapter(GgufFile file) : file_(std::move(file)) {
     const bool is_a = t.name.ends_with(kA), is_b = t.name.ends_with(kB);
     if (!is_a && !is_b) fail(f, "tensor '" + t.name + "' is neither a .lora_a nor a .lora_b");
     const std::string base = t.name.substr(0, t.name.size() - kA.size());
-    if (!hf_name_of(base, qwen35_, arch_) || !base.ends_with(".weight"))
+    if (!hf_tensor_name(base, arch_) || !base.ends_with(".weight"))
       fail(f, "tensor '" + t.name + "' adapts '" + base + "', which is no weight of a " + arch +
                   " model remat trains");
     if (t.ne.size() != 2) fail(f, "tensor '" + t.name + "' is not a matrix");
@@ -176,7 +168,7 @@ GgufAdapter::GgufAdapter(GgufFile file) : file_(std::move(file)) {
       fail(f, "'" + base + "' has rank " + std::to_string(rank) + " where others have " +
                   std::to_string(rank_) + "; remat trains one rank throughout");
     rank_ = rank;
-    weights_.push_back(*hf_name_of(base, qwen35_, arch_));
+    weights_.push_back(*hf_tensor_name(base, arch_));
   }
 }
 
@@ -230,7 +222,7 @@ std::vector<float> GgufAdapter::read(const std::string& weight, bool b,
   const GgufFile& f = file_;
   if (arch_name_of(m) != arch_name_)
     fail(f, "is an adapter for a " + arch_name_ + " model; this model is " + arch_name_of(m));
-  const std::optional<std::string> base = gguf_name_of(weight, qwen35_, arch_);
+  const std::optional<std::string> base = gguf_tensor_name(weight, arch_);
   const std::string name = (base ? *base : weight) + std::string(b ? kB : kA);
   const GgufTensor* t = f.tensor(name);
   if (!t) fail(f, "has no tensor '" + name + "'");

@@ -64,7 +64,6 @@ class GgufAdapter {
   }
 
   const GgufFile& file() const { return file_; }
-  // The name table the file's names follow (llama for qwen35, whose names are its own).
   GgufArch arch() const { return arch_; }
   bool qwen35() const { return qwen35_; }
   // What the file says as an adapter config: rank, alpha (adapter.lora.alpha; r when absent or
