@@ -1,6 +1,7 @@
 // LoRA adapters as GGUF files llama.cpp loads (llama_adapter_lora_init, `llama-cli -m M.gguf
 // --lora A.gguf`), written as llama.cpp's convert_lora_to_gguf.py writes them and read back:
-//   - metadata general.architecture (the base model's: llama, qwen2 or gpt2), general.type
+//   - metadata general.architecture (the base model's: llama, qwen2, qwen3, gemma3, qwen35 or
+//     gpt2), general.type
 //     "adapter", general.name, adapter.type "lora", adapter.lora.alpha (float32); llama.cpp
 //     scales each pair by alpha / r, r being lora_b's ne[0], as PEFT does;
 //   - per adapted weight `<GGUF name>` (formats/gguf_names.h, e.g. blk.0.attn_q.weight) the
@@ -8,7 +9,11 @@
 //     `<GGUF name>.lora_b`, [r, out] (PEFT's B [out, r]), so that B·A has the base tensor's
 //     layout. Where the base file permutes a weight's rows (llama's q and k, for RoPE), B's rows
 //     are permuted the same way; A is not. gpt2's Conv1D weights are stored transposed, [out, in]
-//     rows, so PEFT's A and B (fan_in_fan_out) go in as they are.
+//     rows, so PEFT's A and B (fan_in_fan_out) go in as they are. Qwen3.5 (qwen35) files store
+//     value heads tiled where Hugging Face groups them by key head (formats/gguf_qwen35.h): the
+//     rows of B for in_proj_qkv, in_proj_z, in_proj_a and in_proj_b, and the columns of A for
+//     out_proj, are permuted as the base weight's rows or columns are (nothing moves when value
+//     and key heads are as many, as in Qwen3.5-0.8B and -2B).
 // F32 by default; F16 halves the file (llama.cpp multiplies either).
 #pragma once
 
@@ -48,7 +53,7 @@ void write_gguf_adapter(const std::filesystem::path& path, const ModelConfig& m,
                         GgmlType type = GgmlType::f32);
 
 // A GGUF LoRA adapter opened for reading: its keys checked (general.type "adapter", adapter.type
-// "lora", general.architecture llama, qwen2 or gpt2), every tensor a .lora_a or .lora_b of a
+// "lora", general.architecture one remat writes), every tensor a .lora_a or .lora_b of a
 // weight remat has, each weight with both, one rank throughout. std::invalid_argument
 // "<file>: ..." naming what is wrong.
 class GgufAdapter {
@@ -60,9 +65,11 @@ class GgufAdapter {
 
   const GgufFile& file() const { return file_; }
   GgufArch arch() const { return arch_; }
+  bool qwen35() const { return qwen35_; }
   // What the file says as an adapter config: rank, alpha (adapter.lora.alpha; r when absent or
   // 0, which llama.cpp reads as scale 1), targets (the adapted modules' names within a block as
-  // PEFT's target_modules would give them: Llama's "q_proj", ..., GPT-2's "attn.c_attn", ...),
+  // PEFT's target_modules would give them: Llama's "q_proj", ..., GPT-2's "attn.c_attn", ...;
+  // a Qwen3.5 block counts as the layer kind whose mixer projections it adapts),
   // fan_in_fan_out for gpt2. Against a `requested` spec (rank > 0) the file keeps no names of its
   // own: its alpha, float32 in the file, is the requested one when that rounds to it, and its
   // targets are the requested ones (or the defaults) when they select exactly the modules the
@@ -71,14 +78,16 @@ class GgufAdapter {
   // The Hugging Face names of the adapted weights, in file order.
   const std::vector<std::string>& weights() const { return weights_; }
   // PEFT's A [rank, in] (`b` false) or B [out, rank] of `weight` in model `m` (q/k rows of B
-  // back in Hugging Face order for llama); std::invalid_argument when the file has no such pair
-  // or its dimensions are not `shape`.
+  // back in Hugging Face order for llama, value heads for qwen35); std::invalid_argument when the
+  // file has no such pair or its dimensions are not `shape`.
   std::vector<float> read(const std::string& weight, bool b, const std::vector<int64_t>& shape,
                           const ModelConfig& m) const;
 
  private:
   GgufFile file_;
   GgufArch arch_ = GgufArch::llama;
+  bool qwen35_ = false;
+  std::string arch_name_;  // general.architecture
   int rank_ = 0;
   std::vector<std::string> weights_;
 };

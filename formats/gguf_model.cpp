@@ -254,8 +254,11 @@ std::vector<BlockWeight> GgufWeights::block_weights() const {
   for (std::size_t i = 0; i < sources_.size(); ++i) {
     const GgufTensor& t = *sources_[i].tensor;
     const GgmlTypeInfo& info = ggml_type_info(t.type);
+    // A qwen35 linear-attention matrix keeps its blocks where the converter moved whole rows
+    // only (read_blocks puts them back); other transforms change values or split rows.
     if (info.block_values <= 1 || t.ne.size() != 2 || sources_[i].layout.norm_shift != 0.0f ||
-        sources_[i].layout.qwen35_transform)
+        (sources_[i].layout.qwen35_transform &&
+         !qwen35_moves_rows_only(header_.tensors[i].name, model_)))
       continue;
     out.push_back({header_.tensors[i].name,
                    {static_cast<uint32_t>(t.type), info.block_values, info.block_bytes,
@@ -275,7 +278,9 @@ void GgufWeights::read_blocks(const SafetensorsEntry& e, uint64_t offset,
   while (done < out.size()) {
     const uint64_t at = offset + done, row = at / row_bytes, col = at % row_bytes;
     const uint64_t n = std::min<uint64_t>(row_bytes - col, out.size() - done);
-    const uint64_t stored = gguf_row_of(row, t.rows(), s.layout.rope_heads);
+    const uint64_t stored = s.layout.qwen35_transform
+                                ? qwen35_gguf_row(e.name, row, model_)
+                                : gguf_row_of(row, t.rows(), s.layout.rope_heads);
     file_.read(t, stored * row_bytes + col, out.subspan(done, n));
     done += n;
   }

@@ -52,12 +52,15 @@ class GgufWeights {
   void read(const SafetensorsEntry& t, uint64_t first, std::span<float> out) const;
 
   // The weights that can stay in their blocks on the device (QLoRA): every matrix stored in a
-  // block-quantized type, with its block format (Gemma's norms are F32 vectors, never blocks).
+  // block-quantized type, with its block format (Gemma's norms are F32 vectors, never blocks;
+  // a qwen35 linear-attention matrix only where the converter moved whole rows,
+  // qwen35_moves_rows_only: every one of Qwen3.5-0.8B's and -2B's).
   // The graph keeps those that block-decoding kernels alone read (graph/weight_dtype.h), gpt2's
   // Conv1D matrices as the file's [out, in] rows (conv1d_held_out_in).
   std::vector<BlockWeight> block_weights() const;
   // Bytes [offset, offset + out.size()) of `t` (one of block_weights()) as a block tensor holds
-  // them: the stored rows (llama's RoPE permutation undone by moving whole rows; gpt2's Conv1D
+  // them: the stored rows (llama's RoPE permutation and qwen35's value-head order undone by
+  // moving whole rows; gpt2's Conv1D
   // matrices not transposed: their rows are [out, in]), each row's blocks as stored. Host
   // memory: one stored row at a time.
   void read_blocks(const SafetensorsEntry& t, uint64_t offset, std::span<std::byte> out) const;

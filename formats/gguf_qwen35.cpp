@@ -174,6 +174,41 @@ std::vector<int64_t> qwen35_conv1d_file_shape(const std::vector<int64_t>& graph_
   return {graph_shape[0], 1, graph_shape[1]};
 }
 
+namespace {
+
+// Where the value-head rows of a linear-attention matrix start, and how many rows a head has;
+// nullopt for a tensor whose rows do not move.
+std::optional<std::pair<int64_t, int64_t>> value_rows(std::string_view name, const ModelConfig& m) {
+  if (name.find(".linear_attn.") == std::string_view::npos) return std::nullopt;
+  const Heads h = heads_of(m);
+  if (name.ends_with(".in_proj_qkv.weight") || name.ends_with(".conv1d.weight"))
+    return std::pair<int64_t, int64_t>{2 * int64_t(h.key_heads) * h.key_dim, h.value_dim};
+  if (name.ends_with(".in_proj_z.weight")) return std::pair<int64_t, int64_t>{0, h.value_dim};
+  if (name.ends_with(".in_proj_a.weight") || name.ends_with(".in_proj_b.weight"))
+    return std::pair<int64_t, int64_t>{0, 1};
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool qwen35_moves_rows_only(std::string_view hf_name, const ModelConfig& m) {
+  if (value_rows(hf_name, m)) return true;
+  const Heads h = heads_of(m);
+  return hf_name.ends_with(".linear_attn.out_proj.weight") && h.value_heads == h.key_heads;
+}
+
+uint64_t qwen35_gguf_row(std::string_view hf_name, uint64_t hf_row, const ModelConfig& m) {
+  const Heads h = heads_of(m);
+  const auto rows = value_rows(hf_name, m);
+  if (!rows || h.value_heads == h.key_heads || int64_t(hf_row) < rows->first) return hf_row;
+  const int64_t at = int64_t(hf_row) - rows->first, head = at / rows->second;
+  if (head >= h.value_heads)
+    throw std::invalid_argument(std::string(hf_name) + ": row " + std::to_string(hf_row) +
+                                " is past its value heads");
+  const int to = qwen35_gguf_value_head(int(head), h.key_heads, h.value_heads);
+  return uint64_t(rows->first + to * rows->second + at % rows->second);
+}
+
 int qwen35_gguf_value_head(int head, int key_heads, int value_heads) {
   const int per_key = value_heads / key_heads;
   return (head % per_key) * key_heads + head / per_key;

@@ -59,6 +59,15 @@ bool qwen35_trunk_tensor(std::string_view gguf_name, const ModelConfig& m);
 // [channels, kernel]; the values are in the same order.
 std::vector<int64_t> qwen35_conv1d_file_shape(const std::vector<int64_t>& graph_shape);
 
+// Whether the converter's transform of linear-attention tensor `hf_name` moves whole rows and
+// changes no value, so that a quantized file's rows keep their blocks (QLoRA): in_proj_qkv,
+// in_proj_z, in_proj_a and in_proj_b (value heads along rows) always; out_proj only when nothing
+// moves (as many value heads as key heads, as in Qwen3.5-0.8B and -2B), its columns moving
+// otherwise. A_log (stored as -exp) and the norms (+ 1) change values: false.
+bool qwen35_moves_rows_only(std::string_view hf_name, const ModelConfig& m);
+// The GGUF row holding row `hf_row` of Hugging Face tensor `hf_name` (of the first kind above).
+uint64_t qwen35_gguf_row(std::string_view hf_name, uint64_t hf_row, const ModelConfig& m);
+
 // The GGUF position of Hugging Face value head `head` (grouped by key head -> tiled), and back.
 int qwen35_gguf_value_head(int head, int key_heads, int value_heads);
 int qwen35_hf_value_head(int gguf_head, int key_heads, int value_heads);

@@ -8,6 +8,7 @@
 #include "base/json.h"
 #include "base/json_writer.h"
 #include "base/whole_file.h"
+#include "formats/gguf_qwen35.h"
 
 namespace remat {
 namespace {
@@ -90,6 +91,14 @@ std::string peft_key(const std::string& parameter, Architecture arch) {
          parameter;
 }
 
+std::optional<std::string> peft_text_model_key(std::string_view key) {
+  constexpr std::string_view kPrefix = "base_model.model.";
+  if (!key.starts_with(kPrefix)) return std::string(key);
+  const std::optional<std::string> text = qwen35_text_tensor_name(key.substr(kPrefix.size()));
+  if (!text) return std::nullopt;
+  return std::string(kPrefix) + *text;
+}
+
 AdapterConfig parse_adapter_config(std::string_view json, const std::string& origin) {
   JsonValue doc;
   try {
@@ -133,7 +142,7 @@ AdapterConfig read_adapter_config(const std::filesystem::path& dir) {
   return parse_adapter_config(read_whole_file(path), path.string());
 }
 
-LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given, Architecture arch,
+LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given, const ModelConfig& model,
                        const std::string& origin) {
   LoraSpec s;
   s.rank = file.rank;
@@ -147,7 +156,7 @@ LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given, Archite
     throw std::invalid_argument(origin + ": the adapter has lora_alpha " +
                                 JsonWriter().value(file.alpha).str() + ", not the requested " +
                                 JsonWriter().value(given.effective_alpha()).str());
-  const std::vector<std::string> wanted = lora_targets(given, arch);
+  const std::vector<std::string> wanted = lora_targets(given, model);
   if (targets_text(wanted) != targets_text(file.targets))
     throw std::invalid_argument(origin + ": the adapter targets " + targets_text(file.targets) +
                                 ", not the requested " + targets_text(wanted));

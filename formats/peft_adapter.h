@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "formats/safetensors.h"
@@ -30,8 +32,14 @@ void lora_initial_values(const TensorSpec& p, uint64_t seed, std::size_t adapter
 
 // "h.0.attn.c_attn.lora_A.weight" -> "base_model.model.transformer.h.0.attn.c_attn.lora_A.weight"
 // for GPT-2 (GPT2LMHeadModel keeps its blocks under "transformer."); Llama names
-// ("model.layers.0...") already carry their path and only gain "base_model.model.".
+// ("model.layers.0...") already carry their path and only gain "base_model.model.", Qwen3.5's
+// too (Qwen3_5ForCausalLM, the text model remat saves).
 std::string peft_key(const std::string& parameter, Architecture arch);
+// A key of an adapter PEFT trained on the multimodal Qwen3_5ForConditionalGeneration, whose text
+// model sits at model.language_model ("base_model.model.model.language_model.layers.0...") as
+// peft_key names it for the text model ("base_model.model.model.layers.0..."); nullopt for a key
+// of its vision tower (model.visual.*) or MTP layers. Other keys come back unchanged.
+std::optional<std::string> peft_text_model_key(std::string_view key);
 
 // What an adapter_config.json says, after refusing what remat does not implement (DoRA, rsLoRA,
 // trained biases, LoRA dropout, per-layer ranks or alphas, regex targets, modules_to_save,
@@ -45,9 +53,9 @@ struct AdapterConfig {
 };
 AdapterConfig parse_adapter_config(std::string_view json, const std::string& origin);
 AdapterConfig read_adapter_config(const std::filesystem::path& dir);
-// The spec an adapter directory implies; `given` (rank 0: none; no targets: the architecture's
+// The spec an adapter directory implies; `given` (rank 0: none; no targets: the model's
 // defaults) must agree with it.
-LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given, Architecture arch,
+LoraSpec lora_spec_for(const AdapterConfig& file, const LoraSpec& given, const ModelConfig& model,
                        const std::string& origin);
 // The config of `spec`, whose targets are given (lora_targets resolves the defaults).
 std::string adapter_config_json(const LoraSpec& spec, bool fan_in_fan_out,

@@ -120,20 +120,13 @@ std::map<TensorId, int> forward_readers(const Graph& g) {
 
 }  // namespace
 
-std::vector<std::string> default_lora_targets(Architecture arch) {
-  if (arch == Architecture::llama)
-    return {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
-  return {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"};
-}
-
 std::vector<std::string> default_lora_targets(const ModelConfig& model) {
-  std::vector<std::string> t = default_lora_targets(model.arch);
+  if (model.arch != Architecture::llama)
+    return {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"};
+  std::vector<std::string> t = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                "gate_proj", "up_proj", "down_proj"};
   if (model.qwen35) t.insert(t.end(), {"in_proj_qkv", "in_proj_z", "out_proj"});
   return t;
-}
-
-std::vector<std::string> lora_targets(const LoraSpec& spec, Architecture arch) {
-  return spec.targets.empty() ? default_lora_targets(arch) : spec.targets;
 }
 
 std::vector<std::string> lora_targets(const LoraSpec& spec, const ModelConfig& model) {

@@ -23,14 +23,16 @@ struct LoraSpec {
   float scale() const { return static_cast<float>(effective_alpha() / rank); }
 };
 
-// Every linear layer of a block: GPT-2's attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj; Llama's
-// q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj.
-std::vector<std::string> default_lora_targets(Architecture arch);
-// The model's defaults: its architecture's, and for Qwen3.5 also the Gated DeltaNet projections
-// in_proj_qkv, in_proj_z and out_proj (the tiny in_proj_a and in_proj_b are left alone).
+// The model's default targets: every linear layer of a block. GPT-2's attn.c_attn, attn.c_proj,
+// mlp.c_fc, mlp.c_proj; the Llama family's q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj,
+// down_proj; Qwen3.5's those (its gated attention layers and MLPs) and its Gated DeltaNet
+// projections in_proj_qkv, in_proj_z and out_proj. Its in_proj_a and in_proj_b ([value heads,
+// C], 16 rows in Qwen3.5-0.8B and -2B) are not defaults: a rank-R pair on them trains R·(C + 16)
+// values where the matrix has 16·C, and they only feed the decay and write gates; PEFT and
+// llama.cpp adapt them when named (--lora-targets). Every caller passes the model, not only its
+// architecture, so that a Qwen3.5 session, its adapter files and its plans agree.
 std::vector<std::string> default_lora_targets(const ModelConfig& model);
-// The targets `spec` names (its own list, else the architecture's or model's default).
-std::vector<std::string> lora_targets(const LoraSpec& spec, Architecture arch);
+// The targets `spec` names (its own list, else the model's defaults).
 std::vector<std::string> lora_targets(const LoraSpec& spec, const ModelConfig& model);
 
 // PEFT's rule for a list of target_modules: the module path equals a target or ends with

@@ -152,7 +152,7 @@ void load_gguf_adapter(Session& session, const fs::path& path) {
   const ModelConfig& m = session.config().model;
   const LoraSpec& spec = session.config().lora;
   const AdapterConfig config = file.config(spec);
-  lora_spec_for(config, spec, m.arch, file.file().origin());
+  lora_spec_for(config, spec, m, file.file().origin());
   std::map<TensorId, std::pair<const LoraAdapter*, bool>> role;  // parameter -> (adapter, is B)
   for (const LoraAdapter& a : plan.adapters) {
     role[a.a] = {&a, false};
@@ -225,7 +225,7 @@ void save_adapter(const Session& session, const std::filesystem::path& dir,
   for (TensorId id : plan.parameters) writer.write(session.values(id));
   writer.commit();
   LoraSpec spec = session.config().lora;
-  spec.targets = lora_targets(spec, arch);
+  spec.targets = lora_targets(spec, session.config().model);
   write_file_atomically(
       dir / kPeftConfigFile,
       adapter_config_json(spec, file_fan_in_fan_out(session, plan.adapters.front()), base_model));
@@ -238,15 +238,19 @@ void load_adapter(Session& session, const std::filesystem::path& dir) {
   if (names_gguf_file(dir)) return load_gguf_adapter(session, dir);
   const std::string origin = dir.string();
   const AdapterConfig config = read_adapter_config(dir);
-  const Architecture arch = session.config().model.arch;
-  lora_spec_for(config, session.config().lora, arch, origin);
+  const ModelConfig& model = session.config().model;
+  const Architecture arch = model.arch;
+  lora_spec_for(config, session.config().lora, model, origin);
   const bool fan_in_fan_out = file_fan_in_fan_out(session, plan.adapters.front());
   if (config.fan_in_fan_out != fan_in_fan_out)
     throw std::invalid_argument(origin + ": fan_in_fan_out must be " +
                                 (fan_in_fan_out ? "true" : "false") + " for this model's weights");
   const SafetensorsSource source = SafetensorsSource::open(dir / kPeftWeightsFile);
   std::map<std::string, const SafetensorsEntry*> by_key;
-  for (const SafetensorsEntry& e : source.header().tensors) by_key[e.name] = &e;
+  // An adapter PEFT trained on multimodal Qwen3.5 names the text model's tensors under
+  // model.language_model; its vision tower's, if any, stay unmatched and are refused below.
+  for (const SafetensorsEntry& e : source.header().tensors)
+    by_key[model.qwen35 ? peft_text_model_key(e.name).value_or(e.name) : e.name] = &e;
   std::vector<std::vector<float>> values;
   for (TensorId id : plan.parameters) {
     const Tensor& t = plan.tensors.at(static_cast<std::size_t>(id)).tensor;

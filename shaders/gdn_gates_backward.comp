@@ -58,7 +58,8 @@ void main() {
       }
       barrier();
     }
-    if (lid == 0) {
+    // accumulate_dparams 2: A_log and dt_bias are frozen (LoRA), their gradients not written.
+    if (lid == 0 && p.accumulate_dparams != 2u) {
       bool acc = p.accumulate_dparams != 0;
       da_log[h] = acc ? da_log[h] + partial_a_log[0] : partial_a_log[0];
       ddt_bias[h] = acc ? ddt_bias[h] + partial_dt[0] : partial_dt[0];

@@ -21,7 +21,7 @@ struct GdnGatesParams {
   uint heads;
   uint accumulate_da;
   uint accumulate_db;
-  uint accumulate_dparams;
+  uint accumulate_dparams;  // 0 overwrite, 1 add, 2 no parameter gradients (frozen)
 };
 REMAT_PUSH_WORDS(GdnGatesParams, 5)
 

@@ -183,8 +183,8 @@ typedef struct remat_session_params {
   int32_t lora_rank;        /* R; 0 = full fine-tuning (default) */
   double lora_alpha;        /* the adapters are scaled by lora_alpha / R; 0 = 2R */
   const char* lora_targets; /* comma-separated module names matched against the end of each
-                             * weight's path, as PEFT's target_modules; NULL = "attn.c_attn,
-                             * attn.c_proj,mlp.c_fc,mlp.c_proj" */
+                             * weight's path, as PEFT's target_modules; NULL = the model's
+                             * projections (docs/cli.md, --lora-targets) */
 
   /* Since 0.4: rows of [rows, vocab] logits the LM head and loss hold at a time: 0 = all
    * batch x seq rows; a positive multiple of 64 = chunks of that many rows (or any value of at

@@ -26,12 +26,22 @@ Dispatch gdn_gates_backward(const GdnGatesShape& s, BufferSlice dg, BufferSlice 
   d.kernel = KernelId::gdn_gates_backward;
   // A constant of the kernel, never a device choice: it decides the summation order.
   d.spec = {GDN_GATES_GROUP};
-  d.bindings = {{dg, false},        {dbeta, false},      {a, false},     {b, false},
-                {a_log, false},     {dt_bias, false},    {out.da, true}, {out.db, true},
-                {out.da_log, true}, {out.ddt_bias, true}};
+  // Frozen parameters: the shader writes neither gradient (mode 2), and their bindings, which
+  // Vulkan still needs, are A_log and dt_bias themselves, never written there.
+  const bool frozen = out.da_log.buffer == VK_NULL_HANDLE;
+  d.bindings = {{dg, false},
+                {dbeta, false},
+                {a, false},
+                {b, false},
+                {a_log, false},
+                {dt_bias, false},
+                {out.da, true},
+                {out.db, true},
+                {frozen ? a_log : out.da_log, !frozen},
+                {frozen ? dt_bias : out.ddt_bias, !frozen}};
   d.push = push_bytes(push::GdnGatesParams{s.tokens, s.heads, static_cast<uint32_t>(out.da_mode),
                                            static_cast<uint32_t>(out.db_mode),
-                                           static_cast<uint32_t>(out.params_mode)});
+                                           frozen ? 2u : static_cast<uint32_t>(out.params_mode)});
   d.groups = {std::clamp<uint32_t>(s.heads, 1, 65535), 1, 1};
   d.label = "gdn_gates_backward";
   return d;

@@ -27,6 +27,8 @@ struct GdnGatesShape {
 Dispatch gdn_gates_forward(const GdnGatesShape& s, BufferSlice a, BufferSlice b, BufferSlice a_log,
                            BufferSlice dt_bias, BufferSlice g, BufferSlice beta);
 
+// da_log and ddt_bias empty: A_log and dt_bias are frozen (LoRA) and get no gradient; da and db
+// are written as ever.
 struct GdnGatesGrads {
   BufferSlice da, db, da_log, ddt_bias;
   GradWrite da_mode = GradWrite::overwrite;

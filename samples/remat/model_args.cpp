@@ -163,7 +163,7 @@ std::vector<FlagSpec> lora_flags() {
       {"--lora-alpha", "A", "LoRA alpha; the adapters are scaled by A/R", "2R"},
       {"--lora-targets", "LIST",
        "comma-separated module names matched against the end of each weight's path",
-       "attn.c_attn,attn.c_proj,mlp.c_fc,mlp.c_proj"},
+       "the model's projections (docs/cli.md)"},
   };
 }
 

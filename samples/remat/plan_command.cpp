@@ -174,7 +174,7 @@ std::optional<LoraSummary> lora_summary(const Graph& g, const Options& o) {
 
 void print_lora(const Options& o, const LoraSummary& s) {
   std::string targets;
-  for (const auto& t : lora_targets(o.lora, o.sel.model.arch))
+  for (const auto& t : lora_targets(o.lora, o.sel.model))
     targets += (targets.empty() ? "" : ",") + t;
   std::printf(
       "lora r %d, alpha %g (scale %g), targets %s: %.3fM trained of %.2fM frozen (%s, 2-D "
@@ -272,7 +272,7 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   if (lora) {
     j.key("lora").begin_object().field("r", o.lora.rank).field("alpha", o.lora.effective_alpha());
     j.key("targets");
-    string_list(j, lora_targets(o.lora, o.sel.model.arch));
+    string_list(j, lora_targets(o.lora, o.sel.model));
     j.field("trained_parameters", lora->trained_elements);
     j.field("frozen_parameters", lora->model_elements);
     j.field("frozen_bytes", lora->model_bytes);

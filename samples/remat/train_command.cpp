@@ -179,7 +179,7 @@ int run_train(const std::vector<std::string>& argv) {
     run = training_run_record(o.data, o.tokenizer, o.init, o.data_format, o.jsonl,
                               o.resumed ? &*o.resumed : nullptr);
   if (o.save_state || o.resumed) {
-    record_lora(run, o.lora.spec, o.sel.model.arch, o.sel.shape.weight_dtype);
+    record_lora(run, o.lora.spec, o.sel.model, o.sel.shape.weight_dtype);
     record_memory(run, o.sel.memory);
   }
   if (o.resumed) require_same_run(*o.resumed, cfg, o.steps, run);

@@ -30,7 +30,7 @@ std::vector<FlagSpec> train_lora_flags() {
 }
 
 TrainLora parse_train_lora(const Args& a, const std::optional<std::filesystem::path>& base_init,
-                           Architecture arch) {
+                           const ModelConfig& model) {
   TrainLora l;
   if (auto d = a.get("--lora-init")) l.init = *d;
   l.spec = parse_lora_flags(a, l.init.has_value());
@@ -39,7 +39,7 @@ TrainLora parse_train_lora(const Args& a, const std::optional<std::filesystem::p
       const AdapterConfig file = names_gguf_file(*l.init)
                                      ? GgufAdapter::open(*l.init).config(l.spec)
                                      : read_adapter_config(*l.init);
-      l.spec = lora_spec_for(file, l.spec, arch, l.init->string());
+      l.spec = lora_spec_for(file, l.spec, model, l.init->string());
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--lora-init: ") + e.what());
     }
@@ -78,7 +78,7 @@ void print_lora(const Session& session, const TrainLora& lora) {
   for (TensorId t : p.parameters) trained += uint64_t(p.tensors[size_t(t)].tensor.elements());
   for (TensorId t : p.frozen) frozen += uint64_t(p.tensors[size_t(t)].tensor.elements());
   std::string targets;
-  for (const auto& t : lora_targets(lora.spec, session.config().model.arch))
+  for (const auto& t : lora_targets(lora.spec, session.config().model))
     targets += (targets.empty() ? "" : ",") + t;
   std::printf(
       "lora     r %d, alpha %g (scale %g), targets %s: %zu adapters, %.3fM trained of %.2fM"

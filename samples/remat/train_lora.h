@@ -26,11 +26,11 @@ struct TrainLora {
 };
 
 std::vector<FlagSpec> train_lora_flags();
-// `base_init`: the --init weights, if any; `arch`: the model's (its default targets). UsageError
+// `base_init`: the --init weights, if any; `model`: the model (its default targets). UsageError
 // for flags that need --lora and for outputs in folders that do not exist; a --lora-init whose
 // config disagrees with --lora is refused naming both.
 TrainLora parse_train_lora(const Args& args, const std::optional<std::filesystem::path>& base_init,
-                           Architecture arch);
+                           const ModelConfig& model);
 
 // After the base weights are in: loads --lora-init's adapter into the session.
 void load_lora_init(Session& session, const TrainLora& lora);

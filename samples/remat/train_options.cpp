@@ -256,7 +256,7 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
     o.log_json = *v;
     check_output_path(o.log_json->string(), "--log-json");
   }
-  o.lora = parse_train_lora(a, o.init, o.sel.model.arch);
+  o.lora = parse_train_lora(a, o.init, o.sel.model);
   o.gguf.adapter_type = o.lora.adapter_type;
   if (const std::string t = a.get_or_default("--save-dtype"); t == "f16")
     o.gguf.matrix_type = GgmlType::f16;

@@ -143,12 +143,13 @@ void record_memory(RunRecord& run, std::optional<uint64_t> memory_bytes) {
   if (memory_bytes) run.settings["memory"] = std::to_string(*memory_bytes);
 }
 
-void record_lora(RunRecord& run, const LoraSpec& spec, Architecture arch, DType weights) {
+void record_lora(RunRecord& run, const LoraSpec& spec, const ModelConfig& model, DType weights) {
   if (!spec.enabled()) return;
   // Recorded when not f32 only: a state without it (and every older state) stored f32.
   if (weights != DType::f32) run.settings["weights_dtype"] = std::string(dtype_name(weights));
   std::string targets;
-  for (const std::string& t : lora_targets(spec, arch)) targets += (targets.empty() ? "" : ",") + t;
+  for (const std::string& t : lora_targets(spec, model))
+    targets += (targets.empty() ? "" : ",") + t;
   run.settings["lora_rank"] = std::to_string(spec.rank);
   run.settings["lora_alpha"] = number(spec.effective_alpha());
   run.settings["lora_targets"] = targets;

@@ -46,7 +46,7 @@ RunRecord training_run_record(const std::filesystem::path& data,
 // Records the LoRA settings (rank, alpha, targets, and the frozen weights' dtype when not f32)
 // in `run`, so a resumed run rebuilds the same adapters on the same base; nothing when LoRA is
 // off.
-void record_lora(RunRecord& run, const LoraSpec& spec, Architecture arch, DType weights);
+void record_lora(RunRecord& run, const LoraSpec& spec, const ModelConfig& model, DType weights);
 
 // Records --memory's cap in bytes (nothing without it), so that a resumed run that gives neither
 // --arena, --policy nor --memory plans under the same cap.

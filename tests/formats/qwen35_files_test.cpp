@@ -11,7 +11,6 @@
 #include <tuple>
 #include <vector>
 
-#include "formats/gguf_adapter.h"
 #include "formats/gguf_model.h"
 #include "formats/gguf_model_writer.h"
 #include "formats/hf_folder.h"
@@ -191,9 +190,4 @@ TEST_CASE("a Qwen3.5 checkpoint missing a tensor or of the wrong shape is refuse
   CHECK_THROWS_WITH(
       test::load_qwen35(d / "shape"),
       Catch::Contains("model.layers.0.linear_attn.A_log") && Catch::Contains("shape"));
-}
-
-TEST_CASE("Qwen3.5 LoRA adapters are refused as GGUF in one line", "[qwen35_files]") {
-  CHECK_THROWS_WITH(gguf_adapter_metadata(test::tiny_qwen35(), 16.0),
-                    Catch::Contains("Qwen3.5 LoRA adapters are not read or written as GGUF yet"));
 }

@@ -132,7 +132,7 @@ TEST_CASE("lora: alpha sets the merge scale and unknown targets name the layers 
 }
 
 TEST_CASE("lora: nn.Linear weights with Hugging Face Llama names get PEFT-layout adapters") {
-  CHECK(default_lora_targets(Architecture::llama) ==
+  CHECK(default_lora_targets(ModelConfig::preset("llama-tiny")) ==
         std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
                                  "down_proj"});
   // One block of two [out, in] matmuls, named as a Llama checkpoint names them.
@@ -153,7 +153,7 @@ TEST_CASE("lora: nn.Linear weights with Hugging Face Llama names get PEFT-layout
   g.blocks[0].output = z;
   LoraSpec spec;
   spec.rank = 2;
-  spec.targets = default_lora_targets(Architecture::llama);
+  spec.targets = default_lora_targets(ModelConfig::preset("llama-tiny"));
   CHECK_THROWS_AS(apply_lora(g, spec), std::invalid_argument);  // no k_proj, ... here
   CHECK(g.frozen.empty());  // the refusal left the graph as it was
   CHECK(g.parameters.size() == 2);
@@ -197,7 +197,7 @@ TEST_CASE("lora: Qwen3's q/k norm gains are frozen with the base, adapters on PE
   m.layers = 2;
   LoraSpec spec;
   spec.rank = 4;
-  spec.targets = default_lora_targets(Architecture::llama);
+  spec.targets = default_lora_targets(m);
   const Graph g = build_training_model(m, TrainShape{1, 8, 0.0f, DType::f32}, spec);
   CHECK(g.adapters.size() == 2 * 7);
   std::set<std::string> frozen;
@@ -215,7 +215,7 @@ TEST_CASE("lora: Gemma 3's sandwich norms are frozen, adapters on the seven proj
   m.layers = 2;
   LoraSpec spec;
   spec.rank = 4;
-  spec.targets = default_lora_targets(Architecture::llama);
+  spec.targets = default_lora_targets(m);
   const Graph g = build_training_model(m, TrainShape{1, 8, 0.0f, DType::f32}, spec);
   CHECK(g.adapters.size() == 2 * 7);
   std::set<std::string> frozen;

@@ -77,7 +77,7 @@ TEST_CASE("block weights: a token embedding stays in its blocks, scaled (Gemma 3
                          {"model.layers.0.self_attn.q_proj.weight", q8_0}};
       Graph g = build_model(m, s);
       LoraSpec l = rank(4);
-      l.targets = lora_targets(l, m.arch);
+      l.targets = lora_targets(l, m);
       apply_lora(g, l);
       REQUIRE(store_block_weights(g, s.block_weights, DType::f32).empty());
       for (const BlockWeight& b : s.block_weights)
@@ -141,7 +141,7 @@ TEST_CASE("block weights: GPT-2's embedding beside a 16-bit position table is de
   s.block_weights = {{"wte.weight", q8_0}, {"h.0.mlp.c_fc.weight", q8_0}};
   Graph g = build_model(m, s);
   LoraSpec l = rank(4);
-  l.targets = lora_targets(l, m.arch);
+  l.targets = lora_targets(l, m);
   apply_lora(g, l);
   store_frozen_weights(g, s.weight_dtype);
   CHECK(store_block_weights(g, s.block_weights, DType::f32) ==

@@ -4,10 +4,12 @@
 // downloaded here; the bytes and the block mix are those of the real files of that shape.
 //
 //   remat_random_gguf_model PRESET[,dim=N][,ffn=N][,ctx=N] OUT.gguf [TYPE] [LAYERS] [SCALE]
+//   remat_random_gguf_model --quantize IN.gguf OUT.gguf TYPE
 //
 // TYPE: F32 (default), or a llama.cpp preset name it quantizes to: Q8_0, Q4_K_M, Q4_K_S, Q5_K_M,
 // Q6_K, Q4_0, Q3_K_M, Q2_K. LAYERS overrides the preset's layer count (0: the preset's). SCALE
 // multiplies the matrices (default 1), for a model whose output depends strongly on each of them.
+// --quantize quantizes a GGUF file written elsewhere (an architecture remat does not write yet).
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -80,9 +82,24 @@ void quantize(const fs::path& from, const fs::path& to, llama_ftype ftype) {
   if (run(from.c_str(), to.c_str(), &p) != 0) throw std::runtime_error("quantizing failed");
 }
 
+llama_ftype ftype_of(const std::string& type) {
+  for (const Preset& p : kPresets)
+    if (type == p.name) return p.ftype;
+  throw std::invalid_argument("unknown type '" + type + "'");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "--quantize") {
+    try {
+      quantize(argv[2], argv[3], ftype_of(argv[4]));
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "remat: error: %s\n", e.what());
+      return 2;
+    }
+  }
   if (argc < 3 || argc > 6) {
     std::fprintf(stderr, "usage: %s PRESET OUT.gguf [F32|Q8_0|Q4_K_M|...] [LAYERS] [SCALE]\n",
                  argv[0]);

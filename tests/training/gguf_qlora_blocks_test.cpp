@@ -92,7 +92,7 @@ std::vector<float> three_packed_steps(Session& s) {
 std::vector<std::string> decoded_weights(const SessionConfig& c) {
   Graph g = build_model(c.model, c.shape);
   LoraSpec lora = c.lora;
-  lora.targets = lora_targets(lora, c.model.arch);
+  lora.targets = lora_targets(lora, c.model);
   apply_lora(g, lora);
   return store_block_weights(g, c.shape.block_weights, c.shape.activation_dtype);
 }

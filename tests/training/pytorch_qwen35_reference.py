@@ -302,16 +302,19 @@ def causal_conv1d_silu(x, w, perturb):
     return F.silu(out.T)
 
 
-def recurrent_gated_delta_rule(q, k, v, g, beta):
+def recurrent_gated_delta_rule(q, k, v, g, beta, detach_state=False):
     """torch_recurrent_gated_delta_rule, token by token. q, k [T, H, dk] (already L2-normalised
     and expanded to the value heads), v [T, H, dv], g and beta [T, H]. Per head the state S
     [dk, dv] starts at zero: S <- exp(g_t) S; S <- S + k_t (beta_t (v_t - S^T k_t))^T;
-    o_t = S^T q_t, with q scaled by 1/sqrt(dk)."""
+    o_t = S^T q_t, with q scaled by 1/sqrt(dk). detach_state (a planted mistake for the gradient
+    check) cuts the gradient through the state from one step to the next."""
     T, H, dk = k.shape
     q = q / math.sqrt(dk)
     S = torch.zeros(H, dk, v.shape[-1])
     out = torch.zeros_like(v)
     for t in range(T):
+        if detach_state:
+            S = S.detach()
         S = S * g[t].exp()[:, None, None]
         kv_mem = (S * k[t][:, :, None]).sum(1)
         delta = (v[t] - kv_mem) * beta[t][:, None]
@@ -332,10 +335,14 @@ def gated_delta_net(h, W, a, cfg, perturb):
     beta = torch.sigmoid(h @ W[a + "in_proj_b.weight"].T)
     sign = 1 if perturb == "decay-sign" else -1
     g = sign * W[a + "A_log"].exp() * F.softplus(h @ W[a + "in_proj_a.weight"].T + W[a + "dt_bias"])
-    # Each key head serves v_heads / k_heads consecutive value heads (repeat_interleave).
+    # Each key head serves v_heads / k_heads consecutive value heads (repeat_interleave);
+    # kv-tiled (a planted mistake) has value head h read key head h % k_heads, as ggml does.
     r = s["v_heads"] // s["k_heads"]
-    q, k = l2norm(q).repeat_interleave(r, 1), l2norm(k).repeat_interleave(r, 1)
-    o = recurrent_gated_delta_rule(q, k, v, g, beta)
+    if perturb == "kv-tiled":
+        q, k = l2norm(q).repeat(1, r, 1), l2norm(k).repeat(1, r, 1)
+    else:
+        q, k = l2norm(q).repeat_interleave(r, 1), l2norm(k).repeat_interleave(r, 1)
+    o = recurrent_gated_delta_rule(q, k, v, g, beta, perturb == "state-detached")
     # Qwen3_5RMSNormGated: a plain weight (not 1 + w), then times silu(z).
     o = o * torch.rsqrt(o.pow(2).mean(-1, keepdim=True) + s["eps"]) * W[a + "norm.weight"]
     o = o * F.silu(z)
