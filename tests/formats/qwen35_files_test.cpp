@@ -23,48 +23,6 @@
 using namespace remat;
 namespace fs = std::filesystem;
 
-namespace {
-
-using Raw =
-    std::map<std::string, std::tuple<std::string, std::vector<int64_t>, std::vector<std::byte>>>;
-
-// Every tensor of a safetensors file: dtype, shape, bytes.
-Raw safetensors_raw(const fs::path& path) {
-  const std::vector<std::byte> bytes = test::read_bytes(path);
-  const SafetensorsSource src = SafetensorsSource::open(path);
-  Raw out;
-  for (const SafetensorsEntry& e : src.header().tensors) {
-    const auto* at = bytes.data() + src.header().data_offset;
-    out[e.name] = {e.dtype, e.shape, std::vector<std::byte>(at + e.begin, at + e.end)};
-  }
-  return out;
-}
-
-// Every tensor of a GGUF file: type, dimensions, bytes.
-Raw gguf_raw(const fs::path& path) {
-  const GgufFile f = GgufFile::open(path);
-  Raw out;
-  for (const GgufTensor& t : f.tensors()) {
-    std::vector<std::byte> b(t.bytes);
-    f.read(t, 0, b);
-    out[t.name] = {std::string(ggml_type_info(t.type).name), t.shape(), b};
-  }
-  return out;
-}
-
-// The text model's names of a multimodal file's tensors, its vision tower left out.
-Raw text_names(const Raw& raw) {
-  Raw out;
-  for (const auto& [name, t] : raw)
-    if (const auto text = qwen35_text_tensor_name(name))
-      out[*text] = t;
-    else if (name.starts_with("mtp."))
-      out[name] = t;
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("a Qwen3.5 folder loads and saves back byte for byte", "[qwen35_files]") {
   test::TempFolder d("qwen35_files_folder");
   const ModelConfig m = test::tiny_qwen35();
@@ -85,8 +43,8 @@ TEST_CASE("a Qwen3.5 folder loads and saves back byte for byte", "[qwen35_files]
 
   test::save_qwen35_folder(a, d / "out");
   // Every tensor as read: names, dtypes, shapes (conv1d [C, 1, K]) and bytes.
-  CHECK(safetensors_raw(d / "out" / "model.safetensors") ==
-        safetensors_raw(d / "in" / "model.safetensors"));
+  CHECK(test::safetensors_raw(d / "out" / "model.safetensors") ==
+        test::safetensors_raw(d / "in" / "model.safetensors"));
   CHECK(checkpoint_model(d / "out", std::nullopt) == m);
   // Saved, loaded and saved again: the same files.
   test::save_qwen35_folder(test::load_qwen35(d / "out"), d / "again");
@@ -106,8 +64,8 @@ TEST_CASE("a multimodal Qwen3.5 folder loads its text model and saves it alone",
   CHECK(vl.m == m);
   CHECK(vl.values == test::load_qwen35(d / "text").values);
   test::save_qwen35_folder(vl, d / "out");
-  const Raw saved = safetensors_raw(d / "out" / "model.safetensors");
-  CHECK(saved == text_names(safetensors_raw(d / "vl" / "model.safetensors")));
+  const test::Qwen35Raw saved = test::safetensors_raw(d / "out" / "model.safetensors");
+  CHECK(saved == test::text_names(test::safetensors_raw(d / "vl" / "model.safetensors")));
   CHECK(saved.count("model.visual.blocks.0.attn.qkv.weight") == 0);
   // The text model's folder as remat saves it: config.json says qwen3_5_text.
   test::save_qwen35_folder(test::load_qwen35(d / "text"), d / "text_out");
@@ -144,7 +102,7 @@ TEST_CASE("a qwen35 GGUF file loads and saves back byte for byte", "[qwen35_file
   CHECK(a.extras.ssm_a.size() == 2);
 
   test::save_qwen35_gguf(a, d / "out.gguf");
-  CHECK(gguf_raw(d / "out.gguf") == gguf_raw(d / "in.gguf"));
+  CHECK(test::gguf_raw(d / "out.gguf") == test::gguf_raw(d / "in.gguf"));
   const GgufFile out = GgufFile::open(d / "out.gguf");
   CHECK(out.metadata().uint("qwen35.block_count") == uint64_t(m.layers + 1));
   CHECK(out.metadata().uint("qwen35.nextn_predict_layers") == 1u);
@@ -173,12 +131,12 @@ TEST_CASE("a trained A_log is written as -exp(A_log), an untrained one as the by
   std::vector<float>& a_log = const_cast<std::vector<float>&>(a.value(trained));
   for (float& v : a_log) v += 0.25f;
   test::save_qwen35_gguf(a, d / "out.gguf");
-  const Raw in = gguf_raw(d / "in.gguf"), out = gguf_raw(d / "out.gguf");
+  const test::Qwen35Raw in = test::gguf_raw(d / "in.gguf"), out = test::gguf_raw(d / "out.gguf");
   for (const char* untrained : {"blk.2.ssm_a"}) CHECK(out.at(untrained) == in.at(untrained));
   // Loaded and saved untouched: every tensor as read, ssm_a included.
   const test::Qwen35Loaded b = test::load_qwen35(d / "in.gguf");
   test::save_qwen35_gguf(b, d / "untouched.gguf");
-  CHECK(gguf_raw(d / "untouched.gguf") == in);
+  CHECK(test::gguf_raw(d / "untouched.gguf") == in);
   // Trained: -exp(A_log), value heads in GGUF's order.
   const auto& bytes = std::get<2>(out.at("blk.0.ssm_a"));
   const std::vector<float> ssm_a = qwen35_to_gguf(trained, {int64_t(a_log.size())}, a_log, m);

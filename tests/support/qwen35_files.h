@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -30,6 +32,7 @@
 #include "formats/weight_files.h"
 #include "graph/model_builder.h"
 #include "tests/support/random_fill.h"
+#include "tests/support/temp_folder.h"
 
 namespace remat::test {
 
@@ -274,6 +277,45 @@ inline void save_qwen35_gguf(const Qwen35Loaded& l, const std::filesystem::path&
         std::copy_n(l.values[i].begin() + std::ptrdiff_t(first), out.size(), out.begin());
       },
       o);
+}
+
+// A file's tensors by name: dtype (or ggml type), shape, bytes as stored.
+using Qwen35Raw =
+    std::map<std::string, std::tuple<std::string, std::vector<int64_t>, std::vector<std::byte>>>;
+
+// Every tensor of a safetensors file: dtype, shape, bytes.
+inline Qwen35Raw safetensors_raw(const std::filesystem::path& path) {
+  const std::vector<std::byte> bytes = read_bytes(path);
+  const SafetensorsSource src = SafetensorsSource::open(path);
+  Qwen35Raw out;
+  for (const SafetensorsEntry& e : src.header().tensors) {
+    const auto* at = bytes.data() + src.header().data_offset;
+    out[e.name] = {e.dtype, e.shape, std::vector<std::byte>(at + e.begin, at + e.end)};
+  }
+  return out;
+}
+
+// Every tensor of a GGUF file: type, dimensions, bytes.
+inline Qwen35Raw gguf_raw(const std::filesystem::path& path) {
+  const GgufFile f = GgufFile::open(path);
+  Qwen35Raw out;
+  for (const GgufTensor& t : f.tensors()) {
+    std::vector<std::byte> b(t.bytes);
+    f.read(t, 0, b);
+    out[t.name] = {std::string(ggml_type_info(t.type).name), t.shape(), b};
+  }
+  return out;
+}
+
+// The text model's names of a multimodal file's tensors, its vision tower left out.
+inline Qwen35Raw text_names(const Qwen35Raw& raw) {
+  Qwen35Raw out;
+  for (const auto& [name, t] : raw)
+    if (const auto text = qwen35_text_tensor_name(name))
+      out[*text] = t;
+    else if (name.starts_with("mtp."))
+      out[name] = t;
+  return out;
 }
 
 }  // namespace remat::test
