@@ -477,12 +477,11 @@ void set_model(remat_session_params& params, const ModelConfig& m, const std::st
   // An older struct is read and written up to its own size only; it has no family fields.
   const std::size_t size = params.struct_size;
   const bool has_family = size > offsetof(remat_session_params, family);
-  // The params have no Qwen3.5 fields, and no graph could be built from them yet.
-  try {
-    require_buildable(m);
-  } catch (const std::invalid_argument& e) {
-    invalid(origin + ": " + e.what());
-  }
+  // The params have no Qwen3.5 fields: such a model is named by its preset (`model`).
+  if (m.qwen35)
+    invalid(origin +
+            " holds a Qwen3.5 model, which remat_session_params has no fields for; name a "
+            "Qwen3.5 preset in `model` instead");
   if (!has_family && m.arch != Architecture::gpt2)
     invalid(origin + " holds a " + std::string(architecture_name(m.arch)) +
             "-family model; a remat_session_params that ends before `family` describes GPT-2 "

@@ -11,13 +11,6 @@
 
 namespace remat {
 
-void require_buildable(const ModelConfig& config) {
-  if (config.qwen35)
-    throw std::invalid_argument(
-        "Qwen3.5 (Gated DeltaNet) is not trainable yet: remat plans its graph but has no "
-        "runtime lowering for its linear-attention ops");
-}
-
 Graph build_model(const ModelConfig& config, const TrainShape& shape) {
   if (config.qwen35) return build_qwen35(config, shape);
   switch (config.arch) {

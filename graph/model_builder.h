@@ -7,12 +7,6 @@
 
 namespace remat {
 
-// Refuses, as std::invalid_argument in one line, a model remat describes (reads, writes, plans)
-// but cannot train: Qwen3.5, whose Gated DeltaNet ops have a graph and a plan but no lowering to
-// the runtime yet. Callers that would go on to read weights or run a step call it first, so the
-// refusal comes before any work; planning builds the graph without it.
-void require_buildable(const ModelConfig& config);
-
 // Forward graph (build_gpt, build_llama or build_qwen35); std::invalid_argument for a bad config or
 // shape.
 Graph build_model(const ModelConfig& config, const TrainShape& shape);

@@ -136,8 +136,8 @@ typedef struct remat_session_params {
 
   /* The model: a preset ("tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", or of the
    * Llama family "llama-tiny", "smollm2-135m", "smollm2-360m", "qwen2.5-0.5b", "llama3.2-1b",
-   * "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b", and Gemma 3 "gemma3-270m", "gemma3-1b"; the
-   * Qwen3.5 names "qwen3.5-0.8b", "qwen3.5-2b" are refused: not trainable yet) or NULL;
+   * "llama3.2-3b", "qwen3-0.6b", "qwen3-1.7b", Gemma 3 "gemma3-270m", "gemma3-1b", and
+   * Qwen3.5 "qwen3.5-0.8b", "qwen3.5-2b", "qwen3.5-tiny") or NULL;
    * each
    * nonzero field below overrides the preset's value (with NULL all five must be set, and the
    * model is GPT-2 unless `family` below says otherwise). */
@@ -326,7 +326,7 @@ REMAT_API remat_status remat_session_params_default(remat_session_params* params
  * fields, and config_keys) from a checkpoint, so that a session can load it: a Hugging Face model
  * folder (its config.json: model_type gpt2, llama, qwen2, qwen3 or gemma3_text, in transformers
  * 4's or 5's keys; a Qwen3.5 folder, qwen3_5 or qwen3_5_text, is REMAT_ERROR_INVALID_ARGUMENT:
- * not trainable yet), a shard index, a .gguf model file (its
+ * these fields cannot describe it, name its preset instead), a shard index, a .gguf model file (its
  * metadata), or a safetensors file (the model its metadata names as remat saves it, else the GPT-2
  * its tensors imply, heads from its metadata). It also sets quantized_base: the .gguf file, else
  * NULL (see there). The memory form reads `size` bytes of a safetensors image at `data` during

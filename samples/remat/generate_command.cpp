@@ -123,7 +123,6 @@ int run_generate(const std::vector<std::string>& argv) {
   const Options o = parse(argv);
   SessionConfig cfg;
   cfg.model = o.model ? ModelConfig::preset(*o.model) : checkpoint_model(o.init, o.heads);
-  require_buildable(cfg.model);
   auto tokenizer = load_tokenizer_from(o.tokenizer);
   const std::vector<uint32_t> prompt = tokenizer->encode(o.prompt);
   if (tokenizer->vocab_size() > std::size_t(cfg.model.vocab))

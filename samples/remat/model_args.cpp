@@ -13,7 +13,7 @@ std::vector<FlagSpec> model_flags() {
       {"--model", "NAME",
        "tiny, gpt2, gpt2-medium, gpt2-large, gpt2-xl, llama-tiny, smollm2-135m, smollm2-360m, "
        "qwen2.5-0.5b, llama3.2-1b, llama3.2-3b, qwen3-0.6b, qwen3-1.7b, gemma3-270m or gemma3-1b; "
-       "or give it as MODEL (qwen3.5-0.8b and qwen3.5-2b are known but not trainable yet)",
+       "or give it as MODEL (also qwen3.5-0.8b, qwen3.5-2b and qwen3.5-tiny)",
        "tiny"},
       {"--layers", "N", "transformer blocks", "the model's"},
       {"--dim", "N", "channels", "the model's"},
@@ -76,8 +76,7 @@ bool yes_no(const std::string& v, const char* flag) {
 
 }  // namespace
 
-ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> base,
-                                     bool planning) {
+ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> base) {
   ModelSelection o;
   if (!a.positionals().empty() && a.get("--model"))
     throw UsageError("give the model once, either as MODEL or as --model");
@@ -107,7 +106,6 @@ ModelSelection parse_model_selection(const Args& a, std::optional<ModelConfig> b
   if (auto v = a.get_int("--vocab", 1, big)) o.model.vocab = static_cast<int>(*v);
   if (auto v = a.get_int("--ctx", 1, big)) o.model.ctx = static_cast<int>(*v);
   o.model.validate();
-  if (!planning) require_buildable(o.model);  // before any weights are read
   if (!base) o.model_name = o.model.name();
   o.shape.batch = static_cast<int>(a.get_int_or_default("--batch", 1, big));
   o.shape.seq = static_cast<int>(a.get_int("--seq", 1, big).value_or(o.model.ctx));

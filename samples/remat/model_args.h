@@ -41,11 +41,8 @@ struct ModelSelection {
 // Bad values are UsageError or std::invalid_argument (both exit 2). A loss chunk to choose is
 // left to the session (SessionConfig::choose_loss_chunk) or resolve_loss_chunk, since the
 // choice depends on LoRA and the device's binding limit.
-// `planning`: the command only plans (remat plan), so a model remat can plan but not train
-// (require_buildable: Qwen3.5) is accepted.
 ModelSelection parse_model_selection(const Args& args,
-                                     std::optional<ModelConfig> base = std::nullopt,
-                                     bool planning = false);
+                                     std::optional<ModelConfig> base = std::nullopt);
 // Without --memory (whose planner chooses with the rest of the plan), a chunk to choose becomes
 // the one a session would plan with (planner/session_plan.h session_loss_chunk) on a device of
 // this alignment and binding limit, for a command that plans or reports before the session.

@@ -70,7 +70,7 @@ Options parse_options(const std::vector<std::string>& argv) {
     if (auto h = a.get_int("--heads", 1, 1 << 20)) heads = static_cast<int>(*h);
     base = checkpoint_model(*w, heads);
   }
-  o.sel = parse_model_selection(a, base, true);
+  o.sel = parse_model_selection(a, base);
   if (a.has("--delta-chunk") && !o.sel.model.qwen35)
     throw UsageError("--delta-chunk is for Qwen3.5 models (Gated DeltaNet layers)");
   if (a.get_or_default("--delta-chunk") != "auto") {

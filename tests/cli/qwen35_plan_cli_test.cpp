@@ -1,6 +1,6 @@
 // Qwen3.5 from the command line: remat plan plans it, choosing the delta rule's chunk length
 // within one binding, or taking the one given, from a preset or a checkpoint (a Hugging Face
-// folder or a qwen35 GGUF file); remat train still refuses it.
+// folder or a qwen35 GGUF file).
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -34,7 +34,7 @@ TEST_CASE("remat plan plans Qwen3.5 and reports the delta rule's chunk states") 
   CHECK(llama.err.find("--delta-chunk is for Qwen3.5 models") != std::string::npos);
 }
 
-TEST_CASE("remat plan reads a Qwen3.5 folder or GGUF file and remat train refuses both") {
+TEST_CASE("remat plan reads a Qwen3.5 folder or GGUF file") {
   remat::test::TempFolder d("qwen35_plan_cli_files");
   const remat::ModelConfig m = remat::test::tiny_qwen35();
   const remat::test::Qwen35Weights w = remat::test::qwen35_weights(m, 1);
@@ -46,9 +46,5 @@ TEST_CASE("remat plan reads a Qwen3.5 folder or GGUF file and remat train refuse
     INFO(plan.err);
     CHECK(plan.exit_code == 0);
     CHECK(plan.out.find("delta rule") != std::string::npos);
-    const auto train = run_remat("train --init " + (d / file).string() +
-                                 " --data /usr/share/common-licenses/GPL-3 --steps 1");
-    CHECK(train.exit_code == 2);
-    CHECK(train.err.find("Qwen3.5 (Gated DeltaNet) is not trainable yet") != std::string::npos);
   }
 }

@@ -88,13 +88,13 @@ TEST_CASE("qwen3.5 validation names what Qwen3.5 needs", "[graph][model_config]"
   refused([](ModelConfig& m) { m.qwen35 = false; }, "not qwen35");
 }
 
-TEST_CASE("qwen3.5 models build a graph but are refused for training", "[graph][model_config]") {
-  const ModelConfig m = ModelConfig::preset("qwen3.5-0.8b");
+TEST_CASE("qwen3.5 models build a training graph", "[graph][model_config]") {
   TrainShape shape;
   shape.batch = 1;
   shape.seq = 16;
-  CHECK_THROWS_WITH(require_buildable(m),
-                    Catch::Contains("Qwen3.5 (Gated DeltaNet) is not trainable yet"));
-  CHECK_NOTHROW(build_model(m, shape));  // planning builds it; nothing lowers its ops yet
-  CHECK_NOTHROW(require_buildable(ModelConfig::preset("qwen3-0.6b")));
+  for (const char* name : {"qwen3.5-0.8b", "qwen3.5-tiny"}) {
+    INFO(name);
+    const Graph g = build_training_model(ModelConfig::preset(name), shape);
+    CHECK_FALSE(g.parameter_grads.empty());
+  }
 }

@@ -1,9 +1,9 @@
 // Packed rows (formats/example_rows.h with pack): a micro-batch of several examples to a row gives
 // the loss and gradients of the same examples each in its own row, to float rounding (the sums
-// over rows run in another order), for GPT-2 and the Llama family, fully trained, under LoRA and
-// with the chunked head; and packed steps stay byte-identical across checkpoint policies, with
-// dropout too, whose masks follow row positions (docs/DESIGN.md, "Packed rows"), so that packed
-// and one example a row differ with dropout on.
+// over rows run in another order), for GPT-2, the Llama family and Qwen3.5, fully trained, under
+// LoRA and with the chunked head; and packed steps stay byte-identical across checkpoint policies,
+// with dropout too, whose masks follow row positions (docs/DESIGN.md, "Packed rows"), so that
+// packed and one example a row differ with dropout on.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -132,6 +132,23 @@ SessionConfig llama() {
   return c;
 }
 
+// Qwen3.5: three Gated DeltaNet layers (2 key heads, 4 value heads, dk 8, dv 12) and one gated
+// attention layer; the delta rule in chunks of 8, so examples start inside chunks too.
+SessionConfig qwen35() {
+  SessionConfig c = gpt2();
+  ModelConfig& m = c.model;
+  m = ModelConfig::preset("qwen3.5-tiny");
+  m.dim = 48;
+  m.head_size = 16;
+  m.ffn = 80;
+  m.vocab = 101;
+  m.ctx = kSeq;
+  m.tied_head = false;
+  m.qwen35_layers = {4, 2, 4, 8, 12, 4, 0.25f, 0, {1, 1, 0}, true};
+  c.shape.delta_chunk = 8;
+  return c;
+}
+
 SessionConfig with_lora(SessionConfig c) {
   c.lora.rank = 4;
   c.lora.alpha = 8;
@@ -168,8 +185,12 @@ TEST_CASE("packed Llama rows under LoRA with a chunked head give one example a r
   require_packed_equals_plain(c, "llama lora chunked");
 }
 
+TEST_CASE("packed Qwen3.5 rows give the loss and gradients of one example a row") {
+  require_packed_equals_plain(qwen35(), "qwen3.5");
+}
+
 TEST_CASE("packed steps are byte-identical across checkpoint policies") {
-  for (const SessionConfig& c : {gpt2(), llama(), with_lora(llama())}) {
+  for (const SessionConfig& c : {gpt2(), llama(), with_lora(llama()), qwen35()}) {
     const Run none = train(c, true, "none");
     for (const char* policy : {"every:1", "selective"}) {
       INFO(policy);
