@@ -51,11 +51,6 @@ struct SessionConfig {
   // device's binding limit (and an auto arena_budget), else the largest chunk that does
   // (planner/loss_chunk.h default_loss_chunk). The C API's and the CLI's default.
   bool choose_loss_chunk = false;
-  // shape.delta_chunk is chosen too (planner/delta_chunk.h): the chunk length whose states and
-  // backward workspace fit the device's binding limit and plan best under the budgets. Every
-  // length gives the same bits; the whole sequence (0) at Qwen3.5-0.8B's B 4, T 512 does not
-  // fit lavapipe's 128 MiB binding. The CLI's default for Qwen3.5.
-  bool choose_delta_chunk = false;
   OptimizerConfig optimizer;  // AdamW
   // The learning rate of update s (from 0): decay, warmup, total steps and min ratio as given,
   // peaking at optimizer.lr (schedule.base_lr is not read). The default is constant.

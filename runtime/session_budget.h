@@ -23,7 +23,7 @@ AllocationLimits session_allocation_limits(const Device& device, const SessionCo
 
 // The plan for `config` on `device` (planner/session_plan.h at the device's alignment, binding
 // limit and allocation limits); config.shape.loss_chunk becomes the chunk chosen when
-// config.choose_loss_chunk, and config.shape.delta_chunk when config.choose_delta_chunk.
+// config.choose_loss_chunk.
 Plan session_plan(const Device& device, SessionConfig& config, const DeviceQuirks& quirks);
 
 // std::invalid_argument when the persistent buffer's and the arena's planned allocations and the

@@ -165,7 +165,6 @@ int run_train(const std::vector<std::string>& argv) {
   cfg.arena_budget = o.sel.arena;
   cfg.memory_budget = o.sel.memory;
   cfg.choose_loss_chunk = o.sel.choose_loss_chunk && o.sample == 0;  // sampling: whole logits
-  cfg.choose_delta_chunk = cfg.model.qwen35;  // as remat plan's --delta-chunk auto
   cfg.optimizer = o.opt;
   cfg.schedule = o.schedule;
   cfg.accum = o.accum;
@@ -221,10 +220,6 @@ int run_train(const std::vector<std::string>& argv) {
       format_bytes(plan.arena_bytes).c_str(),
       budget_text(o.sel, session.config().shape.loss_chunk).c_str(),
       format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
-  if (cfg.model.qwen35) {
-    const int chunk = session.config().shape.delta_chunk;
-    std::printf("delta    rule in chunks of %d tokens\n", chunk > 0 ? chunk : cfg.shape.seq);
-  }
   std::printf("%s", data_report(o.data, training, cfg.shape.batch * o.accum).c_str());
   const char* unit = training.kind == "bytes" ? "byte" : "token";
   if (val)
