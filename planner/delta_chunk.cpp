@@ -46,6 +46,12 @@ SessionPlan plan_session_choosing_delta_chunk(const ModelConfig& model, const Tr
                     std::to_string(request.max_binding_bytes) + " bytes; use a smaller batch";
   for (int chunk : delta_chunk_candidates(shape.seq)) {
     if (!delta_chunk_fits_binding(model, shape, chunk, request.max_binding_bytes)) continue;
+    const int len = chunk == 0 ? shape.seq : chunk;
+    if (request.max_delta_steps != 0 && uint32_t(len) > request.max_delta_steps) {
+      why = "no delta-rule chunk length of at least 8 tokens runs in one call on this device (" +
+            std::to_string(request.max_delta_steps) + " steps at most)";
+      continue;
+    }
     TrainShape s = shape;
     s.delta_chunk = chunk;
     try {

@@ -22,11 +22,11 @@ std::vector<int> delta_chunk_candidates(int seq);
 bool delta_chunk_fits_binding(const ModelConfig& model, const TrainShape& shape, int chunk,
                               uint64_t max_binding_bytes);
 
-// plan_session at every candidate that fits the binding limit: under a budget (arena or memory)
-// the fastest plan by the cost model, ties to the smaller arena; without one the smallest arena,
-// ties to the faster. shape.delta_chunk is ignored; the result's shape carries the choice. A
-// model without Gated DeltaNet layers is planned as given. std::invalid_argument when no
-// candidate can be planned (the message of the last one tried).
+// plan_session at every candidate that fits the binding limit and request.max_delta_steps: under a
+// budget (arena or memory) the fastest plan by the cost model, ties to the smaller arena; without
+// one the smallest arena, ties to the faster. shape.delta_chunk is ignored; the result's shape
+// carries the choice. A model without Gated DeltaNet layers is planned as given.
+// std::invalid_argument when no candidate can be planned (the message of the last one tried).
 SessionPlan plan_session_choosing_delta_chunk(const ModelConfig& model, const TrainShape& shape,
                                               const LoraSpec& lora,
                                               const SessionPlanRequest& request);

@@ -51,6 +51,9 @@ struct SessionConfig {
   // device's binding limit (and an auto arena_budget), else the largest chunk that does
   // (planner/loss_chunk.h default_loss_chunk). The C API's and the CLI's default.
   bool choose_loss_chunk = false;
+  // Qwen3.5: shape.delta_chunk is chosen as `remat plan --delta-chunk auto` chooses it
+  // (planner/delta_chunk.h), not taken as given; config().shape holds the choice.
+  bool choose_delta_chunk = false;
   OptimizerConfig optimizer;  // AdamW
   // The learning rate of update s (from 0): decay, warmup, total steps and min ratio as given,
   // peaking at optimizer.lr (schedule.base_lr is not read). The default is constant.

@@ -3,7 +3,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "planner/delta_chunk.h"
 #include "planner/session_plan.h"
+#include "runtime/kernels/gated_delta_rule.h"
 #include "runtime/vulkan/arena.h"
 #include "runtime/vulkan/buffer.h"
 
@@ -29,10 +31,18 @@ AllocationLimits session_allocation_limits(const Device& d, const SessionConfig&
 }
 
 Plan session_plan(const Device& d, SessionConfig& c, const DeviceQuirks& quirks) {
-  SessionPlan p = plan_session(
-      c.model, c.shape, c.lora,
-      {c.policy, c.arena_budget, c.memory_budget, c.choose_loss_chunk, session_alignment(d),
-       quirks.max_binding_bytes, c.costs, session_allocation_limits(d, c)});
+  const SessionPlanRequest request{c.policy,
+                                   c.arena_budget,
+                                   c.memory_budget,
+                                   c.choose_loss_chunk,
+                                   session_alignment(d),
+                                   quirks.max_binding_bytes,
+                                   c.costs,
+                                   session_allocation_limits(d, c),
+                                   kernels::gated_delta_rule_max_backward_steps(quirks)};
+  SessionPlan p = c.choose_delta_chunk
+                      ? plan_session_choosing_delta_chunk(c.model, c.shape, c.lora, request)
+                      : plan_session(c.model, c.shape, c.lora, request);
   c.shape = p.shape;
   return std::move(p.plan);
 }

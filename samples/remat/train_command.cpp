@@ -165,6 +165,7 @@ int run_train(const std::vector<std::string>& argv) {
   cfg.arena_budget = o.sel.arena;
   cfg.memory_budget = o.sel.memory;
   cfg.choose_loss_chunk = o.sel.choose_loss_chunk && o.sample == 0;  // sampling: whole logits
+  cfg.choose_delta_chunk = o.choose_delta_chunk && cfg.model.qwen35;
   cfg.optimizer = o.opt;
   cfg.schedule = o.schedule;
   cfg.accum = o.accum;
@@ -220,6 +221,15 @@ int run_train(const std::vector<std::string>& argv) {
       format_bytes(plan.arena_bytes).c_str(),
       budget_text(o.sel, session.config().shape.loss_chunk).c_str(),
       format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
+  if (m.qwen35) {
+    const int chunk = session.config().shape.delta_chunk;
+    std::printf("delta    rule in %s\n",
+                chunk > 0
+                    ? ("chunks of " + std::to_string(chunk) + " tokens (" +
+                       format_bytes(plan.report.delta_state_bytes) + " of chunk-start states)")
+                          .c_str()
+                    : "one chunk of the whole sequence");
+  }
   std::printf("%s", data_report(o.data, training, cfg.shape.batch * o.accum).c_str());
   const char* unit = training.kind == "bytes" ? "byte" : "token";
   if (val)

@@ -174,6 +174,10 @@ CommandSpec train_spec() {
       {"--stop-at", "S", "stop after step S of --steps and save the state, as on a signal", ""},
       {"--log-json", "FILE", "one JSON object per step, then a summary", ""},
       {"--sample", "N", "after training, continue the data's first tokens by N tokens", "0"},
+      {"--delta-chunk", "TOKENS",
+       "Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence (0: one chunk); auto plans each "
+       "length that fits a binding and keeps the best (as remat plan)",
+       "auto"},
       {"--quiet", "", "no progress output", ""},
   };
   c.flags.insert(c.flags.end(), training.begin(), training.end());
@@ -204,6 +208,12 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   // Resumed, the model is the state's; one named on the command line is compared with it.
   if (o.resumed) base = model_named ? std::nullopt : std::optional(o.resumed->state.model);
   o.sel = parse_model_selection(a, base);
+  if (a.has("--delta-chunk") && !o.sel.model.qwen35)
+    throw UsageError("--delta-chunk is for Qwen3.5 models (Gated DeltaNet layers)");
+  if (a.get_or_default("--delta-chunk") != "auto") {
+    o.choose_delta_chunk = false;
+    o.sel.shape.delta_chunk = static_cast<int>(a.get_int("--delta-chunk", 0, 1 << 30).value_or(0));
+  }
   if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs
   if (!a.has("--data")) throw UsageError("--data FILE is required (any file; it is read as bytes)");
   const DataOptions data = parse_data_flags(a, o.init);

@@ -33,6 +33,7 @@ struct TrainOptions {
   int accum = 1;
   int save_every = 0;
   int sample = 0;
+  bool choose_delta_chunk = true;  // --delta-chunk auto (Qwen3.5)
   OptimizerConfig opt;
   LrSchedule schedule;
   uint64_t seed = 0;

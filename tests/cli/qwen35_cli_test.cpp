@@ -41,3 +41,23 @@ TEST_CASE("remat trains qwen3.5-tiny, and generates from what it saved") {
   CHECK(a.out.size() > std::string("hello\n").size());
   CHECK(run_remat(gen).out == a.out);  // deterministic for a seed
 }
+
+// --delta-chunk chooses how the recurrence is cut (auto: as remat plan chooses); every length
+// trains the same bits, so the same losses print.
+TEST_CASE("remat train --delta-chunk cuts Qwen3.5's recurrence without changing the losses") {
+  const std::string run =
+      "train qwen3.5-tiny --data /usr/share/common-licenses/GPL-3 --batch 2 --seq 32 --steps 3 ";
+  const auto whole = run_remat(run + "--delta-chunk 0");
+  const auto eight = run_remat(run + "--delta-chunk 8");
+  INFO(whole.err << eight.err);
+  REQUIRE(whole.exit_code == 0);
+  REQUIRE(eight.exit_code == 0);
+  CHECK(whole.out.find("delta    rule in one chunk of the whole sequence") != std::string::npos);
+  CHECK(eight.out.find("delta    rule in chunks of 8 tokens") != std::string::npos);
+  for (int step = 1; step <= 3; ++step)
+    CHECK(loss_at(eight.out, step, 3) == loss_at(whole.out, step, 3));
+  const auto llama = run_remat(
+      "train llama-tiny --data /usr/share/common-licenses/GPL-3 --steps 1 --delta-chunk 8");
+  CHECK(llama.exit_code == 2);
+  CHECK(llama.err.find("--delta-chunk is for Qwen3.5 models") != std::string::npos);
+}

@@ -1,6 +1,7 @@
 // Qwen3.5 from the command line: remat plan plans it, choosing the delta rule's chunk length
 // within one binding, or taking the one given, from a preset or a checkpoint (a Hugging Face
-// folder or a qwen35 GGUF file).
+// folder or a qwen35 GGUF file); remat train trains from such a checkpoint and saves it back with
+// what it held besides the parameters.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -12,12 +13,13 @@
 using remat::test::run_remat;
 
 TEST_CASE("remat plan plans Qwen3.5 and reports the delta rule's chunk states") {
-  // B 4, T 512: one state is 4 MiB, so a 128 MiB binding holds the workspace of 32 tokens at
-  // most; 32 keeps fewer states (15 a layer, 18 layers) than 16 does.
+  // B 4, T 512: one state is 4 MiB, and the backward's workspace parts for 256 tokens (its
+  // partial sums, 151 MiB) pass a 128 MiB binding, those for 128 fit (graph/
+  // delta_rule_workspace.h); 128 plans the smallest arena (3 states a layer, 18 layers).
   const auto r = run_remat("plan qwen3.5-0.8b --batch 4 --seq 512");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("delta rule in chunks of 32 tokens: chunk-start states 1.05 GiB over 18 "
+  CHECK(r.out.find("delta rule in chunks of 128 tokens: chunk-start states 216.00 MiB over 18 "
                    "layers, 0 recomputed") != std::string::npos);
   const auto every = run_remat(
       "plan qwen3.5-0.8b --batch 4 --seq 512 --delta-chunk 16 "
@@ -34,12 +36,15 @@ TEST_CASE("remat plan plans Qwen3.5 and reports the delta rule's chunk states") 
   CHECK(llama.err.find("--delta-chunk is for Qwen3.5 models") != std::string::npos);
 }
 
-TEST_CASE("remat plan reads a Qwen3.5 folder or GGUF file") {
+TEST_CASE("remat plans and trains a Qwen3.5 folder or GGUF file and saves what it held") {
   remat::test::TempFolder d("qwen35_plan_cli_files");
-  const remat::ModelConfig m = remat::test::tiny_qwen35();
+  remat::ModelConfig m = remat::test::tiny_qwen35();
+  m.vocab = 256;  // byte-level data
   const remat::test::Qwen35Weights w = remat::test::qwen35_weights(m, 1);
-  remat::test::write_qwen35_gguf(d / "tiny.gguf", m, w, remat::test::qwen35_mtp_tensors(m, 1));
-  remat::test::write_qwen35_folder(d / "tiny", m, w, {}, true);
+  const auto mtp = remat::test::qwen35_mtp_tensors(m, 1);
+  remat::test::write_qwen35_gguf(d / "tiny.gguf", m, w, mtp);  // no tokenizer: bytes are ids
+  remat::test::write_qwen35_folder(d / "tiny", m, w, mtp, true);
+  const std::string data = " --data /usr/share/common-licenses/GPL-3";
   for (const std::string file : {"tiny.gguf", "tiny"}) {
     INFO(file);
     const auto plan = run_remat("plan --init " + (d / file).string() + " --batch 1 --seq 16");
@@ -47,4 +52,24 @@ TEST_CASE("remat plan reads a Qwen3.5 folder or GGUF file") {
     CHECK(plan.exit_code == 0);
     CHECK(plan.out.find("delta rule") != std::string::npos);
   }
+  const auto folder = run_remat("train --init " + (d / "tiny").string() + data +
+                                " --batch 1 --seq 16 --steps 2 --save " + (d / "out").string());
+  INFO(folder.err);
+  REQUIRE(folder.exit_code == 0);
+  const auto in =
+      remat::test::text_names(remat::test::safetensors_raw(d / "tiny" / "model.safetensors"));
+  const auto out = remat::test::safetensors_raw(d / "out" / "model.safetensors");
+  CHECK(out.size() == in.size());
+  for (const auto& t : mtp) CHECK(out.at(t.name) == in.at(t.name));  // passed through
+  CHECK(std::get<0>(out.at("model.layers.0.linear_attn.in_proj_qkv.weight")) == "BF16");
+  const auto gguf = run_remat("train --init " + (d / "tiny.gguf").string() + data +
+                              " --batch 1 --seq 16 --steps 2 --save-dtype bf16 --save " +
+                              (d / "out.gguf").string());
+  INFO(gguf.err);
+  REQUIRE(gguf.exit_code == 0);
+  const auto gin = remat::test::gguf_raw(d / "tiny.gguf");
+  const auto gout = remat::test::gguf_raw(d / "out.gguf");
+  CHECK(gout.size() == gin.size());
+  CHECK(gout.at("blk.4.nextn.eh_proj.weight") == gin.at("blk.4.nextn.eh_proj.weight"));
+  CHECK(gout.at("token_embd.weight") != gin.at("token_embd.weight"));  // trained
 }

@@ -172,6 +172,27 @@ TEST_CASE("gdn_gates backward accumulates onto existing gradients") {
   }
 }
 
+// LoRA freezes A_log and dt_bias: the backward gets no buffers for their gradients, writes da
+// and db as ever, and leaves A_log and dt_bias (bound in their place) as they were.
+TEST_CASE("gdn_gates backward with frozen A_log and dt_bias writes da and db alone") {
+  const GateInputs in = make_inputs(300, 16, false);
+  const GateRun full = run_gpu(in);
+  const std::size_t n = in.tokens * in.heads;
+  Buffer a = test::upload_buffer(in.a, "a"), b = test::upload_buffer(in.b, "b"),
+         a_log = test::upload_buffer(in.a_log, "A_log"),
+         dt_bias = test::upload_buffer(in.dt_bias, "dt_bias"),
+         dg = test::upload_buffer(in.dg, "dg"), dbeta = test::upload_buffer(in.dbeta, "dbeta"),
+         da = test::garbage_buffer<float>(n, "da"), db = test::garbage_buffer<float>(n, "db");
+  const kernels::GdnGatesShape s{uint32_t(in.tokens), uint32_t(in.heads)};
+  const kernels::GdnGatesGrads grads{da.whole(), db.whole(), {}, {}};
+  test::run_once({kernels::gdn_gates_backward(s, dg.whole(), dbeta.whole(), a.whole(), b.whole(),
+                                              a_log.whole(), dt_bias.whole(), grads)});
+  CHECK(test::bit_identical(test::read<float>(da, n), full.da));
+  CHECK(test::bit_identical(test::read<float>(db, n), full.db));
+  CHECK(test::bit_identical(test::read<float>(a_log, in.heads), in.a_log));
+  CHECK(test::bit_identical(test::read<float>(dt_bias, in.heads), in.dt_bias));
+}
+
 TEST_CASE("gdn_gates GPU runs are bit-identical") {
   auto in = make_inputs(1000, 16, true);
   const GateRun a = run_gpu(in), b = run_gpu(in);

@@ -67,6 +67,14 @@ TEST_CASE("delta chunk: the choice is the best of the candidates planned one by 
       // this length does not fit the budget: not a candidate
     }
   }
+  // A device that runs at most 5 steps a call: only the chunks of 4 (none of the candidates from
+  // 8) would run, so no length is chosen; 8 steps allow 8 alone.
+  SessionPlanRequest capped = unbudgeted;
+  capped.max_delta_steps = 5;
+  CHECK_THROWS_WITH(plan_session_choosing_delta_chunk(c.model, c.shape, {}, capped),
+                    Catch::Contains("5 steps at most"));
+  capped.max_delta_steps = 8;
+  CHECK(plan_session_choosing_delta_chunk(c.model, c.shape, {}, capped).shape.delta_chunk == 8);
   // A model without the recurrence is planned as given.
   SessionPlanRequest plain = unbudgeted;
   const SessionPlan llama = plan_session_choosing_delta_chunk(ModelConfig::preset("llama-tiny"),
