@@ -81,7 +81,9 @@ BufferSlice LoweringContext::chunk_state(BufferSlice states, const kernels::Gate
   return part(states, uint64_t(c - 1) * bytes, bytes);
 }
 
-// A range one call must run whole: the lowering has no state to carry a split range through.
+// A chunk one call must run whole: the rule's forward has no state to carry a split chunk through,
+// nor its backward the states inside one. A session's chosen chunk keeps within the backward's
+// limit, the smaller (SessionPlanRequest::max_delta_steps).
 void LoweringContext::check_delta_range(uint32_t steps, uint32_t max, const char* what) const {
   if (max != 0 && steps > max)
     throw std::invalid_argument("gated delta rule: a chunk of " + std::to_string(steps) +
@@ -196,8 +198,7 @@ void LoweringContext::qwen35(const Step& s) {
 }
 
 // The recurrence once over chunks 0 .. N-2, writing each chunk's end state as the next one's
-// start: no o (the rule's own op computes it from these states). A chunk longer than the device
-// runs in one call goes in pieces through its end state (the same bits: gated_delta_rule.h).
+// start: no o (the rule's own op computes it from these states).
 void LoweringContext::delta_state(const Step& s) {
   namespace d = slot::gated_delta_state;
   const auto bin = [&](std::size_t slot) { return at(s.inputs.at(slot)); };
@@ -206,18 +207,14 @@ void LoweringContext::delta_state(const Step& s) {
   const kernels::GatedDeltaRuleInputs inputs{bin(d::k), bin(d::k),    bin(d::v),
                                              bin(d::g), bin(d::beta), positions(s, d::positions)};
   const uint32_t len = delta_chunk(s, shape.T);
-  const uint32_t max = kernels::gated_delta_rule_max_forward_steps(quirks);
+  check_delta_range(len, kernels::gated_delta_rule_max_forward_steps(quirks), "forward");
   const BufferSlice states = at(s.outputs.at(d::states));
   for (uint32_t c = 0; (c + 1) * len < shape.T; ++c) {
-    const BufferSlice end = chunk_state(states, shape, c + 1);
-    for (uint32_t t0 = c * len, t1; t0 < (c + 1) * len; t0 = t1) {
-      t1 = max == 0 ? (c + 1) * len : std::min((c + 1) * len, t0 + max);
-      const BufferSlice start = t0 > c * len ? end
-                                : c > 0      ? chunk_state(states, shape, c)
-                                             : BufferSlice{};
-      shape.t0 = t0, shape.t1 = t1;
-      add(kernels::gated_delta_rule_forward(quirks, shape, inputs, start, {}, end), s);
-    }
+    shape.t0 = c * len, shape.t1 = (c + 1) * len;
+    const BufferSlice start = c == 0 ? BufferSlice{} : chunk_state(states, shape, c);
+    add(kernels::gated_delta_rule_forward(quirks, shape, inputs, start, {},
+                                          chunk_state(states, shape, c + 1)),
+        s);
   }
 }
 

@@ -56,6 +56,14 @@ TEST_CASE("remat train --delta-chunk cuts Qwen3.5's recurrence without changing 
   CHECK(eight.out.find("delta    rule in chunks of 8 tokens") != std::string::npos);
   for (int step = 1; step <= 3; ++step)
     CHECK(loss_at(eight.out, step, 3) == loss_at(whole.out, step, 3));
+  // One chunk longer than llvmpipe (every device the tests run on) runs in one backward call,
+  // 16,367 steps, is refused in one line before any step; auto never chooses one.
+  const auto too_long = run_remat(
+      "train qwen3.5-tiny --ctx 16400 --seq 16400 --batch 1 --steps 1 --delta-chunk 0 --data "
+      "/usr/share/common-licenses/GPL-3");
+  CHECK(too_long.exit_code == 2);
+  CHECK(too_long.err.find("a chunk of 16400 steps, but this device runs at most 16367 in one "
+                          "backward call; use --delta-chunk 16367 or less") != std::string::npos);
   const auto llama = run_remat(
       "train llama-tiny --data /usr/share/common-licenses/GPL-3 --steps 1 --delta-chunk 8");
   CHECK(llama.exit_code == 2);
