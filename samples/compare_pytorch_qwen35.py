@@ -5,6 +5,7 @@ usage: /usr/bin/python3 samples/compare_pytorch_qwen35.py --remat build/bin/rema
            --random-gguf build/bin/remat_random_gguf_model --gguf-py build-data/llama.cpp/gguf-py
            [--preset qwen3.5-0.8b] [--layers 4] [--batch 4] [--seq 512] [--steps 2]
            [--lora 8] [--memory 2GiB] [--threads 2] [--workdir DIR]
+           [--perturb NAME]
 
 One f32 GGUF of the preset's shape with remat's seeded weights (remat_random_gguf_model; --layers
 keeps the first N layers, at the real widths) is trained one AdamW step at a time, LoRA of rank
@@ -27,7 +28,9 @@ did not train the same model and the times mean nothing). PyTorch runs each row'
 backward in turn, gradients accumulated, then one AdamW step: the step's arithmetic, with one
 row's recurrence graph held at a time (a whole batch's, 2 MB of state per token and layer,
 would not fit this machine). Step time is the median of the steps after the first (the first
-compiles pipelines or warms allocators); the ratio is remat / PyTorch.
+compiles pipelines or warms allocators); the ratio is remat / PyTorch. --perturb NAME plants one
+of the reference's mistakes (pytorch_qwen35_reference.py --perturb) in the twin, to see the loss
+check fail.
 """
 import argparse
 import json
@@ -94,10 +97,10 @@ class LoraWeight:
         return h @ self.w.T + self.scale * ((h @ self.a.T) @ self.b.T)
 
 
-def load_weights(path, cfg, gguf_py, rank):
+def load_weights(path, cfg, gguf_py, rank, perturb=None):
     """The reference's weights (float64, undone from the converter's forms) as the twin's
     float32 frozen base, LoRA on the targets, and the list of trained tensors."""
-    W = ref.undo_converter(ref.read_gguf(path, gguf_py), cfg, None)
+    W = ref.undo_converter(ref.read_gguf(path, gguf_py), cfg, perturb)
     gen = torch.Generator().manual_seed(0)
     out, trained = {}, []
     for name, t in W.items():
@@ -130,7 +133,7 @@ def torch_steps(args, cfg, W, trained, data):
         opt.zero_grad(set_to_none=True)
         total = 0.0
         for r in rows(data, step, args.batch, args.seq):
-            logp = ref.reference_log_probs(W, cfg, torch.tensor(r[:-1]))
+            logp = ref.reference_log_probs(W, cfg, torch.tensor(r[:-1]), args.perturb)
             loss = F.nll_loss(logp, torch.tensor(r[1:])) / args.batch
             loss.backward()
             total += loss.item()
@@ -178,6 +181,7 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--data", default="/usr/share/common-licenses/GPL-3")
     ap.add_argument("--workdir", default="/tmp/remat-qwen35-compare")
+    ap.add_argument("--perturb", choices=ref.PERTURBATIONS)
     args = ap.parse_args()
     if args.layers < 1 or args.layers > PRESETS[args.preset]["layers"]:
         raise SystemExit(f"--layers must be 1..{PRESETS[args.preset]['layers']}")
@@ -186,7 +190,7 @@ def main():
     cfg = config(PRESETS[args.preset], args.layers)
     data = open(args.data, "rb").read()
     r_loss, r_ms = remat_steps(args, path)
-    W, trained = load_weights(path, cfg, args.gguf_py, args.lora)
+    W, trained = load_weights(path, cfg, args.gguf_py, args.lora, args.perturb)
     t_loss, t_ms = torch_steps(args, cfg, W, trained, data)
     diff = abs(r_loss[0] - t_loss[0]) / abs(t_loss[0])
     layers = "".join("D" if ref.is_linear(cfg, i) else "A" for i in range(args.layers))
