@@ -21,7 +21,7 @@ model() {  # PRESET -> path of its Q4_K_M file
   echo "$f"
 }
 
-for spec in "qwen3.5-0.8b 4 768MiB" "qwen3.5-2b 1 2GiB"; do
+for spec in "qwen3.5-0.8b 4 1.1GiB" "qwen3.5-2b 1 2GiB"; do
   set -- $spec
   f=$(model "$1")
   flags=(--init "$f" --lora 8 --batch "$2" --seq "$seq" --loss-chunk auto)
