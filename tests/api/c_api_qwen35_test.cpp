@@ -122,6 +122,24 @@ TEST_CASE("c api: params from a Qwen3.5 folder describe it field by field, as th
   CHECK(a.parameter_count == b.parameter_count);
   CHECK(a.persistent_bytes == b.persistent_bytes);
   CHECK(a.arena_bytes == b.arena_bytes);
+  // 1024 tokens: `remat plan` cuts the recurrence in chunks by default (one chunk's backward
+  // workspace would not fit a binding), and remat_plan chooses the same; delta_chunk 0 plans it
+  // whole as --delta-chunk 0 does.
+  remat_session_params longer = p;
+  longer.batch = 1;
+  longer.seq = 1024;
+  const std::string plan =
+      "plan --init '" + (dir / "0.8b").string() + "' --batch 1 --seq 1024 --policy none --json";
+  for (const int32_t chunk : {REMAT_DELTA_CHUNK_AUTO, 0}) {
+    INFO(chunk);
+    longer.delta_chunk = chunk;
+    REQUIRE(remat_plan(&longer, &a) == REMAT_OK);
+    const auto cli = remat::test::run_remat(plan + (chunk == 0 ? " --delta-chunk 0" : ""));
+    INFO(cli.err);
+    REQUIRE(cli.exit_code == 0);
+    CHECK(remat::test::json_number(cli.out, "arena_bytes") == double(a.arena_bytes));
+    CHECK((remat::test::json_number(cli.out, "chunk") == 1024) == (chunk == 0));
+  }
   fs::remove_all(dir);
 }
 
