@@ -243,7 +243,8 @@ typedef struct remat_session_params {
    * (GPT-2 when `model` is NULL) and every field below must be 0. REMAT_FAMILY_GPT2: GPT-2, every
    * field below 0. REMAT_FAMILY_LLAMA: the Llama family (Llama, SmolLM2, Qwen2, Llama 3.x,
    * Qwen3) exactly as the fields below say, whatever the preset's were; they follow transformers'
-   * config.json keys. A struct that ends before family (struct_size = offsetof(
+   * config.json keys. REMAT_FAMILY_GEMMA3 and REMAT_FAMILY_QWEN35 read them too, and their own
+   * fields further below. A struct that ends before family (struct_size = offsetof(
    * remat_session_params, family)) is read as REMAT_FAMILY_PRESET. */
   int32_t family;
   int32_t kv_heads;  /* num_key_value_heads; divides heads; 0 = heads */
@@ -300,11 +301,13 @@ typedef struct remat_session_params {
   /* Since 0.4: Qwen3.5 (family REMAT_FAMILY_QWEN35, model_type qwen3_5_text or qwen3_5, llama.cpp's
    * qwen35), whose other fields are the Llama family's above: kv_heads, ffn, head_dim, rope_theta
    * and norm_eps of its gated full-attention layers, tied_head (q/k norms implied; qkv_bias and
-   * the Gemma 3 fields 0, rope_scaling REMAT_ROPE_NONE). Three of every four layers are Gated
-   * DeltaNet linear attention, described by the fields below (config.json's keys); every field
-   * here must be 0 for any other family. A struct that ends before full_attention_interval
-   * (struct_size = offsetof(remat_session_params, full_attention_interval)) cannot describe
-   * Qwen3.5 (a preset name still can) and is read with delta_chunk REMAT_DELTA_CHUNK_AUTO. */
+   * the Gemma 3 fields 0, rope_scaling REMAT_ROPE_NONE). Its other layers (three of every four in
+   * Qwen3.5's releases) are Gated DeltaNet linear attention, described by the fields below
+   * (config.json's keys; the six sizes are required, positive); full_attention_interval ...
+   * mrope_interleaved must be 0 for any other family. A struct that ends before
+   * full_attention_interval (struct_size = offsetof(remat_session_params, full_attention_interval))
+   * cannot describe Qwen3.5 (a preset name still can) and is read with delta_chunk
+   * REMAT_DELTA_CHUNK_AUTO. */
   int32_t full_attention_interval; /* layer i is full attention iff (i + 1) % interval == 0 */
   int32_t linear_key_heads;        /* linear_num_key_heads */
   int32_t linear_value_heads;      /* linear_num_value_heads, a multiple of linear_key_heads */
