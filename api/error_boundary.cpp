@@ -32,6 +32,12 @@ void require(bool ok, const char* message) {
   if (!ok) invalid(message);
 }
 
+void require_range(bool ok, const char* field, double value, const char* range) {
+  if (!ok)
+    invalid(std::string("params->") + field + " is " + std::to_string(value) + "; it must be " +
+            range);
+}
+
 void clear_error() noexcept {
   t_last_error.clear();
   t_message_lost = false;

@@ -25,6 +25,8 @@ class ApiError : public std::runtime_error {
 // Shorthands for the checks every entry point makes on its arguments.
 [[noreturn]] void invalid(const std::string& message);
 void require(bool ok, const char* message);
+// "params-><field> is <value>; it must be <range>" unless ok.
+void require_range(bool ok, const char* field, double value, const char* range);
 // Output structs start with struct_size; it must be one the library knows.
 template <class T>
 void require_struct(const T* s, const char* what) {

@@ -22,6 +22,7 @@
 #include "formats/safetensors.h"
 #include "formats/weight_files.h"
 #include "graph/model_builder.h"
+#include "planner/delta_chunk.h"
 #include "planner/plan.h"
 #include "planner/session_plan.h"
 #include "runtime/session_budget.h"
@@ -147,11 +148,19 @@ remat_status remat_plan(const remat_session_params* params, remat_plan_report* r
     // Without a device: alignment 256, the smallest binding limit Vulkan allows and `remat
     // plan`'s allocation limits.
     const remat::AllocationLimits allocation = remat::deviceless_allocation_limits();
+    const remat::SessionPlanRequest request{c.policy,
+                                            c.arena_budget,
+                                            c.memory_budget,
+                                            c.choose_loss_chunk,
+                                            256,
+                                            remat::kSmallestBindingLimit,
+                                            c.costs,
+                                            allocation};
+    // Qwen3.5's recurrence chunks as `remat plan` chooses them by default.
     const remat::Plan plan =
-        remat::plan_session(c.model, c.shape, c.lora,
-                            {c.policy, c.arena_budget, c.memory_budget, c.choose_loss_chunk, 256,
-                             remat::kSmallestBindingLimit, c.costs, allocation})
-            .plan;
+        c.choose_delta_chunk
+            ? remat::plan_session_choosing_delta_chunk(c.model, c.shape, c.lora, request).plan
+            : remat::plan_session(c.model, c.shape, c.lora, request).plan;
     remat::capi::fill_plan_report(plan, c.model, *report);
   });
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "api/error_boundary.h"
+#include "api/model_fields.h"
 #include "base/progress.h"
 #include "formats/base_blocks.h"
 #include "formats/model_metadata.h"
@@ -21,145 +22,6 @@
 namespace remat::capi {
 
 namespace {
-
-// A size field: 0 keeps the preset's value, negative values are refused by name.
-void override_size(int& field, int32_t value, const char* name) {
-  if (value < 0)
-    invalid(std::string("params->") + name + " is negative (" + std::to_string(value) + ")");
-  if (value != 0) field = value;
-}
-
-void require_range(bool ok, const char* field, double value, const char* range) {
-  if (!ok)
-    invalid(std::string("params->") + field + " is " + std::to_string(value) + "; it must be " +
-            range);
-}
-
-// Whether every family field is 0, as REMAT_FAMILY_PRESET and REMAT_FAMILY_GPT2 require.
-bool family_fields_zero(const remat_session_params& p) {
-  return p.kv_heads == 0 && p.ffn == 0 && p.head_dim == 0 && p.rope_theta == 0 && p.norm_eps == 0 &&
-         p.tied_head == 0 && p.qkv_bias == 0 && p.qk_norm == 0 && p.rope_scaling == 0 &&
-         p.rope_factor == 0 && p.rope_low_freq_factor == 0 && p.rope_high_freq_factor == 0 &&
-         p.rope_original_ctx == 0 && p.sliding_window == 0 && p.sliding_window_pattern == 0 &&
-         p.rope_local_theta == 0 && p.query_pre_attn_scalar == 0;
-}
-
-// Whether the Gemma 3 fields are all 0, as every family but REMAT_FAMILY_GEMMA3 requires.
-bool gemma_fields_zero(const remat_session_params& p) {
-  return p.sliding_window == 0 && p.sliding_window_pattern == 0 && p.rope_local_theta == 0 &&
-         p.query_pre_attn_scalar == 0;
-}
-
-// A double field as the float ModelConfig keeps; 0 is `fallback`.
-float float_field(double value, const char* name, float fallback) {
-  require_range(std::isfinite(value) && value >= 0, name, value, "finite and at least 0");
-  return value == 0 ? fallback : static_cast<float>(value);
-}
-
-Llama3Scaling llama3_of(const remat_session_params& p) {
-  if (p.rope_scaling == REMAT_ROPE_NONE) {
-    if (p.rope_factor != 0 || p.rope_low_freq_factor != 0 || p.rope_high_freq_factor != 0 ||
-        p.rope_original_ctx != 0)
-      invalid(
-          "params->rope_factor, rope_low_freq_factor, rope_high_freq_factor and "
-          "rope_original_ctx need params->rope_scaling REMAT_ROPE_LLAMA3");
-    return {};
-  }
-  if (p.rope_scaling != REMAT_ROPE_LLAMA3)
-    invalid("params->rope_scaling is " + std::to_string(p.rope_scaling) +
-            "; use REMAT_ROPE_NONE or REMAT_ROPE_LLAMA3");
-  Llama3Scaling s;
-  s.factor = float_field(p.rope_factor, "rope_factor", 0.0f);
-  s.low_freq_factor = float_field(p.rope_low_freq_factor, "rope_low_freq_factor", 0.0f);
-  s.high_freq_factor = float_field(p.rope_high_freq_factor, "rope_high_freq_factor", 0.0f);
-  s.original_ctx = p.rope_original_ctx;
-  return s;
-}
-
-// The family fields of `m` as the struct's REMAT_FAMILY_LLAMA reads them (ModelConfig::validate
-// then checks sizes and combinations).
-void set_llama_fields(ModelConfig& m, const remat_session_params& p) {
-  const ModelConfig gpt2;  // the defaults a 0 field stands for
-  m.arch = Architecture::llama;
-  override_size(m.kv_heads = 0, p.kv_heads, "kv_heads");
-  override_size(m.ffn = 0, p.ffn, "ffn");
-  override_size(m.head_size = 0, p.head_dim, "head_dim");
-  m.rope_theta = float_field(p.rope_theta, "rope_theta", gpt2.rope_theta);
-  m.norm_eps = float_field(p.norm_eps, "norm_eps", gpt2.norm_eps);
-  m.tied_head = p.tied_head != 0;
-  m.qkv_bias = p.qkv_bias != 0;
-  m.qk_norm = p.qk_norm != 0;
-  m.llama3 = llama3_of(p);
-  m.rope_scaling = p.rope_scaling == REMAT_ROPE_LLAMA3 ? RopeScaling::llama3 : RopeScaling::none;
-}
-
-// Gemma 3: the Llama family's fields with q/k norms and a tied head, and its own four.
-void set_gemma3_fields(ModelConfig& m, const remat_session_params& p) {
-  remat_session_params llama = p;  // Gemma's linear RoPE scaling is not the Llama family's
-  if (p.rope_scaling == REMAT_ROPE_LINEAR) llama.rope_scaling = 0, llama.rope_factor = 0;
-  set_llama_fields(m, llama);
-  if (p.rope_scaling == REMAT_ROPE_LINEAR) {
-    require_range(p.rope_factor > 0 && std::isfinite(p.rope_factor), "rope_factor", p.rope_factor,
-                  "positive with REMAT_ROPE_LINEAR");
-    m.gemma.rope_linear = static_cast<float>(p.rope_factor);
-  }
-  m.gemma3 = true;
-  m.qk_norm = true;
-  m.tied_head = true;
-  override_size(m.gemma.sliding_window = 0, p.sliding_window, "sliding_window");
-  override_size(m.gemma.pattern = 0, p.sliding_window_pattern, "sliding_window_pattern");
-  m.gemma.local_rope_theta = float_field(p.rope_local_theta, "rope_local_theta", 10000.0f);
-  m.gemma.query_scalar = float_field(p.query_pre_attn_scalar, "query_pre_attn_scalar",
-                                     static_cast<float>(m.head_dim()));
-}
-
-// How a saved folder's config.json is spelled (formats/hf_rope.h).
-HfKeys config_keys_of(const remat_session_params& p) {
-  if (p.config_keys != REMAT_CONFIG_KEYS_TRANSFORMERS4 &&
-      p.config_keys != REMAT_CONFIG_KEYS_TRANSFORMERS5)
-    invalid("params->config_keys is " + std::to_string(p.config_keys) +
-            "; use REMAT_CONFIG_KEYS_TRANSFORMERS4 or REMAT_CONFIG_KEYS_TRANSFORMERS5");
-  return p.config_keys == REMAT_CONFIG_KEYS_TRANSFORMERS5 ? HfKeys::transformers5
-                                                          : HfKeys::transformers4;
-}
-
-// The preset (or GPT-2) with the five size overrides, then the family the struct names.
-ModelConfig model_of(const remat_session_params& p) {
-  ModelConfig m = p.model ? ModelConfig::preset(p.model) : ModelConfig{0, 0, 0, 0, 0};
-  override_size(m.layers, p.layers, "layers");
-  override_size(m.dim, p.dim, "dim");
-  override_size(m.heads, p.heads, "heads");
-  override_size(m.vocab, p.vocab, "vocab");
-  override_size(m.ctx, p.ctx, "ctx");
-  switch (p.family) {
-    case REMAT_FAMILY_PRESET:
-    case REMAT_FAMILY_GPT2:
-      if (!family_fields_zero(p))
-        invalid(std::string("params->family is ") +
-                (p.family == REMAT_FAMILY_GPT2 ? "REMAT_FAMILY_GPT2" : "REMAT_FAMILY_PRESET") +
-                ": the family fields (kv_heads ... query_pre_attn_scalar) must be 0");
-      // GPT-2 whatever the preset: its sizes, every family field at GPT-2's default.
-      if (p.family == REMAT_FAMILY_GPT2) m = ModelConfig{m.layers, m.dim, m.heads, m.vocab, m.ctx};
-      break;
-    case REMAT_FAMILY_LLAMA:
-      if (!gemma_fields_zero(p))
-        invalid(
-            "params->family is REMAT_FAMILY_LLAMA: the Gemma 3 fields (sliding_window ... "
-            "query_pre_attn_scalar) must be 0");
-      set_llama_fields(m, p);
-      break;
-    case REMAT_FAMILY_GEMMA3:
-      set_gemma3_fields(m, p);
-      break;
-    default:
-      invalid("params->family is " + std::to_string(p.family) +
-              "; use REMAT_FAMILY_PRESET, REMAT_FAMILY_GPT2, REMAT_FAMILY_LLAMA or "
-              "REMAT_FAMILY_GEMMA3");
-  }
-  m.validate();
-  m.config_keys.keys = config_keys_of(p);
-  return m;
-}
 
 OptimizerConfig optimizer_of(const remat_session_params& p) {
   auto finite = [](double v) { return std::isfinite(v); };
@@ -264,6 +126,18 @@ int loss_chunk_of(const remat_session_params& p, const SessionConfig& c) {
   return p.loss_chunk;
 }
 
+// Qwen3.5's recurrence chunks: REMAT_DELTA_CHUNK_AUTO is chosen when the session plans, as the
+// CLI's --delta-chunk auto (runtime/session.h); any other model has no recurrence to cut.
+void set_delta_chunk(SessionConfig& c, int32_t delta_chunk) {
+  if (delta_chunk < REMAT_DELTA_CHUNK_AUTO)
+    invalid("params->delta_chunk is " + std::to_string(delta_chunk) +
+            "; use 0 (one chunk), a positive number of tokens or -1 (REMAT_DELTA_CHUNK_AUTO)");
+  if (delta_chunk > 0 && !c.model.qwen35)
+    invalid("params->delta_chunk is for Qwen3.5 models (Gated DeltaNet layers): set 0 or -1");
+  c.choose_delta_chunk = delta_chunk == REMAT_DELTA_CHUNK_AUTO && c.model.qwen35;
+  if (delta_chunk > 0) c.shape.delta_chunk = delta_chunk;
+}
+
 // A remat_dtype field (weights_dtype, act_dtype) as the storage type it names.
 DType dtype_of(int32_t value, const char* field) {
   switch (value) {
@@ -304,12 +178,14 @@ void fill_default_params(remat_session_params& p) {
   // Whole logits wherever they fit the device (every session that ran with 0 plans the same),
   // else the largest chunk that does.
   p.loss_chunk = REMAT_LOSS_CHUNK_AUTO;
+  // Qwen3.5's recurrence in the chunks `remat train` and `remat plan` choose by default.
+  p.delta_chunk = REMAT_DELTA_CHUNK_AUTO;
 }
 
 // The sizes of older structs this library still reads: remat 0.2's, which ends before the
 // schedule, the one that ends before the LoRA fields, the ones that end before loss_chunk and
 // before memory_bytes, and the ones that end before weights_dtype, act_dtype, packed,
-// quantized_base, family, config_keys, base_blocks and preference.
+// quantized_base, family, config_keys, base_blocks, preference and the Qwen3.5 fields.
 static bool older_params_size(std::size_t size) {
   return size == offsetof(remat_session_params, lr_schedule) ||
          size == offsetof(remat_session_params, lora_rank) ||
@@ -323,7 +199,8 @@ static bool older_params_size(std::size_t size) {
          size == offsetof(remat_session_params, sliding_window) ||
          size == offsetof(remat_session_params, config_keys) ||
          size == offsetof(remat_session_params, base_blocks) ||
-         size == offsetof(remat_session_params, preference);
+         size == offsetof(remat_session_params, preference) ||
+         size == offsetof(remat_session_params, full_attention_interval);
 }
 
 remat_session_params read_params(const remat_session_params* params) {
@@ -471,6 +348,7 @@ SessionConfig session_config(const remat_session_params* params) {
     c.choose_loss_chunk = true;
   else
     c.shape.loss_chunk = loss_chunk_of(p, c);
+  set_delta_chunk(c, p.delta_chunk);
   c.pipeline_cache_dir = pipeline_cache_dir_of(p);
   c.progress = progress_of(p);
   if (p.preference) {
@@ -482,62 +360,6 @@ SessionConfig session_config(const remat_session_params* params) {
 
 void set_model_from_checkpoint(remat_session_params& params, const SafetensorsContents& file) {
   set_model(params, safetensors_model(file, std::nullopt), "the checkpoint");
-}
-
-void set_model(remat_session_params& params, const ModelConfig& m, const std::string& origin) {
-  // An older struct is read and written up to its own size only; it has no family fields.
-  const std::size_t size = params.struct_size;
-  const bool has_family = size > offsetof(remat_session_params, family);
-  // The params have no Qwen3.5 fields: such a model is named by its preset (`model`).
-  if (m.qwen35)
-    invalid(origin +
-            " holds a Qwen3.5 model, which remat_session_params has no fields for; name a "
-            "Qwen3.5 preset in `model` instead");
-  if (!has_family && m.arch != Architecture::gpt2)
-    invalid(origin + " holds a " + std::string(architecture_name(m.arch)) +
-            "-family model; a remat_session_params that ends before `family` describes GPT-2 "
-            "models only");
-  const bool has_gemma = size > offsetof(remat_session_params, sliding_window);
-  if (!has_gemma && m.gemma3)
-    invalid(origin +
-            " holds a Gemma 3 model; a remat_session_params that ends before "
-            "`sliding_window` cannot describe it");
-  remat_session_params p = read_params(&params);
-  p.model = nullptr;
-  p.layers = m.layers;
-  p.dim = m.dim;
-  p.heads = m.heads;
-  p.vocab = m.vocab;
-  p.ctx = m.ctx;
-  const bool llama = m.arch == Architecture::llama;
-  p.family = m.gemma3 ? REMAT_FAMILY_GEMMA3 : llama ? REMAT_FAMILY_LLAMA : REMAT_FAMILY_GPT2;
-  p.kv_heads = llama ? m.kv_heads : 0;
-  p.ffn = llama ? m.ffn : 0;
-  p.head_dim = llama ? m.head_size : 0;
-  p.rope_theta = llama ? m.rope_theta : 0.0;
-  p.norm_eps = llama ? m.norm_eps : 0.0;
-  p.tied_head = llama && m.tied_head;
-  p.qkv_bias = llama && m.qkv_bias;
-  p.qk_norm = llama && m.qk_norm;
-  const bool llama3 = llama && m.rope_scaling == RopeScaling::llama3;
-  const bool linear = m.gemma3 && m.gemma.rope_linear != 0.0f;
-  p.rope_scaling = llama3 ? REMAT_ROPE_LLAMA3 : linear ? REMAT_ROPE_LINEAR : REMAT_ROPE_NONE;
-  p.rope_factor = llama3 ? m.llama3.factor : linear ? m.gemma.rope_linear : 0.0;
-  p.rope_low_freq_factor = llama3 ? m.llama3.low_freq_factor : 0.0;
-  p.rope_high_freq_factor = llama3 ? m.llama3.high_freq_factor : 0.0;
-  p.rope_original_ctx = llama3 ? m.llama3.original_ctx : 0;
-  p.sliding_window = m.gemma3 ? m.gemma.sliding_window : 0;
-  p.sliding_window_pattern = m.gemma3 ? m.gemma.pattern : 0;
-  p.rope_local_theta = m.gemma3 ? m.gemma.local_rope_theta : 0.0;
-  p.query_pre_attn_scalar = m.gemma3 ? m.gemma.query_scalar : 0.0;
-  // Written only into a struct that has it (the copy below stops at the struct's size).
-  p.config_keys = m.config_keys.keys == HfKeys::transformers5 ? REMAT_CONFIG_KEYS_TRANSFORMERS5
-                                                              : REMAT_CONFIG_KEYS_TRANSFORMERS4;
-  // Every model remat builds has a description; the check guards that promise.
-  if (!(model_of(p) == m))
-    invalid(origin + " holds a model remat_session_params does not describe exactly");
-  p.struct_size = size;
-  std::memcpy(&params, &p, size);
 }
 
 }  // namespace remat::capi

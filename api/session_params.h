@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "api/model_fields.h"
 #include "formats/safetensors.h"
 #include "graph/model_config.h"
 #include "remat/remat.h"
@@ -37,9 +38,4 @@ SessionConfig session_config(const remat_session_params* params);
 void set_base_file(remat_session_params& params, const char* checkpoint);
 // Sets the model fields to the shape a GPT-2 checkpoint describes (heads from its metadata).
 void set_model_from_checkpoint(remat_session_params& params, const SafetensorsContents& file);
-// Sets the model fields (model NULL, the five sizes, family and the family's fields) to `model`,
-// writing no further than params.struct_size; std::invalid_argument naming `origin` for a
-// Llama-family model and a struct that ends before `family`.
-void set_model(remat_session_params& params, const ModelConfig& model, const std::string& origin);
-
 }  // namespace remat::capi

@@ -243,7 +243,8 @@ typedef struct remat_session_params {
    * (GPT-2 when `model` is NULL) and every field below must be 0. REMAT_FAMILY_GPT2: GPT-2, every
    * field below 0. REMAT_FAMILY_LLAMA: the Llama family (Llama, SmolLM2, Qwen2, Llama 3.x,
    * Qwen3) exactly as the fields below say, whatever the preset's were; they follow transformers'
-   * config.json keys. A struct that ends before family (struct_size = offsetof(
+   * config.json keys. REMAT_FAMILY_GEMMA3 and REMAT_FAMILY_QWEN35 read them too, and their own
+   * fields further below. A struct that ends before family (struct_size = offsetof(
    * remat_session_params, family)) is read as REMAT_FAMILY_PRESET. */
   int32_t family;
   int32_t kv_heads;  /* num_key_value_heads; divides heads; 0 = heads */
@@ -296,14 +297,47 @@ typedef struct remat_session_params {
    * labelled examples then their KL rows. A struct that ends before it (struct_size =
    * offsetof(remat_session_params, preference)) is read as 0. */
   int32_t preference;
+
+  /* Since 0.4: Qwen3.5 (family REMAT_FAMILY_QWEN35, model_type qwen3_5_text or qwen3_5, llama.cpp's
+   * qwen35), whose other fields are the Llama family's above: kv_heads, ffn, head_dim, rope_theta
+   * and norm_eps of its gated full-attention layers, tied_head (q/k norms implied; qkv_bias and
+   * the Gemma 3 fields 0, rope_scaling REMAT_ROPE_NONE). Its other layers (three of every four in
+   * Qwen3.5's releases) are Gated DeltaNet linear attention, described by the fields below
+   * (config.json's keys; the six sizes are required, positive); full_attention_interval ...
+   * mrope_interleaved must be 0 for any other family. A struct that ends before
+   * full_attention_interval (struct_size = offsetof(remat_session_params, full_attention_interval))
+   * cannot describe Qwen3.5 (a preset name still can) and is read with delta_chunk
+   * REMAT_DELTA_CHUNK_AUTO. */
+  int32_t full_attention_interval; /* layer i is full attention iff (i + 1) % interval == 0 */
+  int32_t linear_key_heads;        /* linear_num_key_heads */
+  int32_t linear_value_heads;      /* linear_num_value_heads, a multiple of linear_key_heads */
+  int32_t linear_key_head_dim;     /* linear_key_head_dim */
+  int32_t linear_value_head_dim;   /* linear_value_head_dim */
+  int32_t conv_kernel;             /* linear_conv_kernel_dim: the causal conv1d's taps */
+  double partial_rotary_factor;    /* share of each head's channels RoPE rotates, in (0, 1] */
+  int32_t mtp_layers; /* mtp_num_hidden_layers: kept in files, neither trained nor counted */
+  /* rope mrope_section: how the rotated frequencies split between a multimodal position's three
+   * parts (text gives all three the same position, so it changes nothing computed); all 0 =
+   * {rotated channels / 2, 0, 0}. mrope_interleaved: nonzero as config.json's. */
+  int32_t mrope_section[3];
+  int32_t mrope_interleaved;
+  /* Tokens per chunk of the Gated DeltaNet recurrence (`remat train --delta-chunk`): 0 = the
+   * whole sequence in one chunk, N = chunks of N tokens, REMAT_DELTA_CHUNK_AUTO (-1, the default)
+   * = the length `remat plan` and `remat train` choose. Results are the same bits for every
+   * value; only the plan (memory, recompute) differs. Positive values need a Qwen3.5 model. */
+  int32_t delta_chunk;
 } remat_session_params;
+
+/* remat_session_params.delta_chunk: chosen when the session plans (the default). */
+#define REMAT_DELTA_CHUNK_AUTO (-1)
 
 /* remat_session_params.family */
 typedef enum remat_family {
   REMAT_FAMILY_PRESET = 0,
   REMAT_FAMILY_GPT2 = 1,
   REMAT_FAMILY_LLAMA = 2,
-  REMAT_FAMILY_GEMMA3 = 3
+  REMAT_FAMILY_GEMMA3 = 3,
+  REMAT_FAMILY_QWEN35 = 4
 } remat_family;
 
 /* remat_session_params.rope_scaling. REMAT_ROPE_LINEAR (rope_type linear: every frequency divided
@@ -331,9 +365,8 @@ typedef enum remat_base_blocks {
 REMAT_API remat_status remat_session_params_default(remat_session_params* params);
 /* Sets the model fields (model = NULL; layers, dim, heads, vocab, ctx, family and the family's
  * fields, and config_keys) from a checkpoint, so that a session can load it: a Hugging Face model
- * folder (its config.json: model_type gpt2, llama, qwen2, qwen3 or gemma3_text, in transformers
- * 4's or 5's keys; a Qwen3.5 folder, qwen3_5 or qwen3_5_text, is REMAT_ERROR_INVALID_ARGUMENT:
- * these fields cannot describe it, name its preset instead), a shard index, a .gguf model file (its
+ * folder (its config.json: model_type gpt2, llama, qwen2, qwen3, gemma3_text, qwen3_5 or
+ * qwen3_5_text, in transformers 4's or 5's keys), a shard index, a .gguf model file (its
  * metadata), or a safetensors file (the model its metadata names as remat saves it, else the GPT-2
  * its tensors imply, heads from its metadata). It also sets quantized_base: the .gguf file, else
  * NULL (see there). The memory form reads `size` bytes of a safetensors image at `data` during

@@ -1,9 +1,8 @@
 // The model's family through the C API: remat_session_params_from_file describes a Hugging Face
-// folder of every family remat trains (gpt2, llama, qwen2, qwen3, Llama 3's scaled RoPE, Gemma 3)
-// and a
-// .gguf file completely, family fields included; such params plan, create sessions that load the
-// folder and train, and save files that describe the same model again. Older struct sizes and
-// bad family fields are refused by name.
+// folder of every family remat trains (gpt2, llama, qwen2, qwen3, Llama 3's scaled RoPE, Gemma 3,
+// Qwen3.5: tests/api/c_api_qwen35_test.cpp) and a .gguf file completely, family fields included;
+// such params plan, create sessions that load the folder and train, and save files that describe
+// the same model again. Older struct sizes and bad family fields are refused by name.
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <filesystem>
@@ -96,22 +95,17 @@ TEST_CASE("c api: params from a folder of each family describe it field by field
   for (std::string_view name : remat::ModelConfig::preset_names()) {
     INFO(name);
     const remat::ModelConfig m = remat::ModelConfig::preset(name);
-    if (m.qwen35) {  // read, but the params have no Qwen3.5 fields: a preset name says it
-      remat_session_params p;
-      REQUIRE(remat_session_params_default(&p) == REMAT_OK);
-      const fs::path folder = config_folder(dir / std::string(name), m);
-      check_error(remat_session_params_from_file(&p, folder.string().c_str()),
-                  REMAT_ERROR_INVALID_ARGUMENT, "which remat_session_params has no fields for");
-      continue;
-    }
     const remat_session_params p = params_of(config_folder(dir / std::string(name), m));
     CHECK(p.model == nullptr);
     CHECK((p.layers == m.layers && p.dim == m.dim && p.heads == m.heads && p.vocab == m.vocab &&
            p.ctx == m.ctx));
     const bool llama = m.arch == remat::Architecture::llama;
-    CHECK(p.family == (m.gemma3 ? REMAT_FAMILY_GEMMA3
-                       : llama  ? REMAT_FAMILY_LLAMA
-                                : REMAT_FAMILY_GPT2));
+    CHECK(p.family == (m.gemma3   ? REMAT_FAMILY_GEMMA3
+                       : m.qwen35 ? REMAT_FAMILY_QWEN35
+                       : llama    ? REMAT_FAMILY_LLAMA
+                                  : REMAT_FAMILY_GPT2));
+    CHECK(p.full_attention_interval == m.qwen35_layers.full_attention_interval);
+    CHECK(p.linear_value_heads == m.qwen35_layers.linear_value_heads);
     CHECK(p.sliding_window == m.gemma.sliding_window);
     CHECK(p.sliding_window_pattern == m.gemma.pattern);
     CHECK(float(p.rope_local_theta) == m.gemma.local_rope_theta);
@@ -143,6 +137,11 @@ TEST_CASE("c api: params from a folder of each family describe it field by field
     preset.rope_original_ctx = 0;
     preset.sliding_window = preset.sliding_window_pattern = 0;
     preset.rope_local_theta = preset.query_pre_attn_scalar = 0;
+    preset.full_attention_interval = preset.linear_key_heads = preset.linear_value_heads = 0;
+    preset.linear_key_head_dim = preset.linear_value_head_dim = preset.conv_kernel = 0;
+    preset.partial_rotary_factor = 0;
+    preset.mtp_layers = preset.mrope_interleaved = 0;
+    preset.mrope_section[0] = preset.mrope_section[1] = preset.mrope_section[2] = 0;
     preset.layers = preset.dim = preset.heads = preset.vocab = preset.ctx = 0;
     REQUIRE(remat_plan(&preset, &b) == REMAT_OK);
     CHECK(a.parameter_count == b.parameter_count);
