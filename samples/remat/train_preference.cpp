@@ -213,7 +213,7 @@ int run_train_preference(const TrainOptions& o) {
   if (o.save_state || o.resumed) {
     run = training_run_record(o.data, o.tokenizer, o.init, "jsonl", o.jsonl,
                               o.resumed ? &*o.resumed : nullptr);
-    record_lora(run, o.lora.spec, o.sel.model.arch, o.sel.shape.weight_dtype);
+    record_lora(run, o.lora.spec, o.sel.model, o.sel.shape.weight_dtype);
     record_memory(run, o.sel.memory);
     record_preference(run, o.pref);
   }
