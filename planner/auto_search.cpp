@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "planner/budget_error.h"
 #include "planner/liveness.h"
 #include "planner/schedule.h"
 
@@ -242,9 +243,10 @@ Plan AutoPlanner::plan(uint64_t budget) const {
   }
   if (best) return std::move(*best);
   const uint64_t minimum = minimum_arena();
-  throw std::invalid_argument("arena budget of " + std::to_string(budget) +
-                              " bytes is below the smallest feasible plan; the minimum is " +
-                              std::to_string(minimum) + " bytes");
+  throw BudgetBelowMinimum("arena budget of " + std::to_string(budget) +
+                               " bytes is below the smallest feasible plan; the minimum is " +
+                               std::to_string(minimum) + " bytes",
+                           minimum);
 }
 
 Plan plan_auto(const Graph& graph, const PlanRequest& request) {

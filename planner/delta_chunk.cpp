@@ -5,6 +5,7 @@
 #include <string>
 
 #include "graph/delta_rule_workspace.h"
+#include "planner/budget_error.h"
 
 namespace remat {
 
@@ -42,6 +43,10 @@ SessionPlan plan_session_choosing_delta_chunk(const ModelConfig& model, const Tr
     return a.arena_bytes < b.arena_bytes || (a.arena_bytes == b.arena_bytes && ta < tb);
   };
   std::optional<SessionPlan> best;
+  // Under a budget no length meets, the smallest minimum over the lengths is the one to report:
+  // it is the budget that would plan, and the longest length reaching it is named.
+  std::optional<BudgetBelowMinimum> least;
+  int least_chunk = 0;
   std::string why = "no delta-rule chunk length fits one storage-buffer binding of " +
                     std::to_string(request.max_binding_bytes) + " bytes; use a smaller batch";
   for (int chunk : delta_chunk_candidates(shape.seq)) {
@@ -57,10 +62,17 @@ SessionPlan plan_session_choosing_delta_chunk(const ModelConfig& model, const Tr
     try {
       SessionPlan p = plan_session(model, s, lora, request);
       if (!best || better(p.plan, best->plan)) best = std::move(p);
+    } catch (const BudgetBelowMinimum& e) {
+      if (!least || e.minimum < least->minimum) least = e, least_chunk = len;
     } catch (const std::invalid_argument& e) {
       why = e.what();
     }
   }
+  if (!best && least)
+    throw BudgetBelowMinimum(std::string(least->what()) +
+                                 " (the least of the delta-rule chunk lengths tried: " +
+                                 std::to_string(least_chunk) + " tokens)",
+                             least->minimum);
   if (!best) throw std::invalid_argument(why);
   return std::move(*best);
 }

@@ -26,7 +26,9 @@ bool delta_chunk_fits_binding(const ModelConfig& model, const TrainShape& shape,
 // budget (arena or memory) the fastest plan by the cost model, ties to the smaller arena; without
 // one the smallest arena, ties to the faster. shape.delta_chunk is ignored; the result's shape
 // carries the choice. A model without Gated DeltaNet layers is planned as given.
-// std::invalid_argument when no candidate can be planned (the message of the last one tried).
+// When no candidate can be planned: under a budget every length misses, BudgetBelowMinimum with
+// the smallest minimum over the lengths (the message of that length, naming it); else
+// std::invalid_argument with the message of the last one tried.
 SessionPlan plan_session_choosing_delta_chunk(const ModelConfig& model, const TrainShape& shape,
                                               const LoraSpec& lora,
                                               const SessionPlanRequest& request);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "planner/budget_error.h"
 #include "planner/plan.h"
 
 namespace remat {
@@ -70,13 +71,14 @@ int choose_loss_chunk(const ModelConfig& model, const TrainShape& shape, uint64_
     TrainShape s = shape;
     s.loss_chunk = hi < 1 ? 0 : kLossChunkAlign;
     // The arena planner's wording (planner/auto_search.cpp): scripts read the minimum from it.
-    throw std::invalid_argument(
+    const uint64_t minimum = minimum_arena_bytes(model, s, alignment, costs, lora, allocation);
+    throw BudgetBelowMinimum(
         "arena budget of " + std::to_string(budget) +
-        " bytes is below the smallest feasible plan; the minimum is " +
-        std::to_string(minimum_arena_bytes(model, s, alignment, costs, lora, allocation)) +
-        " bytes" +
-        (hi < 1 ? std::string()
-                : " (with the loss in chunks of " + std::to_string(kLossChunkAlign) + " rows)"));
+            " bytes is below the smallest feasible plan; the minimum is " +
+            std::to_string(minimum) + " bytes" +
+            (hi < 1 ? std::string()
+                    : " (with the loss in chunks of " + std::to_string(kLossChunkAlign) + " rows)"),
+        minimum);
   }
   while (lo < hi) {  // fits(lo) holds throughout
     const int mid = lo + (hi - lo + 1) / 2;

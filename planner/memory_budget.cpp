@@ -6,6 +6,7 @@
 
 #include "graph/model_builder.h"
 #include "planner/auto_search.h"
+#include "planner/budget_error.h"
 #include "planner/loss_chunk.h"
 
 namespace remat {
@@ -172,12 +173,13 @@ MemoryPlan plan_memory(const ModelConfig& model, const TrainShape& shape, const 
                        const MemoryRequest& r) {
   const SessionMemory least = minimum_memory(model, shape, lora, r);
   if (r.memory_budget < least.total())
-    throw std::invalid_argument(
+    throw BudgetBelowMinimum(
         "memory budget of " + format_mib(r.memory_budget) + " (" + std::to_string(r.memory_budget) +
-        " bytes) is below the smallest plan's total of " + format_mib(least.total()) + " (" +
-        std::to_string(least.total()) +
-        " bytes): " + least.describe("activations at the smallest plan") +
-        "; to lower it: " + remedies(least, lora, shape, r.choose_loss_chunk));
+            " bytes) is below the smallest plan's total of " + format_mib(least.total()) + " (" +
+            std::to_string(least.total()) +
+            " bytes): " + least.describe("activations at the smallest plan") +
+            "; to lower it: " + remedies(least, lora, shape, r.choose_loss_chunk),
+        least.total());
   const uint64_t fixed = least.total() - least.arena_bytes;
   uint64_t arena = r.memory_budget - fixed;
   if (r.arena_budget) arena = std::min(arena, *r.arena_budget);

@@ -8,6 +8,7 @@
 #include "graph/model_builder.h"
 #include "planner/arena_layout.h"
 #include "planner/auto_search.h"
+#include "planner/budget_error.h"
 #include "planner/liveness.h"
 
 namespace remat {
@@ -165,9 +166,11 @@ Plan plan_graph(const Graph& g, const PlanRequest& req) {
   }
   Plan p = plan_strategy(g, policy_strategy(g, req.policy), req);
   if (req.budget && p.arena_bytes > *req.budget)
-    throw std::invalid_argument("policy " + req.policy.to_string() + " needs an arena of " +
-                                std::to_string(p.arena_bytes) + " bytes, more than the budget of " +
-                                std::to_string(*req.budget) + " bytes; raise it or use auto");
+    throw BudgetBelowMinimum("policy " + req.policy.to_string() + " needs an arena of " +
+                                 std::to_string(p.arena_bytes) +
+                                 " bytes, more than the budget of " + std::to_string(*req.budget) +
+                                 " bytes; raise it or use auto",
+                             p.arena_bytes);
   return p;
 }
 

@@ -4,9 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 
+#include "planner/budget_error.h"
 #include "tests/graph/random_qwen35.h"
 
 namespace remat {
@@ -80,6 +82,56 @@ TEST_CASE("delta chunk: the choice is the best of the candidates planned one by 
   const SessionPlan llama = plan_session_choosing_delta_chunk(ModelConfig::preset("llama-tiny"),
                                                               TrainShape{2, 16}, {}, plain);
   CHECK(llama.plan.report.delta_chunk == 0);
+}
+
+// The minimum each candidate length reports under `request` (every candidate must miss it).
+static std::vector<uint64_t> candidate_minimums(const testing::Qwen35Case& c,
+                                                const SessionPlanRequest& request) {
+  std::vector<uint64_t> out;
+  for (int chunk : delta_chunk_candidates(c.shape.seq)) {
+    TrainShape s = c.shape;
+    s.delta_chunk = chunk;
+    try {
+      plan_session(c.model, s, {}, request);
+      FAIL("chunk " << chunk << " met a budget meant to be too small");
+    } catch (const BudgetBelowMinimum& e) {
+      out.push_back(e.minimum);
+    }
+  }
+  return out;
+}
+
+TEST_CASE("delta chunk: a budget no length meets reports the smallest minimum over the lengths") {
+  const testing::Qwen35Case c = testing::tiny_qwen35(0);
+  SessionPlanRequest request;
+  request.policy = Policy::parse("auto");
+  request.max_binding_bytes = 0;
+  request.choose_loss_chunk = true;
+  for (const bool memory : {true, false}) {
+    SessionPlanRequest r = request;
+    if (memory)
+      r.memory_budget = 1;
+    else
+      r.arena_budget = 1;
+    const std::vector<uint64_t> minimums = candidate_minimums(c, r);
+    const uint64_t least = *std::min_element(minimums.begin(), minimums.end());
+    // The last length tried (the shortest) is not the smallest, so reporting it would be wrong.
+    REQUIRE(minimums.back() != least);
+    try {
+      plan_session_choosing_delta_chunk(c.model, c.shape, {}, r);
+      FAIL("a budget of one byte planned");
+    } catch (const BudgetBelowMinimum& e) {
+      CHECK(e.minimum == least);
+      CHECK_THAT(e.what(), Catch::Contains(std::to_string(least) + " bytes"));
+      CHECK_THAT(e.what(), Catch::Contains("delta-rule chunk lengths tried"));
+    }
+    // A budget of that minimum plans.
+    if (memory)
+      r.memory_budget = least;
+    else
+      r.arena_budget = least;
+    CHECK_NOTHROW(plan_session_choosing_delta_chunk(c.model, c.shape, {}, r));
+  }
 }
 
 }  // namespace remat
