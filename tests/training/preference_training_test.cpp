@@ -2,18 +2,20 @@
 // hand-made token examples: DPO's losses and LoRA adapters are bit-identical under every
 // checkpoint plan, auto at the smallest arena included; two micro-batches of pairs train like
 // one batch of both, and KTO's three micro-batches of one example like one batch of three (its
-// KL rows and reference point the whole batch's); the reference log-probs are the base model's run alone; and a model trained
-// on pairs preferring one of two fixed answers raises that answer's log-prob over the other's,
-// with rewards/accuracies reaching 1.
+// KL rows and reference point the whole batch's); the reference log-probs are the base model's run
+// alone; and a model trained on pairs preferring one of two fixed answers raises that answer's
+// log-prob over the other's, with rewards/accuracies reaching 1.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
+#include "formats/gguf_model.h"
 #include "formats/peft_adapter.h"
 #include "runtime/preference_session.h"
 #include "runtime/session_files.h"
 #include "tests/support/temp_folder.h"
 #include "tests/support/test_device.h"
+#include "tests/training/llama_cpp_library.h"
 
 using namespace remat;
 
@@ -226,4 +228,57 @@ TEST_CASE("DPO: pairs preferring one answer raise its log-prob over the other's"
   CHECK(last.metric("logps/chosen") - last.metric("logps/rejected") >
         first.metric("logps/chosen") - first.metric("logps/rejected") + 5.0);
   CHECK(last.loss < 0.1);
+}
+
+TEST_CASE("DPO: QLoRA on a Q4_K_M base trains, bit-identical under two plans") {
+#if REMAT_HAVE_LLAMA_H
+  const test::LlamaCpp* l = test::llama_cpp();
+  if (!l) return;
+  test::TempFolder d("pref_qlora");
+  // Rows of 256 values, so that llama.cpp's K-quants apply.
+  SessionConfig c = base_config(4);
+  c.model = ModelConfig{2, 256, 4, 101, 32};
+  {
+    SessionConfig f = base_config(0);
+    f.model = c.model;
+    Session wide(test::device(), f);
+    save_checkpoint(wide, d / "f32.gguf");
+  }
+  llama_model_quantize_params qp = l->quantize_default_params();
+  qp.ftype = LLAMA_FTYPE_MOSTLY_Q4_K_M;
+  qp.nthread = 2;
+  const auto q = d / "q4_k_m.gguf";
+  REQUIRE(l->quantize((d / "f32.gguf").c_str(), q.c_str(), &qp) == 0);
+  c.shape.block_weights = GgufWeights(GgufFile::open(q)).block_weights();
+  REQUIRE(!c.shape.block_weights.empty());
+  const PreferenceRows rows(fixed_pairs(), kSeq, 0, "pairs");
+  std::vector<Run> runs;
+  for (const char* policy : {"none", "every:1"}) {
+    SessionConfig p = c;
+    p.policy = Policy::parse(policy);
+    Session s(test::device(), preference_session_config(p, 2));
+    s.load(q);
+    std::size_t blocks = 0;
+    for (TensorId id : s.plan().frozen)
+      blocks += s.plan().tensors.at(std::size_t(id)).tensor.dtype == DType::blocks;
+    CHECK(blocks == c.shape.block_weights.size());
+    PreferenceConfig pc;
+    pc.dpo.beta = 0.5;
+    PreferenceTrainer t(s, rows, pc, 2);
+    t.compute_reference();
+    Run r;
+    for (uint64_t k = 0; k < 3; ++k) {
+      r.steps.push_back(t.step(k));
+      r.losses.push_back(r.steps.back().loss);
+    }
+    r.params = s.parameters();
+    runs.push_back(std::move(r));
+  }
+  CHECK(runs[1].losses == runs[0].losses);
+  CHECK(runs[1].params == runs[0].params);
+  CHECK(runs[0].losses.front() == Approx(std::log(2.0)).epsilon(1e-12));
+  CHECK(runs[0].losses.back() < runs[0].losses.front());
+#else
+  test::llama_cpp();
+#endif
 }
