@@ -74,18 +74,30 @@ PreferenceStep dpo_step(std::span<const double> policy_chosen,
   return step;
 }
 
+double kto_reference_point(std::span<const double> policy_kl, std::span<const double> ref_kl) {
+  const std::size_t b = policy_kl.size();
+  require_sizes(b, {ref_kl.size()}, "kto");
+  double kl_sum = 0;
+  for (std::size_t i = 0; i < b; ++i) kl_sum += policy_kl[i] - ref_kl[i];
+  return std::fmax(kl_sum / double(b), 0.0);
+}
+
 PreferenceStep kto_step(std::span<const double> policy, std::span<const double> ref,
                         std::span<const uint8_t> desirable, std::span<const double> policy_kl,
                         std::span<const double> ref_kl, const KtoOptions& options) {
+  require_sizes(policy.size(), {policy_kl.size()}, "kto");
+  return kto_step_at(policy, ref, desirable, kto_reference_point(policy_kl, ref_kl), options);
+}
+
+PreferenceStep kto_step_at(std::span<const double> policy, std::span<const double> ref,
+                           std::span<const uint8_t> desirable, double kl,
+                           const KtoOptions& options) {
   const std::size_t b = policy.size();
-  require_sizes(b, {ref.size(), desirable.size(), policy_kl.size(), ref_kl.size()}, "kto");
+  require_sizes(b, {ref.size(), desirable.size()}, "kto");
   if (!(options.beta > 0)) throw std::invalid_argument("kto: beta must be above 0");
   if (!(options.desirable_weight >= 0 && options.undesirable_weight >= 0))
     throw std::invalid_argument("kto: the desirable and undesirable weights must not be negative");
   const double beta = options.beta;
-  double kl_sum = 0;
-  for (std::size_t i = 0; i < b; ++i) kl_sum += policy_kl[i] - ref_kl[i];
-  const double kl = std::fmax(kl_sum / double(b), 0.0);
 
   PreferenceStep step;
   step.row_coefficients.assign(2 * b, 0.0);

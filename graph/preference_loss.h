@@ -69,6 +69,17 @@ PreferenceStep kto_step(std::span<const double> policy, std::span<const double> 
                         std::span<const uint8_t> desirable, std::span<const double> policy_kl,
                         std::span<const double> ref_kl, const KtoOptions& options);
 
+// KTO's reference point from B KL rows: max(0, mean_i(π_KL,i − ref_KL,i)), detached.
+// std::invalid_argument for no rows or spans of different sizes.
+double kto_reference_point(std::span<const double> policy_kl, std::span<const double> ref_kl);
+
+// kto_step with the reference point `kl` given (a whole step's, estimated over the KL rows of
+// every micro-batch): the B examples' loss, metrics and coefficients, then B zero coefficients
+// for the KL rows.
+PreferenceStep kto_step_at(std::span<const double> policy, std::span<const double> ref,
+                           std::span<const uint8_t> desirable, double kl,
+                           const KtoOptions& options);
+
 // log σ(x), exact for large |x| of either sign.
 double log_sigmoid(double x);
 

@@ -39,27 +39,50 @@ PreferenceStep whole_dpo(const PreferenceConfig& c, std::span<const double> poli
   return dpo_step(pc, pr, rc, rr, c.dpo);
 }
 
-// KTO's micro-batches: the mean loss, and each metric's mean over the micro-batches that have it
-// (a batch without undesirable examples logs no rewards/rejected), in first-seen order.
-PreferenceStep mean_of(const std::vector<PreferenceStep>& micro) {
-  PreferenceStep out;
-  std::vector<std::pair<std::string, int>> counts;
-  for (const PreferenceStep& m : micro) {
-    out.loss += m.loss / double(micro.size());
-    for (const auto& [name, value] : m.metrics) {
-      auto it = std::find_if(out.metrics.begin(), out.metrics.end(),
-                             [&](const auto& e) { return e.first == name; });
-      if (it == out.metrics.end()) {
-        out.metrics.emplace_back(name, 0.0);
-        counts.emplace_back(name, 0);
-        it = out.metrics.end() - 1;
-      }
-      it->second += value;
-      ++counts[std::size_t(it - out.metrics.begin())].second;
+// KTO over every example of the step at the step's one reference point: its loss and metrics
+// (the coefficients are the micro-batches').
+PreferenceStep whole_kto(const PreferenceConfig& c, std::span<const double> policy,
+                         std::span<const double> ref, std::span<const uint8_t> desirable,
+                         std::size_t rows, double kl) {
+  const std::size_t B = rows / 2;
+  std::vector<double> p, r;
+  for (std::size_t m = 0; m < policy.size() / rows; ++m)
+    for (std::size_t b = 0; b < B; ++b) {
+      p.push_back(policy[m * rows + b]);
+      r.push_back(ref[m * rows + b]);
     }
+  return kto_step_at(p, r, desirable, kl, c.kto);
+}
+
+// KTO's reference point over the KL rows of every micro-batch (rows B..2B−1 of each), whose
+// policy log-probs a forward pass gives before the first backward: the whole batch's estimate,
+// so accumulated micro-batches train as the batch of all their examples does.
+double step_reference_point(Session& session, const Batch& rows, std::span<const double> ref,
+                            std::size_t R) {
+  const std::vector<double> lp = rows_log_probs(session, rows);
+  std::vector<double> policy_kl, ref_kl;
+  for (std::size_t m = 0; m < lp.size() / R; ++m)
+    for (std::size_t b = R / 2; b < R; ++b) {
+      policy_kl.push_back(lp[m * R + b]);
+      ref_kl.push_back(ref[m * R + b]);
+    }
+  return kto_reference_point(policy_kl, ref_kl);
+}
+
+// Batch `whole`'s rows (E examples, then their E KL rows) as micro-batches of B examples each
+// followed by its examples' KL rows, the layout preference_step takes.
+Batch micro_layout(const Batch& whole, std::size_t B, std::size_t T) {
+  const std::size_t E = whole.tokens.size() / (2 * T);
+  Batch out;
+  auto copy_row = [&](std::size_t r) {
+    const auto at = std::ptrdiff_t(r * T), end = std::ptrdiff_t((r + 1) * T);
+    out.tokens.insert(out.tokens.end(), whole.tokens.begin() + at, whole.tokens.begin() + end);
+    out.targets.insert(out.targets.end(), whole.targets.begin() + at, whole.targets.begin() + end);
+  };
+  for (std::size_t m = 0; m < E / B; ++m) {
+    for (std::size_t b = 0; b < B; ++b) copy_row(m * B + b);
+    for (std::size_t b = 0; b < B; ++b) copy_row(E + m * B + b);
   }
-  for (std::size_t i = 0; i < out.metrics.size(); ++i)
-    out.metrics[i].second /= double(counts[i].second);
   return out;
 }
 
@@ -89,13 +112,18 @@ PreferenceStep preference_step(Session& session, const PreferenceConfig& config,
         "each" + (kto ? " and " + std::to_string(B) + " labels" : std::string()) + "; got " +
         std::to_string(rows.tokens.size()) + " tokens, " + std::to_string(reference.size()) +
         " reference log-probs" + (kto ? ", " + std::to_string(desirable.size()) + " labels" : ""));
+  // One micro-batch is the whole batch: its KL rows are the batch's (TRL's estimate).
+  const bool shared_kl = kto && micro > 1;
+  const double kl = shared_kl ? step_reference_point(session, rows, reference, R) : 0.0;
   std::vector<double> policy(micro * R);
   std::vector<PreferenceStep> steps(micro);
   std::vector<double> coefficients;
   session.step_rows(rows.tokens, rows.targets, [&](std::size_t m, std::span<const double> lp) {
     std::copy(lp.begin(), lp.end(), policy.begin() + std::ptrdiff_t(m * R));
-    steps[m] = micro_step(config, lp, reference.subspan(m * R, R),
-                          kto ? desirable.subspan(m * B, B) : std::span<const uint8_t>{});
+    const auto labels = kto ? desirable.subspan(m * B, B) : std::span<const uint8_t>{};
+    steps[m] = shared_kl
+                   ? kto_step_at(lp.first(B), reference.subspan(m * R, B), labels, kl, config.kto)
+                   : micro_step(config, lp, reference.subspan(m * R, R), labels);
     std::vector<double> c = steps[m].row_coefficients;
     // The loss is the mean over the step's examples: each micro-batch's mean weighs 1/accum.
     if (micro > 1)
@@ -104,7 +132,8 @@ PreferenceStep preference_step(Session& session, const PreferenceConfig& config,
     return c;
   });
   if (micro == 1) return steps.front();
-  PreferenceStep out = kto ? mean_of(steps) : whole_dpo(config, policy, reference, R);
+  PreferenceStep out = kto ? whole_kto(config, policy, reference, desirable, R, kl)
+                           : whole_dpo(config, policy, reference, R);
   out.row_coefficients = std::move(coefficients);
   return out;
 }
@@ -136,37 +165,62 @@ PreferenceTrainer::PreferenceTrainer(Session& session, const PreferenceRows& row
                                 ", not " + objective_name(config.objective));
 }
 
+uint64_t PreferenceTrainer::step_examples() const {
+  return uint64_t(examples_) * micro_batches(session_);
+}
+
 uint64_t PreferenceTrainer::kl_period() const {
-  const auto n = uint64_t(rows_.size()), B = uint64_t(examples_);
-  return n / std::gcd(n, B);
+  const auto n = uint64_t(rows_.size()), E = step_examples();
+  return n / std::gcd(n, E);
 }
 
 uint64_t PreferenceTrainer::reference_batches() const {
-  if (config_.objective == PreferenceObjective::kto) return kl_period();
+  if (config_.objective == PreferenceObjective::kto) return kl_period() * micro_batches(session_);
   return (uint64_t(rows_.size()) + uint64_t(examples_) - 1) / uint64_t(examples_);
 }
 
 void PreferenceTrainer::compute_reference(const std::function<void(uint64_t, uint64_t)>& progress) {
-  const bool kto = config_.objective == PreferenceObjective::kto;
+  if (config_.objective == PreferenceObjective::kto) return compute_kto_reference(progress);
   const auto B = static_cast<std::size_t>(examples_);
   ReferenceLogProbs r;
-  r.answers.assign(rows_.size() * (kto ? 1 : 2), 0.0);
-  if (kto) r.kl.assign(kl_period() * B, 0.0);
+  r.answers.assign(rows_.size() * 2, 0.0);
   const uint64_t total = reference_batches();
   for (uint64_t k = 0; k < total; ++k) {
     const Batch b = rows_.batch(k, examples_);
     const std::vector<double> lp = session_.row_log_probs(b.tokens, b.targets);
     for (std::size_t j = 0; j < B; ++j) {
       const std::size_t i = rows_.example_of(k, examples_, int(j));
-      if (kto) {
-        r.answers[i] = lp[j];
-        r.kl[k * B + j] = lp[B + j];
-      } else {
-        r.answers[2 * i] = lp[j];
-        r.answers[2 * i + 1] = lp[B + j];
-      }
+      r.answers[2 * i] = lp[j];
+      r.answers[2 * i + 1] = lp[B + j];
     }
     if (progress) progress(k + 1, total);
+  }
+  reference_ = std::move(r);
+}
+
+void PreferenceTrainer::compute_kto_reference(
+    const std::function<void(uint64_t, uint64_t)>& progress) {
+  const auto B = static_cast<std::size_t>(examples_);
+  const auto E = static_cast<int>(step_examples());
+  const std::size_t micro = micro_batches(session_), R = 2 * B, T = std::size_t(rows_.seq());
+  ReferenceLogProbs r;
+  r.answers.assign(rows_.size(), 0.0);
+  r.kl.assign(kl_period() * std::size_t(E), 0.0);
+  const uint64_t total = reference_batches();
+  for (uint64_t k = 0; k < kl_period(); ++k) {
+    // The step's batch of E examples and E KL rows, run as its micro-batches are.
+    const Batch whole = micro_layout(rows_.batch(k, E), B, T);
+    for (std::size_t m = 0; m < micro; ++m) {
+      const auto at = std::ptrdiff_t(m * R * T), end = std::ptrdiff_t((m + 1) * R * T);
+      const std::vector<double> lp = session_.row_log_probs(
+          std::span(whole.tokens.begin() + at, whole.tokens.begin() + end),
+          std::span(whole.targets.begin() + at, whole.targets.begin() + end));
+      for (std::size_t j = 0; j < B; ++j) {
+        r.answers[rows_.example_of(k, E, int(m * B + j))] = lp[j];
+        r.kl[k * std::size_t(E) + m * B + j] = lp[B + j];
+      }
+      if (progress) progress(k * micro + m + 1, total);
+    }
   }
   reference_ = std::move(r);
 }
@@ -174,7 +228,7 @@ void PreferenceTrainer::compute_reference(const std::function<void(uint64_t, uin
 void PreferenceTrainer::set_reference(ReferenceLogProbs reference) {
   const bool kto = config_.objective == PreferenceObjective::kto;
   const std::size_t answers = rows_.size() * (kto ? 1 : 2);
-  const std::size_t kl = kto ? kl_period() * std::size_t(examples_) : 0;
+  const std::size_t kl = kto ? kl_period() * std::size_t(step_examples()) : 0;
   if (reference.answers.size() != answers || reference.kl.size() != kl)
     throw std::invalid_argument(
         "the saved reference log-probs (" + std::to_string(reference.answers.size()) +
@@ -186,7 +240,7 @@ void PreferenceTrainer::set_reference(ReferenceLogProbs reference) {
 PreferenceTrainer::StepRows PreferenceTrainer::step_rows(uint64_t s) const {
   if (reference_.answers.empty())
     throw std::logic_error("PreferenceTrainer: the reference log-probs are not computed");
-  const bool kto = config_.objective == PreferenceObjective::kto;
+  if (config_.objective == PreferenceObjective::kto) return kto_step_rows(s);
   const auto B = static_cast<std::size_t>(examples_);
   const uint64_t micro = micro_batches(session_);
   StepRows out;
@@ -195,19 +249,31 @@ PreferenceTrainer::StepRows PreferenceTrainer::step_rows(uint64_t s) const {
     const Batch b = rows_.batch(k, examples_);
     out.rows.tokens.insert(out.rows.tokens.end(), b.tokens.begin(), b.tokens.end());
     out.rows.targets.insert(out.rows.targets.end(), b.targets.begin(), b.targets.end());
-    std::vector<double> first(B), second(B);
+    std::vector<double> rejected(B);
     for (std::size_t j = 0; j < B; ++j) {
       const std::size_t i = rows_.example_of(k, examples_, int(j));
-      first[j] = kto ? reference_.answers[i] : reference_.answers[2 * i];
-      second[j] = kto ? reference_.kl[(k % kl_period()) * B + j] : reference_.answers[2 * i + 1];
+      out.reference.push_back(reference_.answers[2 * i]);
+      rejected[j] = reference_.answers[2 * i + 1];
     }
-    out.reference.insert(out.reference.end(), first.begin(), first.end());
-    out.reference.insert(out.reference.end(), second.begin(), second.end());
-    if (kto) {
-      const auto d = rows_.desirable(k, examples_);
-      out.desirable.insert(out.desirable.end(), d.begin(), d.end());
-    }
+    out.reference.insert(out.reference.end(), rejected.begin(), rejected.end());
   }
+  return out;
+}
+
+// KTO's step s is the batch of all its micro-batches' examples, whose KL rows pair within that
+// whole batch (not within each micro-batch), so accumulation trains as the whole batch does.
+PreferenceTrainer::StepRows PreferenceTrainer::kto_step_rows(uint64_t s) const {
+  const auto B = static_cast<std::size_t>(examples_);
+  const auto E = static_cast<int>(step_examples());
+  StepRows out;
+  out.rows = micro_layout(rows_.batch(s, E), B, std::size_t(rows_.seq()));
+  const std::size_t kl_at = std::size_t(s % kl_period()) * std::size_t(E);
+  for (std::size_t m = 0; m < std::size_t(E) / B; ++m) {
+    for (std::size_t j = 0; j < B; ++j)
+      out.reference.push_back(reference_.answers[rows_.example_of(s, E, int(m * B + j))]);
+    for (std::size_t j = 0; j < B; ++j) out.reference.push_back(reference_.kl[kl_at + m * B + j]);
+  }
+  out.desirable = rows_.desirable(s, E);
   return out;
 }
 

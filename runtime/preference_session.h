@@ -36,9 +36,11 @@ SessionConfig preference_session_config(SessionConfig sft, int examples);
 // to the rows) and, for KTO, each micro-batch's labels one after the other (`desirable`, B per
 // micro-batch). The loss is the mean over the step's examples: each micro-batch's coefficients
 // are its own mean's divided by accum, and for DPO the loss and metrics are those of every pair
-// of the step together. KTO estimates its KL reference point per micro-batch (as TRL's trainer
-// does under gradient accumulation); its loss is the micro-batches' mean and each metric the mean
-// of the micro-batches that have it.
+// of the step together. KTO's KL reference point is the whole step's: with several micro-batches
+// a forward pass over every micro-batch's KL rows (rows B..2B−1 of each) estimates it before the
+// first backward, and the loss and metrics are those of every example of the step at that point,
+// so accumulated micro-batches train as one batch of all their examples (up to float summation
+// order) where TRL's trainer estimates it per micro-batch.
 PreferenceStep preference_step(Session& session, const PreferenceConfig& config, const Batch& rows,
                                std::span<const double> reference,
                                std::span<const uint8_t> desirable = {});
@@ -48,9 +50,9 @@ PreferenceStep preference_step(Session& session, const PreferenceConfig& config,
 std::vector<double> rows_log_probs(Session& session, const Batch& rows);
 
 // The reference log-probs of a data set: per kept example its answers' (DPO: chosen at 2i,
-// rejected at 2i + 1; KTO: example i at i), and KTO's KL rows, which depend on the batch:
-// KL row b of batch index k at (k mod period)·B + b, where batches repeat with period
-// count / gcd(count, B).
+// rejected at 2i + 1; KTO: example i at i), and KTO's KL rows, which depend on the step's batch
+// of E = B · accum examples: KL row b of step k's batch at (k mod period)·E + b, where batches
+// repeat with period count / gcd(count, E).
 struct ReferenceLogProbs {
   std::vector<double> answers;
   std::vector<double> kl;
@@ -69,7 +71,8 @@ class PreferenceTrainer {
   const ReferenceLogProbs& reference() const { return reference_; }
   // Forward passes compute_reference runs.
   uint64_t reference_batches() const;
-  // Optimizer step s: micro-batch m is batch index s·accum + m.
+  // Optimizer step s: micro-batch m is batch index s·accum + m (KTO: examples m·B .. m·B + B − 1
+  // of step s's batch of B · accum, with their KL rows of that batch).
   PreferenceStep step(uint64_t s);
   // The rows, references and labels of step s, as step(s) passes them to preference_step.
   struct StepRows {
@@ -80,7 +83,11 @@ class PreferenceTrainer {
   StepRows step_rows(uint64_t s) const;
 
  private:
+  // Examples an optimizer step takes: B · accum.
+  uint64_t step_examples() const;
   uint64_t kl_period() const;
+  void compute_kto_reference(const std::function<void(uint64_t, uint64_t)>& progress);
+  StepRows kto_step_rows(uint64_t s) const;
 
   Session& session_;
   const PreferenceRows& rows_;

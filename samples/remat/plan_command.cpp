@@ -221,6 +221,20 @@ void string_list(JsonWriter& j, const std::vector<std::string>& v) {
   j.end_array();
 }
 
+// The training objective; a preference one adds its step's shape (B examples of 2 rows, one
+// loss scale each) and where the reference log-probs come from (the text output's line).
+void objective_json(JsonWriter& j, const Options& o) {
+  j.key("objective").begin_object().field("name", o.objective);
+  if (o.objective != "sft") {
+    const int rows = o.sel.shape.batch;
+    j.field("examples", rows / 2).field("rows_per_example", 2);
+    j.field("row_loss_scale_bytes", uint64_t(rows) * uint64_t(o.sel.shape.seq) * 4);
+    j.field("reference", "precomputed").field("reference_place", "host");
+    j.field("reference_bytes_per_answer", 8);
+  }
+  j.end_object();
+}
+
 void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, double ms,
                 const std::optional<LoraSummary>& lora, const SessionMemory& memory,
                 const std::optional<TrainingData>& data) {
@@ -234,6 +248,7 @@ void print_json(const Options& o, const Plan& p, const std::vector<Row>& rows, d
   j.field("batch", o.sel.shape.batch).field("seq", o.sel.shape.seq);
   j.field("dtype", dtype_name(o.sel.shape.activation_dtype));
   j.field("loss_chunk", o.sel.shape.loss_chunk).field("packed", o.sel.shape.packed);
+  objective_json(j, o);
   if (r.delta_chunk > 0)
     j.key("delta_rule")
         .begin_object()

@@ -147,6 +147,17 @@ TEST_CASE("plan --objective dpo plans two rows a pair with one loss scale per ro
     return json.substr(at, json.find(',', at) - at);
   };
   CHECK(arena(dpo_json.out) == arena(sft.out));
+  // --json says the same: the preference shape and the reference's choice.
+  const auto compact = [](std::string json) {
+    std::erase_if(json, [](char c) { return c == ' ' || c == '\n'; });
+    return json;
+  };
+  CHECK(compact(dpo_json.out)
+            .find("\"objective\":{\"name\":\"dpo\",\"examples\":2,\"rows_per_example\":2,"
+                  "\"row_loss_scale_bytes\":256,\"reference\":\"precomputed\","
+                  "\"reference_place\":\"host\",\"reference_bytes_per_answer\":8}") !=
+        std::string::npos);
+  CHECK(compact(sft.out).find("\"objective\":{\"name\":\"sft\"}") != std::string::npos);
   const auto bad = run_remat("plan tiny --objective ipo");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--objective must be sft, dpo or kto") != std::string::npos);

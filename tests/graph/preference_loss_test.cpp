@@ -199,6 +199,24 @@ TEST_CASE("kto: the reference point is the clamped mean of the KL rows", "[graph
   CHECK(names == std::vector<std::string>{"kl", "rewards/chosen", "logps/chosen"});
 }
 
+TEST_CASE("kto: a step at a given reference point is the step whose KL rows give it", "[graph]") {
+  // Accumulated micro-batches share one reference point estimated over all their KL rows.
+  Feedback f{{-3, -10, -2}, {-5, -12, -2.5}, {-1, -7, -3}, {-4, -8, -1}, {1, 0, 1}};
+  const PreferenceStep whole = kto(f, {0.5, 1, 2});
+  const double kl = kto_reference_point(f.pkl, f.rkl);
+  CHECK(kl == Approx((3.0 + 1.0 - 2.0) / 3).epsilon(1e-15));
+  CHECK(kl == whole.metric("kl"));
+  const PreferenceStep at = kto_step_at(f.p, f.r, f.good, kl, {0.5, 1, 2});
+  CHECK(at.loss == whole.loss);
+  CHECK(at.row_coefficients == whole.row_coefficients);
+  CHECK(at.metrics == whole.metrics);
+  // Another point is another loss; a negative mean clamps to 0.
+  CHECK(kto_step_at(f.p, f.r, f.good, 0.0, {0.5, 1, 2}).loss != whole.loss);
+  CHECK(kto_reference_point(std::vector<double>{-9, -9}, std::vector<double>{-1, -1}) == 0.0);
+  CHECK_THROWS_AS(kto_reference_point({}, {}), std::invalid_argument);
+  CHECK_THROWS_AS(kto_step_at(f.p, f.r, std::vector<uint8_t>{1}, kl, {}), std::invalid_argument);
+}
+
 TEST_CASE("kto: each example's coefficient is the loss's finite difference, KL held", "[graph]") {
   const KtoOptions o{0.3, 1.5, 0.75};
   for (uint32_t seed : {1u, 2u}) {

@@ -1,18 +1,21 @@
 // Preference tuning through the session (runtime/preference_session.h) on a tiny GPT with
 // hand-made token examples: DPO's losses and LoRA adapters are bit-identical under every
 // checkpoint plan, auto at the smallest arena included; two micro-batches of pairs train like
-// one batch of both; the reference log-probs are the base model's run alone; and a model trained
-// on pairs preferring one of two fixed answers raises that answer's log-prob over the other's,
-// with rewards/accuracies reaching 1.
+// one batch of both, and KTO's three micro-batches of one example like one batch of three (its
+// KL rows and reference point the whole batch's); the reference log-probs are the base model's run
+// alone; and a model trained on pairs preferring one of two fixed answers raises that answer's
+// log-prob over the other's, with rewards/accuracies reaching 1.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
+#include "formats/gguf_model.h"
 #include "formats/peft_adapter.h"
 #include "runtime/preference_session.h"
 #include "runtime/session_files.h"
 #include "tests/support/temp_folder.h"
 #include "tests/support/test_device.h"
+#include "tests/training/llama_cpp_library.h"
 
 using namespace remat;
 
@@ -43,6 +46,16 @@ std::vector<PreferencePair> fixed_pairs() {
   return pairs;
 }
 
+// The pairs' answers as seven labelled examples, desirable and undesirable in turn.
+std::vector<FeedbackExample> fixed_feedback() {
+  std::vector<FeedbackExample> out;
+  const std::vector<PreferencePair> pairs = fixed_pairs();
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    out.push_back(i % 2 == 0 ? FeedbackExample{pairs[i].chosen, true}
+                             : FeedbackExample{pairs[i].rejected, false});
+  return out;
+}
+
 SessionConfig base_config(int lora_rank) {
   SessionConfig c;
   c.model = ModelConfig{2, 48, 3, 101, 32};
@@ -60,13 +73,28 @@ struct Run {
   ReferenceLogProbs reference;
 };
 
+// The largest difference between two runs' updates from `initial`, and the largest update.
+std::pair<double, double> update_difference(const Run& a, const Run& b, const Run& initial) {
+  double worst = 0, largest = 0;
+  for (std::size_t p = 0; p < b.params.size(); ++p)
+    for (std::size_t i = 0; i < b.params[p].second.size(); ++i) {
+      const double w0 = initial.params[p].second[i];
+      const double d = b.params[p].second[i] - w0;
+      largest = std::max(largest, std::abs(d));
+      worst = std::max(worst, std::abs(d - (a.params[p].second[i] - w0)));
+    }
+  return {worst, largest};
+}
+
 Run train(SessionConfig sft, int pairs_per_batch, int steps, const PreferenceRows& rows,
           const std::string& policy = "none", std::optional<uint64_t> arena = {}) {
+  PreferenceConfig pc;
+  pc.objective = rows.objective();
+  pc.dpo.beta = 0.5;
+  pc.kto.beta = 0.5;
   sft.policy = Policy::parse(policy);
   sft.arena_budget = arena;
   Session s(test::device(), preference_session_config(sft, pairs_per_batch));
-  PreferenceConfig pc;
-  pc.dpo.beta = 0.5;
   PreferenceTrainer t(s, rows, pc, pairs_per_batch);
   t.compute_reference();
   Run r;
@@ -118,15 +146,38 @@ TEST_CASE("DPO: two micro-batches of two pairs train like one batch of four") {
     CHECK(a.steps[k].metric("rewards/margins") ==
           Approx(whole.steps[k].metric("rewards/margins")).epsilon(1e-3).margin(1e-6));
   }
-  double worst = 0, largest = 0;
-  const Run initial = train(one, 4, 0, rows);
-  for (std::size_t p = 0; p < whole.params.size(); ++p)
-    for (std::size_t i = 0; i < whole.params[p].second.size(); ++i) {
-      const double w0 = initial.params[p].second[i];
-      const double d = whole.params[p].second[i] - w0;
-      largest = std::max(largest, std::abs(d));
-      worst = std::max(worst, std::abs(d - (a.params[p].second[i] - w0)));
-    }
+  const auto [worst, largest] = update_difference(a, whole, train(one, 4, 0, rows));
+  INFO("worst update difference " << worst << " of the largest update " << largest);
+  CHECK(worst < 1e-3 * largest);
+  CHECK(largest > 0);
+}
+
+TEST_CASE("KTO: three micro-batches of one example train like one batch of three") {
+  const PreferenceRows rows(fixed_feedback(), kSeq, 0, "feedback");
+  SessionConfig one = base_config(0);
+  one.optimizer.eps = 1.0;  // updates nearly linear in the gradient (the DPO case above)
+  one.optimizer.lr = 5e-2;
+  SessionConfig split = one;
+  split.accum = 3;
+  const Run a = train(split, 1, 4, rows);
+  const Run whole = train(one, 3, 4, rows);
+  // The KL rows are the whole batch's: their reference log-probs are the same rows'.
+  REQUIRE(a.reference.kl.size() == whole.reference.kl.size());
+  for (std::size_t i = 0; i < a.reference.kl.size(); ++i)
+    CHECK(a.reference.kl[i] == Approx(whole.reference.kl[i]).epsilon(1e-6));
+  bool kl_positive = false;
+  for (std::size_t k = 0; k < a.losses.size(); ++k) {
+    INFO("step " << k);
+    CHECK(a.losses[k] == Approx(whole.losses[k]).epsilon(1e-5));
+    const double kl = whole.steps[k].metric("kl");
+    kl_positive = kl_positive || kl > 1e-3;
+    CHECK(a.steps[k].metric("kl") == Approx(kl).epsilon(1e-3).margin(1e-6));
+    CHECK(a.steps[k].metric("rewards/margins") ==
+          Approx(whole.steps[k].metric("rewards/margins")).epsilon(1e-3).margin(1e-6));
+  }
+  // A reference point above 0 is what a per-micro-batch estimate would get wrong.
+  CHECK(kl_positive);
+  const auto [worst, largest] = update_difference(a, whole, train(one, 3, 0, rows));
   INFO("worst update difference " << worst << " of the largest update " << largest);
   CHECK(worst < 1e-3 * largest);
   CHECK(largest > 0);
@@ -177,4 +228,57 @@ TEST_CASE("DPO: pairs preferring one answer raise its log-prob over the other's"
   CHECK(last.metric("logps/chosen") - last.metric("logps/rejected") >
         first.metric("logps/chosen") - first.metric("logps/rejected") + 5.0);
   CHECK(last.loss < 0.1);
+}
+
+TEST_CASE("DPO: QLoRA on a Q4_K_M base trains, bit-identical under two plans") {
+#if REMAT_HAVE_LLAMA_H
+  const test::LlamaCpp* l = test::llama_cpp();
+  if (!l) return;
+  test::TempFolder d("pref_qlora");
+  // Rows of 256 values, so that llama.cpp's K-quants apply.
+  SessionConfig c = base_config(4);
+  c.model = ModelConfig{2, 256, 4, 101, 32};
+  {
+    SessionConfig f = base_config(0);
+    f.model = c.model;
+    Session wide(test::device(), f);
+    save_checkpoint(wide, d / "f32.gguf");
+  }
+  llama_model_quantize_params qp = l->quantize_default_params();
+  qp.ftype = LLAMA_FTYPE_MOSTLY_Q4_K_M;
+  qp.nthread = 2;
+  const auto q = d / "q4_k_m.gguf";
+  REQUIRE(l->quantize((d / "f32.gguf").c_str(), q.c_str(), &qp) == 0);
+  c.shape.block_weights = GgufWeights(GgufFile::open(q)).block_weights();
+  REQUIRE(!c.shape.block_weights.empty());
+  const PreferenceRows rows(fixed_pairs(), kSeq, 0, "pairs");
+  std::vector<Run> runs;
+  for (const char* policy : {"none", "every:1"}) {
+    SessionConfig p = c;
+    p.policy = Policy::parse(policy);
+    Session s(test::device(), preference_session_config(p, 2));
+    s.load(q);
+    std::size_t blocks = 0;
+    for (TensorId id : s.plan().frozen)
+      blocks += s.plan().tensors.at(std::size_t(id)).tensor.dtype == DType::blocks;
+    CHECK(blocks == c.shape.block_weights.size());
+    PreferenceConfig pc;
+    pc.dpo.beta = 0.5;
+    PreferenceTrainer t(s, rows, pc, 2);
+    t.compute_reference();
+    Run r;
+    for (uint64_t k = 0; k < 3; ++k) {
+      r.steps.push_back(t.step(k));
+      r.losses.push_back(r.steps.back().loss);
+    }
+    r.params = s.parameters();
+    runs.push_back(std::move(r));
+  }
+  CHECK(runs[1].losses == runs[0].losses);
+  CHECK(runs[1].params == runs[0].params);
+  CHECK(runs[0].losses.front() == Approx(std::log(2.0)).epsilon(1e-12));
+  CHECK(runs[0].losses.back() < runs[0].losses.front());
+#else
+  test::llama_cpp();
+#endif
 }

@@ -33,8 +33,8 @@ every:1 and none, repeats the run in the reference from remat's own start (for L
 random A, B zero, so the policy starts as the reference), and compares the rows
 (`remat tokenize --jsonl`), per-step losses, gradient norms and TRL's metrics, and the saved
 weights or adapters, with the tolerances of pytorch_reference.py; both policies must save the
-same bits. DPO runs a third time as B micro-batches of one pair (--accum), against the same
-whole-batch reference.
+same bits. Each runs a third time as B micro-batches of one example (--accum), against the same
+whole-batch reference (KTO's KL rows and reference point are the whole batch's).
 
 Usage: pytorch_dpo_reference.py --workdir DIR [--remat PATH/TO/remat] [--runs NAME,...]
        [--perturb NAME]
@@ -456,13 +456,11 @@ def remat_compare(checks, remat, workdir, name, model, objective, lora):
            str(BETAS[1]), "--eps", str(EPS), "--quiet"]
     for flag, value in zip(flags, options.values()):
         cmd += [flag, str(value)]
-    # Two plans of one batch of B examples; for DPO also B micro-batches of one pair, whose
-    # accumulated gradient is the whole batch's (a mean over pairs). KTO's accumulated
-    # micro-batches estimate the KL reference point each over its own rows, as TRL's per-device
-    # batches do, so they are another loss and are not compared here.
-    configs = [("every:1", ["--batch", str(BATCH)]), ("none", ["--batch", str(BATCH)])]
-    if run.objective == "dpo":
-        configs.append(("every:1 accum", ["--batch", "1", "--accum", str(BATCH)]))
+    # Two plans of one batch of B examples, and B micro-batches of one example, whose
+    # accumulated gradient is the whole batch's (a mean over the examples; KTO's KL rows pair
+    # within the whole batch and its reference point is estimated over all of them).
+    configs = [("every:1", ["--batch", str(BATCH)]), ("none", ["--batch", str(BATCH)]),
+               ("every:1 accum", ["--batch", "1", "--accum", str(BATCH)])]
     saved_by_policy = []
     for policy, batch in configs:
         tag = policy.replace(":", "_").replace(" ", "_")
