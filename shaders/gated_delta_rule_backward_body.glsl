@@ -33,7 +33,27 @@ layout(std430, binding = 12) writeonly buffer Partials { float partials[]; };
 const uint NC = gl_WorkGroupSize.x;  // columns per workgroup
 const uint R4 = (2 * DK + 3) / 4;
 shared vec4 red[1024];
-float terms[4 * R4];  // this column's dq terms, then its dk terms, then zeros
+float terms[4 * R4];  // this column's dq terms, then its dk terms, then zeros (!HEAD_VEC4)
+
+// With HEAD_VEC4 the walk's loops put the terms in red themselves, four at a time from registers:
+// in blocks, terms[i] is a scatter per element on llvmpipe, and the walk wrote two per element per
+// step (docs/benchmarks-speed.md). red ends up holding the same values in the same places.
+vec4 dq4, dk4;
+uint rbase;  // this column's first vec4 in red
+#define PUT_DQ(i, val)                                 \
+  if (HEAD_VEC4) {                                     \
+    dq4[HEAD_LANE4(i)] = val;                          \
+    if (HEAD_LANE4(i) == 3u) red[rbase + i / 4] = dq4; \
+  } else {                                             \
+    terms[i] = val;                                    \
+  }
+#define PUT_DK(i, val)                                          \
+  if (HEAD_VEC4) {                                              \
+    dk4[HEAD_LANE4(i)] = val;                                   \
+    if (HEAD_LANE4(i) == 3u) red[rbase + DK / 4 + i / 4] = dk4; \
+  } else {                                                      \
+    terms[DK + i] = val;                                        \
+  }
 
 float ds[DK];  // dL/dS for this column
 float u[DK];   // the decayed state U of the step being walked back
@@ -130,7 +150,7 @@ void begin_walk(uint t, uint m) {
     const float dsi = ds[i], ui = u[i];                 \
     precise float dki = fma(dsi, delta, dkv * ui);      \
     precise float du = fma(kt[i], dkv, dsi), dprev = fa * du; \
-    terms[DK + i] = dki;                                \
+    PUT_DK(i, dki)                                      \
     dg = fma(du, ui, dg);                               \
     ds[i] = freset ? 0.0 : dprev;                       \
   }
@@ -147,9 +167,11 @@ void finish_step(uint t, uint gb, uint vi, float b, float ddelta, float dg, floa
   }
   // 2 DK is even: at most two zeros pad the last vec4. Not a loop: llvmpipe would count one with
   // no iterations against its limit.
-  if (4 * R4 > 2 * DK) terms[2 * DK] = terms[2 * DK + 1] = 0.0;
-  [[unroll]] for (uint x = 0; x < R4; ++x)
-    red[lid * R4 + x] = vec4(terms[4 * x], terms[4 * x + 1], terms[4 * x + 2], terms[4 * x + 3]);
+  if (!HEAD_VEC4) {
+    if (4 * R4 > 2 * DK) terms[2 * DK] = terms[2 * DK + 1] = 0.0;
+    [[unroll]] for (uint x = 0; x < R4; ++x)
+      red[lid * R4 + x] = vec4(terms[4 * x], terms[4 * x + 1], terms[4 * x + 2], terms[4 * x + 3]);
+  }
   barrier();
   // Column sums of the block, columns 0, 1, ... in order: [rows, Hv, blocks, L, 2 DK].
   const uint dst = ((head * p.blocks + gl_WorkGroupID.x) * L + tl) * 2 * DK;
@@ -182,7 +204,7 @@ void walk_range(uint ts, uint te) {
       const float ki = kt[i], si = written(ki, delta, u[i]);
       precise float dsi = fma(q[qt + i], doj, ds[i]), dqi = doj * si;
       ds[i] = dsi;
-      terms[i] = dqi;
+      PUT_DQ(i, dqi)
       ddelta = fma(ki, dsi, ddelta);
     }
     precise float dkv = -(b * ddelta), dg = 0.0, db = ddelta * (vj - kv);
@@ -210,6 +232,7 @@ void main() {
   j = gl_GlobalInvocationID.x;
   live = j < F.dv;
   L = F.t1 - F.t0;
+  rbase = gl_LocalInvocationID.x * R4;
   const uint sbase = head * DK * F.dv + j;
 
   // The state before each sub-range, from S_in: the steps before the last sub-range's start.

@@ -29,8 +29,17 @@ layout(constant_id = 4) const uint UNROLL = 16;  // elements per unrolled block,
 #define HEAD_LOOP(i)                                             \
   [[dont_unroll]] for (uint blk_ = 0; blk_ < DK; blk_ += UNROLL) \
     [[unroll]] for (uint u_ = 0, i = blk_; u_ < UNROLL; ++u_, ++i)
+// HEAD_VEC4: element i of a HEAD_LOOP sits at a constant place HEAD_LANE4(i) = i % 4 of a vec4
+// once unrolled (blk_ a multiple of 4). A spec-constant expression in uint arithmetic: glslang
+// emitted undefined ids for a bool one.
+#define HEAD_LANE4(i) (u_ & 3u)
+const uint HEAD_REM4_ = DK % 4 + UNROLL % 4;
+#define HEAD_VEC4 (HEAD_REM4_ == 0u)
 #else
 #define HEAD_LOOP(i) [[unroll]] for (uint i = 0; i < DK; ++i)
+// Unrolled, the arrays live in registers: nothing to gain, so GPUs keep their form.
+#define HEAD_LANE4(i) (i & 3u)
+#define HEAD_VEC4 false
 #endif
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
