@@ -159,20 +159,7 @@ int run_train(const std::vector<std::string>& argv) {
   const StopSignals signals;
   auto device = open_device(o.sel.device_profile);
 
-  SessionConfig cfg;
-  cfg.model = o.sel.model;
-  cfg.lora = o.lora.spec;
-  cfg.shape = o.sel.shape;
-  cfg.policy = o.sel.policy;
-  cfg.arena_budget = o.sel.arena;
-  cfg.memory_budget = o.sel.memory;
-  cfg.choose_loss_chunk = o.sel.choose_loss_chunk && o.sample == 0;  // sampling: whole logits
-  cfg.choose_delta_chunk = o.choose_delta_chunk && cfg.model.qwen35;
-  cfg.optimizer = o.opt;
-  cfg.schedule = o.schedule;
-  cfg.accum = o.accum;
-  cfg.seed = o.seed;
-  cfg.costs = o.sel.costs ? &*o.sel.costs : nullptr;
+  const SessionConfig cfg = session_config(o);
   // The run's files are hashed only when a state records them or is checked against them.
   RunRecord run;
   if (o.save_state || o.resumed)

@@ -308,4 +308,22 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   return o;
 }
 
+SessionConfig session_config(const TrainOptions& o) {
+  SessionConfig cfg;
+  cfg.model = o.sel.model;
+  cfg.lora = o.lora.spec;
+  cfg.shape = o.sel.shape;
+  cfg.policy = o.sel.policy;
+  cfg.arena_budget = o.sel.arena;
+  cfg.memory_budget = o.sel.memory;
+  cfg.choose_loss_chunk = o.sel.choose_loss_chunk && o.sample == 0;  // sampling: whole logits
+  cfg.choose_delta_chunk = o.choose_delta_chunk && cfg.model.qwen35;
+  cfg.optimizer = o.opt;
+  cfg.schedule = o.schedule;
+  cfg.accum = o.accum;
+  cfg.seed = o.seed;
+  cfg.costs = o.sel.costs ? &*o.sel.costs : nullptr;
+  return cfg;
+}
+
 }  // namespace remat::cli

@@ -16,6 +16,10 @@
 #include "train_preference.h"
 #include "train_resume.h"
 
+namespace remat {
+struct SessionConfig;
+}  // namespace remat
+
 namespace remat::cli {
 
 struct TrainOptions {
@@ -52,5 +56,8 @@ CommandSpec train_spec();
 // The options of a command line; a --resume run takes its model, shape and settings from the
 // state. UsageError names the flag that is wrong.
 TrainOptions parse_train_options(const std::vector<std::string>& argv);
+
+// The session the options describe, for every objective (SFT and preference runs alike).
+SessionConfig session_config(const TrainOptions& o);
 
 }  // namespace remat::cli

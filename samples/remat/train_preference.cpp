@@ -195,19 +195,7 @@ int run_train_preference(const TrainOptions& o) {
   const StopSignals signals;
   auto device = open_device(o.sel.device_profile);
 
-  SessionConfig sft;
-  sft.model = o.sel.model;
-  sft.lora = o.lora.spec;
-  sft.shape = o.sel.shape;
-  sft.policy = o.sel.policy;
-  sft.arena_budget = o.sel.arena;
-  sft.memory_budget = o.sel.memory;
-  sft.choose_loss_chunk = o.sel.choose_loss_chunk;
-  sft.optimizer = o.opt;
-  sft.schedule = o.schedule;
-  sft.accum = o.accum;
-  sft.seed = o.seed;
-  sft.costs = o.sel.costs ? &*o.sel.costs : nullptr;
+  const SessionConfig sft = session_config(o);
   const SessionConfig cfg = preference_session_config(sft, examples);
   RunRecord run;
   if (o.save_state || o.resumed) {
