@@ -18,6 +18,7 @@
 #include "base/lr_schedule.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "delta_text.h"
 #include "device_args.h"
 #include "formats/gpt2_weights.h"
 #include "formats/hf_folder.h"
@@ -210,15 +211,7 @@ int run_train(const std::vector<std::string>& argv) {
       format_bytes(plan.arena_bytes).c_str(),
       budget_text(o.sel, session.config().shape.loss_chunk).c_str(),
       format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
-  if (m.qwen35) {
-    const int chunk = session.config().shape.delta_chunk;
-    std::printf("delta    rule in %s\n",
-                chunk > 0
-                    ? ("chunks of " + std::to_string(chunk) + " tokens (" +
-                       format_bytes(plan.report.delta_state_bytes) + " of chunk-start states)")
-                          .c_str()
-                    : "one chunk of the whole sequence");
-  }
+  std::printf("%s", delta_rule_line(session).c_str());
   std::printf("%s", data_report(o.data, training, cfg.shape.batch * o.accum).c_str());
   const char* unit = training.kind == "bytes" ? "byte" : "token";
   if (val)

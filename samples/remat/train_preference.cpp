@@ -9,6 +9,7 @@
 
 #include "base/atomic_file.h"
 #include "base/json_writer.h"
+#include "delta_text.h"
 #include "device_args.h"
 #include "formats/tokenizer_source.h"
 #include "memory_text.h"
@@ -242,6 +243,7 @@ int run_train_preference(const TrainOptions& o) {
       plan.policy.to_string().c_str(), format_bytes(plan.arena_bytes).c_str(),
       budget_text(o.sel, session.config().shape.loss_chunk).c_str(),
       format_bytes(plan.persistent_bytes).c_str(), plan.report.predicted_step_ratio);
+  std::printf("%s", delta_rule_line(session).c_str());
   const PreferenceReport& rep = rows.report();
   std::printf("data     %s: %zu %s, %zu cut to --seq + 1 tokens, %zu dropped", o.data.c_str(),
               rep.examples, objective == PreferenceObjective::dpo ? "pairs" : "examples", rep.cut,

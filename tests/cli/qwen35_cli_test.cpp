@@ -1,8 +1,11 @@
 // `remat train` and `remat generate` on Qwen3.5 (Gated DeltaNet layers) from the command line:
-// the qwen3.5-tiny preset trains from seeded weights, saves, and the saved file generates.
+// the qwen3.5-tiny preset trains from seeded weights, saves, and the saved file generates; a
+// preference run (DPO, KTO) chooses and reports the delta rule's chunk as an SFT run does.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
+#include <utility>
 
 #include "tests/api/tiny_tokenizer.h"
 #include "tests/support/run_command.h"
@@ -17,6 +20,21 @@ double loss_at(const std::string& out, int step, int steps) {
   const auto at = out.find("step " + std::to_string(step) + "/" + std::to_string(steps) + " ");
   REQUIRE(at != std::string::npos);
   return std::stod(out.substr(out.find("loss ", at) + 5));
+}
+
+// The whole line of `out` that starts with `prefix` ("" when none does).
+std::string line_of(const std::string& out, const std::string& prefix) {
+  const auto at = out.rfind("\n" + prefix);
+  if (at == std::string::npos) return "";
+  return out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+}
+
+// The first and last loss of a run's "done     N steps: loss A -> B" line.
+std::pair<double, double> done_losses(const std::string& out) {
+  const std::string done = line_of(out, "done ");
+  REQUIRE(!done.empty());
+  const auto at = done.find("loss ") + 5;
+  return {std::stod(done.substr(at)), std::stod(done.substr(done.find("-> ", at) + 3))};
 }
 
 }  // namespace
@@ -68,4 +86,33 @@ TEST_CASE("remat train --delta-chunk cuts Qwen3.5's recurrence without changing 
       "train llama-tiny --data /usr/share/common-licenses/GPL-3 --steps 1 --delta-chunk 8");
   CHECK(llama.exit_code == 2);
   CHECK(llama.err.find("--delta-chunk is for Qwen3.5 models") != std::string::npos);
+}
+
+// A preference run's session is the SFT session of its rows (2 a pair or a KTO example): the same
+// --delta-chunk auto choice, so the same chunk, at the same rows, seq and plan. Under every:1 the
+// tiny preset's states are recomputed with their block, and 16 of T 32 plans the smallest arena
+// (a preference run that skipped the choice ran one chunk of the whole sequence).
+TEST_CASE("remat train --objective dpo and kto on Qwen3.5 cut the delta rule as SFT does") {
+  remat::test::TempFolder d("qwen35_pref_cli");
+  remat::test::write_tiny_tokenizer(d.path() / "tok");
+  const std::string run = "train qwen3.5-tiny --vocab 261 --tokenizer " + d.quoted("tok") +
+                          " --seq 32 --policy every:1 --lora 4 --lr 3e-3 ";
+  const auto sft = run_remat(run + "--batch 4 --steps 1 --data /usr/share/common-licenses/GPL-3");
+  INFO(sft.err);
+  REQUIRE(sft.exit_code == 0);
+  const std::string delta = line_of(sft.out, "delta    ");
+  CHECK(delta.find("delta    rule in chunks of 16 tokens (") == 0);
+  const std::string data = std::string(REMAT_SOURCE_DIR) + "/samples/data/";
+  for (const auto& [objective, file] :
+       {std::pair<std::string, std::string>{"dpo", "preference.jsonl"},
+        {"kto", "feedback.jsonl"}}) {
+    const auto pref =
+        run_remat(run + "--objective " + objective + " --batch 2 --steps 8 --data " + data + file);
+    INFO(objective << "\n" << pref.out << pref.err);
+    REQUIRE(pref.exit_code == 0);
+    CHECK(line_of(pref.out, "delta    ") == delta);
+    const auto [first, last] = done_losses(pref.out);
+    CHECK(std::isfinite(last));
+    CHECK(last < first);
+  }
 }
