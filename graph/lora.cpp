@@ -123,9 +123,18 @@ std::map<TensorId, int> forward_readers(const Graph& g) {
 std::vector<std::string> default_lora_targets(const ModelConfig& model) {
   if (model.arch != Architecture::llama)
     return {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"};
-  std::vector<std::string> t = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
-                                "gate_proj", "up_proj", "down_proj"};
-  if (model.qwen35) t.insert(t.end(), {"in_proj_qkv", "in_proj_z", "out_proj"});
+  // A Qwen3.5 model cut to fewer layers than its attention interval (or built of one kind) lacks
+  // a kind's projections: defaults name only what the model has, where a target the user names
+  // must match something. A family without its layers (no interval, as a GGUF adapter's
+  // arch gives it) has both kinds.
+  const bool layers_known = model.qwen35 && model.qwen35_layers.full_attention_interval > 0;
+  bool attention = !layers_known, linear = model.qwen35 && !layers_known;
+  for (int i = 0; layers_known && i < model.layers; ++i)
+    (model.linear_attention_layer(i) ? linear : attention) = true;
+  std::vector<std::string> t;
+  if (attention) t = {"q_proj", "k_proj", "v_proj", "o_proj"};
+  t.insert(t.end(), {"gate_proj", "up_proj", "down_proj"});
+  if (linear) t.insert(t.end(), {"in_proj_qkv", "in_proj_z", "out_proj"});
   return t;
 }
 

@@ -29,8 +29,9 @@ struct LoraSpec {
 // projections in_proj_qkv, in_proj_z and out_proj. Its in_proj_a and in_proj_b ([value heads,
 // C], 16 rows in Qwen3.5-0.8B and -2B) are not defaults: a rank-R pair on them trains R·(C + 16)
 // values where the matrix has 16·C, and they only feed the decay and write gates; PEFT and
-// llama.cpp adapt them when named (--lora-targets). Every caller passes the model, not only its
-// architecture, so that a Qwen3.5 session, its adapter files and its plans agree.
+// llama.cpp adapt them when named (--lora-targets). A Qwen3.5 model without a full-attention
+// layer (or without a linear one) has no defaults of that kind. Every caller passes the model,
+// not only its architecture, so that a Qwen3.5 session, its adapter files and its plans agree.
 std::vector<std::string> default_lora_targets(const ModelConfig& model);
 // The targets `spec` names (its own list, else the model's defaults).
 std::vector<std::string> lora_targets(const LoraSpec& spec, const ModelConfig& model);

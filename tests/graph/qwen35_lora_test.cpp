@@ -217,4 +217,38 @@ TEST_CASE("qwen35 lora: every matrix llama.cpp's quantizer quantizes stays in it
   }
 }
 
+// A model cut to fewer layers than the attention interval has no gated attention: its defaults
+// drop q/k/v/o_proj rather than refuse the run; an interval of 1 (every layer gated attention)
+// drops the Gated DeltaNet projections. A target the user names still has to match.
+TEST_CASE("qwen35 lora: the defaults name only the layer kinds the model has") {
+  ModelConfig m = testing::tiny_qwen35().model;
+  m.layers = 1;
+  REQUIRE(m.linear_attention_layer(0));
+  CHECK(default_lora_targets(m) == std::vector<std::string>{"gate_proj", "up_proj", "down_proj",
+                                                            "in_proj_qkv", "in_proj_z",
+                                                            "out_proj"});
+  TrainShape shape;
+  shape.batch = 1;
+  shape.seq = 8;
+  LoraSpec lora;
+  lora.rank = 2;
+  const Graph g = build_training_model(m, shape, lora);
+  CHECK(g.adapters.size() == 6);
+  lora.targets = {"q_proj"};
+  CHECK_THROWS_WITH(build_training_model(m, shape, lora),
+                    Catch::Contains("LoRA target 'q_proj' names no linear layer"));
+  ModelConfig full = testing::tiny_qwen35().model;
+  full.qwen35_layers.full_attention_interval = 1;
+  CHECK(default_lora_targets(full) == std::vector<std::string>{"q_proj", "k_proj", "v_proj",
+                                                               "o_proj", "gate_proj", "up_proj",
+                                                               "down_proj"});
+  lora.targets.clear();
+  CHECK(build_training_model(full, shape, lora).adapters.size() == 4 * 7);
+  // The family alone, with no layers to look at (a GGUF adapter's arch): every kind.
+  ModelConfig family;
+  family.arch = Architecture::llama;
+  family.qwen35 = true;
+  CHECK(default_lora_targets(family).size() == kDefaults.size());
+}
+
 }  // namespace remat
