@@ -327,13 +327,16 @@ ModelConfig qwen35_model_config(const GgufMetadata& md, int vocab) {
   l.linear_key_head_dim = need(md, a + "ssm.state_size");
   l.linear_key_heads = need(md, a + "ssm.group_count");
   l.linear_value_heads = need(md, a + "ssm.time_step_rank");
+  // The value heads' size is inner_size / time_step_rank, as llama.cpp's qwen35 graph takes it
+  // (src/models/qwen35.cpp, head_v_dim = d_inner / num_v_heads); state_size is the key heads'.
+  // Its tensor loader sizes them as state_size (head_v_dim = ssm_d_state), so a file whose value
+  // heads differ from its key heads, which remat writes, runs in remat but not in llama.cpp.
   const int inner = need(md, a + "ssm.inner_size");
-  if (inner != l.linear_value_heads * l.linear_key_head_dim)
+  if (l.linear_value_heads <= 0 || inner % l.linear_value_heads != 0)
     throw std::invalid_argument("GGUF metadata '" + a + "ssm.inner_size' (" +
-                                std::to_string(inner) +
-                                ") is not time_step_rank * state_size: llama.cpp's qwen35 "
-                                "needs value heads as large as key heads");
-  l.linear_value_head_dim = l.linear_key_head_dim;
+                                std::to_string(inner) + ") is not a multiple of time_step_rank (" +
+                                std::to_string(l.linear_value_heads) + ")");
+  l.linear_value_head_dim = inner / l.linear_value_heads;
   l.full_attention_interval = interval_of(md, a, m.layers);
   m.validate();
   return m;

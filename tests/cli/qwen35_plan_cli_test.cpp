@@ -73,3 +73,29 @@ TEST_CASE("remat plans and trains a Qwen3.5 folder or GGUF file and saves what i
   CHECK(gout.at("blk.4.nextn.eh_proj.weight") == gin.at("blk.4.nextn.eh_proj.weight"));
   CHECK(gout.at("token_embd.weight") != gin.at("token_embd.weight"));  // trained
 }
+
+// Value heads of 8 beside key heads of 16: the file's inner_size says so beside its state_size
+// (formats/gguf_qwen35.cpp). remat trains from it and saves a file that it trains from again.
+TEST_CASE("remat trains a qwen35 GGUF file whose value heads differ from its key heads") {
+  remat::test::TempFolder d("qwen35_plan_cli_dv");
+  remat::ModelConfig m = remat::test::tiny_qwen35();
+  m.vocab = 256;
+  m.qwen35_layers.linear_value_head_dim = 8;
+  m.validate();
+  remat::test::write_qwen35_gguf(d / "in.gguf", m, remat::test::qwen35_weights(m, 2),
+                                 remat::test::qwen35_mtp_tensors(m, 2));
+  const std::string run =
+      " --data /usr/share/common-licenses/GPL-3 --batch 2 --seq 16 --lr 1e-3 --steps ";
+  const auto first = run_remat("train --init " + (d / "in.gguf").string() + run + "8 --save " +
+                               (d / "out.gguf").string());
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.out.find("delta    rule in ") != std::string::npos);
+  CHECK(first.out.find("done     8 steps: loss ") != std::string::npos);
+  // bytes: the saved file names no tokenizer (tokenizer.ggml.model "none").
+  const auto again =
+      run_remat("train --init " + (d / "out.gguf").string() + run + "1 --data-format bytes");
+  INFO(again.err);
+  CHECK(again.exit_code == 0);
+  CHECK(remat::GgufFile::open(d / "out.gguf").metadata().uint("qwen35.ssm.inner_size") == 32u);
+}

@@ -228,7 +228,14 @@ TEST_CASE("qwen35 metadata holds the converter's keys and reads back as the mode
   recurrent[1] = false;
   listed.set("qwen35.attention.recurrent_layers", GgufValue::array(recurrent));
   CHECK_THROWS_WITH(qwen35_model_config(listed, 0), Catch::Contains("every N-th layer"));
+  // Value heads of another size than the key heads (state_size): inner_size / time_step_rank.
   GgufMetadata wide = md;
   wide.set("qwen35.ssm.inner_size", GgufValue::of(uint32_t(4096)));
-  CHECK_THROWS_WITH(qwen35_model_config(wide, 0), Catch::Contains("ssm.inner_size' (4096)"));
+  const ModelConfig w = qwen35_model_config(wide, 0);
+  CHECK(w.qwen35_layers.linear_value_head_dim == 256);
+  CHECK(w.qwen35_layers.linear_key_head_dim == 128);
+  CHECK(qwen35_gguf_metadata(w).uint("qwen35.ssm.inner_size") == 4096u);
+  wide.set("qwen35.ssm.inner_size", GgufValue::of(uint32_t(4100)));
+  CHECK_THROWS_WITH(qwen35_model_config(wide, 0),
+                    Catch::Contains("ssm.inner_size' (4100) is not a multiple of time_step_rank"));
 }

@@ -112,6 +112,29 @@ TEST_CASE("a qwen35 GGUF file loads and saves back byte for byte", "[qwen35_file
   CHECK(test::read_bytes(d / "again.gguf") == test::read_bytes(d / "out.gguf"));
 }
 
+// Value heads of 8 beside key heads of 16: remat writes inner_size = 4 · 8 beside state_size 16,
+// and reads the value heads' size back from them (formats/gguf_qwen35.cpp), so the file loads as
+// the model it was saved from and saves back as the same bytes.
+TEST_CASE("a qwen35 GGUF file with value heads smaller than its key heads round-trips",
+          "[qwen35_files]") {
+  test::TempFolder d("qwen35_files_gguf_dv");
+  ModelConfig m = test::tiny_qwen35();
+  m.qwen35_layers.linear_value_head_dim = 8;
+  m.qwen35_layers.mtp_layers = 0;  // MTP layers stay within a format; this test crosses one
+  m.validate();
+  test::write_qwen35_folder(d / "in", m, test::qwen35_weights(m, 5), {}, false);
+  const test::Qwen35Loaded folder = test::load_qwen35(d / "in");
+  REQUIRE(folder.m == m);
+  test::save_qwen35_gguf(folder, d / "a.gguf");
+  const test::Qwen35Loaded a = test::load_qwen35(d / "a.gguf");
+  CHECK(a.m == m);
+  CHECK(a.value("model.layers.0.linear_attn.out_proj.weight") ==
+        folder.value("model.layers.0.linear_attn.out_proj.weight"));
+  CHECK(a.value("model.layers.0.linear_attn.norm.weight").size() == 8);
+  test::save_qwen35_gguf(a, d / "b.gguf");
+  CHECK(test::read_bytes(d / "b.gguf") == test::read_bytes(d / "a.gguf"));
+}
+
 TEST_CASE("a trained A_log is written as -exp(A_log), an untrained one as the bytes read",
           "[qwen35_files]") {
   test::TempFolder d("qwen35_files_ssm_a");
