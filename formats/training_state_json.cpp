@@ -36,6 +36,23 @@ void write_model(JsonWriter& j, const ModelConfig& m) {
         .field("rope_linear", double(m.gemma.rope_linear));
     j.end_object();
   }
+  if (m.qwen35) {
+    const Qwen35Layers& q = m.qwen35_layers;
+    j.key("qwen35").begin_object();
+    j.field("full_attention_interval", q.full_attention_interval)
+        .field("linear_key_heads", q.linear_key_heads)
+        .field("linear_value_heads", q.linear_value_heads)
+        .field("linear_key_head_dim", q.linear_key_head_dim)
+        .field("linear_value_head_dim", q.linear_value_head_dim)
+        .field("conv_kernel", q.conv_kernel)
+        .field("partial_rotary", double(q.partial_rotary))
+        .field("mtp_layers", q.mtp_layers)
+        .field("mrope_interleaved", q.mrope_interleaved);
+    j.key("mrope_section").begin_array();
+    for (int s : q.mrope_section) j.value(s);
+    j.end_array();
+    j.end_object();
+  }
   if (m.rope_scaling == RopeScaling::llama3) {
     j.key("llama3").begin_object();
     j.field("factor", double(m.llama3.factor))
@@ -122,6 +139,32 @@ class Fields {
   std::string path_;
 };
 
+// Qwen3.5's layers (ModelConfig::qwen35); absent for every other model.
+Qwen35Layers read_qwen35_layers(const Fields& q, ModelConfig& m) {
+  m.qwen35 = true;
+  Qwen35Layers l;
+  l.full_attention_interval = q.size("full_attention_interval");
+  l.linear_key_heads = q.size("linear_key_heads");
+  l.linear_value_heads = q.size("linear_value_heads");
+  l.linear_key_head_dim = q.size("linear_key_head_dim");
+  l.linear_value_head_dim = q.size("linear_value_head_dim");
+  l.conv_kernel = q.size("conv_kernel");
+  l.partial_rotary = static_cast<float>(q.number("partial_rotary"));
+  l.mtp_layers = q.size("mtp_layers");
+  l.mrope_interleaved = q.boolean("mrope_interleaved");
+  const JsonValue& section = q.get("mrope_section", JsonValue::Type::array, "an array");
+  if (section.array.size() != l.mrope_section.size())
+    q.fail(q.name("mrope_section"), "three whole numbers");
+  for (std::size_t i = 0; i < section.array.size(); ++i) {
+    const JsonValue& v = section.array[i];
+    if (v.type != JsonValue::Type::number || !(v.number >= 0 && v.number <= 1 << 20) ||
+        v.number != std::floor(v.number))
+      q.fail(q.name("mrope_section"), "three whole numbers");
+    l.mrope_section[i] = static_cast<int>(v.number);
+  }
+  return l;
+}
+
 ModelConfig read_model(const Fields& f) {
   ModelConfig m;
   const std::string& arch = f.string("arch");
@@ -161,6 +204,7 @@ ModelConfig read_model(const Fields& f) {
     m.gemma.query_scalar = static_cast<float>(g.number("query_scalar"));
     m.gemma.rope_linear = static_cast<float>(g.number("rope_linear"));
   }
+  if (f.has("qwen35")) m.qwen35_layers = read_qwen35_layers(f.object("qwen35"), m);
   // The spelling a model's config.json had, so that a resumed run saves it the same way.
   if (f.has("config_keys")) {
     const std::string& keys = f.string("config_keys");

@@ -99,3 +99,49 @@ TEST_CASE("remat trains a qwen35 GGUF file whose value heads differ from its key
   CHECK(again.exit_code == 0);
   CHECK(remat::GgufFile::open(d / "out.gguf").metadata().uint("qwen35.ssm.inner_size") == 32u);
 }
+
+// A resumed run loads its --init checkpoint again before the state (train_resume.cpp), so what
+// the checkpoint held besides the parameters (formats/qwen35_file_extras.h: each tensor's dtype,
+// the MTP layers, a GGUF file's ssm_a bytes for an A_log not trained) is there to save: a run
+// stopped at step 2 and resumed to 4 saves the same bytes as one never stopped, full training
+// (--save) and LoRA (--merge-out, A_log frozen) alike.
+TEST_CASE("remat train --resume on a Qwen3.5 checkpoint saves what a run never stopped saves") {
+  remat::test::TempFolder d("qwen35_plan_cli_resume");
+  remat::ModelConfig m = remat::test::tiny_qwen35();
+  m.vocab = 256;
+  const remat::test::Qwen35Weights w = remat::test::qwen35_weights(m, 4);
+  const auto mtp = remat::test::qwen35_mtp_tensors(m, 4);
+  remat::test::write_qwen35_gguf(d / "tiny.gguf", m, w, mtp, remat::GgufMetadata("none"), true);
+  remat::test::write_qwen35_folder(d / "tiny", m, w, mtp, true);
+  struct Case {
+    std::string init, flags, out;
+  };
+  for (const Case& c : std::vector<Case>{{"tiny", "--save", "full"},
+                                         {"tiny.gguf", "--save", "full.gguf"},
+                                         {"tiny.gguf", "--lora 4 --merge-out", "merged.gguf"},
+                                         {"tiny", "--lora 4 --merge-out", "merged.safetensors"}}) {
+    INFO(c.init << " " << c.flags);
+    const std::string run = "train --init " + (d / c.init).string() +
+                            " --data /usr/share/common-licenses/GPL-3 --batch 1 --seq 16 "
+                            "--steps 4 --lr 1e-3 --quiet " +
+                            c.flags + " ";
+    const auto whole = run_remat(run + (d / ("whole_" + c.out)).string());
+    INFO(whole.err);
+    REQUIRE(whole.exit_code == 0);
+    const auto stopped =
+        run_remat(run + (d / ("unused_" + c.out)).string() + " --stop-at 2 --save-state " +
+                  (d / ("state_" + c.out)).string());
+    INFO(stopped.err);
+    REQUIRE(stopped.exit_code == 0);
+    const std::string flag = c.flags.substr(c.flags.rfind(' ') + 1);
+    const auto resumed = run_remat("train --resume " + (d / ("state_" + c.out)).string() +
+                                   " --quiet " + flag + " " + (d / ("resumed_" + c.out)).string());
+    INFO(resumed.err);
+    REQUIRE(resumed.exit_code == 0);
+    const auto file = [&](const std::string& which) {
+      const std::filesystem::path p = d / (which + c.out);
+      return std::filesystem::is_directory(p) ? p / "model.safetensors" : p;
+    };
+    CHECK(remat::test::read_bytes(file("resumed_")) == remat::test::read_bytes(file("whole_")));
+  }
+}

@@ -1,5 +1,6 @@
-// state.json's model: Llama 3's RoPE factors and Qwen3's head size and q/k norms read back as
-// written, and a state written before those fields still reads as the model it described.
+// state.json's model: Llama 3's RoPE factors, Qwen3's head size and q/k norms and Qwen3.5's
+// layers read back as written, and a state written before those fields still reads as the model it
+// described.
 #include "formats/training_state_json.h"
 
 #include <catch2/catch.hpp>
@@ -43,6 +44,33 @@ TEST_CASE("state.json keeps Gemma 3's layer settings") {
   // Other models write no gemma3 object.
   CHECK(training_state_json(state_of(ModelConfig::preset("qwen3-0.6b"))).find("gemma3") ==
         std::string::npos);
+}
+
+// Without its qwen35 object a Qwen3.5 state read back as a Llama model of the same sizes, which
+// no resumed run could load its parameters into.
+TEST_CASE("state.json keeps Qwen3.5's layer settings") {
+  for (const char* name : {"qwen3.5-tiny", "qwen3.5-0.8b", "qwen3.5-2b"}) {
+    INFO(name);
+    const ModelConfig m = ModelConfig::preset(name);
+    CHECK(parse_training_state(training_state_json(state_of(m)), "s").model == m);
+  }
+  ModelConfig q = ModelConfig::preset("qwen3.5-0.8b");
+  q.layers = 6;
+  q.qwen35_layers = {3, 2, 6, 16, 8, 3, 0.375f, 2, {24, 16, 8}, false};  // 48 rotated pairs
+  const std::string text = training_state_json(state_of(q));
+  CHECK(text.find("\"qwen35\"") != std::string::npos);
+  const ModelConfig back = parse_training_state(text, "s").model;
+  CHECK(back.qwen35);
+  CHECK(back.qwen35_layers == q.qwen35_layers);
+  CHECK(back == q);
+  CHECK(training_state_json(state_of(ModelConfig::preset("qwen3-0.6b"))).find("qwen35") ==
+        std::string::npos);
+  std::string bad = text;
+  const auto at = bad.find("\"mrope_section\"");
+  REQUIRE(at != std::string::npos);
+  bad.replace(bad.find('[', at), bad.find(']', at) - bad.find('[', at) + 1, "[1, 2]");
+  CHECK_THROWS_WITH(parse_training_state(bad, "s"),
+                    Catch::Contains("model.qwen35.mrope_section\" must be three whole numbers"));
 }
 
 TEST_CASE("state.json keeps the config.json spelling a model was read in") {
