@@ -1,11 +1,19 @@
 #include "api/reports.h"
 
+#include <cstddef>
+#include <cstring>
+
 #include "api/error_boundary.h"
 
 namespace remat::capi {
 
-void fill_plan_report(const Plan& plan, const ModelConfig& model, remat_plan_report& out) {
-  out = remat_plan_report{sizeof(remat_plan_report)};
+void require_plan_report(const remat_plan_report* report) {
+  if (report && report->struct_size == offsetof(remat_plan_report, delta_chunk)) return;
+  require_struct(report, "report");
+}
+
+void fill_plan_report(const Plan& plan, const ModelConfig& model, remat_plan_report& report) {
+  remat_plan_report out{report.struct_size};
   out.arena_bytes = plan.arena_bytes;
   out.arena_lower_bound_bytes = plan.arena_lower_bound;
   out.persistent_bytes = plan.persistent_bytes;
@@ -16,6 +24,8 @@ void fill_plan_report(const Plan& plan, const ModelConfig& model, remat_plan_rep
   out.recompute_ratio =
       plan.report.forward_flops > 0 ? plan.report.recompute_flops / plan.report.forward_flops : 0.0;
   copy_text(out.policy, plan.policy.to_string());
+  out.delta_chunk = plan.report.delta_chunk;
+  std::memcpy(&report, &out, report.struct_size);  // an older struct ends before delta_chunk
 }
 
 void fill_memory_report(const MemoryReport& memory, remat_memory_report& out) {

@@ -8,7 +8,10 @@
 
 namespace remat::capi {
 
-// Overwrites everything after struct_size (which the caller has checked).
+// A plan report the caller may fill: this release's size, or one that ends before delta_chunk
+// (the size of the struct before it); anything else is REMAT_ERROR_INVALID_ARGUMENT.
+void require_plan_report(const remat_plan_report* report);
+// Overwrites the fields after struct_size that out's size holds (require_plan_report checked it).
 void fill_plan_report(const Plan& plan, const ModelConfig& model, remat_plan_report& out);
 void fill_memory_report(const MemoryReport& memory, remat_memory_report& out);
 

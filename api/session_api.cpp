@@ -143,7 +143,7 @@ remat_status remat_session_params_from_memory(remat_session_params* params, cons
 
 remat_status remat_plan(const remat_session_params* params, remat_plan_report* report) {
   return guarded([&] {
-    remat::capi::require_struct(report, "report");
+    remat::capi::require_plan_report(report);
     const remat::SessionConfig c = remat::capi::session_config(params);
     // Without a device: alignment 256, the smallest binding limit Vulkan allows and `remat
     // plan`'s allocation limits.
@@ -366,7 +366,7 @@ remat_status remat_session_sample(remat_session* session, const uint32_t* prompt
 remat_status remat_session_plan_report(const remat_session* session, remat_plan_report* report) {
   return guarded([&] {
     const remat::Session& s = session_of(session);
-    remat::capi::require_struct(report, "report");
+    remat::capi::require_plan_report(report);
     remat::capi::fill_plan_report(s.plan(), s.config().model, *report);
   });
 }

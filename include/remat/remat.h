@@ -389,6 +389,11 @@ typedef struct remat_plan_report {
   double predicted_step_ratio;      /* predicted step time / the same with no recompute (>= 1) */
   double recompute_ratio;           /* FLOPs recomputed / FLOPs of the first forward pass */
   char policy[64];                  /* the policy that produced it, e.g. "auto" */
+  /* Since 0.4: tokens per chunk of the Gated DeltaNet recurrence the plan runs (the sequence
+   * length when one chunk holds it), as params->delta_chunk gave or chose it: `remat plan
+   * --json`'s delta_rule.chunk; 0 for a model without delta-rule layers. A struct that ends
+   * before it (struct_size = offsetof(remat_plan_report, delta_chunk)) is filled without it. */
+  int32_t delta_chunk;
 } remat_plan_report;
 
 /* Plans a training step without a device: what fits `arena_bytes`, at what cost. Offsets are

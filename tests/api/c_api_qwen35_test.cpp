@@ -306,3 +306,57 @@ TEST_CASE("c api: Qwen3.5 fields are checked, and older structs name the preset 
   REQUIRE(remat_plan(&old, &r) == REMAT_OK);
   fs::remove_all(dir);
 }
+
+// The delta-rule chunk a plan runs: remat_plan_report.delta_chunk is `remat plan --json`'s
+// delta_rule.chunk for the same model and shape (under every:1 auto keeps 16 of T 32 for the
+// tiny preset; a given length; the whole sequence), a session reports the one it planned, a
+// model without Gated DeltaNet layers reports 0, and a report struct from before the field is
+// filled up to its end and no further.
+TEST_CASE("c api: the plan report carries the delta-rule chunk, as remat plan --json does") {
+  remat_session_params p = remat::test::small_params();
+  p.model = "qwen3.5-tiny";
+  p.layers = p.dim = p.heads = p.vocab = p.ctx = 0;
+  p.batch = 4;
+  p.seq = 32;
+  p.policy = "every:1";
+  p.pipeline_cache_dir = "";
+  const std::string plan = "plan qwen3.5-tiny --batch 4 --seq 32 --policy every:1 --json";
+  for (const auto& [chunk, expected] : {std::pair{REMAT_DELTA_CHUNK_AUTO, 16}, {8, 8}, {0, 32}}) {
+    INFO(chunk);
+    p.delta_chunk = chunk;
+    remat_plan_report r{sizeof(remat_plan_report)};
+    REQUIRE(remat_plan(&p, &r) == REMAT_OK);
+    CHECK(r.delta_chunk == expected);
+    const auto cli = remat::test::run_remat(
+        plan + (chunk == REMAT_DELTA_CHUNK_AUTO ? "" : " --delta-chunk " + std::to_string(chunk)));
+    INFO(cli.err);
+    REQUIRE(cli.exit_code == 0);
+    CHECK(remat::test::json_number(cli.out, "chunk") == double(r.delta_chunk));
+    CHECK(remat::test::json_number(cli.out, "arena_bytes") == double(r.arena_bytes));
+  }
+  p.delta_chunk = REMAT_DELTA_CHUNK_AUTO;
+  Handles h;
+  REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
+  REQUIRE(remat_session_create(h.device, &p, &h.session) == REMAT_OK);
+  remat_plan_report made{sizeof(remat_plan_report)};
+  REQUIRE(remat_session_plan_report(h.session, &made) == REMAT_OK);
+  CHECK(made.delta_chunk == 16);
+  // No recurrence: 0, and `remat plan --json` has no delta_rule.
+  remat_plan_report gpt{sizeof(remat_plan_report)};
+  gpt.delta_chunk = 5;
+  const remat_session_params tiny = remat::test::small_params();
+  REQUIRE(remat_plan(&tiny, &gpt) == REMAT_OK);
+  CHECK(gpt.delta_chunk == 0);
+  CHECK(remat::test::json_number(remat::test::run_remat("plan tiny --json").out, "chunk") == -1);
+  remat_plan_report full{sizeof(remat_plan_report)}, old{};
+  REQUIRE(remat_plan(&p, &full) == REMAT_OK);
+  old.struct_size = offsetof(remat_plan_report, delta_chunk);
+  old.delta_chunk = 77;  // beyond the struct: never written
+  REQUIRE(remat_plan(&p, &old) == REMAT_OK);
+  CHECK(old.delta_chunk == 77);
+  CHECK(old.arena_bytes == full.arena_bytes);
+  CHECK(std::string(old.policy) == full.policy);
+  CHECK(old.struct_size == offsetof(remat_plan_report, delta_chunk));
+  old.struct_size = sizeof(remat_plan_report) + 8;
+  check_error(remat_plan(&p, &old), REMAT_ERROR_INVALID_ARGUMENT, "report->struct_size is");
+}
