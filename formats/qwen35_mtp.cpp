@@ -32,16 +32,32 @@ std::string layer_prefix(const char* prefix, int n) {
   return std::string(prefix) + std::to_string(n) + ".";
 }
 
+// {i, rest} of a name "mtp.layers.<i>.<rest>"; nullopt for another.
+std::optional<std::pair<int, std::string_view>> mtp_layer(std::string_view hf) {
+  const auto parts = split_block(hf, kLayers);
+  if (!parts || parts->first.size() > 6) return std::nullopt;
+  return std::pair<int, std::string_view>{std::stoi(std::string(parts->first)), parts->second};
+}
+
 // The name _QwenMtpMixin.filter_tensors gives an mtp.* tensor (model.layers.N.*), which
 // modify_tensors then sees; nullopt for a name it leaves alone.
 std::optional<std::string> converter_name(std::string_view hf, const ModelConfig& m) {
   for (const Nextn& n : kNextn)
     if (hf == n.hf) return layer_prefix("model.layers.", m.layers) + std::string(n.renamed);
-  if (!hf.starts_with(kLayers)) return std::nullopt;
-  const auto parts = split_block(hf, kLayers);
-  if (!parts || parts->first.size() > 6) return std::nullopt;
-  const int i = std::stoi(std::string(parts->first));
-  return layer_prefix("model.layers.", m.layers + i) + std::string(parts->second);
+  const auto layer = mtp_layer(hf);
+  if (!layer) return std::nullopt;
+  return layer_prefix("model.layers.", m.layers + layer->first) + std::string(layer->second);
+}
+
+// llama.cpp loads blocks L .. L + nextn_predict_layers - 1 only: an MTP tensor past them, or any
+// when the model counts none, would make a file it refuses (a tensor it never asks for).
+void check_counted(const NamedTensor& t, const ModelConfig& m) {
+  const int counted = m.qwen35_layers.mtp_layers;
+  const auto layer = mtp_layer(t.name);
+  if (counted == 0 || (layer && layer->first >= counted))
+    throw std::invalid_argument("MTP tensor '" + t.name + "' is past the " +
+                                std::to_string(counted) +
+                                " MTP layers the model counts (mtp_num_hidden_layers)");
 }
 
 // Qwen3NextModel.modify_tensors adds 1 where the new name ends in norm.weight, the gated norm of a
@@ -151,6 +167,7 @@ std::vector<GgufRawTensor> qwen35_mtp_to_gguf(const std::vector<NamedTensor>& mt
       throw std::invalid_argument("MTP tensor '" + t.name +
                                   "' has no GGUF name (llama.cpp's converter maps mtp.fc, "
                                   "mtp.pre_fc_norm_*, mtp.norm and mtp.layers.N.*)");
+    check_counted(t, m);
     if (t.shape.empty() || t.shape.size() > 4 || count(t.shape) != t.values.size())
       throw std::invalid_argument("MTP tensor '" + t.name + "': its shape does not hold its " +
                                   std::to_string(t.values.size()) + " values");

@@ -59,8 +59,8 @@ std::optional<std::string> qwen35_mtp_hf_name(std::string_view gguf_name, const 
 
 // The MTP tensors of a Hugging Face checkpoint (values widened to float, source_dtype as read)
 // as a GGUF save writes them, in the same order; `dtypes` gets the kQwen35MtpDtypesKey entries
-// they need. std::invalid_argument naming a tensor with no GGUF name or of a shape that does not
-// hold its values.
+// they need. std::invalid_argument naming a tensor with no GGUF name, of a shape that does not
+// hold its values, or of an MTP layer `m` does not count (m.qwen35_layers.mtp_layers).
 std::vector<GgufRawTensor> qwen35_mtp_to_gguf(const std::vector<NamedTensor>& mtp,
                                               const ModelConfig& m,
                                               std::vector<std::string>& dtypes);

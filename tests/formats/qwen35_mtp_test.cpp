@@ -162,6 +162,17 @@ TEST_CASE("an MTP tensor with no name in the other format is refused by name", "
   CHECK_THROWS_WITH(
       qwen35_mtp_to_gguf({{"mtp.norm.weight", {64}, std::vector<float>(63)}}, m, dtypes),
       Catch::Contains("mtp.norm.weight") && Catch::Contains("shape"));
+  // More MTP layers than the model counts: llama.cpp would never ask for the extra block.
+  CHECK_THROWS_WITH(
+      qwen35_mtp_to_gguf(
+          {{"mtp.layers.1.mlp.up_proj.weight", {96, 64}, std::vector<float>(96 * 64), "BF16"}}, m,
+          dtypes),
+      Catch::Contains("mtp.layers.1.mlp.up_proj.weight") &&
+          Catch::Contains("mtp_num_hidden_layers"));
+  ModelConfig none = m;
+  none.qwen35_layers.mtp_layers = 0;
+  CHECK_THROWS_WITH(qwen35_mtp_to_gguf(test::qwen35_mtp_tensors(m, 4), none, dtypes),
+                    Catch::Contains("mtp_num_hidden_layers"));
   const GgufRawTensor embed{{"blk.4.nextn.embed_tokens.weight", GgmlType::f32, {64, 100}},
                             std::vector<std::byte>(6400 * 4)};
   CHECK_THROWS_WITH(qwen35_mtp_from_gguf({embed}, m, {}),
