@@ -62,12 +62,10 @@ void check_counted(const NamedTensor& t, const ModelConfig& m) {
 
 // Qwen3NextModel.modify_tensors adds 1 where the new name ends in norm.weight, the gated norm of a
 // linear-attention layer aside.
-bool gets_one_added(const std::string& renamed) {
-  return renamed.ends_with("norm.weight") && !renamed.ends_with("linear_attn.norm.weight");
-}
-
-std::string norm_key_name(std::string_view hf, const ModelConfig& m) {
-  return converter_name(hf, m).value_or(std::string(hf));
+bool gets_one_added(std::string_view hf, const ModelConfig& m) {
+  const std::optional<std::string> renamed = converter_name(hf, m);
+  return renamed && renamed->ends_with("norm.weight") &&
+         !renamed->ends_with("linear_attn.norm.weight");
 }
 
 uint64_t count(const std::vector<int64_t>& shape) {
@@ -172,7 +170,7 @@ std::vector<GgufRawTensor> qwen35_mtp_to_gguf(const std::vector<NamedTensor>& mt
       throw std::invalid_argument("MTP tensor '" + t.name + "': its shape does not hold its " +
                                   std::to_string(t.values.size()) + " values");
     std::vector<float> v = t.values;
-    if (gets_one_added(norm_key_name(t.name, m)))
+    if (gets_one_added(t.name, m))
       for (float& x : v) x += 1.0f;
     const GgmlType type = type_of(t);
     GgufTensorSpec spec{*name, type, {}};
@@ -202,7 +200,7 @@ std::vector<NamedTensor> qwen35_mtp_from_gguf(const std::vector<GgufRawTensor>& 
       n.shape.push_back(int64_t(*it));
     n.values.resize(count(n.shape));
     decode_blocks(t.spec.type, t.bytes, n.values);
-    if (gets_one_added(norm_key_name(*name, m)))
+    if (gets_one_added(*name, m))
       for (float& x : n.values) x -= 1.0f;
     n.source_dtype = dtype_back(t, n.values, dtypes);
     out.push_back(std::move(n));
