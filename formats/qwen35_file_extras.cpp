@@ -104,6 +104,12 @@ void write_qwen35_safetensors(
   writer.commit();
 }
 
+void check_qwen35_extras_writable(const Qwen35FileExtras& extras, const ModelConfig& m,
+                                  bool as_gguf) {
+  if (as_gguf && extras.gguf_mtp.empty()) check_qwen35_mtp_to_gguf(extras.mtp, m);
+  if (!as_gguf && extras.mtp.empty()) check_qwen35_mtp_from_gguf(extras.gguf_mtp, m);
+}
+
 void add_qwen35_gguf_extras(GgufModelOptions& options, const Qwen35FileExtras& extras,
                             const ModelConfig& m,
                             const std::function<std::vector<float>(const std::string&)>& now) {

@@ -69,6 +69,12 @@ void write_qwen35_safetensors(
     const Qwen35FileExtras* extras,
     const std::function<void(std::size_t index, SafetensorsWriter& writer)>& write_param);
 
+// Whether the extras of model `m` can be written in a save as GGUF (`as_gguf`) or safetensors:
+// std::invalid_argument naming an MTP tensor with no name in the other format, checked on names
+// and types alone (formats/qwen35_mtp.h), so a command can refuse the save before it trains.
+void check_qwen35_extras_writable(const Qwen35FileExtras& extras, const ModelConfig& m,
+                                  bool as_gguf);
+
 // Adds to `options` what a GGUF save of model `m` writes as bytes: the MTP block (a safetensors
 // checkpoint's mtp.* tensors as the converter maps them, with the kQwen35MtpDtypesKey entries
 // they need among the extra keys) and each ssm_a whose A_log `now` (the parameter's values at

@@ -155,13 +155,9 @@ std::optional<std::string> qwen35_mtp_hf_name(std::string_view gguf_name, const 
   return layer_prefix("mtp.layers.", block - m.layers) + hf->substr(prefix.size());
 }
 
-std::vector<GgufRawTensor> qwen35_mtp_to_gguf(const std::vector<NamedTensor>& mtp,
-                                              const ModelConfig& m,
-                                              std::vector<std::string>& dtypes) {
-  std::vector<GgufRawTensor> out;
+void check_qwen35_mtp_to_gguf(const std::vector<NamedTensor>& mtp, const ModelConfig& m) {
   for (const NamedTensor& t : mtp) {
-    const std::optional<std::string> name = qwen35_mtp_gguf_name(t.name, m);
-    if (!name)
+    if (!qwen35_mtp_gguf_name(t.name, m))
       throw std::invalid_argument("MTP tensor '" + t.name +
                                   "' has no GGUF name (llama.cpp's converter maps mtp.fc, "
                                   "mtp.pre_fc_norm_*, mtp.norm and mtp.layers.N.*)");
@@ -169,14 +165,36 @@ std::vector<GgufRawTensor> qwen35_mtp_to_gguf(const std::vector<NamedTensor>& mt
     if (t.shape.empty() || t.shape.size() > 4 || count(t.shape) != t.values.size())
       throw std::invalid_argument("MTP tensor '" + t.name + "': its shape does not hold its " +
                                   std::to_string(t.values.size()) + " values");
+  }
+}
+
+void check_qwen35_mtp_from_gguf(const std::vector<GgufRawTensor>& gguf, const ModelConfig& m) {
+  for (const GgufRawTensor& t : gguf) {
+    if (!qwen35_mtp_hf_name(t.spec.name, m))
+      throw std::invalid_argument("GGUF MTP tensor '" + t.spec.name +
+                                  "' has no Hugging Face name; save the model as GGUF to keep it");
+    if (!ggml_type_info(t.spec.type).supported)
+      throw std::invalid_argument("GGUF MTP tensor '" + t.spec.name + "' is of type " +
+                                  std::string(ggml_type_info(t.spec.type).name) +
+                                  ", which remat cannot decode");
+  }
+}
+
+std::vector<GgufRawTensor> qwen35_mtp_to_gguf(const std::vector<NamedTensor>& mtp,
+                                              const ModelConfig& m,
+                                              std::vector<std::string>& dtypes) {
+  check_qwen35_mtp_to_gguf(mtp, m);
+  std::vector<GgufRawTensor> out;
+  for (const NamedTensor& t : mtp) {
+    const std::string name = *qwen35_mtp_gguf_name(t.name, m);
     std::vector<float> v = t.values;
     if (gets_one_added(t.name, m))
       for (float& x : v) x += 1.0f;
     const GgmlType type = type_of(t);
-    GgufTensorSpec spec{*name, type, {}};
+    GgufTensorSpec spec{name, type, {}};
     for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) spec.ne.push_back(uint64_t(*it));
     if ((t.source_dtype == "F16" || t.source_dtype == "BF16") && t.source_dtype != dtype_of(type))
-      dtypes.push_back(*name + "=" + t.source_dtype);
+      dtypes.push_back(name + "=" + t.source_dtype);
     out.push_back({std::move(spec), encode(type, v)});
   }
   return out;
@@ -185,22 +203,15 @@ std::vector<GgufRawTensor> qwen35_mtp_to_gguf(const std::vector<NamedTensor>& mt
 std::vector<NamedTensor> qwen35_mtp_from_gguf(const std::vector<GgufRawTensor>& gguf,
                                               const ModelConfig& m,
                                               const std::vector<std::string>& dtypes) {
+  check_qwen35_mtp_from_gguf(gguf, m);
   std::vector<NamedTensor> out;
   for (const GgufRawTensor& t : gguf) {
-    const std::optional<std::string> name = qwen35_mtp_hf_name(t.spec.name, m);
-    if (!name)
-      throw std::invalid_argument("GGUF MTP tensor '" + t.spec.name +
-                                  "' has no Hugging Face name; save the model as GGUF to keep it");
-    if (!ggml_type_info(t.spec.type).supported)
-      throw std::invalid_argument("GGUF MTP tensor '" + t.spec.name + "' is of type " +
-                                  std::string(ggml_type_info(t.spec.type).name) +
-                                  ", which remat cannot decode");
-    NamedTensor n{*name, {}, {}, "F32"};
+    NamedTensor n{*qwen35_mtp_hf_name(t.spec.name, m), {}, {}, "F32"};
     for (auto it = t.spec.ne.rbegin(); it != t.spec.ne.rend(); ++it)
       n.shape.push_back(int64_t(*it));
     n.values.resize(count(n.shape));
     decode_blocks(t.spec.type, t.bytes, n.values);
-    if (gets_one_added(*name, m))
+    if (gets_one_added(n.name, m))
       for (float& x : n.values) x -= 1.0f;
     n.source_dtype = dtype_back(t, n.values, dtypes);
     out.push_back(std::move(n));

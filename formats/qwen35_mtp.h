@@ -57,6 +57,11 @@ std::optional<std::string> qwen35_mtp_gguf_name(std::string_view hf_name, const 
 // for one the converter never writes (nextn.embed_tokens, nextn.shared_head_head, ...).
 std::optional<std::string> qwen35_mtp_hf_name(std::string_view gguf_name, const ModelConfig& m);
 
+// The checks of the two conversions below, on names, shapes and types alone (no value is
+// converted), so that a save can be refused before training: std::invalid_argument as they throw.
+void check_qwen35_mtp_to_gguf(const std::vector<NamedTensor>& mtp, const ModelConfig& m);
+void check_qwen35_mtp_from_gguf(const std::vector<GgufRawTensor>& gguf, const ModelConfig& m);
+
 // The MTP tensors of a Hugging Face checkpoint (values widened to float, source_dtype as read)
 // as a GGUF save writes them, in the same order; `dtypes` gets the kQwen35MtpDtypesKey entries
 // they need. std::invalid_argument naming a tensor with no GGUF name, of a shape that does not

@@ -195,6 +195,11 @@ void save_hf_folder(const Session& session, const fs::path& dir) {
   write_file_atomically(dir / kHfConfigFile, config);
 }
 
+void check_checkpoint_writable(const Session& session, const fs::path& path) {
+  if (const Qwen35FileExtras* extras = session.file_extras())
+    check_qwen35_extras_writable(*extras, session.config().model, names_gguf_file(path));
+}
+
 void save_checkpoint(const Session& session, const fs::path& path, const GgufSaveOptions& options) {
   if (names_gguf_file(path))
     save_gguf(session, path, options);
