@@ -26,7 +26,7 @@
 // (tests/formats/gguf_qwen35_test.cpp measures it).
 //
 // Multi-token-prediction tensors (Hugging Face mtp.*, GGUF blk.L.nextn.* and the block L after
-// the trunk's L layers) have no counterpart here: remat does not train them.
+// the trunk's L layers) are no parameter of remat's: formats/qwen35_mtp.h maps them.
 #pragma once
 
 #include <cstdint>

@@ -128,8 +128,8 @@ class Session {
   // adapters) as F32 with the graph's Hugging Face names, atomically, streamed through
   // a bounded staging buffer. A Qwen3.5 model is written as Hugging Face holds it
   // (formats/qwen35_file_extras.h: conv1d [C, 1, K], each tensor in the dtype it was loaded in,
-  // the loaded MTP layers after the parameters). Cancelled or failed, no file is left and any
-  // previous one is kept.
+  // the loaded MTP layers after the parameters, a GGUF file's MTP block as mtp.* tensors).
+  // Cancelled or failed, no file is left and any previous one is kept.
   void save(const std::filesystem::path& path) const;
   // What the last load() read of a Qwen3.5 checkpoint beyond the parameters (each parameter's
   // dtype, its MTP layers, a GGUF file's ssm_a bytes: formats/qwen35_file_extras.h), which save()

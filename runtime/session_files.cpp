@@ -93,7 +93,7 @@ void write_gguf(const Session& session, const fs::path& path, const GgufSaveOpti
   o.name = options.name;
   o.extra = options.extra;
   if (const Qwen35FileExtras* extras = session.file_extras())
-    add_qwen35_gguf_extras(o, *extras, [&](const std::string& name) {
+    add_qwen35_gguf_extras(o, *extras, session.config().model, [&](const std::string& name) {
       for (TensorId id : weights)
         if (tensor_of(plan, id).name == name) return session.values(id);
       throw std::logic_error("no weight '" + name + "' to compare with the file's");
@@ -185,7 +185,7 @@ void save_hf_folder(const Session& session, const fs::path& dir) {
   const ModelConfig& m = session.config().model;
   const Qwen35FileExtras* extras = session.file_extras();
   const std::string config =
-      hf_config_json(m.qwen35 ? qwen35_saved_model(m, extras && !extras->mtp.empty()) : m);
+      hf_config_json(m.qwen35 ? qwen35_saved_model(m, extras && extras->has_mtp()) : m);
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     fail(dir, "is a file; give a folder to save the model into, or a path ending in .safetensors");
@@ -193,6 +193,11 @@ void save_hf_folder(const Session& session, const fs::path& dir) {
   if (ec) fail(dir, "cannot create the folder (" + ec.message() + ")");
   session.save(dir / kHfWeightsFile);
   write_file_atomically(dir / kHfConfigFile, config);
+}
+
+void check_checkpoint_writable(const Session& session, const fs::path& path) {
+  if (const Qwen35FileExtras* extras = session.file_extras())
+    check_qwen35_extras_writable(*extras, session.config().model, names_gguf_file(path));
 }
 
 void save_checkpoint(const Session& session, const fs::path& path, const GgufSaveOptions& options) {

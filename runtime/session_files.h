@@ -36,6 +36,12 @@ void save_hf_folder(const Session& session, const std::filesystem::path& dir);
 void save_gguf(const Session& session, const std::filesystem::path& path,
                const GgufSaveOptions& options = {});
 
+// Whether save_checkpoint or save_merged to `path` can write what the session's last load read
+// beside the parameters (formats/qwen35_file_extras.h: a Qwen3.5 checkpoint's MTP layers, in
+// the other format when `path` is): std::invalid_argument naming what cannot be written, so a
+// command refuses the save before a step rather than after training.
+void check_checkpoint_writable(const Session& session, const std::filesystem::path& path);
+
 // save_gguf for a name ending in .gguf, session.save(path) for one ending in .safetensors, else
 // save_hf_folder(session, path).
 void save_checkpoint(const Session& session, const std::filesystem::path& path,

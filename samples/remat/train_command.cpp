@@ -173,6 +173,7 @@ int run_train(const std::vector<std::string>& argv) {
   if (o.resumed) require_same_run(*o.resumed, cfg, o.steps, run);
   Session session(*device, cfg);
   if (o.init) session.load(*o.init);
+  refuse_unwritable_outputs(session, o);
   const auto load_start = std::chrono::steady_clock::now();
   if (o.resumed) {
     load_training_state(session, o.resumed->dir);

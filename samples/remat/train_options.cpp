@@ -326,4 +326,17 @@ SessionConfig session_config(const TrainOptions& o) {
   return cfg;
 }
 
+void refuse_unwritable_outputs(const Session& session, const TrainOptions& o) {
+  auto check = [&](const std::optional<std::filesystem::path>& out, const char* flag) {
+    if (!out) return;
+    try {
+      check_checkpoint_writable(session, *out);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string(flag) + " " + out->string() + ": " + e.what());
+    }
+  };
+  check(o.save, "--save");
+  check(o.lora.merge_out, "--merge-out");
+}
+
 }  // namespace remat::cli

@@ -60,4 +60,9 @@ TrainOptions parse_train_options(const std::vector<std::string>& argv);
 // The session the options describe, for every objective (SFT and preference runs alike).
 SessionConfig session_config(const TrainOptions& o);
 
+// After --init is loaded, before any step: a --save or --merge-out that could not write what the
+// checkpoint held beside its parameters (a Qwen3.5 MTP layer with no name in the other format;
+// runtime/session_files.h) is a UsageError naming the flag, not a failure after training.
+void refuse_unwritable_outputs(const Session& session, const TrainOptions& o);
+
 }  // namespace remat::cli

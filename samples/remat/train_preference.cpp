@@ -209,6 +209,7 @@ int run_train_preference(const TrainOptions& o) {
   if (o.resumed) require_same_run(*o.resumed, cfg, o.steps, run);
   Session session(*device, cfg);
   if (o.init) session.load(*o.init);
+  refuse_unwritable_outputs(session, o);
   PreferenceTrainer trainer(session, rows, o.pref.config(), examples);
   const auto t_ref = std::chrono::steady_clock::now();
   if (o.resumed) {

@@ -1,7 +1,7 @@
 // Qwen3.5 from the command line: remat plan plans it, choosing the delta rule's chunk length
 // within one binding, or taking the one given, from a preset or a checkpoint (a Hugging Face
 // folder or a qwen35 GGUF file); remat train trains from such a checkpoint and saves it back with
-// what it held besides the parameters.
+// what it held besides the parameters, and refuses before a step a save that could not hold it.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -144,4 +144,33 @@ TEST_CASE("remat train --resume on a Qwen3.5 checkpoint saves what a run never s
     };
     CHECK(remat::test::read_bytes(file("resumed_")) == remat::test::read_bytes(file("whole_")));
   }
+}
+
+TEST_CASE("remat train refuses a Qwen3.5 save its MTP layers cannot cross into before a step") {
+  remat::test::TempFolder d("qwen35_plan_cli_mtp_refused");
+  remat::ModelConfig m = remat::test::tiny_qwen35();
+  m.vocab = 256;
+  // A second MTP layer that config.json's mtp_num_hidden_layers (1) does not count: llama.cpp
+  // would never ask for its block, so no GGUF file holds it; a folder keeps it as read.
+  auto mtp = remat::test::qwen35_mtp_tensors(m, 3);
+  remat::NamedTensor extra = mtp.back();
+  extra.name = "mtp.layers.1.mlp.down_proj.weight";
+  mtp.push_back(extra);
+  remat::test::write_qwen35_folder(d / "in", m, remat::test::qwen35_weights(m, 3), mtp, false);
+  const std::string base = "train --init " + (d / "in").string() +
+                           " --data /usr/share/common-licenses/GPL-3 --batch 1 --seq 16 --steps 1";
+  const auto r = run_remat(base + " --save " + (d / "out.gguf").string());
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("remat: error: --save " + (d / "out.gguf").string() +
+                        ": MTP tensor "
+                        "'mtp.layers.1.mlp.down_proj.weight'",
+                    0) == 0);
+  CHECK(r.err.find('\n') == r.err.size() - 1);
+  CHECK(r.out.find("step") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(d / "out.gguf"));
+  const auto folder = run_remat(base + " --save " + (d / "out").string());
+  INFO(folder.err);
+  CHECK(folder.exit_code == 0);
+  CHECK(remat::test::safetensors_raw(d / "out" / "model.safetensors").count(extra.name) == 1);
 }

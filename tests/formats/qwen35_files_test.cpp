@@ -16,6 +16,7 @@
 #include "formats/hf_folder.h"
 #include "formats/model_weights.h"
 #include "formats/qwen35_file_extras.h"
+#include "formats/qwen35_mtp.h"
 #include "formats/weight_files.h"
 #include "tests/support/qwen35_files.h"
 #include "tests/support/temp_folder.h"
@@ -177,26 +178,97 @@ TEST_CASE("a trained A_log is written as -exp(A_log), an untrained one as the by
   CHECK_FALSE(f.metadata().contains("qwen35.nextn_predict_layers"));
 }
 
-TEST_CASE("Qwen3.5 across formats: MTP layers stay behind and are not counted", "[qwen35_files]") {
+namespace {
+
+// The tensors of `raw` whose names start with `prefix`, or that are of no trunk block of `m`.
+test::Qwen35Raw mtp_of(const test::Qwen35Raw& raw, const ModelConfig& m, bool gguf) {
+  test::Qwen35Raw out;
+  for (const auto& [name, t] : raw)
+    if (gguf ? !qwen35_trunk_tensor(name, m) : name.starts_with("mtp.")) out[name] = t;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Qwen3.5 across formats: a folder's MTP layers go to GGUF and come back as they were",
+          "[qwen35_files]") {
   test::TempFolder d("qwen35_files_across");
   const ModelConfig m = test::tiny_qwen35();
   const test::Qwen35Weights w = test::qwen35_weights(m, 5);
-  test::write_qwen35_folder(d / "in", m, w, test::qwen35_mtp_tensors(m, 5), false);
+  const auto mtp = test::qwen35_mtp_tensors(m, 5);
+  test::write_qwen35_folder(d / "in", m, w, mtp, false);
   const test::Qwen35Loaded a = test::load_qwen35(d / "in");
   test::save_qwen35_gguf(a, d / "from_folder.gguf");
   const GgufFile f = GgufFile::open(d / "from_folder.gguf");
-  CHECK(f.metadata().uint("qwen35.block_count") == uint64_t(m.layers));
-  ModelConfig without_mtp = m;
-  without_mtp.qwen35_layers.mtp_layers = 0;
-  CHECK(gguf_model_config(f) == without_mtp);
+  CHECK(f.metadata().uint("qwen35.block_count") == uint64_t(m.layers + 1));
+  CHECK(f.metadata().uint("qwen35.nextn_predict_layers") == 1u);
+  CHECK(gguf_model_config(f) == m);
+  // The MTP block holds what the converter makes of the folder's mtp.* tensors (its bytes where
+  // its bf16 is the tensor's dtype; the F16 fc stays f16 here).
+  test::write_qwen35_gguf(d / "converter.gguf", m, w, mtp);
+  const test::Qwen35Raw block = mtp_of(test::gguf_raw(d / "from_folder.gguf"), m, true);
+  const test::Qwen35Raw converter = mtp_of(test::gguf_raw(d / "converter.gguf"), m, true);
+  REQUIRE(block.size() == mtp.size());
+  for (const auto& [name, t] : converter) {
+    INFO(name);
+    REQUIRE(block.count(name));
+    if (name == "blk.4.nextn.eh_proj.weight")
+      CHECK(std::get<0>(block.at(name)) == "f16");
+    else
+      CHECK(block.at(name) == t);
+  }
+
   const test::Qwen35Loaded b = test::load_qwen35(d / "from_folder.gguf");
   test::save_qwen35_folder(b, d / "back");
-  CHECK(checkpoint_model(d / "back", std::nullopt) == without_mtp);
+  CHECK(checkpoint_model(d / "back", std::nullopt) == m);
   CHECK(b.values.size() == a.values.size());
   for (std::size_t i = 0; i < a.values.size(); ++i) {
     INFO(a.specs[i].name);
     if (!a.specs[i].name.ends_with(".A_log")) CHECK(b.values[i] == a.values[i]);
   }
+  // Every mtp.* tensor as the folder held it: name, dtype, shape, bytes.
+  const test::Qwen35Raw in =
+      mtp_of(test::safetensors_raw(d / "in" / "model.safetensors"), m, false);
+  CHECK(in.size() == mtp.size());
+  CHECK(mtp_of(test::safetensors_raw(d / "back" / "model.safetensors"), m, false) == in);
+}
+
+TEST_CASE(
+    "Qwen3.5 across formats: a GGUF file's MTP block goes to a folder and comes back as it "
+    "was",
+    "[qwen35_files]") {
+  test::TempFolder d("qwen35_files_across_gguf");
+  const ModelConfig m = test::tiny_qwen35();
+  const auto mtp = test::qwen35_mtp_tensors(m, 7);
+  test::write_qwen35_gguf(d / "in.gguf", m, test::qwen35_weights(m, 7), mtp);
+  test::save_qwen35_folder(test::load_qwen35(d / "in.gguf"), d / "folder");
+  CHECK(checkpoint_model(d / "folder", std::nullopt) == m);  // mtp_num_hidden_layers 1
+  // The folder's mtp.* tensors: the converter's inverse (norms less one), bf16 as BF16.
+  const test::Qwen35Raw folder =
+      mtp_of(test::safetensors_raw(d / "folder" / "model.safetensors"), m, false);
+  REQUIRE(folder.size() == mtp.size());
+  for (const NamedTensor& t : mtp) {
+    INFO(t.name);
+    const auto& [dtype, shape, bytes] = folder.at(t.name);
+    CHECK(shape == t.shape);
+    REQUIRE(dtype == (t.shape.size() == 1 ? "F32" : "BF16"));
+    std::vector<float> v(t.values.size());
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      uint16_t h;
+      if (dtype == "F32")
+        std::memcpy(&v[k], bytes.data() + 4 * k, 4);
+      else
+        v[k] = bf16_to_float((std::memcpy(&h, bytes.data() + 2 * k, 2), h));
+    }
+    CHECK(v == t.values);  // every value a bfloat16: w + 1 - 1 is w
+  }
+  test::save_qwen35_gguf(test::load_qwen35(d / "folder"), d / "back.gguf");
+  const test::Qwen35Raw in = mtp_of(test::gguf_raw(d / "in.gguf"), m, true);
+  CHECK(in.size() == mtp.size());
+  CHECK(mtp_of(test::gguf_raw(d / "back.gguf"), m, true) == in);
+  const GgufFile back = GgufFile::open(d / "back.gguf");
+  CHECK(back.metadata().uint("qwen35.nextn_predict_layers") == 1u);
+  CHECK_FALSE(back.metadata().contains(std::string(kQwen35MtpDtypesKey)));  // all as typed
 }
 
 TEST_CASE("a Qwen3.5 checkpoint missing a tensor or of the wrong shape is refused by name",

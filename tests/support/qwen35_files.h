@@ -89,7 +89,8 @@ inline Qwen35Weights qwen35_weights(const ModelConfig& m, uint64_t seed) {
   return w;
 }
 
-// The MTP layer as transformers names it, random: name, shape, dtype.
+// The MTP layer as transformers names it, random: name, shape, dtype (vectors F32 but one BF16,
+// matrices BF16 but fc F16).
 inline std::vector<NamedTensor> qwen35_mtp_tensors(const ModelConfig& m, uint64_t seed) {
   const int64_t d = m.dim, hd = m.head_dim(), f = m.mlp_width();
   const int64_t q = 2 * m.heads * hd, kv = m.kv_head_count() * hd;
@@ -116,12 +117,16 @@ inline std::vector<NamedTensor> qwen35_mtp_tensors(const ModelConfig& m, uint64_
     const auto& [name, shape] = shapes[i];
     std::size_t n = 1;
     for (int64_t s : shape) n *= std::size_t(s);
-    NamedTensor t{name, shape, random_floats(n, seed * 7000 + i, -0.3f, 0.3f),
-                  shape.size() == 1 ? "F32" : (name == "mtp.fc.weight" ? "F16" : "BF16")};
-    for (float& v : t.values)
-      v = t.source_dtype == "F16"    ? f16_to_float(float_to_f16(v))
-          : t.source_dtype == "BF16" ? bf16_to_float(float_to_bf16(v))
-                                     : v;
+    const char* dtype = name == "mtp.fc.weight"                      ? "F16"
+                        : name == "mtp.pre_fc_norm_embedding.weight" ? "BF16"
+                        : shape.size() == 1                          ? "F32"
+                                                                     : "BF16";
+    NamedTensor t{name, shape, random_floats(n, seed * 7000 + i, -0.3f, 0.3f), dtype};
+    // Every value a bfloat16 (so the converter's 1 + w of a norm is exact), then of its dtype.
+    for (float& v : t.values) {
+      v = bf16_to_float(float_to_bf16(v));
+      if (t.source_dtype == "F16") v = f16_to_float(float_to_f16(v));
+    }
     out.push_back(std::move(t));
   }
   return out;
@@ -163,15 +168,28 @@ inline void write_qwen35_folder(const std::filesystem::path& dir, const ModelCon
   write_file_atomically(dir / "config.json", config);
 }
 
-// The converter's GGUF name of an MTP tensor (conversion/qwen.py, _QwenMtpMixin).
+// The name the converter gives an MTP tensor before it transforms it (conversion/qwen.py,
+// _QwenMtpMixin.filter_tensors): model.layers.N.*.
+inline std::string qwen35_mtp_converter_name(const std::string& hf, int layers) {
+  const std::string blk = "model.layers." + std::to_string(layers) + ".";
+  if (hf == "mtp.fc.weight") return blk + "eh_proj.weight";
+  if (hf == "mtp.pre_fc_norm_embedding.weight") return blk + "enorm.weight";
+  if (hf == "mtp.pre_fc_norm_hidden.weight") return blk + "hnorm.weight";
+  if (hf == "mtp.norm.weight") return blk + "shared_head.norm.weight";
+  return blk + hf.substr(13);  // mtp.layers.0.X
+}
+
+// Its GGUF name (gguf-py's tensor_mapping.py: the NEXTN tensors, then the block's own).
 inline std::string qwen35_mtp_gguf_name(const std::string& hf, int layers) {
+  const std::string renamed = qwen35_mtp_converter_name(hf, layers);
   const std::string blk = "blk." + std::to_string(layers) + ".";
-  if (hf == "mtp.fc.weight") return blk + "nextn.eh_proj.weight";
-  if (hf == "mtp.pre_fc_norm_embedding.weight") return blk + "nextn.enorm.weight";
-  if (hf == "mtp.pre_fc_norm_hidden.weight") return blk + "nextn.hnorm.weight";
-  if (hf == "mtp.norm.weight") return blk + "nextn.shared_head_norm.weight";
-  const std::string layer = "model.layers." + std::to_string(layers) + "." + hf.substr(13);
-  return *qwen35_gguf_tensor_name(layer);
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"eh_proj.weight", "nextn.eh_proj.weight"},
+        {"enorm.weight", "nextn.enorm.weight"},
+        {"hnorm.weight", "nextn.hnorm.weight"},
+        {"shared_head.norm.weight", "nextn.shared_head_norm.weight"}})
+    if (renamed == "model.layers." + std::to_string(layers) + "." + from) return blk + to;
+  return *qwen35_gguf_tensor_name(renamed);
 }
 
 // A GGUF file of `w` and `mtp` as the converter writes them with --outtype bf16, and `extra`
@@ -210,7 +228,8 @@ inline void write_qwen35_gguf(const std::filesystem::path& path, const ModelConf
   }
   for (const NamedTensor& t : mtp) {
     std::vector<float> v = t.values;
-    if (t.name.ends_with("norm.weight"))
+    // Qwen3NextModel.modify_tensors: + 1 where the renamed tensor's name ends in norm.weight.
+    if (qwen35_mtp_converter_name(t.name, m.layers).ends_with("norm.weight"))
       for (float& x : v) x += 1.0f;
     add(qwen35_mtp_gguf_name(t.name, m.layers), t.shape, std::move(v));
   }
@@ -260,7 +279,7 @@ inline void save_qwen35_folder(const Qwen35Loaded& l, const std::filesystem::pat
   write_qwen35_safetensors(dir / "model.safetensors", l.m, l.specs, &l.extras,
                            [&](std::size_t i, SafetensorsWriter& w) { w.write(l.values[i]); });
   write_file_atomically(dir / "config.json",
-                        hf_config_json(qwen35_saved_model(l.m, !l.extras.mtp.empty())));
+                        hf_config_json(qwen35_saved_model(l.m, l.extras.has_mtp())));
 }
 
 inline void save_qwen35_gguf(const Qwen35Loaded& l, const std::filesystem::path& path) {
@@ -268,7 +287,7 @@ inline void save_qwen35_gguf(const Qwen35Loaded& l, const std::filesystem::path&
   o.matrix_type = GgmlType::bf16;
   o.name = "qwen3.5 tiny random";
   o.extra = l.tokenizer;
-  add_qwen35_gguf_extras(o, l.extras, [&](const std::string& name) { return l.value(name); });
+  add_qwen35_gguf_extras(o, l.extras, l.m, [&](const std::string& name) { return l.value(name); });
   std::vector<GgufSourceTensor> sources;
   for (const TensorSpec& s : l.specs) sources.push_back({s.name, s.shape});
   write_gguf_model(

@@ -140,9 +140,13 @@ inline const void* llama_cpp() {
 // gives for every position of a token sequence, with LoRA adapters applied at scale 1.
 class LlamaCppModel {
  public:
-  LlamaCppModel(const LlamaCpp& l, const std::filesystem::path& path) : l_(l) {
+  // `load_mtp`: the file's multi-token-prediction layers are read too (without it llama.cpp
+  // requires them by name and shape but reads none of their data).
+  LlamaCppModel(const LlamaCpp& l, const std::filesystem::path& path, bool load_mtp = false)
+      : l_(l) {
     llama_model_params p = l.model_default_params();
     p.n_gpu_layers = 0;
+    p.load_mtp = load_mtp;
     model_ = l.model_load(path.c_str(), p);
   }
   ~LlamaCppModel() {

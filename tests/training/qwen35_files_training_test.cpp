@@ -3,7 +3,8 @@
 // (tests/support/qwen35_files.h) load into a session with their values, save back tensor for
 // tensor as the same bytes before any step, and after a training step save what was trained
 // with the MTP layer and the untrained tensors' bytes as they were, which a fresh session loads
-// back bit for bit.
+// back bit for bit; saved in the other format after training, the MTP layer is what an untrained
+// save of it writes.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -44,6 +45,14 @@ std::vector<std::pair<std::string, std::vector<float>>> loaded(const std::filesy
   Session s(test::device(), config_of(checkpoint_model(path, std::nullopt), 7));
   s.load(path);
   return s.parameters();
+}
+
+// The MTP block of a GGUF file's tensors: those of no trunk block.
+test::Qwen35Raw mtp_block(const test::Qwen35Raw& raw, const ModelConfig& m) {
+  test::Qwen35Raw out;
+  for (const auto& [name, t] : raw)
+    if (!qwen35_trunk_tensor(name, m)) out[name] = t;
+  return out;
 }
 
 }  // namespace
@@ -91,6 +100,16 @@ TEST_CASE("a session loads a Qwen3.5 folder, saves it byte for byte and trains f
   save_checkpoint(s, d / "trained_again");
   CHECK(test::read_bytes(d / "trained_again" / "model.safetensors") ==
         test::read_bytes(d / "trained" / "model.safetensors"));
+  // Saved as GGUF, trained or not, the MTP layer is the same block: remat never trains it.
+  GgufSaveOptions bf16;
+  bf16.matrix_type = GgmlType::bf16;
+  save_checkpoint(s, d / "trained.gguf", bf16);
+  Session fresh(test::device(), config_of(checkpoint_model(d / "in", std::nullopt), 1));
+  fresh.load(d / "in");
+  save_checkpoint(fresh, d / "untrained.gguf", bf16);
+  const test::Qwen35Raw block = mtp_block(test::gguf_raw(d / "trained.gguf"), m);
+  CHECK(block.size() == test::qwen35_mtp_tensors(m, 21).size());
+  CHECK(block == mtp_block(test::gguf_raw(d / "untrained.gguf"), m));
 }
 
 TEST_CASE("a session loads a qwen35 GGUF file, saves it byte for byte and trains from it",
@@ -116,4 +135,13 @@ TEST_CASE("a session loads a qwen35 GGUF file, saves it byte for byte and trains
   CHECK(trained.at("token_embd.weight") != in.at("token_embd.weight"));
   save_checkpoint(s, d / "trained_again.gguf", bf16);
   CHECK(test::read_bytes(d / "trained_again.gguf") == test::read_bytes(d / "trained.gguf"));
+  // Saved as a folder after training, the MTP block is the mtp.* tensors it was (the converter's
+  // inverse), and back as GGUF the bytes read.
+  save_checkpoint(s, d / "trained_folder");
+  const test::Qwen35Raw folder = test::safetensors_raw(d / "trained_folder" / "model.safetensors");
+  for (const NamedTensor& t : test::qwen35_mtp_tensors(m, 22)) CHECK(folder.count(t.name) == 1);
+  Session again(test::device(), config_of(checkpoint_model(d / "trained_folder", std::nullopt), 1));
+  again.load(d / "trained_folder");
+  save_checkpoint(again, d / "trained_back.gguf", bf16);
+  CHECK(mtp_block(test::gguf_raw(d / "trained_back.gguf"), m) == mtp_block(in, m));
 }

@@ -2,8 +2,10 @@
 // (tests/training/llama_cpp_library.h): a random tiny file written as llama.cpp's converter
 // writes one (tests/support/qwen35_files.h), loaded and saved by remat, loads in llama.cpp and
 // gives the logits the original gives, bit for bit; so does the model saved from the Hugging Face
-// folder of the same weights, which takes the converter's transforms from remat alone. A model
-// whose A_log was changed gives other logits (the comparison can fail).
+// folder of the same weights, which takes the converter's transforms from remat alone, its MTP
+// layer written as the MTP block (formats/qwen35_mtp.h): llama.cpp finds each of its tensors by
+// name and shape and reads it, and the main model's logits are those of the file without it. A
+// model whose A_log was changed gives other logits (the comparison can fail).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -21,8 +23,9 @@ using namespace remat;
 namespace {
 
 std::vector<std::vector<float>> logits_of(const test::LlamaCpp& l, const std::filesystem::path& p,
-                                          const std::vector<uint32_t>& tokens, int vocab) {
-  test::LlamaCppModel model(l, p);
+                                          const std::vector<uint32_t>& tokens, int vocab,
+                                          bool load_mtp = false) {
+  test::LlamaCppModel model(l, p, load_mtp);
   REQUIRE(model.loaded());
   return model.logits(tokens, vocab);
 }
@@ -52,6 +55,15 @@ TEST_CASE("a qwen35 GGUF remat saved runs in llama.cpp with the original's logit
   // The folder's A_log went through -exp in remat, not in the converter: the same floats here,
   // the same logits.
   CHECK(logits_of(*l, d / "from_folder.gguf", tokens, m.vocab) == original);
+  // Its MTP block loads in llama.cpp, and leaves the main model's logits as they are without it.
+  const GgufFile from_folder_file = GgufFile::open(d / "from_folder.gguf");
+  CHECK(from_folder_file.metadata().uint("qwen35.nextn_predict_layers") == 1u);
+  CHECK(from_folder_file.tensor("blk.4.nextn.eh_proj.weight") != nullptr);
+  test::write_qwen35_gguf(d / "no_mtp.gguf", m, w, {}, no_vocabulary);
+  const auto without_mtp = logits_of(*l, d / "no_mtp.gguf", tokens, m.vocab);
+  CHECK(without_mtp == original);
+  CHECK(logits_of(*l, d / "from_folder.gguf", tokens, m.vocab, true) == without_mtp);
+  CHECK(logits_of(*l, d / "in.gguf", tokens, m.vocab, true) == without_mtp);
 
   for (std::size_t i = 0; i < from_folder.specs.size(); ++i)
     if (from_folder.specs[i].name == "model.layers.0.linear_attn.A_log")
