@@ -79,6 +79,9 @@ Buffer::Buffer(Buffer&& o) noexcept
 
 Buffer::~Buffer() {
   if (!buffer_) return;
+  // Work still running on the device (a timed-out wait) may read or write it: freed memory under
+  // a CPU driver's threads is a crash, so it is left to the process's end.
+  if (device_->work_in_flight()) return;
   VkDevice dev = device_->handle();
   if (mapped_) device_->vk().vkUnmapMemory(dev, memory_);
   device_->vk().vkDestroyBuffer(dev, buffer_, nullptr);

@@ -158,6 +158,9 @@ Device::~Device() {
   if (!device_) return;
   // vkDestroyFence is loaded only with all of remat's device functions; before that remat has
   // created nothing on the device.
+  // A submission that never finished (a timed-out wait, waited for again by the executor) may
+  // still run: destroying what it uses would crash the driver's threads, so all of it is left.
+  if (vk_.vkDestroyFence && work_in_flight()) return;
   if (vk_.vkDestroyFence) {
     // Only remat's own work is waited for on an application's device; the rest of its queue is
     // not remat's business.
@@ -213,7 +216,7 @@ bool Device::finish_timed_out_work() {
   return !in_flight_;
 }
 
-void Device::submit_and_wait(VkCommandBuffer cb) {
+void Device::submit_and_wait(VkCommandBuffer cb, const std::function<uint64_t()>& progress) {
   // Resetting the fence of a submission that still runs, or submitting work beside it, is what
   // Vulkan forbids: wait for it first, or refuse.
   if (!finish_timed_out_work())
@@ -227,12 +230,32 @@ void Device::submit_and_wait(VkCommandBuffer cb) {
   vk_check(vk_.vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit",
            "submitting work to " + info_.name);
   in_flight_ = true;
-  VkResult r = vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, wait_timeout_ns_);
+  const auto wait = [&] {
+    return vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, wait_timeout_ns_);
+  };
+  const VkResult r = wait_while_progressing(wait, progress);
   if (r == VK_SUCCESS) in_flight_ = false;
   if (r == VK_TIMEOUT)
     throw VulkanError("waiting for " + info_.name + ": no progress in " + seconds(wait_timeout_ns_),
                       VK_TIMEOUT);
   vk_check(r, "vkWaitForFences", "waiting for " + info_.name);
+}
+
+VkResult wait_while_progressing(const std::function<VkResult()>& wait,
+                                const std::function<uint64_t()>& progress) {
+  uint64_t seen = progress ? progress() : 0;
+  for (;;) {
+    const VkResult r = wait();
+    if (r != VK_TIMEOUT || !progress) return r;
+    const uint64_t now = progress();
+    if (now == seen) return r;
+    seen = now;
+  }
+}
+
+bool Device::work_in_flight() {
+  if (in_flight_ && vk_.vkGetFenceStatus(device_, fence_) == VK_SUCCESS) in_flight_ = false;
+  return in_flight_;
 }
 
 std::string Device::summary() const {

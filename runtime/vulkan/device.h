@@ -30,6 +30,12 @@ struct ExternalVulkan {
   uint32_t queue_family_index;
 };
 
+// Calls `wait` (one bounded fence wait) until it returns anything but VK_TIMEOUT, or until a
+// timed-out wait saw no change in `progress` (empty: the first timeout ends it); returns the last
+// result.
+VkResult wait_while_progressing(const std::function<VkResult()>& wait,
+                                const std::function<uint64_t()>& progress);
+
 class Device {
  public:
   // Opens the device chosen by `selector` (index or name substring); empty means the
@@ -64,8 +70,14 @@ class Device {
 
   // Records with `record` into a fresh command buffer, submits it and waits.
   void submit_and_wait(const std::function<void(VkCommandBuffer)>& record);
-  // Submits already-recorded command buffers and waits for them.
-  void submit_and_wait(VkCommandBuffer cb);
+  // Submits already-recorded command buffers and waits for them. `progress`, when given, counts
+  // what the submission has finished so far (Executor's markers): a wait times out only when
+  // the count stays the same for a whole wait, so a long step that keeps going is not taken
+  // for a hung device; without it the whole submission must finish within one wait.
+  void submit_and_wait(VkCommandBuffer cb, const std::function<uint64_t()>& progress = {});
+  // True while a submission whose wait timed out may still run (checked without waiting):
+  // nothing it uses may be freed then; destructors leave such objects to the process's end.
+  bool work_in_flight();
   // After a wait that timed out, waits once more (as long again) for that submission: true when
   // none of remat's work is in flight. Whatever it uses may be freed only then; the next
   // submission calls it first, so a device that was slow, not hung, goes on working.

@@ -67,6 +67,7 @@ Executor::Executor(KernelCache& kernels, std::vector<Dispatch> dispatches, Execu
     qci.queryCount = static_cast<uint32_t>(dispatches_.size() + 1);
     vk_check(device_.vk().vkCreateQueryPool(dev, &qci, nullptr, &queries_), "vkCreateQueryPool");
   }
+  create_markers();
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = device_.command_pool();
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -85,6 +86,26 @@ Executor::~Executor() {
   if (queries_) device_.vk().vkDestroyQueryPool(dev, queries_, nullptr);
   for (VkBufferView v : views_) device_.vk().vkDestroyBufferView(dev, v, nullptr);
   if (pool_) device_.vk().vkDestroyDescriptorPool(dev, pool_, nullptr);
+  for (VkEvent e : markers_) device_.vk().vkDestroyEvent(dev, e, nullptr);
+}
+
+// Evenly spread over the dispatches, the last one after the last dispatch.
+void Executor::create_markers() {
+  const std::size_t n = dispatches_.size(), count = std::min(n, kProgressMarkers);
+  for (std::size_t m = 0; m < count; ++m) {
+    VkEventCreateInfo ci{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+    VkEvent e = VK_NULL_HANDLE;
+    vk_check(device_.vk().vkCreateEvent(device_.handle(), &ci, nullptr, &e), "vkCreateEvent");
+    markers_.push_back(e);
+    marker_after_.push_back((m + 1) * n / count - 1);
+  }
+}
+
+uint64_t Executor::markers_reached() const {
+  uint64_t set = 0;
+  for (VkEvent e : markers_)
+    set += device_.vk().vkGetEventStatus(device_.handle(), e) == VK_EVENT_SET;
+  return set;
 }
 
 void Executor::validate(const Dispatch& d, const Pipeline& p) const {
@@ -166,6 +187,7 @@ void Executor::record() {
                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kAll);
 
   std::vector<Range> pending_writes, pending_reads;
+  std::size_t next_marker = 0;
   for (std::size_t di = 0; di < dispatches_.size(); ++di) {
     const Dispatch& d = dispatches_[di];
     const Pipeline& p = kernels_.get(d.kernel, d.spec);
@@ -225,6 +247,10 @@ void Executor::record() {
       device_.vk().vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                                       static_cast<uint32_t>(d.push.size()), d.push.data());
     device_.vk().vkCmdDispatch(cb_, d.groups[0], d.groups[1], d.groups[2]);
+    // Set once the dispatches before it have finished their compute stage.
+    if (next_marker < markers_.size() && marker_after_[next_marker] == di)
+      device_.vk().vkCmdSetEvent(cb_, markers_[next_marker++],
+                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
   }
   if (queries_)
     device_.vk().vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
@@ -264,7 +290,12 @@ void Executor::record_copies(const std::vector<CopyRegion>& copies) {
 }
 
 void Executor::run() {
-  device_.submit_and_wait(cb_);
+  // A previous run whose wait timed out is waited for before the host resets the markers it may
+  // still set; one that never finishes is refused by submit_and_wait, with its message.
+  if (!device_.finish_timed_out_work()) return device_.submit_and_wait(cb_);
+  for (VkEvent e : markers_)
+    vk_check(device_.vk().vkResetEvent(device_.handle(), e), "vkResetEvent");
+  device_.submit_and_wait(cb_, [this] { return markers_reached(); });
 }
 
 std::vector<double> Executor::dispatch_ms() const {

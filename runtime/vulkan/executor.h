@@ -85,7 +85,14 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  void run();  // submit and wait
+  // Submits and waits. The device signals a progress marker after every 1/kProgressMarkers of
+  // the dispatches, and the wait fails as making no progress only when no marker is reached
+  // within one device wait (600 s): a step of an hour on a CPU driver runs to its end.
+  void run();
+  static constexpr std::size_t kProgressMarkers = 64;
+  std::size_t progress_markers() const { return markers_.size(); }
+  // How many markers the device has signalled in the current (or last) run.
+  uint64_t markers_reached() const;
   std::size_t dispatch_count() const { return dispatches_.size(); }
   std::size_t barrier_count() const { return barrier_count_; }
   // Milliseconds per dispatch of the last run(); empty without timestamps.
@@ -96,6 +103,7 @@ class Executor {
   void validate(const Dispatch& d, const Pipeline& p) const;
   void validate_texels(const std::string& who, const Binding& b) const;
   void record();
+  void create_markers();
   VkBufferView texel_view(const Binding& b);  // creates a view owned by views_
   void record_copies(const std::vector<CopyRegion>& copies);
 
@@ -107,6 +115,8 @@ class Executor {
   std::vector<VkBufferView> views_;  // texel views of texel bindings, alive as long as cb_
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
+  std::vector<VkEvent> markers_;
+  std::vector<std::size_t> marker_after_;  // markers_[m] is set after dispatch marker_after_[m]
   std::size_t barrier_count_ = 0;
 };
 

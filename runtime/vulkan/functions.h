@@ -47,6 +47,12 @@ namespace remat {
   X(vkDestroyFence)                  \
   X(vkResetFences)                   \
   X(vkWaitForFences)                 \
+  X(vkGetFenceStatus)                \
+  X(vkCreateEvent)                   \
+  X(vkDestroyEvent)                  \
+  X(vkResetEvent)                    \
+  X(vkGetEventStatus)                \
+  X(vkCmdSetEvent)                   \
   X(vkCreateBuffer)                  \
   X(vkDestroyBuffer)                 \
   X(vkGetBufferMemoryRequirements)   \

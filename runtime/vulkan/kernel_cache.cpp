@@ -74,6 +74,7 @@ void KernelCache::build(const std::vector<KernelKey>& keys, const ProgressFn& pr
 }
 
 KernelCache::~KernelCache() {
+  if (device_.work_in_flight()) return;  // its pipelines may still run (see ~Buffer)
   VkDevice dev = device_.handle();
   for (auto& [key, p] : pipelines_) {
     device_.vk().vkDestroyPipeline(dev, p.pipeline, nullptr);
