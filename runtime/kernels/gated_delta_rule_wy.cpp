@@ -1,0 +1,160 @@
+#include "runtime/kernels/gated_delta_rule_wy.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "gated_delta_rule_params.h"
+#include "graph/delta_rule_workspace.h"
+
+namespace remat::kernels {
+
+namespace {
+
+constexpr uint32_t kBlock = static_cast<uint32_t>(kDeltaRuleBlock);
+constexpr uint32_t kMaxHead = 256;
+constexpr uint32_t kGroup = 64;
+// Elements per unrolled block of the head loops (gated_delta_rule_wy_common.glsl) at most, and
+// of the block loops (CUNROLL there).
+constexpr uint32_t kHeadUnroll = 8;
+constexpr uint32_t kBlockUnroll = 8;
+constexpr uint32_t kRows = 4;  // R in gated_delta_rule_wy_forward.comp
+constexpr uint32_t kLoopSlack = 64;
+
+uint32_t range_end(const GatedDeltaRuleShape& s) {
+  return s.t1 == 0 ? s.T : s.t1;
+}
+
+uint32_t head_unroll(uint32_t dk) {
+  uint32_t u = std::min(dk, kHeadUnroll);
+  while (dk % u != 0) --u;
+  return u;
+}
+
+uint32_t round4(uint32_t n) {
+  return (n + 3) / 4 * 4;
+}
+
+// Loop iterations of one serial-pass invocation per block (llvmpipe counts a loop of n iterations
+// as n + 1): the u reset, the row groups with their head loop (vec4s) and M u loop (vec4s), the
+// state's head loop (vec4s) with a block loop in each.
+uint64_t serial_iterations_per_block(uint32_t dk) {
+  const uint64_t heads = round4(dk) / 4 + 1, blocks = kBlock / kBlockUnroll + 1;
+  return blocks + (kBlock / kRows + 1) * (heads + kBlock / 4 + 1) + heads +
+         uint64_t(round4(dk) / 4) * blocks;
+}
+
+void check(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s) {
+  const uint32_t t1 = range_end(s);
+  auto fail = [](const std::string& why) {
+    throw std::invalid_argument("gated delta rule forward (chunkwise): " + why);
+  };
+  if (s.rows == 0 || s.T == 0 || s.Hk == 0 || s.Hv == 0 || s.dk == 0 || s.dv == 0)
+    fail("every dimension must be at least 1");
+  if (s.dk > kMaxHead || s.dv > kMaxHead) fail("head sizes above 256 are not supported");
+  if (s.Hv % s.Hk != 0) fail("value heads must be a multiple of key heads");
+  if (s.t0 >= t1 || t1 > s.T) fail("the step range must be non-empty and within T");
+  if (s.t0 % kBlock != 0 || (t1 % kBlock != 0 && t1 != s.T))
+    fail("a range must start at a multiple of " + std::to_string(kBlock) +
+         " steps and end at one or at T (blocks sit at fixed places), not [" +
+         std::to_string(s.t0) + ", " + std::to_string(t1) + ")");
+  const uint32_t vs = s.v_stride == 0 ? s.Hv * s.dv : s.v_stride;
+  if (uint64_t(s.v_offset) + uint64_t(s.Hv) * s.dv > vs) fail("v's heads must fit in its stride");
+  const uint32_t max_steps = gated_delta_rule_wy_max_forward_steps(quirks, s.dk);
+  if (max_steps != 0 && t1 - s.t0 > max_steps)
+    fail(std::to_string(t1 - s.t0) + " steps in one call, but this device runs at most " +
+         std::to_string(max_steps) + ": split the range");
+}
+
+push::GatedDeltaRuleParams params(const GatedDeltaRuleShape& s, bool has_s_in, bool has_positions,
+                                  bool has_o, bool has_s_out) {
+  return {s.rows,
+          s.T,
+          s.Hk,
+          s.Hv,
+          s.dv,
+          s.t0,
+          range_end(s),
+          has_s_in ? 1u : 0u,
+          has_positions ? 1u : 0u,
+          s.v_stride == 0 ? s.Hv * s.dv : s.v_stride,
+          s.v_offset,
+          has_o ? 1u : 0u,
+          has_s_out ? 1u : 0u};
+}
+
+bool given(BufferSlice b) {
+  return b.buffer != VK_NULL_HANDLE;
+}
+
+std::vector<Binding> input_bindings(const GatedDeltaRuleInputs& in, BufferSlice s_in) {
+  return {{in.q, false},
+          {in.k, false},
+          {in.v, false},
+          {in.g, false},
+          {in.beta, false},
+          {given(in.positions) ? in.positions : in.q, false},
+          {given(s_in) ? s_in : in.q, false}};
+}
+
+}  // namespace
+
+uint64_t gated_delta_rule_wy_forward_workspace(const GatedDeltaRuleShape& s) {
+  return delta_rule_wy_forward_scratch(s.rows, s.Hv, s.dk, s.dv, range_end(s) - s.t0);
+}
+
+uint32_t gated_delta_rule_wy_max_forward_steps(const DeviceQuirks& quirks, uint32_t dk) {
+  if (quirks.max_loop_iterations == 0) return 0;
+  const uint64_t fixed = 2 * (round4(dk) + 1) + 1 + kLoopSlack;
+  if (quirks.max_loop_iterations <= fixed) return 0;
+  // The count above fell one block short of Mesa 22.3's at dk 64 (its test found the last block
+  // unrun); a quarter more per block keeps clear of what it leaves out.
+  const uint64_t per_block = serial_iterations_per_block(dk) + 1;
+  const uint64_t blocks = (quirks.max_loop_iterations - fixed) / (per_block + per_block / 4);
+  return static_cast<uint32_t>(blocks * kBlock);
+}
+
+std::vector<Dispatch> gated_delta_rule_wy_forward(const DeviceQuirks& quirks,
+                                                  const GatedDeltaRuleShape& s,
+                                                  const GatedDeltaRuleInputs& in, BufferSlice s_in,
+                                                  BufferSlice o, BufferSlice s_out,
+                                                  BufferSlice workspace) {
+  check(quirks, s);
+  if (!given(o) && !given(s_out))
+    throw std::invalid_argument(
+        "gated delta rule forward (chunkwise): neither o nor s_out to write");
+  const uint32_t blocks = div_up(range_end(s) - s.t0, kBlock), unroll = head_unroll(s.dk);
+  const auto p = push_bytes(params(s, given(s_in), given(in.positions), given(o), given(s_out)));
+
+  Dispatch prep;
+  prep.kernel = KernelId::gated_delta_rule_wy_prepare;
+  prep.spec = {kBlock, 1, 1, s.dk, kBlock, unroll};
+  prep.bindings = input_bindings(in, s_in);
+  prep.bindings.push_back({workspace, true});
+  prep.push = p;
+  prep.groups = {blocks, s.Hv, s.rows};
+  prep.label = "gated_delta_rule_wy_prepare";
+
+  Dispatch solve = prep;
+  solve.kernel = KernelId::gated_delta_rule_wy_solve;
+  solve.spec = {kGroup, 1, 1, s.dk, kBlock, unroll};
+  solve.groups = {div_up(round4(s.dv) + round4(s.dk), kGroup), blocks, s.rows * s.Hv};
+  solve.label = "gated_delta_rule_wy_solve";
+
+  Dispatch serial;
+  serial.kernel = KernelId::gated_delta_rule_wy_forward;
+  // Four columns per invocation.
+  const uint32_t group = std::min(kGroup, div_up(s.dv, 4));
+  serial.spec = {group, 1, 1, s.dk, kBlock, unroll};
+  serial.bindings = input_bindings(in, s_in);
+  serial.bindings.push_back({workspace, false});
+  // Without o its binding repeats s_out, never written through it; without s_out, o.
+  serial.bindings.push_back({given(o) ? o : s_out, true});
+  serial.bindings.push_back({given(s_out) ? s_out : o, true});
+  serial.push = p;
+  serial.groups = {div_up(div_up(s.dv, 4), group), s.Hv, s.rows};
+  serial.label = "gated_delta_rule_wy_forward";
+  return {prep, solve, serial};
+}
+
+}  // namespace remat::kernels

@@ -1,0 +1,68 @@
+// Included by the gated delta rule's chunkwise (WY) kernels (gated_delta_rule_wy_*.comp), which
+// declare the push block and `#define F` to its GatedDeltaRuleParams.
+//
+// The steps run in blocks of CHUNK tokens at fixed multiples of CHUNK from t = 0 (a call's t0 is
+// one, its t1 one or T), so a block's arithmetic is the same whatever range a call runs. Per
+// (row, value head, block) the workspace holds what the block needs of the state-independent
+// part (tests/reference/gated_delta_rule_chunked.h has the mathematics), each [CHUNK, ...] with
+// zero rows past the block's last token:
+//   A [CHUNK, CHUNK]   beta_i Gamma_ij (k_i . k_j), j < i in i's example
+//   M [CHUNK, CHUNK]   Gamma_ij (q_i . k_j), j <= i in i's example
+//   W [CHUNK, DK4]     (I + A)^-1 diag(beta z e^G) K
+//   Kd [CHUNK, DK4]    Gamma_{last, j} k_j, j in the last token's example
+//   Qz [CHUNK, DK4]    z_i e^{G_i} q_i: how S0 reaches o_i (0 past a restart)
+//   Ut [CHUNK, DV4]    (I + A)^-1 diag(beta) V
+//   ze [CHUNK]         z_i e^{G_i}
+// DK4 and DV4 are dk and dv rounded up to 4, the padding zero, so the serial pass reads vec4s.
+// Every result is `precise` (no contraction or reordering by the compiler) and every sum runs its
+// terms in one fixed order, so a block's bits never depend on the call or the device's unroll.
+//
+// Head loops run DK / UNROLL blocks of UNROLL unrolled elements, block loops CHUNK / CUNROLL
+// blocks: llvmpipe counts every loop iteration of an invocation against its limit
+// (DeviceQuirks::max_loop_iterations), and the host counts them (gated_delta_rule_wy.cpp).
+#extension GL_EXT_control_flow_attributes : require
+layout(local_size_x_id = 0) in;
+layout(constant_id = 3) const uint DK = 128;     // key head size
+layout(constant_id = 4) const uint CHUNK = 64;   // tokens per block
+layout(constant_id = 5) const uint UNROLL = 8;   // a divisor of DK
+const uint CUNROLL = 8;                          // a divisor of CHUNK
+
+#define HEAD_LOOP(i)                                             \
+  [[dont_unroll]] for (uint blk_ = 0; blk_ < DK; blk_ += UNROLL) \
+    [[unroll]] for (uint u_ = 0, i = blk_; u_ < UNROLL; ++u_, ++i)
+// for (j = 0; j < n; ++j), n a multiple of CUNROLL.
+#define BLOCK_LOOP(j, n)                                           \
+  [[dont_unroll]] for (uint cblk_ = 0; cblk_ < (n); cblk_ += CUNROLL) \
+    [[unroll]] for (uint cu_ = 0, j = cblk_; cu_ < CUNROLL; ++cu_, ++j)
+
+layout(std430, binding = 0) readonly buffer Q { float q[]; };
+layout(std430, binding = 1) readonly buffer K { float k[]; };
+layout(std430, binding = 2) readonly buffer V { float v[]; };
+layout(std430, binding = 3) readonly buffer G { float g[]; };
+layout(std430, binding = 4) readonly buffer Beta { float beta[]; };
+layout(std430, binding = 5) readonly buffer Positions { uint positions[]; };
+layout(std430, binding = 6) readonly buffer SIn { float s_in[]; };
+
+bool resets(uint r, uint t) { return F.has_positions != 0 && positions[r * F.T + t] == 0; }
+uint gb_at(uint r, uint t, uint h) { return (r * F.T + t) * F.Hv + h; }
+uint v_at(uint r, uint t, uint h) { return (r * F.T + t) * F.v_stride + F.v_offset + h * F.dv; }
+uint qk_at(uint r, uint t, uint h) { return ((r * F.T + t) * F.Hk + h / (F.Hv / F.Hk)) * DK; }
+
+// The workspace: per (row, value head, block of the call's range) the parts above, in that order.
+// Every part starts on a multiple of 4 floats.
+const uint DK4 = (DK + 3) / 4 * 4;
+uint dv4() { return (F.dv + 3) / 4 * 4; }
+uint blocks_in_range() { return (F.t1 - F.t0 + CHUNK - 1) / CHUNK; }
+uint block_floats() { return CHUNK * (2 * CHUNK + 3 * DK4 + dv4()) + CHUNK; }
+uint block_base(uint r, uint h, uint b) { return ((r * F.Hv + h) * blocks_in_range() + b) * block_floats(); }
+uint a_at(uint wb) { return wb; }
+uint m_at(uint wb) { return wb + CHUNK * CHUNK; }
+uint w_at(uint wb) { return wb + 2 * CHUNK * CHUNK; }
+uint kd_at(uint wb) { return wb + 2 * CHUNK * CHUNK + CHUNK * DK4; }
+uint qz_at(uint wb) { return wb + 2 * CHUNK * CHUNK + 2 * CHUNK * DK4; }
+uint ut_at(uint wb) { return wb + 2 * CHUNK * CHUNK + 3 * CHUNK * DK4; }
+uint ze_at(uint wb) { return wb + 2 * CHUNK * CHUNK + 3 * CHUNK * DK4 + CHUNK * dv4(); }
+
+// Tokens of block b: from tb, n of them.
+uint block_start(uint b) { return F.t0 + b * CHUNK; }
+uint block_tokens(uint b) { return min(CHUNK, F.t1 - block_start(b)); }

@@ -1,0 +1,83 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "gated_delta_rule_params.h"
+
+// The chunkwise gated delta rule's first pass: per (row, value head, block) A, M, Kd, Qz and ze
+// (gated_delta_rule_wy_common.glsl), one invocation per token i of the block (workgroups: x
+// blocks of the range, y value heads, z rows; CHUNK invocations each). G restarts at each
+// example, so Gamma_ij = exp(G_i - G_j) is only ever taken within one: the difference, never
+// exp(-G_j) alone, which overflows.
+layout(push_constant) uniform Push { GatedDeltaRuleParams p; };
+#define F p
+#include "gated_delta_rule_wy_common.glsl"
+
+layout(std430, binding = 7) writeonly buffer Work { float work[]; };
+
+float ki[DK], qi[DK];
+
+void main() {
+  const uint i = gl_LocalInvocationID.x, b = gl_WorkGroupID.x, h = gl_WorkGroupID.y;
+  const uint r = gl_WorkGroupID.z;
+  const uint tb = block_start(b), n = block_tokens(b), wb = block_base(r, h, b);
+  const bool live = i < n;
+
+  // The examples started in the block up to each token (seg) and G within the example.
+  uint seg = 0, segi = 0;
+  precise float G = 0.0, Gi = 0.0;
+  for (uint m = 0; m < n; ++m) {
+    if (resets(r, tb + m)) {
+      ++seg;
+      G = 0.0;
+    } else {
+      G += g[gb_at(r, tb + m, h)];
+    }
+    if (m == i) segi = seg, Gi = G;
+  }
+  const uint segl = seg;
+  const float Gl = G;
+
+  const uint qk = qk_at(r, tb + min(i, n - 1), h);
+  HEAD_LOOP(a) {
+    ki[a] = live ? k[qk + a] : 0.0;
+    qi[a] = live ? q[qk + a] : 0.0;
+  }
+  const float bi = live ? beta[gb_at(r, tb + i, h)] : 0.0;
+
+  seg = 0;
+  G = 0.0;
+  [[dont_unroll]] for (uint j = 0; j < CHUNK; ++j) {
+    if (j < n) {
+      if (resets(r, tb + j)) {
+        ++seg;
+        G = 0.0;
+      } else {
+        G += g[gb_at(r, tb + j, h)];
+      }
+    }
+    precise float aij = 0.0, mij = 0.0;
+    if (live && j <= i && seg == segi) {
+      const uint kj = qk_at(r, tb + j, h);
+      precise float kk = 0.0, qkj = 0.0;
+      HEAD_LOOP(a) {
+        const float x = k[kj + a];
+        kk = fma(ki[a], x, kk);
+        qkj = fma(qi[a], x, qkj);
+      }
+      precise float gam = exp(Gi - G);
+      if (j < i) aij = bi * gam * kk;
+      mij = gam * qkj;
+    }
+    work[a_at(wb) + i * CHUNK + j] = aij;
+    work[m_at(wb) + i * CHUNK + j] = mij;
+  }
+
+  precise float d = live && segi == segl ? exp(Gl - Gi) : 0.0;
+  precise float ze = live && segi == 0 ? exp(Gi) : 0.0;
+  HEAD_LOOP(a) {
+    precise float x = d * ki[a], y = ze * qi[a];
+    work[kd_at(wb) + i * DK4 + a] = x;
+    work[qz_at(wb) + i * DK4 + a] = y;
+  }
+  for (uint a = DK; a < DK4; ++a) work[kd_at(wb) + i * DK4 + a] = work[qz_at(wb) + i * DK4 + a] = 0.0;
+  work[ze_at(wb) + i] = ze;
+}
