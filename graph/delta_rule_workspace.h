@@ -29,6 +29,16 @@ constexpr uint64_t kDeltaRuleBlock = 64;
 uint64_t delta_rule_wy_forward_scratch(uint64_t rows, uint64_t Hv, uint64_t dk, uint64_t dv,
                                        uint64_t steps);
 
+// The chunkwise backward's three scratch buffers for a range of `steps` tokens, in bytes: the
+// forward's workspace it rebuilds (delta_rule_wy_forward_scratch); per (row, value head, block)
+// S0 and dSo [dk4, dv4], U, dU and dR [64, dv4], P, Qm and E [64, 64], three [64] and one [dv4];
+// and dq, dk per value head [2, rows, steps, Hv, dk].
+struct DeltaRuleWyBackwardScratch {
+  uint64_t work_bytes = 0, keep_bytes = 0, partial_bytes = 0;
+};
+DeltaRuleWyBackwardScratch delta_rule_wy_backward_scratch(uint64_t rows, uint64_t Hv, uint64_t dk,
+                                                          uint64_t dv, uint64_t steps);
+
 struct DeltaRuleDims {
   uint64_t rows = 1, Hv = 1, dk = 1, dv = 1;
   uint64_t steps = 1;  // L: the longest range one backward call runs

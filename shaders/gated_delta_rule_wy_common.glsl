@@ -1,5 +1,5 @@
 // Included by the gated delta rule's chunkwise (WY) kernels (gated_delta_rule_wy_*.comp), which
-// declare the push block and `#define F` to its GatedDeltaRuleParams.
+// declare the push block (GatedDeltaRuleWyParams p) and `#define F` to its GatedDeltaRuleParams.
 //
 // The steps run in blocks of CHUNK tokens at fixed multiples of CHUNK from t = 0 (a call's t0 is
 // one, its t1 one or T), so a block's arithmetic is the same whatever range a call runs. Per
@@ -66,3 +66,47 @@ uint ze_at(uint wb) { return wb + 2 * CHUNK * CHUNK + 3 * CHUNK * DK4 + CHUNK * 
 // Tokens of block b: from tb, n of them.
 uint block_start(uint b) { return F.t0 + b * CHUNK; }
 uint block_tokens(uint b) { return min(CHUNK, F.t1 - block_start(b)); }
+
+// The backward's per-block scratch (gated_delta_rule_wy.h), per (row, value head, block), every
+// part a whole number of vec4s:
+//   S0, dSo [DK4, DV4]       the block's start state and dL/dS after it
+//   U, dU, dR [CHUNK, DV4]   U, dL/dU and dL/dR = (I + A)^-T dU
+//   P, Qm, E [CHUNK, CHUNK]  dL/d(k_i . k_j), dL/d(q_i . k_j), Gamma_ij dL/dGamma_ij
+//   dG, dDD, dbr [CHUNK]     dL/dG_i but for the end terms, dL/dGamma_{last,i} Gamma_{last,i},
+//                            the part of dbeta_i through A
+//   sds [DV4]                per column, <S0, dSo>
+uint keep_floats() { return 2 * DK4 * dv4() + 3 * CHUNK * dv4() + 3 * CHUNK * CHUNK + 3 * CHUNK + dv4(); }
+uint keep_base(uint r, uint h, uint b) { return ((r * F.Hv + h) * blocks_in_range() + b) * keep_floats(); }
+uint s0_at(uint kb) { return kb; }
+uint dso_at(uint kb) { return kb + DK4 * dv4(); }
+uint u_at(uint kb) { return kb + 2 * DK4 * dv4(); }
+uint du_at(uint kb) { return u_at(kb) + CHUNK * dv4(); }
+uint dr_at(uint kb) { return du_at(kb) + CHUNK * dv4(); }
+uint p_at(uint kb) { return dr_at(kb) + CHUNK * dv4(); }
+uint qm_at(uint kb) { return p_at(kb) + CHUNK * CHUNK; }
+uint e_at(uint kb) { return qm_at(kb) + CHUNK * CHUNK; }
+uint dg_at(uint kb) { return e_at(kb) + CHUNK * CHUNK; }
+uint ddd_at(uint kb) { return dg_at(kb) + CHUNK; }
+uint dbr_at(uint kb) { return ddd_at(kb) + CHUNK; }
+uint sds_at(uint kb) { return dbr_at(kb) + CHUNK; }
+
+// The examples started in block b up to token i (seg) and G of i within its example; `n` tokens.
+// Also the last token's. As the prepare pass sums them.
+struct Prefix {
+  uint segi, segl;
+  float Gi, Gl;
+};
+Prefix block_prefix(uint r, uint h, uint tb, uint n, uint i) {
+  uint seg = 0, segi = 0;
+  precise float G = 0.0, Gi = 0.0;
+  for (uint m = 0; m < n; ++m) {
+    if (resets(r, tb + m)) {
+      ++seg;
+      G = 0.0;
+    } else {
+      G += g[gb_at(r, tb + m, h)];
+    }
+    if (m == i) segi = seg, Gi = G;
+  }
+  return Prefix(segi, seg, Gi, G);
+}

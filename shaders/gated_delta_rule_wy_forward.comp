@@ -12,13 +12,15 @@
 // a time so each s_a read from the private array serves R of them. Each sum still runs its terms
 // in one order, so neither grouping changes a bit. Without o (has_o 0) its binding repeats s_out,
 // never written through it; without s_out, o.
-layout(push_constant) uniform Push { GatedDeltaRuleParams p; };
-#define F p
+layout(push_constant) uniform Push { GatedDeltaRuleWyParams p; };
+#define F p.f
 #include "gated_delta_rule_wy_common.glsl"
 
 layout(std430, binding = 7) readonly buffer Work { vec4 work4[]; };
 layout(std430, binding = 8) writeonly buffer O { float o[]; };
 layout(std430, binding = 9) writeonly buffer SOut { float s_out[]; };
+// With keep (the backward's recompute): each block's start state and U (gated_delta_rule_wy_common.glsl).
+layout(std430, binding = 10) writeonly buffer Keep { vec4 keep4[]; };
 
 const uint R = 4;  // rows per group: 4 divides CHUNK
 vec4 s[DK4], u[CHUNK];
@@ -40,6 +42,8 @@ void main() {
   for (uint b = 0; b < nb; ++b) {
     const uint tb = block_start(b), n = block_tokens(b), wb = block_base(r, h, b);
     BLOCK_LOOP(j, CHUNK) u[j] = vec4(0.0);
+    const uint kb = keep_base(r, h, b);
+    if (p.keep != 0) [[dont_unroll]] for (uint a = 0; a < DK4; ++a) keep4[(s0_at(kb) + a * dv4() + c0) / 4] = s[a];
     for (uint i0 = 0; i0 < n; i0 += R) {
       precise vec4 ws[R], qs[R], mu[R];
       [[unroll]] for (uint e = 0; e < R; ++e) ws[e] = qs[e] = mu[e] = vec4(0.0);
@@ -60,6 +64,7 @@ void main() {
       [[unroll]] for (uint e = 0; e < R; ++e) {
         precise vec4 ui = at4(ut_at(wb) + (i0 + e) * dv4() + c0) - ws[e];
         u[i0 + e] = ui;
+        if (p.keep != 0) keep4[(u_at(kb) + (i0 + e) * dv4() + c0) / 4] = ui;
       }
       // M_ij is zero for j > i and u_j zero past the rows done: whole vec4s.
       [[dont_unroll]] for (uint j4 = 0; j4 < (i0 + R + 3) / 4; ++j4) {

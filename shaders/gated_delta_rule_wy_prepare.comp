@@ -7,8 +7,8 @@
 // blocks of the range, y value heads, z rows; CHUNK invocations each). G restarts at each
 // example, so Gamma_ij = exp(G_i - G_j) is only ever taken within one: the difference, never
 // exp(-G_j) alone, which overflows.
-layout(push_constant) uniform Push { GatedDeltaRuleParams p; };
-#define F p
+layout(push_constant) uniform Push { GatedDeltaRuleWyParams p; };
+#define F p.f
 #include "gated_delta_rule_wy_common.glsl"
 
 layout(std430, binding = 7) writeonly buffer Work { float work[]; };
@@ -21,20 +21,9 @@ void main() {
   const uint tb = block_start(b), n = block_tokens(b), wb = block_base(r, h, b);
   const bool live = i < n;
 
-  // The examples started in the block up to each token (seg) and G within the example.
-  uint seg = 0, segi = 0;
-  precise float G = 0.0, Gi = 0.0;
-  for (uint m = 0; m < n; ++m) {
-    if (resets(r, tb + m)) {
-      ++seg;
-      G = 0.0;
-    } else {
-      G += g[gb_at(r, tb + m, h)];
-    }
-    if (m == i) segi = seg, Gi = G;
-  }
-  const uint segl = seg;
-  const float Gl = G;
+  const Prefix pre = block_prefix(r, h, tb, n, i);
+  const uint segi = pre.segi, segl = pre.segl;
+  const float Gi = pre.Gi, Gl = pre.Gl;
 
   const uint qk = qk_at(r, tb + min(i, n - 1), h);
   HEAD_LOOP(a) {
@@ -43,8 +32,8 @@ void main() {
   }
   const float bi = live ? beta[gb_at(r, tb + i, h)] : 0.0;
 
-  seg = 0;
-  G = 0.0;
+  uint seg = 0;
+  precise float G = 0.0;
   [[dont_unroll]] for (uint j = 0; j < CHUNK; ++j) {
     if (j < n) {
       if (resets(r, tb + j)) {

@@ -7,8 +7,8 @@
 // [V | K], each padded to a multiple of 4 with zero columns (x < DV4: V's; workgroups: x column groups, y blocks of the range, z rows * value heads):
 // X_i = rhs_i - sum_{m < i} A_im X_m, m = 0, 1, ... in order. (I + A) is unit lower triangular, so
 // no pivoting and no inverse: C^2 / 2 per column instead of C^3 / 3 for T itself.
-layout(push_constant) uniform Push { GatedDeltaRuleParams p; };
-#define F p
+layout(push_constant) uniform Push { GatedDeltaRuleWyParams p; };
+#define F p.f
 #include "gated_delta_rule_wy_common.glsl"
 
 layout(std430, binding = 7) buffer Work { float work[]; };

@@ -11,8 +11,7 @@
 // from t = 0: t0 must be one and t1 one or T, and then a range run in calls gives the bits of one
 // whole-range call.
 //
-// Not yet the graph's kernel: its backward in the same form is still to come, and a forward in
-// one form with a backward in the other would break the bits' independence of the plan.
+// Not yet the graph's kernel (gated_delta_rule.h's sequential kernels are).
 #pragma once
 
 #include "runtime/kernels/gated_delta_rule.h"
@@ -31,5 +30,24 @@ std::vector<Dispatch> gated_delta_rule_wy_forward(const DeviceQuirks& quirks,
                                                   const GatedDeltaRuleInputs& in, BufferSlice s_in,
                                                   BufferSlice o, BufferSlice s_out,
                                                   BufferSlice workspace);
+
+// The backward's three scratch buffers (graph/delta_rule_workspace.h has their parts).
+struct GatedDeltaRuleWyWorkspace {
+  uint64_t work_bytes = 0, keep_bytes = 0, partial_bytes = 0;
+};
+GatedDeltaRuleWyWorkspace gated_delta_rule_wy_backward_workspace(const GatedDeltaRuleShape& s);
+
+// The most steps one backward call may run under llvmpipe's loop limit (0: no limit).
+uint32_t gated_delta_rule_wy_max_backward_steps(const DeviceQuirks& quirks, uint32_t dk);
+
+// As gated_delta_rule_backward: every gradient over [t0, t1) from d_o and ds_out (empty: zero),
+// the block-start states recomputed from s_in (empty: zero) by the forward's own passes. Seven
+// dispatches: the forward's prepare and solve, its serial pass keeping each block's S0 and U, the
+// serial state gradient (dU, dS, dR, dv), the parallel pair terms, the per-token gradients, and
+// the fixed-order sums (dq, dk over value heads; dg within each example).
+std::vector<Dispatch> gated_delta_rule_wy_backward(
+    const DeviceQuirks& quirks, const GatedDeltaRuleShape& s, const GatedDeltaRuleInputs& in,
+    BufferSlice s_in, BufferSlice d_o, BufferSlice ds_out, const GatedDeltaRuleGrads& grads,
+    BufferSlice work, BufferSlice keep, BufferSlice partials);
 
 }  // namespace remat::kernels

@@ -82,11 +82,16 @@ struct Run {
   std::vector<float> o, sT;
 };
 
+struct Grads {
+  std::vector<float> dq, dk, dv, dg, dbeta, ds0;
+};
+
 struct GpuCase {
   Case c;
   Buffer q, k, v, g, beta, pos, s0, o;
+  std::vector<double> d_o_, ds_final_;
 
-  GpuCase(const Case& cs, const ref::GdrInputs& in)
+  GpuCase(const Case& cs, const ref::GdrInputs& in, uint64_t seed = 0)
       : c(cs),
         q(test::upload_buffer(to_float(in.q), "q")),
         k(test::upload_buffer(to_float(in.k), "k")),
@@ -96,7 +101,12 @@ struct GpuCase {
         pos(test::upload_buffer(in.positions.empty() ? std::vector<uint32_t>{0} : in.positions,
                                 "positions")),
         s0(test::upload_buffer(in.s0.empty() ? std::vector<float>{0} : to_float(in.s0), "s0")),
-        o(test::garbage_buffer<float>(in.v.size(), "o")) {}
+        o(test::garbage_buffer<float>(in.v.size(), "o")) {
+    d_o_ = test::random_doubles(in.v.size(), seed + 7);
+    for (double& x : d_o_) x = double(float(x));
+    ds_final_ = test::random_doubles(state_floats(), seed + 8);
+    for (double& x : ds_final_) x = double(float(x));
+  }
 
   std::size_t state_floats() const {
     const auto& s = c.shape;
@@ -132,7 +142,91 @@ struct GpuCase {
   Run run(const std::vector<uint32_t>& cuts = {}) {
     return run(cuts, test::device().plan().quirks);
   }
+
+  // Forward then backward over [0, T) split at `cuts`: the forward's boundary states kept, the
+  // backward's calls last first, each from its kept state, dS chained through a buffer.
+  Grads backward(const std::vector<uint32_t>& cuts, const DeviceQuirks& qk) {
+    std::vector<uint32_t> edges{0};
+    edges.insert(edges.end(), cuts.begin(), cuts.end());
+    edges.push_back(c.shape.T);
+    const std::size_t n = edges.size() - 1, sf = state_floats();
+    Buffer d_o = test::upload_buffer(to_float(d_o_), "do");
+    Buffer dsT = test::upload_buffer(to_float(ds_final_), "dS_T");
+    Buffer dq = test::garbage_buffer<float>(q.size() / 4, "dq");
+    Buffer dk = test::garbage_buffer<float>(q.size() / 4, "dk");
+    Buffer dv = test::garbage_buffer<float>(v.size() / 4, "dv");
+    Buffer dg = test::garbage_buffer<float>(g.size() / 4, "dg");
+    Buffer dbeta = test::garbage_buffer<float>(g.size() / 4, "dbeta");
+    std::vector<Buffer> states, dstates, scratch;
+    std::vector<Dispatch> ds;
+    for (std::size_t i = 0; i <= n; ++i) {
+      states.push_back(test::garbage_buffer<float>(sf, "state"));
+      dstates.push_back(test::garbage_buffer<float>(sf, "dstate"));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      GatedDeltaRuleShape s = c.shape;
+      s.t0 = edges[i], s.t1 = edges[i + 1];
+      scratch.push_back(test::garbage_buffer<uint8_t>(
+          kernels::gated_delta_rule_wy_forward_workspace(s), "workspace"));
+      auto d = kernels::gated_delta_rule_wy_forward(qk, s, inputs(),
+                                                    i == 0 ? initial() : states[i].whole(), {},
+                                                    states[i + 1].whole(), scratch.back().whole());
+      ds.insert(ds.end(), d.begin(), d.end());
+    }
+    for (std::size_t i = n; i-- > 0;) {
+      GatedDeltaRuleShape s = c.shape;
+      s.t0 = edges[i], s.t1 = edges[i + 1];
+      const auto w = kernels::gated_delta_rule_wy_backward_workspace(s);
+      scratch.push_back(test::garbage_buffer<uint8_t>(w.work_bytes, "work"));
+      const BufferSlice work = scratch.back().whole();
+      scratch.push_back(test::garbage_buffer<uint8_t>(w.keep_bytes, "keep"));
+      const BufferSlice keep = scratch.back().whole();
+      scratch.push_back(test::garbage_buffer<uint8_t>(w.partial_bytes, "partials"));
+      const kernels::GatedDeltaRuleGrads gr{dq.whole(), dk.whole(),    dv.whole(),
+                                            dg.whole(), dbeta.whole(), dstates[i].whole()};
+      auto d = kernels::gated_delta_rule_wy_backward(
+          qk, s, inputs(), i == 0 ? initial() : states[i].whole(), d_o.whole(),
+          i == n - 1 ? dsT.whole() : dstates[i + 1].whole(), gr, work, keep,
+          scratch.back().whole());
+      ds.insert(ds.end(), d.begin(), d.end());
+    }
+    test::run_once(std::move(ds));
+    return {test::read<float>(dq, dq.size() / 4),       test::read<float>(dk, dk.size() / 4),
+            test::read<float>(dv, dv.size() / 4),       test::read<float>(dg, dg.size() / 4),
+            test::read<float>(dbeta, dbeta.size() / 4), test::read<float>(dstates[0], sf)};
+  }
+  Grads backward(const std::vector<uint32_t>& cuts = {}) {
+    return backward(cuts, test::device().plan().quirks);
+  }
 };
+
+// Against both references, as the forward (1e-4 relative, 5e-6 absolute): the gradients add sums
+// over the block's pairs and the dv columns, all of O(1) terms.
+void check_grads(const GpuCase& gc, const ref::GdrInputs& in, const Grads& gpu) {
+  const ref::GdrShape s = ref_shape(gc.c.shape);
+  ref::GdrGrads seq, chk;
+  ref::gated_delta_rule_backward(s, in, gc.d_o_, gc.ds_final_, seq);
+  ref::chunked_gated_delta_rule_backward(s, in, C, ref::GdrArithmetic::f64, gc.d_o_, gc.ds_final_,
+                                         chk);
+  for (const ref::GdrGrads* want : {&seq, &chk}) {
+    INFO((want == &seq ? "sequential" : "chunkwise") << " reference");
+    test::require_close(gpu.dq, want->dq, 1e-4, 5e-6, "dq");
+    test::require_close(gpu.dk, want->dk, 1e-4, 5e-6, "dk");
+    test::require_close(gpu.dv, want->dv, 1e-4, 5e-6, "dv");
+    test::require_close(gpu.dg, want->dg, 1e-4, 5e-6, "dg");
+    test::require_close(gpu.dbeta, want->dbeta, 1e-4, 5e-6, "dbeta");
+    test::require_close(gpu.ds0, want->ds0, 1e-4, 5e-6, "dS_0");
+  }
+}
+
+void require_identical(const Grads& a, const Grads& b) {
+  CHECK(test::bit_identical(a.dq, b.dq));
+  CHECK(test::bit_identical(a.dk, b.dk));
+  CHECK(test::bit_identical(a.dv, b.dv));
+  CHECK(test::bit_identical(a.dg, b.dg));
+  CHECK(test::bit_identical(a.dbeta, b.dbeta));
+  CHECK(test::bit_identical(a.ds0, b.ds0));
+}
 
 // fp32 against double, as the sequential kernels (gated_delta_rule_test.cpp): outputs are O(1)
 // sums over contracting steps, 1e-4 relative with a 5e-6 absolute floor.
@@ -166,6 +260,37 @@ TEST_CASE("gated delta rule chunkwise GPU forward matches the references") {
   }
 }
 
+TEST_CASE("gated delta rule chunkwise GPU backward matches the references") {
+  const Case cases[] = {
+      {{1, 1, 1, 1, 1, 1}, false, false},
+      {{2, 23, 1, 2, 5, 3}},                // GQA, one partial block, dk != dv
+      {{1, 150, 2, 4, 16, 24}},             // three blocks, the last partial
+      {{1, 130, 1, 1, 128, 40}, false},     // Qwen3.5's dk
+      {{1, 70, 1, 2, 7, 70}, true, false},  // dv over one column group, odd dk
+  };
+  for (const Case& c : cases) {
+    const auto& s = c.shape;
+    DYNAMIC_SECTION("rows " << s.rows << " T " << s.T << " Hk " << s.Hk << " Hv " << s.Hv << " dk "
+                            << s.dk << " dv " << s.dv << " s0 " << c.s0 << " packed " << c.packed) {
+      const ref::GdrInputs in = make_inputs(c, 150 + s.dk);
+      GpuCase gc(c, in, 160);
+      check_grads(gc, in, gc.backward());
+    }
+  }
+}
+
+TEST_CASE("gated delta rule chunkwise backward in calls at block boundaries equals one call") {
+  const Case c{{2, 200, 2, 4, 32, 20}};
+  const ref::GdrInputs in = make_inputs(c, 310);
+  GpuCase gc(c, in, 320);
+  const Grads whole = gc.backward();
+  check_grads(gc, in, whole);
+  for (const auto& cuts : {std::vector<uint32_t>{C, 2 * C}, std::vector<uint32_t>{3 * C}}) {
+    INFO(cuts.size() << " cuts");
+    require_identical(gc.backward(cuts), whole);
+  }
+}
+
 TEST_CASE(
     "gated delta rule chunkwise forward in calls at block boundaries equals one call bit for bit") {
   const Case c{{2, 200, 2, 4, 32, 20}};
@@ -186,6 +311,8 @@ TEST_CASE("gated delta rule chunkwise GPU runs are bit-identical") {
   const Run a = GpuCase(c, in).run(), b = GpuCase(c, in).run();
   CHECK(test::bit_identical(a.o, b.o));
   CHECK(test::bit_identical(a.sT, b.sT));
+  GpuCase gc(c, in, 410);
+  require_identical(gc.backward(), gc.backward());
 }
 
 // gated_delta_state runs the forward for its state alone, the graph's forward for o alone.
@@ -234,6 +361,34 @@ TEST_CASE(
   GpuCase gc(c, in);
   REQUIRE_THROWS_WITH(kernels::gated_delta_rule_wy_forward(q, longer, gc.inputs(), {}, gc.o.whole(),
                                                            {}, gc.o.whole()),
+                      Catch::Contains("split the range"));
+}
+
+// The same for the backward, whose serial passes are longer per block.
+TEST_CASE(
+    "gated delta rule chunkwise backward at the longest range one call may run matches the "
+    "reference") {
+  DeviceQuirks q = test::device().plan().quirks;
+  if (q.max_loop_iterations == 0) q.max_loop_iterations = 65535;
+  const uint32_t steps = kernels::gated_delta_rule_wy_max_backward_steps(q, 64);
+  REQUIRE(steps > 0);
+  const Case c{{1, steps, 1, 1, 64, 2}, true, false};
+  const ref::GdrInputs in = make_inputs(c, 510);
+  GpuCase gc(c, in, 520);
+  const Grads gpu = gc.backward({}, q);
+  ref::GdrGrads want;
+  ref::gated_delta_rule_backward(ref_shape(c.shape), in, gc.d_o_, gc.ds_final_, want);
+  test::require_close(gpu.dq, want.dq, 1e-4, 5e-6, "dq");
+  test::require_close(gpu.dk, want.dk, 1e-4, 5e-6, "dk");
+  test::require_close(gpu.dv, want.dv, 1e-4, 5e-6, "dv");
+  test::require_close(gpu.dg, want.dg, 1e-4, 5e-6, "dg");
+  test::require_close(gpu.dbeta, want.dbeta, 1e-4, 5e-6, "dbeta");
+  test::require_close(gpu.ds0, want.ds0, 1e-4, 5e-6, "dS_0");
+  GatedDeltaRuleShape longer = c.shape;
+  longer.T = steps + C;
+  const BufferSlice o = gc.o.whole();
+  REQUIRE_THROWS_WITH(kernels::gated_delta_rule_wy_backward(q, longer, gc.inputs(), {}, o, {},
+                                                            {o, o, o, o, o}, o, o, o),
                       Catch::Contains("split the range"));
 }
 
