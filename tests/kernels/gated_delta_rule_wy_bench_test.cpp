@@ -1,9 +1,9 @@
-// The gated delta rule's forward at a Qwen3.5-0.8B linear-attention layer (16 key and 16 value
-// heads of 128), batch 1, T = 512 (REMAT_BENCH_T to change): the sequential kernel
+// The gated delta rule's forward and backward at a Qwen3.5-0.8B linear-attention layer (16 key and
+// 16 value heads of 128), batch 1, T = 512 (REMAT_BENCH_T to change): the sequential kernel
 // (gated_delta_rule.h, head loops as the device gets them) against the chunkwise (WY) one
 // (gated_delta_rule_wy.h), in one process, in alternating turns so the machine's load weighs on
-// both alike; medians of 5 from GPU timestamps, the load average printed. The two outputs'
-// largest difference is printed too. Hidden:
+// both alike; medians of 5 from GPU timestamps, the load average printed. The two forms' largest
+// output and gradient differences are printed too. Hidden:
 //   remat_gated_delta_rule_wy_bench_test "[.bench]"
 #include <catch2/catch.hpp>
 
@@ -72,6 +72,30 @@ TEST_CASE("gated delta rule forward, sequential against chunkwise, at a Qwen3.5-
   Buffer o1 = test::garbage_buffer<float>(nv, "o"), o2 = test::garbage_buffer<float>(nv, "o");
   Buffer st1 = test::garbage_buffer<float>(ns, "S"), st2 = test::garbage_buffer<float>(ns, "S");
   Buffer w = test::garbage_buffer<uint8_t>(kernels::gated_delta_rule_wy_forward_workspace(s), "w");
+  Buffer db = test::upload_buffer(test::random_floats(nv, 6), "do");
+  Buffer dsT = test::upload_buffer(test::random_floats(ns, 8), "dS_out");
+  struct Grads {
+    Buffer dq, dk, dv, dg, dbeta, ds0;
+    explicit Grads(const kernels::GatedDeltaRuleShape& s)
+        : dq(test::garbage_buffer<float>(std::size_t(s.T) * s.Hk * s.dk, "dq")),
+          dk(test::garbage_buffer<float>(std::size_t(s.T) * s.Hk * s.dk, "dk")),
+          dv(test::garbage_buffer<float>(std::size_t(s.T) * s.Hv * s.dv, "dv")),
+          dg(test::garbage_buffer<float>(std::size_t(s.T) * s.Hv, "dg")),
+          dbeta(test::garbage_buffer<float>(std::size_t(s.T) * s.Hv, "dbeta")),
+          ds0(test::garbage_buffer<float>(std::size_t(s.Hv) * s.dk * s.dv, "dS_in")) {}
+    kernels::GatedDeltaRuleGrads slices() const {
+      return {dq.whole(), dk.whole(), dv.whole(), dg.whole(), dbeta.whole(), ds0.whole()};
+    }
+  } g1(s), g2(s);
+  const auto sw = kernels::gated_delta_rule_backward_workspace(s);
+  Buffer sw1 = test::garbage_buffer<uint8_t>(sw.state_bytes, "states");
+  Buffer sw2 = test::garbage_buffer<uint8_t>(sw.partial_bytes, "partials");
+  const auto ww = kernels::gated_delta_rule_wy_backward_workspace(s);
+  Buffer ww1 = test::garbage_buffer<uint8_t>(ww.work_bytes, "work");
+  Buffer ww2 = test::garbage_buffer<uint8_t>(ww.keep_bytes, "keep");
+  Buffer ww3 = test::garbage_buffer<uint8_t>(ww.partial_bytes, "partials");
+  std::printf("chunkwise backward scratch: %.1f + %.1f + %.1f MiB\n", ww.work_bytes / 1048576.0,
+              ww.keep_bytes / 1048576.0, ww.partial_bytes / 1048576.0);
   Executor seq(test::kernels(),
                {kernels::gated_delta_rule_forward(q, s, in, s0.whole(), o1.whole(), st1.whole())},
                ExecutorOptions{.timestamps = true});
@@ -79,17 +103,35 @@ TEST_CASE("gated delta rule forward, sequential against chunkwise, at a Qwen3.5-
               kernels::gated_delta_rule_wy_forward(q, s, in, s0.whole(), o2.whole(), st2.whole(),
                                                    w.whole()),
               ExecutorOptions{.timestamps = true});
-  seq.run(), wy.run();  // compile
+  Executor seq_b(test::kernels(),
+                 kernels::gated_delta_rule_backward(q, s, in, s0.whole(), db.whole(), dsT.whole(),
+                                                    g1.slices(), sw1.whole(), sw2.whole()),
+                 ExecutorOptions{.timestamps = true});
+  Executor wy_b(
+      test::kernels(),
+      kernels::gated_delta_rule_wy_backward(q, s, in, s0.whole(), db.whole(), dsT.whole(),
+                                            g2.slices(), ww1.whole(), ww2.whole(), ww3.whole()),
+      ExecutorOptions{.timestamps = true});
+  seq.run(), wy.run(), seq_b.run(), wy_b.run();  // compile
   std::printf("T %u, load average before: %s\n", s.T, load_average().c_str());
-  std::vector<double> seq_ms, wy_ms;
-  std::vector<std::vector<double>> wy_parts(3);
+  auto total = [](const std::vector<double>& d) {
+    return std::accumulate(d.begin(), d.end(), 0.0);
+  };
+  std::vector<double> seq_ms, wy_ms, seqb_ms, wyb_ms;
+  std::vector<std::vector<double>> wy_parts(3), wyb_parts(7);
   for (int r = 0; r < 5; ++r) {
     seq.run();
     seq_ms.push_back(seq.dispatch_ms()[0]);
     wy.run();
     const auto d = wy.dispatch_ms();
-    wy_ms.push_back(std::accumulate(d.begin(), d.end(), 0.0));
+    wy_ms.push_back(total(d));
     for (int i = 0; i < 3; ++i) wy_parts[i].push_back(d[i]);
+    seq_b.run();
+    seqb_ms.push_back(total(seq_b.dispatch_ms()));
+    wy_b.run();
+    const auto e = wy_b.dispatch_ms();
+    wyb_ms.push_back(total(e));
+    for (int i = 0; i < 7; ++i) wyb_parts[i].push_back(e[i]);
   }
   std::printf("load average after: %s\n", load_average().c_str());
   std::printf(
@@ -97,8 +139,25 @@ TEST_CASE("gated delta rule forward, sequential against chunkwise, at a Qwen3.5-
       "serial %.1f): %.2fx\n",
       median(seq_ms), median(wy_ms), median(wy_parts[0]), median(wy_parts[1]), median(wy_parts[2]),
       median(seq_ms) / median(wy_ms));
-  const auto a = test::read<float>(o1, nv), b = test::read<float>(o2, nv);
-  double worst = 0;
-  for (std::size_t i = 0; i < nv; ++i) worst = std::max(worst, double(std::abs(a[i] - b[i])));
-  std::printf("largest |o difference|: %.3g\n", worst);
+  std::printf(
+      "sequential backward %.1f ms; chunkwise backward %.1f ms (prepare %.1f, solve %.1f, "
+      "forward %.1f, state %.1f, pairs %.1f, tokens %.1f, sums %.1f): %.2fx\n",
+      median(seqb_ms), median(wyb_ms), median(wyb_parts[0]), median(wyb_parts[1]),
+      median(wyb_parts[2]), median(wyb_parts[3]), median(wyb_parts[4]), median(wyb_parts[5]),
+      median(wyb_parts[6]), median(seqb_ms) / median(wyb_ms));
+  auto worst = [](const Buffer& x, const Buffer& y) {
+    const auto a = test::read<float>(x, x.size() / 4), b = test::read<float>(y, y.size() / 4);
+    double m = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const double d = std::abs(double(a[i]) - double(b[i]));
+      m = std::isnan(d) ? d : std::max(m, d);  // NaN: a value not written
+      if (std::isnan(d)) break;
+    }
+    return m;
+  };
+  std::printf(
+      "largest differences: o %.3g, S %.3g, dq %.3g, dk %.3g, dv %.3g, dg %.3g, dbeta "
+      "%.3g, dS_in %.3g\n",
+      worst(o1, o2), worst(st1, st2), worst(g1.dq, g2.dq), worst(g1.dk, g2.dk), worst(g1.dv, g2.dv),
+      worst(g1.dg, g2.dg), worst(g1.dbeta, g2.dbeta), worst(g1.ds0, g2.ds0));
 }
