@@ -23,7 +23,7 @@ uint64_t delta_rule_wy_forward_scratch(uint64_t rows, uint64_t Hv, uint64_t dk, 
                                        uint64_t steps) {
   const uint64_t C = kDeltaRuleBlock, blocks = div_up(steps, C);
   const uint64_t dk4 = div_up(dk, 4) * 4, dv4 = div_up(dv, 4) * 4;
-  return 4 * rows * Hv * blocks * (C * (2 * C + 3 * dk4 + dv4) + C);
+  return 4 * rows * Hv * blocks * (C * (2 * C + 5 * dk4 + dv4) + C);
 }
 
 DeltaRuleWyBackwardScratch delta_rule_wy_backward_scratch(uint64_t rows, uint64_t Hv, uint64_t dk,

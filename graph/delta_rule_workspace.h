@@ -24,8 +24,8 @@ namespace remat {
 constexpr uint64_t kDeltaRuleBlock = 64;
 
 // The chunkwise forward's workspace for a range of `steps` tokens: per (row, value head, block)
-// A and M [64, 64], W, Kd and Qz [64, dk4], Ut [64, dv4] and ze [64], in bytes (dk4, dv4: dk
-// and dv rounded up to 4).
+// A and M [64, 64], W, Kd, Qz, Kr and Qr [64, dk4], Ut [64, dv4] and ze [64], in bytes (dk4, dv4:
+// dk and dv rounded up to 4).
 uint64_t delta_rule_wy_forward_scratch(uint64_t rows, uint64_t Hv, uint64_t dk, uint64_t dv,
                                        uint64_t steps);
 

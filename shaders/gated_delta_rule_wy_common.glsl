@@ -13,6 +13,7 @@
 //   Qz [CHUNK, DK4]    z_i e^{G_i} q_i: how S0 reaches o_i (0 past a restart)
 //   Ut [CHUNK, DV4]    (I + A)^-1 diag(beta) V
 //   ze [CHUNK]         z_i e^{G_i}
+//   Kr, Qr [CHUNK, DK4] k_i and q_i as they are (the backward's vec4 reads)
 // DK4 and DV4 are dk and dv rounded up to 4, the padding zero, so the serial pass reads vec4s.
 // Every result is `precise` (no contraction or reordering by the compiler) and every sum runs its
 // terms in one fixed order, so a block's bits never depend on the call or the device's unroll.
@@ -53,7 +54,7 @@ uint qk_at(uint r, uint t, uint h) { return ((r * F.T + t) * F.Hk + h / (F.Hv / 
 const uint DK4 = (DK + 3) / 4 * 4;
 uint dv4() { return (F.dv + 3) / 4 * 4; }
 uint blocks_in_range() { return (F.t1 - F.t0 + CHUNK - 1) / CHUNK; }
-uint block_floats() { return CHUNK * (2 * CHUNK + 3 * DK4 + dv4()) + CHUNK; }
+uint block_floats() { return CHUNK * (2 * CHUNK + 5 * DK4 + dv4()) + CHUNK; }
 uint block_base(uint r, uint h, uint b) { return ((r * F.Hv + h) * blocks_in_range() + b) * block_floats(); }
 uint a_at(uint wb) { return wb; }
 uint m_at(uint wb) { return wb + CHUNK * CHUNK; }
@@ -62,6 +63,8 @@ uint kd_at(uint wb) { return wb + 2 * CHUNK * CHUNK + CHUNK * DK4; }
 uint qz_at(uint wb) { return wb + 2 * CHUNK * CHUNK + 2 * CHUNK * DK4; }
 uint ut_at(uint wb) { return wb + 2 * CHUNK * CHUNK + 3 * CHUNK * DK4; }
 uint ze_at(uint wb) { return wb + 2 * CHUNK * CHUNK + 3 * CHUNK * DK4 + CHUNK * dv4(); }
+uint kr_at(uint wb) { return ze_at(wb) + CHUNK; }
+uint qr_at(uint wb) { return kr_at(wb) + CHUNK * DK4; }
 
 // Tokens of block b: from tb, n of them.
 uint block_start(uint b) { return F.t0 + b * CHUNK; }

@@ -16,6 +16,7 @@ layout(push_constant) uniform Push { GatedDeltaRuleWyParams p; };
 
 layout(std430, binding = 7) buffer Keep { vec4 keep4[]; };
 layout(std430, binding = 8) readonly buffer DO { float d_o[]; };
+layout(std430, binding = 9) readonly buffer Work { vec4 work4[]; };
 
 void put(uint at, float x) { keep4[at / 4][at % 4] = x; }
 
@@ -26,6 +27,7 @@ void main() {
   const uint i = gl_LocalInvocationID.x, b = gl_WorkGroupID.x, h = gl_WorkGroupID.y;
   const uint r = gl_WorkGroupID.z;
   const uint tb = block_start(b), n = block_tokens(b), kb = keep_base(r, h, b);
+  const uint wb = block_base(r, h, b);
   const bool live = i < n;
   const Prefix pre = block_prefix(r, h, tb, n, i);
   const uint qk = qk_at(r, tb + min(i, n - 1), h), nv4 = dv4() / 4;
@@ -56,12 +58,16 @@ void main() {
     }
     precise float pij = 0.0, qij = 0.0, eij = 0.0;
     if (live && j <= i && seg == pre.segi) {
-      const uint kj = qk_at(r, tb + j, h);
       precise float kk = 0.0, qkj = 0.0;
-      HEAD_LOOP(a) {
-        const float x = k[kj + a];
-        kk = fma(ki[a], x, kk);
-        qkj = fma(qi[a], x, qkj);
+      [[dont_unroll]] for (uint a4 = 0; a4 < DK4 / 4; ++a4) {
+        const vec4 kj = work4[(kr_at(wb) + j * DK4) / 4 + a4];
+        [[unroll]] for (uint e = 0; e < 4; ++e) {
+          const uint a = 4 * a4 + e;
+          if (a < DK) {
+            kk = fma(ki[a], kj[e], kk);
+            qkj = fma(qi[a], kj[e], qkj);
+          }
+        }
       }
       precise float dm = 0.0, da = 0.0;
       [[dont_unroll]] for (uint c4 = 0; c4 < nv4; ++c4) {

@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "gated_delta_rule_params.h"
 
-// The chunkwise gated delta rule's first pass: per (row, value head, block) A, M, Kd, Qz and ze
+// The chunkwise gated delta rule's first pass: per (row, value head, block) A, M, Kd, Qz, ze, Kr and Qr
 // (gated_delta_rule_wy_common.glsl), one invocation per token i of the block (workgroups: x
 // blocks of the range, y value heads, z rows; CHUNK invocations each). G restarts at each
 // example, so Gamma_ij = exp(G_i - G_j) is only ever taken within one: the difference, never
@@ -66,7 +66,12 @@ void main() {
     precise float x = d * ki[a], y = ze * qi[a];
     work[kd_at(wb) + i * DK4 + a] = x;
     work[qz_at(wb) + i * DK4 + a] = y;
+    work[kr_at(wb) + i * DK4 + a] = ki[a];
+    work[qr_at(wb) + i * DK4 + a] = qi[a];
   }
-  for (uint a = DK; a < DK4; ++a) work[kd_at(wb) + i * DK4 + a] = work[qz_at(wb) + i * DK4 + a] = 0.0;
+  for (uint a = DK; a < DK4; ++a) {
+    work[kd_at(wb) + i * DK4 + a] = work[qz_at(wb) + i * DK4 + a] = 0.0;
+    work[kr_at(wb) + i * DK4 + a] = work[qr_at(wb) + i * DK4 + a] = 0.0;
+  }
   work[ze_at(wb) + i] = ze;
 }

@@ -21,6 +21,7 @@ layout(std430, binding = 7) buffer Keep { vec4 keep4[]; };
 layout(std430, binding = 8) readonly buffer DO { float d_o[]; };
 layout(std430, binding = 9) writeonly buffer Partials { float partials[]; };
 layout(std430, binding = 10) writeonly buffer DBeta { float dbeta[]; };
+layout(std430, binding = 11) readonly buffer Work { vec4 work4[]; };
 
 float ki[DK], qi[DK], dq[DK], dk[DK];
 vec4 doi[64], dri[64], ui[64];  // dv4() / 4 <= 64 (dv <= 256)
@@ -32,6 +33,7 @@ void main() {
   const uint i = gl_LocalInvocationID.x, b = gl_WorkGroupID.x, h = gl_WorkGroupID.y;
   const uint r = gl_WorkGroupID.z;
   const uint tb = block_start(b), n = block_tokens(b), kb = keep_base(r, h, b);
+  const uint wb = block_base(r, h, b);
   if (i >= n) return;
   const Prefix pre = block_prefix(r, h, tb, n, i);
   const uint t = tb + i, qk = qk_at(r, t, h), nv4 = dv4() / 4, gb = gb_at(r, t, h);
@@ -81,13 +83,18 @@ void main() {
     if (j < i) dG += get(e_at(kb) + i * CHUNK + j);
     if (j > i) dG -= get(e_at(kb) + j * CHUNK + i);
     if (pij != 0.0 || pji != 0.0 || qij != 0.0 || qji != 0.0) {
-      const uint kj = qk_at(r, tb + j, h);
       precise float pp = pij + pji;
-      HEAD_LOOP(a) {
-        const float kja = k[kj + a];
-        precise float dka = dk[a] + pp * kja + qji * q[kj + a], dqa = dq[a] + qij * kja;
-        dk[a] = dka;
-        dq[a] = dqa;
+      [[dont_unroll]] for (uint a4 = 0; a4 < DK4 / 4; ++a4) {
+        const vec4 kj = work4[(kr_at(wb) + j * DK4) / 4 + a4];
+        const vec4 qj = work4[(qr_at(wb) + j * DK4) / 4 + a4];
+        [[unroll]] for (uint e = 0; e < 4; ++e) {
+          const uint a = 4 * a4 + e;
+          if (a < DK) {
+            precise float dka = dk[a] + pp * kj[e] + qji * qj[e], dqa = dq[a] + qij * kj[e];
+            dk[a] = dka;
+            dq[a] = dqa;
+          }
+        }
       }
     }
   }

@@ -174,7 +174,8 @@ std::vector<Dispatch> gated_delta_rule_wy_forward(const DeviceQuirks& quirks,
   Dispatch solve = prep;
   solve.kernel = KernelId::gated_delta_rule_wy_solve;
   solve.spec = {kGroup, 1, 1, s.dk, kBlock, unroll};
-  solve.groups = {div_up(round4(s.dv) + round4(s.dk), kGroup), blocks, s.rows * s.Hv};
+  // Four columns per invocation.
+  solve.groups = {div_up((round4(s.dv) + round4(s.dk)) / 4, kGroup), blocks, s.rows * s.Hv};
   solve.label = "gated_delta_rule_wy_solve";
 
   Dispatch serial;
@@ -234,14 +235,17 @@ std::vector<Dispatch> gated_delta_rule_wy_backward(
   dots.bindings = input_bindings(in, s_in);
   dots.bindings.push_back({keep, true});
   dots.bindings.push_back({d_o, false});
+  dots.bindings.push_back({work, false});
   dots.push = p;
   dots.groups = {blocks, s.Hv, s.rows};
   dots.label = "gated_delta_rule_wy_dots";
 
   Dispatch tok = dots;
   tok.kernel = KernelId::gated_delta_rule_wy_token_backward;
+  tok.bindings.pop_back();
   tok.bindings.push_back({partials, true});
   tok.bindings.push_back({grads.dbeta, true});
+  tok.bindings.push_back({work, false});
   tok.label = "gated_delta_rule_wy_token_backward";
 
   Dispatch fin;

@@ -407,11 +407,11 @@ TEST_CASE("gated delta rule chunkwise forward refuses ranges off the block grid"
 }
 
 // The workspace the host reports is what the kernels index: per (row, value head, block) A and M
-// [64, 64], W, Kd and Qz [64, dk] and Ut [64, dv] (both rounded up to 4), ze [64].
+// [64, 64], W, Kd, Qz, Kr and Qr [64, dk] and Ut [64, dv] (both rounded up to 4), ze [64].
 TEST_CASE("gated delta rule chunkwise forward workspace size") {
   const uint64_t blocks = 2;  // 70 steps
   CHECK(kernels::gated_delta_rule_wy_forward_workspace({2, 200, 1, 3, 127, 38, 64, 134}) ==
-        4ull * 2 * 3 * blocks * (64 * (2 * 64 + 3 * 128 + 40) + 64));
+        4ull * 2 * 3 * blocks * (64 * (2 * 64 + 5 * 128 + 40) + 64));
 }
 
 }  // namespace
