@@ -49,6 +49,12 @@ uint gb_at(uint r, uint t, uint h) { return (r * F.T + t) * F.Hv + h; }
 uint v_at(uint r, uint t, uint h) { return (r * F.T + t) * F.v_stride + F.v_offset + h * F.dv; }
 uint qk_at(uint r, uint t, uint h) { return ((r * F.T + t) * F.Hk + h / (F.Hv / F.Hk)) * DK; }
 
+// e^x for a decay (x <= 0), taken as zero below e^-40 (4.2e-18): CPUs (llvmpipe) run float
+// denormals (below 1.2e-38) tens of times slower, and a block of 64 tokens of Qwen3.5's decays
+// reaches them; products of two such decays stay above them. A term so small is 10 orders of
+// magnitude below float32's rounding of the O(1) terms it is added to.
+float decay_exp(float x) { return x < -40.0 ? 0.0 : exp(x); }
+
 // The workspace: per (row, value head, block of the call's range) the parts above, in that order.
 // Every part starts on a multiple of 4 floats.
 const uint DK4 = (DK + 3) / 4 * 4;

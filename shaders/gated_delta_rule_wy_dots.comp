@@ -75,7 +75,7 @@ void main() {
         dm += dot(doi[c4], uj);
         da += dot(dri[c4], uj);
       }
-      precise float gam = exp(pre.Gi - G);
+      precise float gam = decay_exp(pre.Gi - G);
       qij = dm * gam;
       if (j < i) {
         da = -da;

@@ -44,7 +44,7 @@ void value_item(uint x, uint L) {
     for (; m < n && (m == i || !resets(r, tb + m)); ++m) acc += get(dg_at(kb) + m);
     if (m == n) {
       const Prefix pre = block_prefix(r, h, tb, n, n - 1);
-      const float zl = pre.segl == 0 ? exp(pre.Gl) : 0.0;
+      const float zl = pre.segl == 0 ? decay_exp(pre.Gl) : 0.0;
       precise float ends = 0.0, sds = 0.0;
       for (uint j = 0; j < n; ++j) ends += get(ddd_at(kb) + j);
       for (uint c = 0; c < F.dv; ++c) sds += get(sds_at(kb) + c);

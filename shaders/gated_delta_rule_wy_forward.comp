@@ -22,7 +22,7 @@ layout(std430, binding = 9) writeonly buffer SOut { float s_out[]; };
 // With keep (the backward's recompute): each block's start state and U (gated_delta_rule_wy_common.glsl).
 layout(std430, binding = 10) writeonly buffer Keep { vec4 keep4[]; };
 
-const uint R = 4;  // rows per group: 4 divides CHUNK
+const uint R = 8;  // rows per group: 8 divides CHUNK
 vec4 s[DK4], u[CHUNK];
 
 vec4 at4(uint at) { return work4[at / 4]; }

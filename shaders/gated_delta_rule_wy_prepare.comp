@@ -5,7 +5,7 @@
 // The chunkwise gated delta rule's first pass: per (row, value head, block) A, M, Kd, Qz, ze, Kr and Qr
 // (gated_delta_rule_wy_common.glsl), one invocation per token i of the block (workgroups: x
 // blocks of the range, y value heads, z rows; CHUNK invocations each). G restarts at each
-// example, so Gamma_ij = exp(G_i - G_j) is only ever taken within one: the difference, never
+// example, so Gamma_ij = decay_exp(G_i - G_j) is only ever taken within one: the difference, never
 // exp(-G_j) alone, which overflows.
 layout(push_constant) uniform Push { GatedDeltaRuleWyParams p; };
 #define F p.f
@@ -52,7 +52,7 @@ void main() {
         kk = fma(ki[a], x, kk);
         qkj = fma(qi[a], x, qkj);
       }
-      precise float gam = exp(Gi - G);
+      precise float gam = decay_exp(Gi - G);
       if (j < i) aij = bi * gam * kk;
       mij = gam * qkj;
     }
@@ -60,8 +60,8 @@ void main() {
     work[m_at(wb) + i * CHUNK + j] = mij;
   }
 
-  precise float d = live && segi == segl ? exp(Gl - Gi) : 0.0;
-  precise float ze = live && segi == 0 ? exp(Gi) : 0.0;
+  precise float d = live && segi == segl ? decay_exp(Gl - Gi) : 0.0;
+  precise float ze = live && segi == 0 ? decay_exp(Gi) : 0.0;
   HEAD_LOOP(a) {
     precise float x = d * ki[a], y = ze * qi[a];
     work[kd_at(wb) + i * DK4 + a] = x;

@@ -38,8 +38,8 @@ void main() {
   const Prefix pre = block_prefix(r, h, tb, n, i);
   const uint t = tb + i, qk = qk_at(r, t, h), nv4 = dv4() / 4, gb = gb_at(r, t, h);
   const float bi = beta[gb];
-  const float ze = pre.segi == 0 ? exp(pre.Gi) : 0.0;
-  const float D = pre.segi == pre.segl ? exp(pre.Gl - pre.Gi) : 0.0;
+  const float ze = pre.segi == 0 ? decay_exp(pre.Gi) : 0.0;
+  const float D = pre.segi == pre.segl ? decay_exp(pre.Gl - pre.Gi) : 0.0;
   HEAD_LOOP(a) {
     ki[a] = k[qk + a];
     qi[a] = q[qk + a];

@@ -18,7 +18,7 @@ constexpr uint32_t kGroup = 64;
 // of the block loops (CUNROLL there).
 constexpr uint32_t kHeadUnroll = 8;
 constexpr uint32_t kBlockUnroll = 8;
-constexpr uint32_t kRows = 4;  // R in gated_delta_rule_wy_forward.comp
+constexpr uint32_t kRows = 8;  // R in gated_delta_rule_wy_forward.comp
 constexpr uint32_t kLoopSlack = 64;
 
 uint32_t range_end(const GatedDeltaRuleShape& s) {
