@@ -1,6 +1,7 @@
 #include "runtime/kernels/gated_delta_rule_wy.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -87,6 +88,18 @@ push::GatedDeltaRuleWyParams params(const GatedDeltaRuleShape& s, bool has_s_in,
                                     bool has_ds_out = false, bool has_ds_in = false) {
   return {base_params(s, has_s_in, has_positions, has_o, has_s_out), keep ? 1u : 0u,
           has_ds_out ? 1u : 0u, has_ds_in ? 1u : 0u, 0u};
+}
+
+// llvmpipe's texel views reach 2^27 texels; the scratch beyond that is read as storage.
+constexpr uint64_t kMaxTexelBytes = (uint64_t(1) << 27) * 16;
+
+// The serial and per-token passes read their scratch through texel views where a texel fetch
+// beats a storage load (llvmpipe) and the slices fit one view: the same bits either way.
+bool texels(const DeviceQuirks& quirks, std::initializer_list<BufferSlice> read) {
+  if (!quirks.texel_fetch_beats_storage_loads) return false;
+  for (BufferSlice b : read)
+    if (b.size > kMaxTexelBytes || b.size % 16 != 0) return false;
+  return true;
 }
 
 bool given(BufferSlice b) {
@@ -179,7 +192,8 @@ std::vector<Dispatch> gated_delta_rule_wy_forward(const DeviceQuirks& quirks,
   solve.label = "gated_delta_rule_wy_solve";
 
   Dispatch serial;
-  serial.kernel = KernelId::gated_delta_rule_wy_forward;
+  serial.kernel = texels(quirks, {workspace}) ? KernelId::gated_delta_rule_wy_forward_texels
+                                              : KernelId::gated_delta_rule_wy_forward;
   // Four columns per invocation.
   const uint32_t group = std::min(kGroup, div_up(s.dv, 4));
   serial.spec = {group, 1, 1, s.dk, kBlock, unroll};
@@ -215,7 +229,8 @@ std::vector<Dispatch> gated_delta_rule_wy_backward(
 
   const uint32_t group = std::min(kGroup, div_up(s.dv, 4));
   Dispatch st;
-  st.kernel = KernelId::gated_delta_rule_wy_state_backward;
+  st.kernel = texels(quirks, {work}) ? KernelId::gated_delta_rule_wy_state_backward_texels
+                                     : KernelId::gated_delta_rule_wy_state_backward;
   st.spec = {group, 1, 1, s.dk, kBlock, unroll};
   st.bindings = input_bindings(in, s_in);
   st.bindings.push_back({work, false});
@@ -241,11 +256,14 @@ std::vector<Dispatch> gated_delta_rule_wy_backward(
   dots.label = "gated_delta_rule_wy_dots";
 
   Dispatch tok = dots;
-  tok.kernel = KernelId::gated_delta_rule_wy_token_backward;
+  tok.kernel = texels(quirks, {work, keep}) ? KernelId::gated_delta_rule_wy_token_backward_texels
+                                            : KernelId::gated_delta_rule_wy_token_backward;
   tok.bindings.pop_back();
+  tok.bindings[7] = {keep, false};  // read here, written through binding 12
   tok.bindings.push_back({partials, true});
   tok.bindings.push_back({grads.dbeta, true});
   tok.bindings.push_back({work, false});
+  tok.bindings.push_back({keep, true});
   tok.label = "gated_delta_rule_wy_token_backward";
 
   Dispatch fin;

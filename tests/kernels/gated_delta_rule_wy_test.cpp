@@ -315,6 +315,25 @@ TEST_CASE("gated delta rule chunkwise GPU runs are bit-identical") {
   require_identical(gc.backward(), gc.backward());
 }
 
+// CPU drivers read the scratch through texel views, other devices as storage buffers: the same
+// bits, forward and backward, whole and in calls.
+TEST_CASE("gated delta rule chunkwise kernels through texel views give the bits of storage reads") {
+  const Case c{{2, 150, 1, 2, 16, 24}};
+  const ref::GdrInputs in = make_inputs(c, 420);
+  DeviceQuirks views = test::device().plan().quirks, storage = views;
+  views.texel_fetch_beats_storage_loads = true;
+  storage.texel_fetch_beats_storage_loads = false;
+  GpuCase gc(c, in, 430);
+  const Run want = gc.run({}, storage);
+  for (const auto& cuts : {std::vector<uint32_t>{}, std::vector<uint32_t>{C}}) {
+    INFO(cuts.size() << " cuts");
+    const Run got = GpuCase(c, in).run(cuts, views);
+    CHECK(test::bit_identical(got.o, want.o));
+    CHECK(test::bit_identical(got.sT, want.sT));
+    require_identical(gc.backward(cuts, views), gc.backward({}, storage));
+  }
+}
+
 // gated_delta_state runs the forward for its state alone, the graph's forward for o alone.
 TEST_CASE("gated delta rule chunkwise forward without o or s_out gives the same bits") {
   const Case c{{2, 70, 1, 2, 16, 24}};
