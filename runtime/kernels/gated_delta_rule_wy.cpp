@@ -185,7 +185,9 @@ std::vector<Dispatch> gated_delta_rule_wy_forward(const DeviceQuirks& quirks,
   prep.label = "gated_delta_rule_wy_prepare";
 
   Dispatch solve = prep;
-  solve.kernel = KernelId::gated_delta_rule_wy_solve;
+  solve.kernel = texels(quirks, {workspace}) ? KernelId::gated_delta_rule_wy_solve_texels
+                                             : KernelId::gated_delta_rule_wy_solve;
+  solve.bindings.push_back({workspace, false});  // read here, written through binding 7
   solve.spec = {kGroup, 1, 1, s.dk, kBlock, unroll};
   // Four columns per invocation.
   solve.groups = {div_up((round4(s.dv) + round4(s.dk)) / 4, kGroup), blocks, s.rows * s.Hv};
@@ -245,12 +247,14 @@ std::vector<Dispatch> gated_delta_rule_wy_backward(
   st.label = "gated_delta_rule_wy_state_backward";
 
   Dispatch dots;
-  dots.kernel = KernelId::gated_delta_rule_wy_dots;
+  dots.kernel = texels(quirks, {work, keep}) ? KernelId::gated_delta_rule_wy_dots_texels
+                                             : KernelId::gated_delta_rule_wy_dots;
   dots.spec = {kBlock, 1, 1, s.dk, kBlock, unroll};
   dots.bindings = input_bindings(in, s_in);
-  dots.bindings.push_back({keep, true});
+  dots.bindings.push_back({keep, false});  // read here, written through binding 10
   dots.bindings.push_back({d_o, false});
   dots.bindings.push_back({work, false});
+  dots.bindings.push_back({keep, true});
   dots.push = p;
   dots.groups = {blocks, s.Hv, s.rows};
   dots.label = "gated_delta_rule_wy_dots";
@@ -258,8 +262,7 @@ std::vector<Dispatch> gated_delta_rule_wy_backward(
   Dispatch tok = dots;
   tok.kernel = texels(quirks, {work, keep}) ? KernelId::gated_delta_rule_wy_token_backward_texels
                                             : KernelId::gated_delta_rule_wy_token_backward;
-  tok.bindings.pop_back();
-  tok.bindings[7] = {keep, false};  // read here, written through binding 12
+  tok.bindings.resize(9);  // bindings 0-8 as the pair terms'; keep read, written through 12
   tok.bindings.push_back({partials, true});
   tok.bindings.push_back({grads.dbeta, true});
   tok.bindings.push_back({work, false});
