@@ -175,16 +175,22 @@ std::vector<Dispatch> gated_delta_rule_wy_forward(const DeviceQuirks& quirks,
   const uint32_t blocks = div_up(range_end(s) - s.t0, kBlock), unroll = head_unroll(s.dk);
   const auto p = push_bytes(params(s, given(s_in), given(in.positions), given(o), given(s_out)));
 
-  Dispatch prep;
-  prep.kernel = KernelId::gated_delta_rule_wy_prepare;
-  prep.spec = {kBlock, 1, 1, s.dk, kBlock, unroll};
-  prep.bindings = input_bindings(in, s_in);
-  prep.bindings.push_back({workspace, true});
-  prep.push = p;
-  prep.groups = {blocks, s.Hv, s.rows};
+  Dispatch stage;
+  stage.kernel = KernelId::gated_delta_rule_wy_stage;
+  stage.spec = {kBlock, 1, 1, s.dk, kBlock, unroll};
+  stage.bindings = input_bindings(in, s_in);
+  stage.bindings.push_back({workspace, true});
+  stage.push = p;
+  stage.groups = {blocks, s.Hv, s.rows};
+  stage.label = "gated_delta_rule_wy_stage";
+
+  Dispatch prep = stage;
+  prep.kernel = texels(quirks, {workspace}) ? KernelId::gated_delta_rule_wy_prepare_texels
+                                            : KernelId::gated_delta_rule_wy_prepare;
+  prep.bindings.push_back({workspace, false});  // Kr read here, the rest written through 7
   prep.label = "gated_delta_rule_wy_prepare";
 
-  Dispatch solve = prep;
+  Dispatch solve = stage;
   solve.kernel = texels(quirks, {workspace}) ? KernelId::gated_delta_rule_wy_solve_texels
                                              : KernelId::gated_delta_rule_wy_solve;
   solve.bindings.push_back({workspace, false});  // read here, written through binding 7
@@ -208,7 +214,7 @@ std::vector<Dispatch> gated_delta_rule_wy_forward(const DeviceQuirks& quirks,
   serial.push = p;
   serial.groups = {div_up(div_up(s.dv, 4), group), s.Hv, s.rows};
   serial.label = "gated_delta_rule_wy_forward";
-  return {prep, solve, serial};
+  return {stage, prep, solve, serial};
 }
 
 std::vector<Dispatch> gated_delta_rule_wy_backward(
@@ -222,7 +228,7 @@ std::vector<Dispatch> gated_delta_rule_wy_backward(
       params(s, given(s_in), given(in.positions), false, false, true, given(ds_out), has_ds_in));
   // The forward's first two passes over the same range: the same bits.
   std::vector<Dispatch> ds = gated_delta_rule_wy_forward(quirks, s, in, s_in, keep, keep, work);
-  Dispatch& fwd = ds[2];
+  Dispatch& fwd = ds[3];
   fwd.push = p;  // keep on, neither o nor s_out
   fwd.bindings[8] = {keep, true};
   fwd.bindings[9] = {keep, true};

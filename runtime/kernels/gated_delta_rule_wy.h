@@ -5,11 +5,11 @@
 // tests/reference/gated_delta_rule_chunked.h has the mathematics; gated_delta_rule_wy_common.glsl
 // the workspace's parts.
 //
-// Three dispatches: a parallel pass per (row, value head, block) for A, M, Kd and ze; a parallel
-// forward substitution per column for Ut and W; then the serial pass over the blocks, per state
-// column, three products with the state per block. Blocks sit at multiples of kDeltaRuleBlock
-// from t = 0: t0 must be one and t1 one or T, and then a range run in calls gives the bits of one
-// whole-range call.
+// Four dispatches: k and q staged as vec4 rows; a parallel pass per (row, value head, block) for
+// A, M, Kd, Qz and ze; a parallel forward substitution per four columns for Ut and W; then the
+// serial pass over the blocks, per four state columns, three products with the state per block.
+// Blocks sit at multiples of kDeltaRuleBlock from t = 0: t0 must be one and t1 one or T, and then a
+// range run in calls gives the bits of one whole-range call.
 //
 // Not yet the graph's kernel (gated_delta_rule.h's sequential kernels are).
 #pragma once
@@ -41,10 +41,10 @@ GatedDeltaRuleWyWorkspace gated_delta_rule_wy_backward_workspace(const GatedDelt
 uint32_t gated_delta_rule_wy_max_backward_steps(const DeviceQuirks& quirks, uint32_t dk);
 
 // As gated_delta_rule_backward: every gradient over [t0, t1) from d_o and ds_out (empty: zero),
-// the block-start states recomputed from s_in (empty: zero) by the forward's own passes. Seven
-// dispatches: the forward's prepare and solve, its serial pass keeping each block's S0 and U, the
-// serial state gradient (dU, dS, dR, dv), the parallel pair terms, the per-token gradients, and
-// the fixed-order sums (dq, dk over value heads; dg within each example).
+// the block-start states recomputed from s_in (empty: zero) by the forward's own passes. Eight
+// dispatches: the forward's stage, prepare and solve, its serial pass keeping each block's S0 and
+// U, the serial state gradient (dU, dS, dR, dv), the parallel pair terms, the per-token gradients,
+// and the fixed-order sums (dq, dk over value heads; dg within each example).
 std::vector<Dispatch> gated_delta_rule_wy_backward(
     const DeviceQuirks& quirks, const GatedDeltaRuleShape& s, const GatedDeltaRuleInputs& in,
     BufferSlice s_in, BufferSlice d_o, BufferSlice ds_out, const GatedDeltaRuleGrads& grads,

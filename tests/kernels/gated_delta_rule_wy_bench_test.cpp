@@ -126,20 +126,21 @@ TEST_CASE("gated delta rule forward, sequential against chunkwise, at a Qwen3.5-
     return std::accumulate(d.begin(), d.end(), 0.0);
   };
   std::vector<double> seq_ms, wy_ms, seqb_ms, wyb_ms;
-  std::vector<std::vector<double>> wy_parts(3), wyb_parts(7);
+  std::vector<std::vector<double>> wy_parts(wy.dispatches().size()),
+      wyb_parts(wy_b.dispatches().size());
   for (int r = 0; r < 5; ++r) {
     seq.run();
     seq_ms.push_back(seq.dispatch_ms()[0]);
     wy.run();
     const auto d = wy.dispatch_ms();
     wy_ms.push_back(total(d));
-    for (int i = 0; i < 3; ++i) wy_parts[i].push_back(d[i]);
+    for (std::size_t i = 0; i < d.size(); ++i) wy_parts[i].push_back(d[i]);
     seq_b.run();
     seqb_ms.push_back(total(seq_b.dispatch_ms()));
     wy_b.run();
     const auto e = wy_b.dispatch_ms();
     wyb_ms.push_back(total(e));
-    for (int i = 0; i < 7; ++i) wyb_parts[i].push_back(e[i]);
+    for (std::size_t i = 0; i < e.size(); ++i) wyb_parts[i].push_back(e[i]);
   }
   std::printf("load average after: %s\n", load_average().c_str());
   std::printf(
@@ -147,17 +148,14 @@ TEST_CASE("gated delta rule forward, sequential against chunkwise, at a Qwen3.5-
       "chunkwise %.1f s\n",
       first_seq - (median(seq_ms) + median(seqb_ms)) / 1000,
       first_wy - (median(wy_ms) + median(wyb_ms)) / 1000);
-  std::printf(
-      "sequential forward %.1f ms; chunkwise forward %.1f ms (prepare %.1f, solve %.1f, "
-      "serial %.1f): %.2fx\n",
-      median(seq_ms), median(wy_ms), median(wy_parts[0]), median(wy_parts[1]), median(wy_parts[2]),
-      median(seq_ms) / median(wy_ms));
-  std::printf(
-      "sequential backward %.1f ms; chunkwise backward %.1f ms (prepare %.1f, solve %.1f, "
-      "forward %.1f, state %.1f, pairs %.1f, tokens %.1f, sums %.1f): %.2fx\n",
-      median(seqb_ms), median(wyb_ms), median(wyb_parts[0]), median(wyb_parts[1]),
-      median(wyb_parts[2]), median(wyb_parts[3]), median(wyb_parts[4]), median(wyb_parts[5]),
-      median(wyb_parts[6]), median(seqb_ms) / median(wyb_ms));
+  std::printf("sequential forward %.1f ms; chunkwise forward %.1f ms: %.2fx\n", median(seq_ms),
+              median(wy_ms), median(seq_ms) / median(wy_ms));
+  for (std::size_t i = 0; i < wy_parts.size(); ++i)
+    std::printf("  %-48s %8.1f ms\n", wy.dispatches()[i].label.c_str(), median(wy_parts[i]));
+  std::printf("sequential backward %.1f ms; chunkwise backward %.1f ms: %.2fx\n", median(seqb_ms),
+              median(wyb_ms), median(seqb_ms) / median(wyb_ms));
+  for (std::size_t i = 0; i < wyb_parts.size(); ++i)
+    std::printf("  %-48s %8.1f ms\n", wy_b.dispatches()[i].label.c_str(), median(wyb_parts[i]));
   auto worst = [](const Buffer& x, const Buffer& y) {
     const auto a = test::read<float>(x, x.size() / 4), b = test::read<float>(y, y.size() / 4);
     double m = 0;
