@@ -2,7 +2,9 @@
 // Transformers with the Delta Rule over Sequence Length", 2024, section 3; Yang, Kautz,
 // Hatamizadeh, "Gated Delta Networks", 2024, section 3.3), forward and backward, written for
 // clarity. The sequential reference (gated_delta_rule.h) stays the mathematical truth; this one is
-// the algorithm the GPU kernels run, block by block, in the same order.
+// the algorithm the GPU kernels (runtime/kernels/gated_delta_rule_wy.h) run block by block, but
+// for their arithmetic: they solve with (I + A) by substitution rather than forming T, and take
+// decays below e^-40 as zero.
 //
 // Per row and value head, the steps run in blocks of C tokens at fixed multiples of C from t = 0.
 // Within a block (i, j its tokens, S0 the state before it, seg_i the examples started in the
