@@ -19,6 +19,22 @@ uint64_t aligned(uint64_t bytes) {
 
 }  // namespace
 
+uint64_t delta_rule_wy_forward_scratch(uint64_t rows, uint64_t Hv, uint64_t dk, uint64_t dv,
+                                       uint64_t steps) {
+  const uint64_t C = kDeltaRuleBlock, blocks = div_up(steps, C);
+  const uint64_t dk4 = div_up(dk, 4) * 4, dv4 = div_up(dv, 4) * 4;
+  return 4 * rows * Hv * blocks * (C * (2 * C + 5 * dk4 + dv4) + C);
+}
+
+DeltaRuleWyBackwardScratch delta_rule_wy_backward_scratch(uint64_t rows, uint64_t Hv, uint64_t dk,
+                                                          uint64_t dv, uint64_t steps) {
+  const uint64_t C = kDeltaRuleBlock, blocks = div_up(steps, C);
+  const uint64_t dk4 = div_up(dk, 4) * 4, dv4 = div_up(dv, 4) * 4;
+  const uint64_t keep = 2 * dk4 * dv4 + 3 * C * dv4 + 3 * C * C + 3 * C + dv4;
+  return {delta_rule_wy_forward_scratch(rows, Hv, dk, dv, steps), 4 * rows * Hv * blocks * keep,
+          4 * 2 * rows * steps * Hv * dk};
+}
+
 uint64_t delta_rule_sub_steps(uint64_t steps) {
   uint64_t sub = 1;
   while (sub * sub < steps) ++sub;

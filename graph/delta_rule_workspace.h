@@ -16,6 +16,29 @@
 
 namespace remat {
 
+// Tokens per block of the chunkwise (WY) form (runtime/kernels/gated_delta_rule_wy.h): blocks sit
+// at fixed multiples of it from t = 0, so a range a call runs must start at one (and end at one
+// or at T) for its bits to be those of the whole sequence. 64 as flash-linear-attention's
+// chunk_gated_delta_rule: small enough that the block's [64, 64] matrices and the forward
+// substitution stay cheap, large enough that the serial pass runs T / 64 steps.
+constexpr uint64_t kDeltaRuleBlock = 64;
+
+// The chunkwise forward's workspace for a range of `steps` tokens: per (row, value head, block)
+// A and M [64, 64], W, Kd, Qz, Kr and Qr [64, dk4], Ut [64, dv4] and ze [64], in bytes (dk4, dv4:
+// dk and dv rounded up to 4).
+uint64_t delta_rule_wy_forward_scratch(uint64_t rows, uint64_t Hv, uint64_t dk, uint64_t dv,
+                                       uint64_t steps);
+
+// The chunkwise backward's three scratch buffers for a range of `steps` tokens, in bytes: the
+// forward's workspace it rebuilds (delta_rule_wy_forward_scratch); per (row, value head, block)
+// S0 and dSo [dk4, dv4], U, dU and dR [64, dv4], P, Qm and E [64, 64], three [64] and one [dv4];
+// and dq, dk per value head [2, rows, steps, Hv, dk].
+struct DeltaRuleWyBackwardScratch {
+  uint64_t work_bytes = 0, keep_bytes = 0, partial_bytes = 0;
+};
+DeltaRuleWyBackwardScratch delta_rule_wy_backward_scratch(uint64_t rows, uint64_t Hv, uint64_t dk,
+                                                          uint64_t dv, uint64_t steps);
+
 struct DeltaRuleDims {
   uint64_t rows = 1, Hv = 1, dk = 1, dv = 1;
   uint64_t steps = 1;  // L: the longest range one backward call runs

@@ -45,6 +45,17 @@ struct GatedDeltaRuleBackwardParams {
 };
 REMAT_PUSH_WORDS(GatedDeltaRuleBackwardParams, 18)
 
+// The chunkwise (WY) kernels (gated_delta_rule_wy_*.comp): the forward's parameters and the
+// backward's flags.
+struct GatedDeltaRuleWyParams {
+  GatedDeltaRuleParams f;
+  uint keep;        // 1: the serial forward keeps each block's start state and U (for the backward)
+  uint has_ds_out;  // 0: dL/dS_out is zero
+  uint has_ds_in;   // 0: dS_in is not written
+  uint pad;
+};
+REMAT_PUSH_WORDS(GatedDeltaRuleWyParams, 17)
+
 // dq, dk [rows, T, Hk, dk] and dg, dbeta [rows, T, Hv] over [t0, t1) from the partial sums.
 struct GatedDeltaRuleReduceParams {
   uint rows;

@@ -36,6 +36,20 @@ TEST_CASE("delta rule workspace: the parts are aligned, disjoint and hold the ke
   CHECK(delta_rule_backward_columns(128, 128) == 16);
 }
 
+// The chunkwise kernels' scratch (runtime/kernels/gated_delta_rule_wy.h), worked by hand at one
+// shape: rows 2, Hv 3, dk 6 (dk4 8), dv 5 (dv4 8), 70 steps: two blocks of 64.
+TEST_CASE("delta rule workspace: the chunkwise kernels' scratch") {
+  const uint64_t heads = 2 * 3, blocks = 2;
+  const uint64_t forward_block = 64 * (2 * 64 + 5 * 8 + 8) + 64;
+  CHECK(delta_rule_wy_forward_scratch(2, 3, 6, 5, 70) == 4 * heads * blocks * forward_block);
+  const DeltaRuleWyBackwardScratch b = delta_rule_wy_backward_scratch(2, 3, 6, 5, 70);
+  CHECK(b.work_bytes == 4 * heads * blocks * forward_block);
+  CHECK(b.keep_bytes == 4 * heads * blocks * (2 * 8 * 8 + 3 * 64 * 8 + 3 * 64 * 64 + 3 * 64 + 8));
+  CHECK(b.partial_bytes == 4ull * 2 * 2 * 70 * 3 * 6);
+  // A range of one block or less takes one block's scratch.
+  CHECK(delta_rule_wy_forward_scratch(1, 1, 6, 5, 1) == 4 * forward_block);
+}
+
 // Autodiff sizes each layer's workspace tensor by the layout at the chunk length the graph runs.
 TEST_CASE("delta rule workspace: the training graph's workspace is the layout's size") {
   for (int chunk : {0, 4, 7}) {

@@ -5,8 +5,10 @@
 // the conv output) and the gated RMSNorm. Gated attention (8 query heads over 2 key/value heads
 // of 256): grouped-query attention and the sigmoid output gate. The projections are matmuls of
 // about the same size in both and are left out; so are the attention layer's q/k norms and RoPE.
-// The two layers are timed in turns (after one warm-up run each, which compiles the pipelines) so
-// a change in the machine's load weighs on both alike; medians of 3 runs per dispatch. Hidden:
+// The delta rule runs in its sequential form (gated_delta_rule.h) and in its chunkwise one
+// (gated_delta_rule_wy.h, the same layer otherwise). The layers are timed in turns (after one
+// warm-up run each, which compiles the pipelines) so a change in the machine's load weighs on both
+// alike; medians of 3 runs per dispatch. Hidden:
 //   remat_gdn_layer_bench_test "[.bench]"
 #include <catch2/catch.hpp>
 
@@ -19,6 +21,7 @@
 #include "runtime/kernels/attention.h"
 #include "runtime/kernels/causal_conv1d.h"
 #include "runtime/kernels/gated_delta_rule.h"
+#include "runtime/kernels/gated_delta_rule_wy.h"
 #include "runtime/kernels/gated_rmsnorm.h"
 #include "runtime/kernels/gdn_gates.h"
 #include "runtime/kernels/l2norm.h"
@@ -58,7 +61,7 @@ struct Layer {
   }
 };
 
-Layer deltanet(const DeviceQuirks& q, uint32_t N) {
+Layer deltanet(const DeviceQuirks& q, uint32_t N, bool chunkwise) {
   Layer l;
   l.buffers.reserve(40);
   const BufferSlice x = l.add(N * C, "qkv", 1), w = l.add(C * 4, "conv w", 2, -0.5f, 0.5f);
@@ -83,8 +86,15 @@ Layer deltanet(const DeviceQuirks& q, uint32_t N) {
   d.push_back(kernels::l2norm_forward(qs, conv, qn));
   d.push_back(kernels::l2norm_forward(ks, conv, kn));
   d.push_back(kernels::gdn_gates_forward(gs, a, b, alog, dt, g, beta));
-  d.push_back(
-      kernels::gated_delta_rule_forward(q, ds, in, {}, o, l.scratch(4ull * Hv * Dk * Dv, "S")));
+  if (chunkwise) {
+    for (Dispatch& f : kernels::gated_delta_rule_wy_forward(
+             q, ds, in, {}, o, {},
+             l.scratch(kernels::gated_delta_rule_wy_forward_workspace(ds), "work")))
+      d.push_back(std::move(f));
+  } else {
+    d.push_back(
+        kernels::gated_delta_rule_forward(q, ds, in, {}, o, l.scratch(4ull * Hv * Dk * Dv, "S")));
+  }
   d.push_back(kernels::gated_rmsnorm_forward(ns, o, z, wn, y, rstd));
 
   const BufferSlice dy = l.add(N * Hv * Dv, "dy", 20), d_o = l.add(N * Hv * Dv, "do", 21),
@@ -98,11 +108,19 @@ Layer deltanet(const DeviceQuirks& q, uint32_t N) {
   d.push_back(
       kernels::gated_rmsnorm_backward(ns, dy, o, z, wn, rstd, d_o, dz, kOverwrite, kOverwrite));
   d.push_back(kernels::gated_rmsnorm_backward_weight(ns, dy, o, z, rstd, dwn, kOverwrite));
-  const auto wb = kernels::gated_delta_rule_backward_workspace(ds);
-  for (Dispatch& r : kernels::gated_delta_rule_backward(
-           q, ds, in, {}, d_o, {}, {dq, dk, dconv, dg, dbeta}, l.scratch(wb.state_bytes, "states"),
-           l.scratch(wb.partial_bytes, "partials")))
-    d.push_back(std::move(r));
+  if (chunkwise) {
+    const auto wb = kernels::gated_delta_rule_wy_backward_workspace(ds);
+    for (Dispatch& r : kernels::gated_delta_rule_wy_backward(
+             q, ds, in, {}, d_o, {}, {dq, dk, dconv, dg, dbeta}, l.scratch(wb.work_bytes, "work"),
+             l.scratch(wb.keep_bytes, "keep"), l.scratch(wb.partial_bytes, "partials")))
+      d.push_back(std::move(r));
+  } else {
+    const auto wb = kernels::gated_delta_rule_backward_workspace(ds);
+    for (Dispatch& r : kernels::gated_delta_rule_backward(
+             q, ds, in, {}, d_o, {}, {dq, dk, dconv, dg, dbeta},
+             l.scratch(wb.state_bytes, "states"), l.scratch(wb.partial_bytes, "partials")))
+      d.push_back(std::move(r));
+  }
   d.push_back(kernels::gdn_gates_backward(gs, dg, dbeta, a, b, alog, dt, {da, db, dalog, ddt}));
   d.push_back(kernels::l2norm_backward(qs, dq, conv, dconv, kOverwrite));
   d.push_back(kernels::l2norm_backward(ks, dk, conv, dconv, kOverwrite));
@@ -172,13 +190,16 @@ TEST_CASE("Gated DeltaNet layer against gated attention at Qwen3.5-0.8B", "[.ben
   const DeviceQuirks& q = test::device().plan().quirks;
   const uint32_t N = bench_steps();
   std::printf("device: %s, B 1, T %u\n", test::device().info().name.c_str(), N);
-  Layer gdn = deltanet(q, N), att = gated_attention(q, N);
+  Layer gdn = deltanet(q, N, false), wy = deltanet(q, N, true), att = gated_attention(q, N);
   Executor gdn_ex(test::kernels(), gdn.dispatches, ExecutorOptions{.timestamps = true});
+  Executor wy_ex(test::kernels(), wy.dispatches, ExecutorOptions{.timestamps = true});
   Executor att_ex(test::kernels(), att.dispatches, ExecutorOptions{.timestamps = true});
-  const auto ms = time_in_turns({&gdn_ex, &att_ex}, 3);
-  std::printf("Gated DeltaNet layer (forward, then backward):\n");
+  const auto ms = time_in_turns({&gdn_ex, &wy_ex, &att_ex}, 3);
+  std::printf("Gated DeltaNet layer, sequential delta rule (forward, then backward):\n");
   const double g = report(gdn_ex, ms[0]);
+  std::printf("Gated DeltaNet layer, chunkwise delta rule (forward, then backward):\n");
+  const double w = report(wy_ex, ms[1]);
   std::printf("gated attention layer (forward, then backward):\n");
-  const double a = report(att_ex, ms[1]);
-  std::printf("DeltaNet / attention: %.2f\n", g / a);
+  const double a = report(att_ex, ms[2]);
+  std::printf("DeltaNet / attention: sequential %.2f, chunkwise %.2f\n", g / a, w / a);
 }

@@ -1,0 +1,5 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+
+// The chunkwise gated delta rule's per-token backward, reading its scratch through storage buffers.
+#include "gated_delta_rule_wy_token_backward_body.glsl"
