@@ -69,9 +69,11 @@ PRESETS = {"qwen3.5-0.8b": dict(dim=1024, ffn=3584, layers=24),
 
 
 def make_file(args):
-    path = os.path.join(args.workdir, f"{args.preset}-L{args.layers}-f32.gguf")
+    path = os.path.join(args.workdir,
+                        f"{args.preset}-L{args.layers}-{args.base_type.lower()}.gguf")
     if not os.path.exists(path):
-        subprocess.run([args.random_gguf, args.preset, path, "F32", str(args.layers)], check=True)
+        subprocess.run([args.random_gguf, args.preset, path, args.base_type, str(args.layers)],
+                       check=True)
     return path
 
 
@@ -177,6 +179,10 @@ def main():
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--lora", type=int, default=8)
+    ap.add_argument("--base-type", default="F32",
+                    help="the file's type (F32, Q8_0, Q4_K_M, ...): remat keeps a quantized base "
+                         "in its blocks (QLoRA), PyTorch runs its dequantized values in float32; "
+                         "all 24 layers of 0.8B at F32 exceed lavapipe's 2 GiB")
     ap.add_argument("--memory", default="2GiB", help="remat's --memory: what it plans into")
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--data", default="/usr/share/common-licenses/GPL-3")

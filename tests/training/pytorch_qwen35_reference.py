@@ -270,12 +270,16 @@ def write_gguf(path, cfg, gguf_py):
 
 def read_gguf(path, gguf_py):
     sys.path.insert(0, gguf_py)
-    from gguf import GGUFReader
+    from gguf import GGUFReader, GGMLQuantizationType
+    from gguf.quants import dequantize
 
+    plain = (GGMLQuantizationType.F32, GGMLQuantizationType.F16)
     out = {}
     for t in GGUFReader(path).tensors:
         shape = list(reversed([int(n) for n in t.shape]))  # ggml's ne, outermost last
-        out[t.name] = torch.from_numpy(np.array(t.data, dtype=np.float64).reshape(shape))
+        # Quantized blocks: gguf-py's numpy dequantization, the values ggml's dequantize_row_* give.
+        data = t.data if t.tensor_type in plain else dequantize(t.data, t.tensor_type)
+        out[t.name] = torch.from_numpy(np.array(data, dtype=np.float64).reshape(shape))
     return out
 
 
