@@ -201,7 +201,8 @@ def main():
     diff = abs(r_loss[0] - t_loss[0]) / abs(t_loss[0])
     layers = "".join("D" if ref.is_linear(cfg, i) else "A" for i in range(args.layers))
     print(f"\n{args.preset} widths, {args.layers} layers ({layers}: D Gated DeltaNet, A gated "
-          f"attention), B={args.batch} T={args.seq}, LoRA r{args.lora} on an f32 base, AdamW")
+          f"attention), B={args.batch} T={args.seq}, LoRA r{args.lora} on a {args.base_type} "
+          "base, AdamW")
     print(f"first-step loss: remat {r_loss[0]:.6f}, pytorch {t_loss[0]:.6f}, relative "
           f"difference {diff:.2e} (tolerance {LOSS_TOLERANCE})"
           f"{'' if diff <= LOSS_TOLERANCE else ': FAILED'}")
