@@ -81,6 +81,24 @@ TEST_CASE("qwen35 planner: the report gives the chunk states, kept or recomputed
   CHECK(whole.report.delta_state_layers == 0);
 }
 
+// The forward ops' chunkwise scratch is a workspace of its op alone: a recomputed block's is a
+// version of its own, so neither lives from the forward until the recompute.
+TEST_CASE("qwen35 planner: every workspace lives during its one step, recomputed or not") {
+  const auto c = testing::tiny_qwen35(64);
+  const Plan p = plan(c.model, c.shape, Policy::parse("every:1"));
+  REQUIRE(p.report.delta_states_recomputed == 3);
+  int recomputed = 0;
+  for (const PlannedTensor& t : p.tensors) {
+    // The optimizer's (block -1: the gradient norm) spans its steps.
+    if (t.tensor.role != Role::workspace || t.placement != Placement::arena || t.tensor.block < 0)
+      continue;
+    INFO(t.tensor.name);
+    CHECK(t.first_step == t.last_step);
+    if (t.tensor.name.find("_ws@recompute") != std::string::npos) ++recomputed;
+  }
+  CHECK(recomputed == 3 * 2);  // each layer's state and rule ops
+}
+
 TEST_CASE("qwen35 planner: a chunk length trades kept states for the backward's workspace") {
   // Qwen3.5-0.8B's linear heads at B 1, T 256: a state is 16 x 128 x 128 floats (1 MiB).
   const ModelConfig m = ModelConfig::preset("qwen3.5-0.8b");
