@@ -44,10 +44,11 @@ CommandSpec spec() {
                                 "examples, the rows, padding and trained targets a step, one "
                                 "example a row and packed (--pack)"))
     c.flags.push_back(std::move(f));
-  c.flags.push_back({"--delta-chunk", "TOKENS",
-                     "Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence (0: one chunk); "
-                     "auto plans each length that fits a binding and keeps the best",
-                     "auto"});
+  c.flags.push_back(
+      {"--delta-chunk", "TOKENS",
+       "Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence (0: one chunk, else a "
+       "multiple of 64); auto plans each length that fits a binding and keeps the best",
+       "auto"});
   c.flags.push_back({"--objective", "O",
                      "sft, or dpo or kto: a preference step, --batch counting pairs (or examples) "
                      "of two rows each, one loss scale per row, reference log-probs on the host",

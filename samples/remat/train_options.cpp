@@ -176,7 +176,8 @@ CommandSpec train_spec() {
       {"--log-json", "FILE", "one JSON object per step, then a summary", ""},
       {"--sample", "N", "after training, continue the data's first tokens by N tokens", "0"},
       {"--delta-chunk", "TOKENS",
-       "Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence (0: one chunk); auto plans each "
+       "Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence (0: one chunk, else a multiple "
+       "of 64); auto plans each "
        "length that fits a binding and keeps the best (as remat plan)",
        "auto"},
       {"--quiet", "", "no progress output", ""},
