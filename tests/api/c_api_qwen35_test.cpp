@@ -122,14 +122,14 @@ TEST_CASE("c api: params from a Qwen3.5 folder describe it field by field, as th
   CHECK(a.parameter_count == b.parameter_count);
   CHECK(a.persistent_bytes == b.persistent_bytes);
   CHECK(a.arena_bytes == b.arena_bytes);
-  // 1024 tokens: `remat plan` cuts the recurrence in chunks by default (one chunk's backward
-  // workspace would not fit a binding), and remat_plan chooses the same; delta_chunk 0 plans it
-  // whole as --delta-chunk 0 does.
+  // 2 x 1024 tokens: `remat plan` cuts the recurrence in chunks by default (one chunk's backward
+  // workspace would not fit a binding: its kept block values take 136.6 MiB), and remat_plan
+  // chooses the same; delta_chunk 0 plans it whole as --delta-chunk 0 does.
   remat_session_params longer = p;
-  longer.batch = 1;
+  longer.batch = 2;
   longer.seq = 1024;
   const std::string plan =
-      "plan --init '" + (dir / "0.8b").string() + "' --batch 1 --seq 1024 --policy none --json";
+      "plan --init '" + (dir / "0.8b").string() + "' --batch 2 --seq 1024 --policy none --json";
   for (const int32_t chunk : {REMAT_DELTA_CHUNK_AUTO, 0}) {
     INFO(chunk);
     longer.delta_chunk = chunk;
