@@ -15,6 +15,7 @@
 #include "formats/base_blocks.h"
 #include "formats/model_metadata.h"
 #include "formats/weight_files.h"
+#include "graph/delta_rule_workspace.h"
 #include "graph/model_builder.h"
 #include "planner/policy.h"
 #include "runtime/preference_session.h"
@@ -134,6 +135,10 @@ void set_delta_chunk(SessionConfig& c, int32_t delta_chunk) {
             "; use 0 (one chunk), a positive number of tokens or -1 (REMAT_DELTA_CHUNK_AUTO)");
   if (delta_chunk > 0 && !c.model.qwen35)
     invalid("params->delta_chunk is for Qwen3.5 models (Gated DeltaNet layers): set 0 or -1");
+  if (delta_chunk > 0)
+    if (const char* why = delta_chunk_refusal(delta_chunk); *why != '\0')
+      invalid("params->delta_chunk " + std::string(why) + " (or -1, REMAT_DELTA_CHUNK_AUTO), got " +
+              std::to_string(delta_chunk));
   c.choose_delta_chunk = delta_chunk == REMAT_DELTA_CHUNK_AUTO && c.model.qwen35;
   if (delta_chunk > 0) c.shape.delta_chunk = delta_chunk;
 }

@@ -53,13 +53,20 @@ DeltaRuleKernelScratch delta_rule_kernel_scratch(const DeltaRuleDims& d) {
           4 * heads * d.steps * (blocks * 2 * d.dk + 2 * d.dv)};
 }
 
+uint64_t delta_rule_forward_workspace_bytes(const DeltaRuleDims& d) {
+  return delta_rule_wy_forward_scratch(d.rows, d.Hv, d.dk, d.dv, d.steps);
+}
+
 DeltaRuleWorkspaceLayout delta_rule_workspace_layout(const DeltaRuleDims& d) {
-  const DeltaRuleKernelScratch k = delta_rule_kernel_scratch(d);
+  const DeltaRuleWyBackwardScratch k =
+      delta_rule_wy_backward_scratch(d.rows, d.Hv, d.dk, d.dv, d.steps);
   DeltaRuleWorkspaceLayout w;
-  w.state_bytes = k.state_bytes;
+  w.work_bytes = k.work_bytes;
+  w.keep_bytes = k.keep_bytes;
   w.partial_bytes = k.partial_bytes;
   w.carry_bytes = 4 * d.rows * d.Hv * d.dk * d.dv;
-  w.partials_at = aligned(w.state_bytes);
+  w.keep_at = aligned(w.work_bytes);
+  w.partials_at = w.keep_at + aligned(w.keep_bytes);
   w.carry_at[0] = w.partials_at + aligned(w.partial_bytes);
   w.carry_at[1] = w.carry_at[0] + aligned(w.carry_bytes);
   w.bytes = w.carry_at[1] + aligned(w.carry_bytes);
@@ -68,7 +75,16 @@ DeltaRuleWorkspaceLayout delta_rule_workspace_layout(const DeltaRuleDims& d) {
 
 uint64_t delta_rule_workspace_largest_part(const DeltaRuleDims& d) {
   const DeltaRuleWorkspaceLayout w = delta_rule_workspace_layout(d);
-  return std::max({w.state_bytes, w.partial_bytes, w.carry_bytes});
+  return std::max({delta_rule_forward_workspace_bytes(d), w.work_bytes, w.keep_bytes,
+                   w.partial_bytes, w.carry_bytes});
+}
+
+const char* delta_chunk_refusal(int chunk) {
+  if (chunk < 0) return "must be 0 (the whole sequence) or a positive number of tokens";
+  if (chunk % int(kDeltaRuleBlock) != 0)
+    return "must be a multiple of 64 tokens (the chunkwise delta rule's block) or 0 for the whole "
+           "sequence";
+  return "";
 }
 
 }  // namespace remat

@@ -1,15 +1,14 @@
-// The scratch memory of the gated delta rule's backward (runtime/kernels/gated_delta_rule.h), as
-// one contract: the kernel sizes its two buffers by it, autodiff sizes the graph's workspace
-// tensor by it, and the planner checks each part against the storage-binding limit by it. Pure
-// arithmetic, no Vulkan.
+// The scratch memory of the gated delta rule's kernels, as one contract: the chunkwise (WY)
+// kernels (runtime/kernels/gated_delta_rule_wy.h) size their buffers by it, the graph builder and
+// autodiff size the ops' workspace tensors by it, the lowering cuts those tensors into parts by it,
+// and the planner checks each part against the storage-binding limit by it. Pure arithmetic, no
+// Vulkan.
 //
-// The kernel's buffers for a range of L steps: the states it recomputes, one per sub-range of
-// about sqrt(L) steps plus one sub-range's, [rows, Hv, subs + sub, dk, dv]; and the partial sums
-// it reduces, [rows, Hv, blocks, L, 2 dk] then [rows, Hv, L, dv, 2], `blocks` the dv column
-// blocks one workgroup's shared memory takes. The graph's workspace holds both plus the two state
-// gradients a chunked backward hands from chunk to chunk ([rows, Hv, dk, dv] each), every part
-// starting on a 256-byte boundary (Vulkan's largest minStorageBufferOffsetAlignment), so each is
-// bound on its own.
+// The forward ops' workspace is the chunkwise forward's scratch for one call. The backward's holds
+// the chunkwise backward's three buffers for one chunk plus the two state gradients a chunked
+// backward hands from chunk to chunk, every part starting on a 256-byte boundary (Vulkan's largest
+// minStorageBufferOffsetAlignment), so each is bound on its own. Both are sized for one call's
+// range (the chunk length L), so a short chunk keeps them small.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +40,7 @@ DeltaRuleWyBackwardScratch delta_rule_wy_backward_scratch(uint64_t rows, uint64_
 
 struct DeltaRuleDims {
   uint64_t rows = 1, Hv = 1, dk = 1, dv = 1;
-  uint64_t steps = 1;  // L: the longest range one backward call runs
+  uint64_t steps = 1;  // L: the longest range one call runs
 };
 
 // Sub-range length: the least s with s * s >= L.
@@ -51,16 +50,24 @@ uint64_t delta_rule_sub_steps(uint64_t steps);
 // column in 1024 (16 KiB), at most 64 columns.
 uint64_t delta_rule_backward_columns(uint64_t dk, uint64_t dv);
 
-// The kernel's two scratch buffers, in bytes.
+// The sequential kernels' two scratch buffers, in bytes (runtime/kernels/gated_delta_rule.h: the
+// benchmarks' peer of the chunkwise form, not the graph's kernel).
 struct DeltaRuleKernelScratch {
   uint64_t state_bytes = 0;
   uint64_t partial_bytes = 0;
 };
 DeltaRuleKernelScratch delta_rule_kernel_scratch(const DeltaRuleDims& d);
 
-// Where each part sits in the graph's workspace tensor (byte offsets) and its size in bytes.
+// The forward ops' workspace (gated_delta_state, gated_delta_rule): the chunkwise forward's
+// scratch for one call of `steps` tokens, in bytes.
+uint64_t delta_rule_forward_workspace_bytes(const DeltaRuleDims& d);
+
+// Where each part of the backward's workspace tensor sits (byte offsets) and its size in bytes:
+// the chunkwise backward's three scratch buffers for one chunk, then the two state gradients a
+// chunked backward hands from chunk to chunk ([rows, Hv, dk, dv] each).
 struct DeltaRuleWorkspaceLayout {
-  uint64_t states_at = 0, state_bytes = 0;
+  uint64_t work_at = 0, work_bytes = 0;
+  uint64_t keep_at = 0, keep_bytes = 0;
   uint64_t partials_at = 0, partial_bytes = 0;
   uint64_t carry_at[2] = {0, 0};  // dL/dS at a chunk boundary, in and out, alternating
   uint64_t carry_bytes = 0;
@@ -68,7 +75,12 @@ struct DeltaRuleWorkspaceLayout {
 };
 DeltaRuleWorkspaceLayout delta_rule_workspace_layout(const DeltaRuleDims& d);
 
-// The largest part: what must fit one storage-buffer binding.
+// The largest part of either workspace: what must fit one storage-buffer binding.
 uint64_t delta_rule_workspace_largest_part(const DeltaRuleDims& d);
+
+// Why `chunk` cannot cut a delta rule's sequence (TrainShape::delta_chunk), or "" when it can: 0
+// (the sequence whole) or a multiple of kDeltaRuleBlock, since the chunkwise kernels' blocks sit
+// at fixed multiples of it and a call's range must start at one.
+const char* delta_chunk_refusal(int chunk);
 
 }  // namespace remat

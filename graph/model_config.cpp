@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "graph/delta_rule_workspace.h"
+
 namespace remat {
 
 std::string_view architecture_name(Architecture a) {
@@ -301,9 +303,9 @@ void TrainShape::validate(const ModelConfig& model) const {
                                 std::to_string(model.ctx) + ")");
   if (!(dropout >= 0.0f && dropout < 1.0f))
     throw std::invalid_argument("dropout must be in [0, 1), got " + std::to_string(dropout));
-  if (delta_chunk < 0)
-    throw std::invalid_argument("delta chunk must be 0 (one chunk) or positive, got " +
-                                std::to_string(delta_chunk));
+  if (delta_chunk < 0 || (model.qwen35 && *delta_chunk_refusal(delta_chunk) != '\0'))
+    throw std::invalid_argument("delta chunk " + std::string(delta_chunk_refusal(delta_chunk)) +
+                                ", got " + std::to_string(delta_chunk));
   if (model.arch == Architecture::llama && dropout != 0.0f)
     throw std::invalid_argument("the Llama family has no dropout; use --dropout 0");
   if (loss_chunk < 0 || (loss_chunk % kLossChunkAlign != 0 && loss_chunk < batch * seq))

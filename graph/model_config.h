@@ -184,8 +184,8 @@ struct TrainShape {
   bool fuse_residuals = true;
   // Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence. The states at chunk starts are
   // an activation the planner keeps or recomputes; the backward's workspace holds one chunk's
-  // states (docs/DESIGN.md, 'The delta rule under the planner'). 0 or at least T: one chunk. The
-  // results are the same bits for every value.
+  // states (docs/DESIGN.md, 'The delta rule under the planner'). 0 or at least T: one chunk; else
+  // a multiple of 64 (graph/delta_rule_workspace.h). The results are the same bits for every value.
   int delta_chunk = 0;
   // The loss backward scales each row (token position) by its own factor, read at run time,
   // instead of one factor for all: a preference objective's per-row coefficients
@@ -193,8 +193,8 @@ struct TrainShape {
   // (planner/session_extras.h); the graph and the plan's steps are unchanged.
   bool row_loss_scales = false;
 
-  // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1, delta_chunk >= 0; the
-  // Llama family has no dropout, so dropout must be 0 there).
+  // Throws invalid_argument (positive sizes, seq <= ctx, 0 <= dropout < 1, delta_chunk 0 or a
+  // multiple of 64 for Qwen3.5; the Llama family has no dropout, so dropout must be 0 there).
   void validate(const ModelConfig& model) const;
 };
 

@@ -270,24 +270,28 @@ inline constexpr OpSchema kOpSchemas[] = {
     REMAT_SCHEMA(sigmoid_gate_backward,
                  "dx = dy·s, dgate = dy·x·s·(1 − s), s = sigmoid(gate); dgate written at the "
                  "gate's places only; each output its own flag"),
-    REMAT_SCHEMA(gated_delta_state,
-                 "the delta rule's state at the start of each chunk of `chunk_len` L tokens but "
-                 "the first (which is 0): N = ⌈T/L⌉ chunks; the recurrence as gated_delta_rule, o "
-                 "not written. A checkpoint of gated_delta_rule's own recurrence: no backward "
-                 "(gated_delta_rule_backward carries the state gradient across chunks)"),
+    REMAT_SCHEMA(
+        gated_delta_state,
+        "the delta rule's state at the start of each chunk of `chunk_len` L tokens but "
+        "the first (which is 0): N = ⌈T/L⌉ chunks; the recurrence as gated_delta_rule, o "
+        "not written; chunk by chunk in chunkwise (WY) form through the workspace, sized for "
+        "one chunk by graph/delta_rule_workspace.h. A checkpoint of gated_delta_rule's "
+        "own recurrence: no backward (gated_delta_rule_backward carries the state "
+        "gradient across chunks)"),
     REMAT_SCHEMA(gated_delta_rule,
                  "per value head j (key head j/(Hv/Hk)): S_t = e^{g_t}·S_{t−1} + "
                  "β_t·k_t·(v_t − e^{g_t}·S_{t−1}ᵀk_t)ᵀ, o_t = S_tᵀq_t, S [dk,dv], 0 at every "
                  "position 0 (packed: every example restarts); v read in place: token t's Hv·dv "
                  "floats at t·W + `slice_offset`; `chunk_len` L > 0: chunk c starts from "
-                 "states[c−1] (chunks independent), the same bits as one chunk; `heads` Hv, "
-                 "`kv_heads` Hk"),
+                 "states[c−1] (chunks independent), the same bits as one chunk; L a multiple of 64 "
+                 "(the chunkwise form's blocks); the workspace holds one chunk's chunkwise "
+                 "scratch (graph/delta_rule_workspace.h); `heads` Hv, `kv_heads` Hk"),
     REMAT_SCHEMA(gated_delta_rule_backward,
                  "chunks in reverse, the state gradient carried across them; each chunk's states "
                  "recomputed from its start state into the workspace, sized for one chunk of L "
-                 "= `chunk_len` (or T) steps by graph/delta_rule_workspace.h (the kernel's states "
-                 "and partial sums, two state-gradient carries); dv written at v's places only; "
-                 "every output overwritten"),
+                 "= `chunk_len` (or T) steps by graph/delta_rule_workspace.h (the chunkwise "
+                 "backward's three scratch buffers, two state-gradient carries); dv written at "
+                 "v's places only; every output overwritten"),
 };
 #undef REMAT_SCHEMA
 
@@ -530,14 +534,14 @@ REMAT_OUT(dx) REMAT_OUT(dgate)
 namespace gated_delta_state {
 inline constexpr OpKind kind = OpKind::gated_delta_state;
 REMAT_IN(k) REMAT_IN(v) REMAT_IN(g) REMAT_IN(beta) REMAT_IN(positions)
-REMAT_OUT(states)
+REMAT_OUT(states) REMAT_OUT(workspace)
 }  // namespace gated_delta_state
 // states is present only when chunk_len > 0 and positions only when packed: a packed op's
 // positions are its last input (as everywhere), not at a fixed slot.
 namespace gated_delta_rule {
 inline constexpr OpKind kind = OpKind::gated_delta_rule;
 REMAT_IN(q) REMAT_IN(k) REMAT_IN(v) REMAT_IN(g) REMAT_IN(beta) REMAT_IN(states)
-REMAT_OUT(o)
+REMAT_OUT(o) REMAT_OUT(workspace)
 }  // namespace gated_delta_rule
 namespace gated_delta_rule_backward {
 inline constexpr OpKind kind = OpKind::gated_delta_rule_backward;

@@ -40,7 +40,8 @@ inline constexpr OperandSpec gated_delta_state_in[] = {{"k", "[B,T,Hk·dk]"},
                                                        {"g", "[B,T,Hv]"},
                                                        {"beta", "[B,T,Hv]"},
                                                        {"positions", "[BT] u32", P::if_packed}};
-inline constexpr OperandSpec gated_delta_state_out[] = {{"states", "[N−1,B,Hv,dk,dv] f32"}};
+inline constexpr OperandSpec gated_delta_state_out[] = {{"states", "[N−1,B,Hv,dk,dv] f32"},
+                                                        {"workspace", "[words] f32"}};
 inline constexpr OperandSpec gated_delta_rule_in[] = {{"q", "[B,T,Hk·dk]"},
                                                       {"k", "[B,T,Hk·dk]"},
                                                       {"v", "[B,T,W]"},
@@ -48,7 +49,8 @@ inline constexpr OperandSpec gated_delta_rule_in[] = {{"q", "[B,T,Hk·dk]"},
                                                       {"beta", "[B,T,Hv]"},
                                                       {"states", "", P::if_chunked},
                                                       {"positions", "[BT] u32", P::if_packed}};
-inline constexpr OperandSpec gated_delta_rule_out[] = {{"o", "[B,T,Hv·dv]"}};
+inline constexpr OperandSpec gated_delta_rule_out[] = {{"o", "[B,T,Hv·dv]"},
+                                                       {"workspace", "[words] f32"}};
 inline constexpr OperandSpec gated_delta_rule_backward_in[] = {{"dout", ""},
                                                                {"q", ""},
                                                                {"k", ""},
@@ -58,7 +60,6 @@ inline constexpr OperandSpec gated_delta_rule_backward_in[] = {{"dout", ""},
                                                                {"states", "", P::if_chunked},
                                                                {"positions", "", P::if_packed}};
 inline constexpr OperandSpec gated_delta_rule_backward_out[] = {
-    {"dq", ""}, {"dk", ""},    {"dv", ""},
-    {"dg", ""}, {"dbeta", ""}, {"workspace", "[words] f32"}};
+    {"dq", ""}, {"dk", ""}, {"dv", ""}, {"dg", ""}, {"dbeta", ""}, {"workspace", "[words] f32"}};
 }  // namespace schema_table
 }  // namespace remat

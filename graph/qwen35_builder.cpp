@@ -5,6 +5,7 @@
 #include <string>
 
 #include "graph/block_emitter.h"
+#include "graph/delta_rule_workspace.h"
 #include "graph/lm_head.h"
 
 namespace remat {
@@ -102,6 +103,17 @@ TensorId l2norm(BlockEmitter& e, const Ctx& c, TensorId conv, const std::string&
   return y;
 }
 
+// A forward op's workspace: the chunkwise kernels' scratch for one call of `len` tokens
+// (graph/delta_rule_workspace.h), live during the op alone.
+TensorId delta_workspace(BlockEmitter& e, const Ctx& c, int64_t len, const std::string& name) {
+  const Qwen35Layers& l = c.m.qwen35_layers;
+  const uint64_t bytes = delta_rule_forward_workspace_bytes(
+      {uint64_t(c.s.batch), uint64_t(l.linear_value_heads), uint64_t(l.linear_key_head_dim),
+       uint64_t(l.linear_value_head_dim), uint64_t(len)});
+  return c.g.add_tensor(name, {static_cast<int64_t>(bytes / 4)}, DType::f32, Role::workspace,
+                        e.block(), false);
+}
+
 // The recurrence: o from q, k, v (in the conv output at `v_offset`), g and beta; with chunks,
 // their start states first, as the block's own activation.
 TensorId delta_rule(BlockEmitter& e, const Ctx& c, TensorId q, TensorId k, TensorId conv,
@@ -112,8 +124,9 @@ TensorId delta_rule(BlockEmitter& e, const Ctx& c, TensorId q, TensorId k, Tenso
   a.kv_heads = l.linear_key_heads;
   a.slice_offset = static_cast<int>(v_offset);
   const int chunk = c.s.delta_chunk;
+  const int64_t len = chunk > 0 && chunk < c.s.seq ? chunk : c.s.seq;
   TensorId states = kNoTensor;
-  if (chunk > 0 && chunk < c.s.seq) {
+  if (len < c.s.seq) {
     a.chunk_len = chunk;
     const int64_t chunks = (c.s.seq + chunk - 1) / chunk;
     states = e.activation(p + ".chunk_states",
@@ -121,13 +134,13 @@ TensorId delta_rule(BlockEmitter& e, const Ctx& c, TensorId q, TensorId k, Tenso
                            l.linear_value_head_dim},
                           true);
     e.op(OpKind::gated_delta_state, {{"k", k}, {"v", conv}, {"g", g}, {"beta", beta}},
-         {{"states", states}}, a);
+         {{"states", states}, {"workspace", delta_workspace(e, c, len, p + ".states_fwd_ws")}}, a);
   }
   TensorId o = e.activation(p + ".core",
                             c.bt_shape(int64_t{l.linear_value_heads} * l.linear_value_head_dim));
   e.op(OpKind::gated_delta_rule,
-       {{"q", q}, {"k", k}, {"v", conv}, {"g", g}, {"beta", beta}, {"states", states}}, {{"o", o}},
-       a);
+       {{"q", q}, {"k", k}, {"v", conv}, {"g", g}, {"beta", beta}, {"states", states}},
+       {{"o", o}, {"workspace", delta_workspace(e, c, len, p + ".core_ws")}}, a);
   return o;
 }
 

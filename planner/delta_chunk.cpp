@@ -10,10 +10,11 @@
 namespace remat {
 
 std::vector<int> delta_chunk_candidates(int seq) {
+  const int block = static_cast<int>(kDeltaRuleBlock);
   std::vector<int> out = {0};
-  int top = 8;
+  int top = block;
   while (top * 2 < seq) top *= 2;
-  for (int len = top; len >= 8 && len < seq; len /= 2) out.push_back(len);
+  for (int len = top; len >= block && len < seq; len /= 2) out.push_back(len);
   return out;
 }
 
@@ -53,7 +54,7 @@ SessionPlan plan_session_choosing_delta_chunk(const ModelConfig& model, const Tr
     if (!delta_chunk_fits_binding(model, shape, chunk, request.max_binding_bytes)) continue;
     const int len = chunk == 0 ? shape.seq : chunk;
     if (request.max_delta_steps != 0 && uint32_t(len) > request.max_delta_steps) {
-      why = "no delta-rule chunk length of at least 8 tokens runs in one call on this device (" +
+      why = "no delta-rule chunk length of at least 64 tokens runs in one call on this device (" +
             std::to_string(request.max_delta_steps) + " steps at most)";
       continue;
     }

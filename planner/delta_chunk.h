@@ -14,11 +14,12 @@
 namespace remat {
 
 // The lengths tried for a sequence of T tokens: T itself (0, one chunk) and the powers of two
-// from 8 below T, longest first.
+// from 64 below T, longest first: multiples of the chunkwise kernels' block
+// (graph/delta_rule_workspace.h), so each chunk starts at a block.
 std::vector<int> delta_chunk_candidates(int seq);
 
-// Whether the chunk length's state tensor and each part of its backward workspace (graph/
-// delta_rule_workspace.h) fit one storage-buffer binding of max_binding_bytes (0: no limit).
+// Whether the chunk length's state tensor and each part of its forward and backward workspaces
+// (graph/delta_rule_workspace.h) fit one storage-buffer binding of max_binding_bytes (0: no limit).
 bool delta_chunk_fits_binding(const ModelConfig& model, const TrainShape& shape, int chunk,
                               uint64_t max_binding_bytes);
 

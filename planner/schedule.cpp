@@ -57,6 +57,12 @@ class Lowering {
     st.bytes = op.bytes;
     for (TensorId t : op.inputs) st.inputs.push_back(resolve(t));
     for (TensorId t : op.outputs) {
+      // A forward op's workspace (the delta rule's chunkwise scratch) lives during its op alone:
+      // rerun, it is a tensor of its own, or the forward's would stay live until the recompute.
+      if (fresh && phase == Phase::recompute && g_.tensor(t).role == Role::workspace) {
+        st.outputs.push_back(new_version(t));
+        continue;
+      }
       if (!versioned(t)) {
         if (fresh && g_.tensor(t).persistent && phase == Phase::recompute)
           throw std::logic_error("schedule: recompute would rewrite " + g_.tensor(t).name);

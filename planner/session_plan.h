@@ -29,8 +29,9 @@ struct SessionPlanRequest {
   uint64_t max_binding_bytes = kSmallestBindingLimit;  // the device's maxStorageBufferRange
   const CostModel* costs = nullptr;                    // measured kernel costs, or the default
   AllocationLimits allocation;  // the device's maxMemoryAllocationSize and count (0: no limit)
-  // The most delta-rule steps the device runs in one backward call (llvmpipe caps an
-  // invocation's loop iterations; runtime/kernels/gated_delta_rule.h); 0: no limit. Choosing a
+  // The most delta-rule steps the device runs in one chunkwise call, forward or backward
+  // (llvmpipe caps an invocation's loop iterations; runtime/kernels/gated_delta_rule_wy.h); 0: no
+  // limit. Choosing a
   // chunk length (planner/delta_chunk.h) keeps within it.
   uint32_t max_delta_steps = 0;
 };

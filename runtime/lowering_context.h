@@ -202,7 +202,7 @@ struct LoweringContext {
   static uint32_t delta_chunk(const Step& s, uint32_t T);
   BufferSlice chunk_state(BufferSlice states, const kernels::GatedDeltaRuleShape& d,
                           uint32_t c) const;
-  void check_delta_range(uint32_t steps, uint32_t max, const char* what) const;
+  void check_delta_range(uint32_t steps, uint32_t dk) const;
   void delta_state(const Step& s);
   void delta_rule(const Step& s);
   void delta_rule_backward(const Step& s);

@@ -8,7 +8,7 @@
 
 #include "graph/delta_rule_workspace.h"
 #include "runtime/kernels/causal_conv1d.h"
-#include "runtime/kernels/gated_delta_rule.h"
+#include "runtime/kernels/gated_delta_rule_wy.h"
 #include "runtime/kernels/gated_rmsnorm.h"
 #include "runtime/kernels/gdn_gates.h"
 #include "runtime/kernels/l2norm.h"
@@ -82,14 +82,16 @@ BufferSlice LoweringContext::chunk_state(BufferSlice states, const kernels::Gate
 }
 
 // A chunk one call must run whole: the rule's forward has no state to carry a split chunk through,
-// nor its backward the states inside one. A session's chosen chunk keeps within the backward's
-// limit, the smaller (SessionPlanRequest::max_delta_steps).
-void LoweringContext::check_delta_range(uint32_t steps, uint32_t max, const char* what) const {
+// nor its backward the states inside one. A chunk is one forward and one backward call, so the
+// limit is the smaller of the two (a session's chosen chunk keeps within it:
+// SessionPlanRequest::max_delta_steps).
+void LoweringContext::check_delta_range(uint32_t steps, uint32_t dk) const {
+  const uint32_t max = kernels::gated_delta_rule_wy_max_steps(quirks, dk);
   if (max != 0 && steps > max)
     throw std::invalid_argument("gated delta rule: a chunk of " + std::to_string(steps) +
                                 " steps, but this device runs at most " + std::to_string(max) +
-                                " in one " + what + " call; use --delta-chunk " +
-                                std::to_string(max) + " or less");
+                                " in one call; use --delta-chunk " + std::to_string(max) +
+                                " or less");
 }
 
 void LoweringContext::qwen35(const Step& s) {
@@ -198,7 +200,8 @@ void LoweringContext::qwen35(const Step& s) {
 }
 
 // The recurrence once over chunks 0 .. N-2, writing each chunk's end state as the next one's
-// start: no o (the rule's own op computes it from these states).
+// start: no o (the rule's own op computes it from these states). Each chunk runs in chunkwise
+// (WY) form through the op's workspace.
 void LoweringContext::delta_state(const Step& s) {
   namespace d = slot::gated_delta_state;
   const auto bin = [&](std::size_t slot) { return at(s.inputs.at(slot)); };
@@ -207,18 +210,20 @@ void LoweringContext::delta_state(const Step& s) {
   const kernels::GatedDeltaRuleInputs inputs{bin(d::k), bin(d::k),    bin(d::v),
                                              bin(d::g), bin(d::beta), positions(s, d::positions)};
   const uint32_t len = delta_chunk(s, shape.T);
-  check_delta_range(len, kernels::gated_delta_rule_max_forward_steps(quirks), "forward");
-  const BufferSlice states = at(s.outputs.at(d::states));
+  check_delta_range(len, shape.dk);
+  const BufferSlice states = at(s.outputs.at(d::states)), ws = at(s.outputs.at(d::workspace));
   for (uint32_t c = 0; (c + 1) * len < shape.T; ++c) {
     shape.t0 = c * len, shape.t1 = (c + 1) * len;
     const BufferSlice start = c == 0 ? BufferSlice{} : chunk_state(states, shape, c);
-    add(kernels::gated_delta_rule_forward(quirks, shape, inputs, start, {},
-                                          chunk_state(states, shape, c + 1)),
+    add(kernels::gated_delta_rule_wy_forward(
+            quirks, shape, inputs, start, {}, chunk_state(states, shape, c + 1),
+            part(ws, 0, kernels::gated_delta_rule_wy_forward_workspace(shape))),
         s);
   }
 }
 
-// o chunk by chunk, each from its kept start state (the first from zero).
+// o chunk by chunk, each from its kept start state (the first from zero), in chunkwise form
+// through the op's workspace.
 void LoweringContext::delta_rule(const Step& s) {
   namespace d = slot::gated_delta_rule;
   const auto bin = [&](std::size_t slot) { return at(s.inputs.at(slot)); };
@@ -228,18 +233,22 @@ void LoweringContext::delta_rule(const Step& s) {
   const kernels::GatedDeltaRuleInputs inputs{bin(d::q), bin(d::k),    bin(d::v),
                                              bin(d::g), bin(d::beta), pos};
   const uint32_t len = delta_chunk(s, shape.T);
-  check_delta_range(len, kernels::gated_delta_rule_max_forward_steps(quirks), "forward");
+  check_delta_range(len, shape.dk);
   const BufferSlice states = len < shape.T ? bin(d::states) : BufferSlice{};
+  const BufferSlice ws = at(s.outputs.at(d::workspace));
   for (uint32_t c = 0; c * len < shape.T; ++c) {
     shape.t0 = c * len, shape.t1 = std::min(shape.T, (c + 1) * len);
     const BufferSlice start = c == 0 ? BufferSlice{} : chunk_state(states, shape, c);
-    add(kernels::gated_delta_rule_forward(quirks, shape, inputs, start, at(s.outputs.at(d::o)), {}),
+    add(kernels::gated_delta_rule_wy_forward(
+            quirks, shape, inputs, start, at(s.outputs.at(d::o)), {},
+            part(ws, 0, kernels::gated_delta_rule_wy_forward_workspace(shape))),
         s);
   }
 }
 
-// The chunks last first, each recomputing its states from its kept start state into the
-// workspace; dL/dS crosses each chunk boundary through the workspace's two carries, alternating.
+// The chunks last first, each recomputing its blocks' states from its kept start state into the
+// workspace's chunkwise scratch; dL/dS crosses each chunk boundary through the workspace's two
+// carries, alternating.
 void LoweringContext::delta_rule_backward(const Step& s) {
   namespace d = slot::gated_delta_rule_backward;
   const auto bin = [&](std::size_t slot) { return at(s.inputs.at(slot)); };
@@ -255,7 +264,7 @@ void LoweringContext::delta_rule_backward(const Step& s) {
   const kernels::GatedDeltaRuleInputs inputs{bin(d::q), bin(d::k),    bin(d::v),
                                              bin(d::g), bin(d::beta), pos};
   const uint32_t len = delta_chunk(s, shape.T), chunks = (shape.T + len - 1) / len;
-  check_delta_range(len, kernels::gated_delta_rule_max_backward_steps(quirks), "backward");
+  check_delta_range(len, shape.dk);
   const DeltaRuleWorkspaceLayout w =
       delta_rule_workspace_layout({shape.rows, shape.Hv, shape.dk, shape.dv, len});
   const BufferSlice ws = bout(d::workspace);
@@ -268,13 +277,14 @@ void LoweringContext::delta_rule_backward(const Step& s) {
                                            bout(d::dg), bout(d::dbeta), {}};
   for (uint32_t c = chunks; c-- > 0;) {
     shape.t0 = c * len, shape.t1 = std::min(shape.T, (c + 1) * len);
-    const auto k = kernels::gated_delta_rule_backward_workspace(shape);
+    const auto k = kernels::gated_delta_rule_wy_backward_workspace(shape);
     kernels::GatedDeltaRuleGrads g = grads;
     if (c > 0) g.ds_in = carry[c % 2];
-    add(kernels::gated_delta_rule_backward(
+    add(kernels::gated_delta_rule_wy_backward(
             quirks, shape, inputs, c == 0 ? BufferSlice{} : chunk_state(states, shape, c),
             bin(d::dout), c + 1 == chunks ? BufferSlice{} : carry[(c + 1) % 2], g,
-            part(ws, w.states_at, k.state_bytes), part(ws, w.partials_at, k.partial_bytes)),
+            part(ws, w.work_at, k.work_bytes), part(ws, w.keep_at, k.keep_bytes),
+            part(ws, w.partials_at, k.partial_bytes)),
         s);
   }
 }

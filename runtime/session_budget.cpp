@@ -5,7 +5,7 @@
 
 #include "planner/delta_chunk.h"
 #include "planner/session_plan.h"
-#include "runtime/kernels/gated_delta_rule.h"
+#include "runtime/kernels/gated_delta_rule_wy.h"
 #include "runtime/vulkan/arena.h"
 #include "runtime/vulkan/buffer.h"
 
@@ -30,6 +30,17 @@ AllocationLimits session_allocation_limits(const Device& d, const SessionConfig&
   return limits;
 }
 
+namespace {
+
+// A chunk is one chunkwise call forward and one backward (0: no limit).
+uint32_t max_delta_steps(const DeviceQuirks& quirks, const ModelConfig& model) {
+  if (!model.qwen35) return 0;
+  return kernels::gated_delta_rule_wy_max_steps(
+      quirks, static_cast<uint32_t>(model.qwen35_layers.linear_key_head_dim));
+}
+
+}  // namespace
+
 Plan session_plan(const Device& d, SessionConfig& c, const DeviceQuirks& quirks) {
   const SessionPlanRequest request{c.policy,
                                    c.arena_budget,
@@ -39,7 +50,7 @@ Plan session_plan(const Device& d, SessionConfig& c, const DeviceQuirks& quirks)
                                    quirks.max_binding_bytes,
                                    c.costs,
                                    session_allocation_limits(d, c),
-                                   kernels::gated_delta_rule_max_backward_steps(quirks)};
+                                   max_delta_steps(quirks, c.model)};
   SessionPlan p = c.choose_delta_chunk
                       ? plan_session_choosing_delta_chunk(c.model, c.shape, c.lora, request)
                       : plan_session(c.model, c.shape, c.lora, request);

@@ -322,7 +322,8 @@ typedef struct remat_session_params {
   int32_t mrope_section[3];
   int32_t mrope_interleaved;
   /* Tokens per chunk of the Gated DeltaNet recurrence (`remat train --delta-chunk`): 0 = the
-   * whole sequence in one chunk, N = chunks of N tokens, REMAT_DELTA_CHUNK_AUTO (-1, the default)
+   * whole sequence in one chunk, N = chunks of N tokens (a multiple of 64, the chunkwise
+   * kernels' block), REMAT_DELTA_CHUNK_AUTO (-1, the default)
    * = the length `remat plan` and `remat train` choose. Results are the same bits for every
    * value; only the plan (memory, recompute) differs. Positive values need a Qwen3.5 model. */
   int32_t delta_chunk;

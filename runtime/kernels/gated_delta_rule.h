@@ -1,6 +1,7 @@
 // Dispatches for the gated delta rule: Gated DeltaNet's recurrence (Yang, Kautz, Hatamizadeh,
 // "Gated Delta Networks: Improving Mamba2 with Delta Rule", 2024), the linear
-// attention of three in four Qwen3.5 layers.
+// attention of three in four Qwen3.5 layers, step by step. The graph runs the chunkwise form
+// (gated_delta_rule_wy.h, same interface and semantics); these remain as its benchmarks' peer.
 //
 // Per row and value head h, reading key head h / (Hv / Hk) (consecutive value heads share a key
 // head: transformers' repeat_interleave over the Hugging Face weights' head order), the state

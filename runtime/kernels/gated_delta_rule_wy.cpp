@@ -163,6 +163,13 @@ uint32_t gated_delta_rule_wy_max_backward_steps(const DeviceQuirks& quirks, uint
   return static_cast<uint32_t>(blocks * kBlock);
 }
 
+uint32_t gated_delta_rule_wy_max_steps(const DeviceQuirks& quirks, uint32_t dk) {
+  const uint32_t fwd = gated_delta_rule_wy_max_forward_steps(quirks, dk);
+  const uint32_t bwd = gated_delta_rule_wy_max_backward_steps(quirks, dk);
+  if (fwd == 0 || bwd == 0) return std::max(fwd, bwd);
+  return std::min(fwd, bwd);
+}
+
 std::vector<Dispatch> gated_delta_rule_wy_forward(const DeviceQuirks& quirks,
                                                   const GatedDeltaRuleShape& s,
                                                   const GatedDeltaRuleInputs& in, BufferSlice s_in,

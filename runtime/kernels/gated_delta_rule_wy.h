@@ -11,7 +11,9 @@
 // Blocks sit at multiples of kDeltaRuleBlock from t = 0: t0 must be one and t1 one or T, and then a
 // range run in calls gives the bits of one whole-range call.
 //
-// Not yet the graph's kernel (gated_delta_rule.h's sequential kernels are).
+// The graph's kernel for gated_delta_state, gated_delta_rule and their backward
+// (runtime/op_lowering_qwen35.cpp); gated_delta_rule.h's sequential kernels remain as the
+// benchmarks' peer.
 #pragma once
 
 #include "runtime/kernels/gated_delta_rule.h"
@@ -39,6 +41,10 @@ GatedDeltaRuleWyWorkspace gated_delta_rule_wy_backward_workspace(const GatedDelt
 
 // The most steps one backward call may run under llvmpipe's loop limit (0: no limit).
 uint32_t gated_delta_rule_wy_max_backward_steps(const DeviceQuirks& quirks, uint32_t dk);
+
+// The longest range one forward and one backward call may each run (the smaller limit; 0: no
+// limit): a chunk of the graph's delta rule is one call of each.
+uint32_t gated_delta_rule_wy_max_steps(const DeviceQuirks& quirks, uint32_t dk);
 
 // As gated_delta_rule_backward: every gradient over [t0, t1) from d_o and ds_out (empty: zero),
 // the block-start states recomputed from s_in (empty: zero) by the forward's own passes. Eight

@@ -14,6 +14,7 @@
 #include "data_args.h"
 #include "formats/hf_folder.h"
 #include "graph/cost_model.h"
+#include "graph/delta_rule_workspace.h"
 #include "graph/model_builder.h"
 #include "memory_text.h"
 #include "model_args.h"
@@ -43,10 +44,11 @@ CommandSpec spec() {
                                 "examples, the rows, padding and trained targets a step, one "
                                 "example a row and packed (--pack)"))
     c.flags.push_back(std::move(f));
-  c.flags.push_back({"--delta-chunk", "TOKENS",
-                     "Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence (0: one chunk); "
-                     "auto plans each length that fits a binding and keeps the best",
-                     "auto"});
+  c.flags.push_back(
+      {"--delta-chunk", "TOKENS",
+       "Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence (0: one chunk, else a "
+       "multiple of 64); auto plans each length that fits a binding and keeps the best",
+       "auto"});
   c.flags.push_back({"--objective", "O",
                      "sft, or dpo or kto: a preference step, --batch counting pairs (or examples) "
                      "of two rows each, one loss scale per row, reference log-probs on the host",
@@ -81,6 +83,9 @@ Options parse_options(const std::vector<std::string>& argv) {
   if (a.get_or_default("--delta-chunk") != "auto") {
     o.choose_delta_chunk = false;
     o.sel.shape.delta_chunk = static_cast<int>(a.get_int("--delta-chunk", 0, 1 << 30).value_or(0));
+    if (const char* why = delta_chunk_refusal(o.sel.shape.delta_chunk); *why != '\0')
+      throw UsageError("--delta-chunk " + std::string(why) + ", got " +
+                       std::to_string(o.sel.shape.delta_chunk));
   }
   o.lora = parse_lora_flags(a);
   std::optional<std::filesystem::path> init;

@@ -27,6 +27,7 @@
 #include "formats/safetensors.h"
 #include "formats/token_dataset.h"
 #include "formats/weight_files.h"
+#include "graph/delta_rule_workspace.h"
 #include "memory_text.h"
 #include "model_args.h"
 #include "runtime/session.h"
@@ -175,7 +176,8 @@ CommandSpec train_spec() {
       {"--log-json", "FILE", "one JSON object per step, then a summary", ""},
       {"--sample", "N", "after training, continue the data's first tokens by N tokens", "0"},
       {"--delta-chunk", "TOKENS",
-       "Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence (0: one chunk); auto plans each "
+       "Qwen3.5: tokens per chunk of the Gated DeltaNet recurrence (0: one chunk, else a multiple "
+       "of 64); auto plans each "
        "length that fits a binding and keeps the best (as remat plan)",
        "auto"},
       {"--quiet", "", "no progress output", ""},
@@ -214,6 +216,9 @@ TrainOptions parse_train_options(const std::vector<std::string>& user_argv) {
   if (a.get_or_default("--delta-chunk") != "auto") {
     o.choose_delta_chunk = false;
     o.sel.shape.delta_chunk = static_cast<int>(a.get_int("--delta-chunk", 0, 1 << 30).value_or(0));
+    if (const char* why = delta_chunk_refusal(o.sel.shape.delta_chunk); *why != '\0')
+      throw UsageError("--delta-chunk " + std::string(why) + ", got " +
+                       std::to_string(o.sel.shape.delta_chunk));
   }
   if (o.init) WeightFiles::open(*o.init);  // the weights' headers, before anything runs
   if (!a.has("--data")) throw UsageError("--data FILE is required (any file; it is read as bytes)");

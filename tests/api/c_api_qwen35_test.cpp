@@ -42,7 +42,7 @@ remat::ModelConfig odd_qwen35() {
   m.head_size = 16;
   m.ffn = 72;
   m.vocab = 131;
-  m.ctx = 32;
+  m.ctx = 160;
   m.rope_theta = 1000000.0f;
   m.qwen35_layers = {3, 2, 4, 12, 12, 3, 0.5f, 0, {2, 1, 1}, true};
   m.validate();
@@ -122,14 +122,14 @@ TEST_CASE("c api: params from a Qwen3.5 folder describe it field by field, as th
   CHECK(a.parameter_count == b.parameter_count);
   CHECK(a.persistent_bytes == b.persistent_bytes);
   CHECK(a.arena_bytes == b.arena_bytes);
-  // 1024 tokens: `remat plan` cuts the recurrence in chunks by default (one chunk's backward
-  // workspace would not fit a binding), and remat_plan chooses the same; delta_chunk 0 plans it
-  // whole as --delta-chunk 0 does.
+  // 2 x 1024 tokens: `remat plan` cuts the recurrence in chunks by default (one chunk's backward
+  // workspace would not fit a binding: its kept block values take 136.6 MiB), and remat_plan
+  // chooses the same; delta_chunk 0 plans it whole as --delta-chunk 0 does.
   remat_session_params longer = p;
-  longer.batch = 1;
+  longer.batch = 2;
   longer.seq = 1024;
   const std::string plan =
-      "plan --init '" + (dir / "0.8b").string() + "' --batch 1 --seq 1024 --policy none --json";
+      "plan --init '" + (dir / "0.8b").string() + "' --batch 2 --seq 1024 --policy none --json";
   for (const int32_t chunk : {REMAT_DELTA_CHUNK_AUTO, 0}) {
     INFO(chunk);
     longer.delta_chunk = chunk;
@@ -212,13 +212,14 @@ TEST_CASE("c api: a Qwen3.5 session trains, saves what params_from_file reads ba
   const remat::ModelConfig m = odd_qwen35();
   remat_session_params p = params_of(config_folder(dir / "in", m));
   p.learning_rate = 1e-2;
-  p.delta_chunk = 8;  // two chunks of the 16 tokens
+  p.seq = 80;
+  p.delta_chunk = 64;  // two chunks of the 80 tokens, 64 and 16
   Handles h;
   REQUIRE(remat_device_open(nullptr, &h.device) == REMAT_OK);
   REQUIRE(remat_session_create(h.device, &p, &h.session) == REMAT_OK);
   float first = 0, last = 0;
   for (int step = 0; step < 8; ++step) {
-    const auto b = pattern_batch(32, uint32_t(m.vocab), step);
+    const auto b = pattern_batch(160, uint32_t(m.vocab), step);
     REQUIRE(remat_session_step(h.session, b.tokens.data(), b.targets.data(), b.tokens.size(),
                                &last) == REMAT_OK);
     if (step == 0) first = last;
@@ -268,6 +269,10 @@ TEST_CASE("c api: Qwen3.5 fields are checked, and older structs name the preset 
   refused([](auto& p) { p.mrope_section[2] = -1; }, "params->mrope_section[2] is negative");
   refused([](auto& p) { p.mrope_section[0] = 3; }, "mrope_section sums to 5");
   refused([](auto& p) { p.delta_chunk = -2; }, "params->delta_chunk is -2");
+  // The chunkwise delta rule's blocks sit at multiples of 64 tokens.
+  refused([](auto& p) { p.delta_chunk = 8; },
+          "params->delta_chunk must be a multiple of 64 tokens (the chunkwise delta rule's block) "
+          "or 0 for the whole sequence (or -1, REMAT_DELTA_CHUNK_AUTO), got 8");
   // delta_chunk cuts Qwen3.5's recurrence only.
   remat_session_params llama = remat::test::small_params();
   llama.delta_chunk = 8;
@@ -308,7 +313,7 @@ TEST_CASE("c api: Qwen3.5 fields are checked, and older structs name the preset 
 }
 
 // The delta-rule chunk a plan runs: remat_plan_report.delta_chunk is `remat plan --json`'s
-// delta_rule.chunk for the same model and shape (under every:1 auto keeps 16 of T 32 for the
+// delta_rule.chunk for the same model and shape (under every:1 auto keeps 64 of T 160 for the
 // tiny preset; a given length; the whole sequence), a session reports the one it planned, a
 // model without Gated DeltaNet layers reports 0, and a report struct from before the field is
 // filled up to its end and no further.
@@ -317,11 +322,12 @@ TEST_CASE("c api: the plan report carries the delta-rule chunk, as remat plan --
   p.model = "qwen3.5-tiny";
   p.layers = p.dim = p.heads = p.vocab = p.ctx = 0;
   p.batch = 4;
-  p.seq = 32;
+  p.seq = 160;
   p.policy = "every:1";
   p.pipeline_cache_dir = "";
-  const std::string plan = "plan qwen3.5-tiny --batch 4 --seq 32 --policy every:1 --json";
-  for (const auto& [chunk, expected] : {std::pair{REMAT_DELTA_CHUNK_AUTO, 16}, {8, 8}, {0, 32}}) {
+  const std::string plan = "plan qwen3.5-tiny --batch 4 --seq 160 --policy every:1 --json";
+  for (const auto& [chunk, expected] :
+       {std::pair{REMAT_DELTA_CHUNK_AUTO, 64}, {128, 128}, {0, 160}}) {
     INFO(chunk);
     p.delta_chunk = chunk;
     remat_plan_report r{sizeof(remat_plan_report)};
@@ -340,7 +346,7 @@ TEST_CASE("c api: the plan report carries the delta-rule chunk, as remat plan --
   REQUIRE(remat_session_create(h.device, &p, &h.session) == REMAT_OK);
   remat_plan_report made{sizeof(remat_plan_report)};
   REQUIRE(remat_session_plan_report(h.session, &made) == REMAT_OK);
-  CHECK(made.delta_chunk == 16);
+  CHECK(made.delta_chunk == 64);
   // No recurrence: 0, and `remat plan --json` has no delta_rule.
   remat_plan_report gpt{sizeof(remat_plan_report)};
   gpt.delta_chunk = 5;

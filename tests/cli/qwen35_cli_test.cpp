@@ -64,24 +64,32 @@ TEST_CASE("remat trains qwen3.5-tiny, and generates from what it saved") {
 // trains the same bits, so the same losses print.
 TEST_CASE("remat train --delta-chunk cuts Qwen3.5's recurrence without changing the losses") {
   const std::string run =
-      "train qwen3.5-tiny --data /usr/share/common-licenses/GPL-3 --batch 2 --seq 32 --steps 3 ";
+      "train qwen3.5-tiny --data /usr/share/common-licenses/GPL-3 --batch 2 --seq 160 --steps 3 ";
   const auto whole = run_remat(run + "--delta-chunk 0");
-  const auto eight = run_remat(run + "--delta-chunk 8");
-  INFO(whole.err << eight.err);
+  const auto blocks = run_remat(run + "--delta-chunk 64");
+  INFO(whole.err << blocks.err);
   REQUIRE(whole.exit_code == 0);
-  REQUIRE(eight.exit_code == 0);
+  REQUIRE(blocks.exit_code == 0);
   CHECK(whole.out.find("delta    rule in one chunk of the whole sequence") != std::string::npos);
-  CHECK(eight.out.find("delta    rule in chunks of 8 tokens") != std::string::npos);
+  CHECK(blocks.out.find("delta    rule in chunks of 64 tokens") != std::string::npos);
   for (int step = 1; step <= 3; ++step)
-    CHECK(loss_at(eight.out, step, 3) == loss_at(whole.out, step, 3));
-  // One chunk longer than llvmpipe (every device the tests run on) runs in one backward call,
-  // 16,367 steps, is refused in one line before any step; auto never chooses one.
+    CHECK(loss_at(blocks.out, step, 3) == loss_at(whole.out, step, 3));
+  // The chunkwise kernels' blocks sit at multiples of 64 tokens: another length is refused in
+  // one line.
+  const auto odd = run_remat(run + "--delta-chunk 100");
+  CHECK(odd.exit_code == 2);
+  CHECK(odd.err ==
+        "remat: error: --delta-chunk must be a multiple of 64 tokens (the chunkwise delta rule's "
+        "block) or 0 for the whole sequence, got 100\n");
+  // One chunk longer than llvmpipe (every device the tests run on) runs in one chunkwise call at
+  // the tiny preset's heads, 1,664 steps, is refused in one line before any step; auto never
+  // chooses one.
   const auto too_long = run_remat(
-      "train qwen3.5-tiny --ctx 16400 --seq 16400 --batch 1 --steps 1 --delta-chunk 0 --data "
+      "train qwen3.5-tiny --ctx 2048 --seq 2048 --batch 1 --steps 1 --delta-chunk 0 --data "
       "/usr/share/common-licenses/GPL-3");
   CHECK(too_long.exit_code == 2);
-  CHECK(too_long.err.find("a chunk of 16400 steps, but this device runs at most 16367 in one "
-                          "backward call; use --delta-chunk 16367 or less") != std::string::npos);
+  CHECK(too_long.err.find("a chunk of 2048 steps, but this device runs at most 1664 in one "
+                          "call; use --delta-chunk 1664 or less") != std::string::npos);
   const auto llama = run_remat(
       "train llama-tiny --data /usr/share/common-licenses/GPL-3 --steps 1 --delta-chunk 8");
   CHECK(llama.exit_code == 2);
@@ -90,18 +98,18 @@ TEST_CASE("remat train --delta-chunk cuts Qwen3.5's recurrence without changing 
 
 // A preference run's session is the SFT session of its rows (2 a pair or a KTO example): the same
 // --delta-chunk auto choice, so the same chunk, at the same rows, seq and plan. Under every:1 the
-// tiny preset's states are recomputed with their block, and 16 of T 32 plans the smallest arena
+// tiny preset's states are recomputed with their block, and 64 of T 160 plans the smallest arena
 // (a preference run that skipped the choice ran one chunk of the whole sequence).
 TEST_CASE("remat train --objective dpo and kto on Qwen3.5 cut the delta rule as SFT does") {
   remat::test::TempFolder d("qwen35_pref_cli");
   remat::test::write_tiny_tokenizer(d.path() / "tok");
   const std::string run = "train qwen3.5-tiny --vocab 261 --tokenizer " + d.quoted("tok") +
-                          " --seq 32 --policy every:1 --lora 4 --lr 3e-3 ";
+                          " --seq 160 --policy every:1 --lora 4 --lr 3e-3 ";
   const auto sft = run_remat(run + "--batch 4 --steps 1 --data /usr/share/common-licenses/GPL-3");
   INFO(sft.err);
   REQUIRE(sft.exit_code == 0);
   const std::string delta = line_of(sft.out, "delta    ");
-  CHECK(delta.find("delta    rule in chunks of 16 tokens (") == 0);
+  CHECK(delta.find("delta    rule in chunks of 64 tokens (") == 0);
   const std::string data = std::string(REMAT_SOURCE_DIR) + "/samples/data/";
   for (const auto& [objective, file] :
        {std::pair<std::string, std::string>{"dpo", "preference.jsonl"},

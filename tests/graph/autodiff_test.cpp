@@ -235,7 +235,7 @@ TEST_CASE("autodiff: attention backwards keep their forward's sliding window and
 namespace remat {
 
 TEST_CASE("autodiff: Qwen3.5's ops each get one backward but the chunk states' op") {
-  const testing::Qwen35Case c = testing::tiny_qwen35(4);
+  const testing::Qwen35Case c = testing::tiny_qwen35(64);
   const Graph g = build_training_model(c.model, c.shape);
   for (const Block& b : g.blocks) {
     std::vector<int> fwd;
@@ -256,9 +256,9 @@ TEST_CASE("autodiff: Qwen3.5's ops each get one backward but the chunk states' o
     CHECK(g.grad_of[static_cast<size_t>(states)] == kNoTensor);
     const Tensor& ws = g.tensor(op.outputs.at(slot::gated_delta_rule_backward::workspace));
     CHECK(ws.role == Role::workspace);
-    // Sized for one chunk of L 4 at B 2, Hv 4, dk 8, dv 6 (graph/delta_rule_workspace.h).
+    // Sized for one chunk of L 64 at B 2, Hv 4, dk 8, dv 6 (graph/delta_rule_workspace.h).
     CHECK(ws.shape ==
-          std::vector<int64_t>{int64_t(delta_rule_workspace_layout({2, 4, 8, 6, 4}).bytes / 4)});
+          std::vector<int64_t>{int64_t(delta_rule_workspace_layout({2, 4, 8, 6, 64}).bytes / 4)});
   }
 }
 

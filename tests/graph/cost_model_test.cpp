@@ -136,10 +136,10 @@ TEST_CASE("cost: partial RoPE prices the rotated share of each head") {
 namespace remat {
 
 TEST_CASE("cost: Qwen3.5's ops have work, and the recurrence costs its state passes") {
-  // B 2, T 16, 2 key heads of 8, 4 value heads of 6, a 4-tap conv over 56 channels.
-  const testing::Qwen35Case c = testing::tiny_qwen35(4);
+  // B 2, T 128, 2 key heads of 8, 4 value heads of 6, a 4-tap conv over 56 channels.
+  const testing::Qwen35Case c = testing::tiny_qwen35(64);
   const Graph g = build_training_model(c.model, c.shape);
-  const double state = 2.0 * 16 * 4 * 8 * 6;  // one dk x dv pass per value head and token
+  const double state = 2.0 * 128 * 4 * 8 * 6;  // one dk x dv pass per value head and token
   int rules = 0;
   for (const Op& op : g.ops) {
     INFO(op_kind_name(op.kind));
@@ -151,7 +151,7 @@ TEST_CASE("cost: Qwen3.5's ops have work, and the recurrence costs its state pas
       ++rules;
     }
     if (op.kind == OpKind::gated_delta_rule_backward) CHECK(op.flops == 17 * state);
-    if (op.kind == OpKind::causal_conv1d) CHECK(op.flops == (2 * 4 + 5) * 2.0 * 16 * 56);
+    if (op.kind == OpKind::causal_conv1d) CHECK(op.flops == (2 * 4 + 5) * 2.0 * 128 * 56);
   }
   CHECK(rules == 3);
 }

@@ -47,7 +47,7 @@ TEST_CASE(
   lora.rank = 4;
   const Graph adapted = build_training_model(ModelConfig::preset("tiny"), TrainShape{}, lora);
   // Qwen3.5 with packed rows and a chunked recurrence: every op kind of its layers.
-  const testing::Qwen35Case q = testing::tiny_qwen35(4, true);
+  const testing::Qwen35Case q = testing::tiny_qwen35(64, true);
   const Graph qwen = build_training_model(q.model, q.shape);
   std::set<OpKind> kinds;
   for (const Graph* g : {&gpt, &lm, &adapted, &qwen})
@@ -99,19 +99,22 @@ TEST_CASE("op schema: arity errors and operand names are checked") {
 
 TEST_CASE("op schema: the delta rule's states and positions are each optional") {
   OpAttrs chunked;
-  chunked.chunk_len = 4;
+  chunked.chunk_len = 64;
   OpAttrs packed;
   packed.packed = true;
   OpAttrs both = chunked;
   both.packed = true;
-  CHECK(check_operand_arity(OpKind::gated_delta_rule, {}, 5, 1).empty());
-  CHECK(check_operand_arity(OpKind::gated_delta_rule, chunked, 6, 1).empty());
-  CHECK(check_operand_arity(OpKind::gated_delta_rule, packed, 6, 1).empty());
-  CHECK(check_operand_arity(OpKind::gated_delta_rule, both, 7, 1).empty());
-  CHECK(check_operand_arity(OpKind::gated_delta_rule, chunked, 5, 1) ==
+  CHECK(check_operand_arity(OpKind::gated_delta_rule, {}, 5, 2).empty());
+  CHECK(check_operand_arity(OpKind::gated_delta_rule, chunked, 6, 2).empty());
+  CHECK(check_operand_arity(OpKind::gated_delta_rule, packed, 6, 2).empty());
+  CHECK(check_operand_arity(OpKind::gated_delta_rule, both, 7, 2).empty());
+  CHECK(check_operand_arity(OpKind::gated_delta_rule, chunked, 5, 2) ==
         "gated_delta_rule takes 6 inputs (q, k, v, g, beta, states?, positions?), has 5");
   CHECK(check_operand_arity(OpKind::gated_delta_rule_backward, both, 8, 6).empty());
-  CHECK(check_operand_arity(OpKind::gated_delta_state, packed, 5, 1).empty());
+  CHECK(check_operand_arity(OpKind::gated_delta_state, packed, 5, 2).empty());
+  // The forward ops' chunkwise scratch is an output of each (graph/delta_rule_workspace.h).
+  CHECK(slot::gated_delta_rule::workspace == 1);
+  CHECK(slot::gated_delta_state::workspace == 1);
   // Left out, an optional operand in the middle moves the ones after it up: positions stay last.
   const std::vector<std::pair<std::string_view, TensorId>> unchunked = {
       {"q", 1}, {"k", 2}, {"v", 3}, {"g", 4}, {"beta", 5}, {"states", kNoTensor}, {"positions", 9}};

@@ -5,12 +5,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 #include <string>
 
 #include "graph/autodiff.h"
+#include "graph/delta_rule_workspace.h"
 #include "graph/model_builder.h"
 #include "graph/op_schema.h"
 #include "tests/graph/random_qwen35.h"
@@ -110,7 +112,7 @@ TEST_CASE("qwen35 graph: the layers' attributes follow the config") {
   const Graph g = build_model(c.model, c.shape);
   const Block& lin = g.blocks[1];
   const Op& conv = only_op(g, lin, OpKind::causal_conv1d);
-  CHECK(g.tensor(conv.outputs.at(0)).shape == std::vector<int64_t>{2, 16, 56});
+  CHECK(g.tensor(conv.outputs.at(0)).shape == std::vector<int64_t>{2, 128, 56});
   std::vector<const Op*> norms;
   for (int i : lin.forward_ops)
     if (g.ops[static_cast<size_t>(i)].kind == OpKind::l2norm)
@@ -133,7 +135,7 @@ TEST_CASE("qwen35 graph: the layers' attributes follow the config") {
   const Op& gate = only_op(g, full, OpKind::sigmoid_gate);
   CHECK(gate.attrs.slice_offset == 16);  // each head's gate after its 16 query floats
   CHECK(g.tensor(gate.inputs.at(slot::sigmoid_gate::gate)).shape ==
-        std::vector<int64_t>{2, 16, 64});
+        std::vector<int64_t>{2, 128, 64});
   for (int i : full.forward_ops) {
     const Op& op = g.ops[static_cast<size_t>(i)];
     if (op.kind == OpKind::rope) CHECK(op.attrs.rotary_dims == 4);
@@ -142,30 +144,51 @@ TEST_CASE("qwen35 graph: the layers' attributes follow the config") {
 }
 
 TEST_CASE("qwen35 graph: a chunk length gives the block its chunk-start states") {
-  for (int chunk : {1, 4, 5, 15, 16, 64}) {
+  for (int chunk : {64, 128, 192}) {
     INFO("chunk " << chunk);
     const testing::Qwen35Case c = testing::tiny_qwen35(chunk);
     const Graph g = build_model(c.model, c.shape);
     const Block& lin = g.blocks[1];
     const Op& rule = only_op(g, lin, OpKind::gated_delta_rule);
-    if (chunk >= 16) {
+    const int len = std::min(chunk, 128);
+    // The forward ops' workspace: the chunkwise forward's scratch for one chunk, a workspace of
+    // the block (graph/delta_rule_workspace.h).
+    const Tensor& rws = g.tensor(rule.outputs.at(slot::gated_delta_rule::workspace));
+    CHECK(rws.role == Role::workspace);
+    CHECK(rws.block == 1);
+    CHECK(uint64_t(rws.elements()) * 4 ==
+          delta_rule_forward_workspace_bytes({2, 4, 8, 6, uint64_t(len)}));
+    if (chunk >= 128) {
       CHECK(kinds_in(g, lin).count(OpKind::gated_delta_state) == 0);
       CHECK(rule.attrs.chunk_len == 0);
       continue;
     }
     const Op& state = only_op(g, lin, OpKind::gated_delta_state);
-    const int64_t chunks = (16 + chunk - 1) / chunk;
-    const Tensor& s = g.tensor(state.outputs.at(0));
+    const int64_t chunks = (128 + chunk - 1) / chunk;
+    const Tensor& s = g.tensor(state.outputs.at(slot::gated_delta_state::states));
     CHECK(s.shape == std::vector<int64_t>{chunks - 1, 2, 4, 8, 6});
     CHECK(s.role == Role::activation);
     CHECK(s.block == 1);
+    const Tensor& sws = g.tensor(state.outputs.at(slot::gated_delta_state::workspace));
+    CHECK(sws.role == Role::workspace);
+    CHECK(uint64_t(sws.elements()) * 4 == delta_rule_forward_workspace_bytes({2, 4, 8, 6, 64}));
     CHECK(rule.attrs.chunk_len == chunk);
     CHECK(rule.inputs.at(slot::gated_delta_rule::states) == s.id);
   }
 }
 
+// The chunkwise kernels' blocks sit at multiples of 64 tokens: a chunk length must be one.
+TEST_CASE("qwen35 graph: a chunk length not a multiple of 64 is refused") {
+  for (int chunk : {1, 8, 16, 100}) {
+    INFO("chunk " << chunk);
+    const testing::Qwen35Case c = testing::tiny_qwen35(chunk);
+    CHECK_THROWS_WITH(build_model(c.model, c.shape),
+                      Catch::Contains("delta chunk must be a multiple of 64 tokens"));
+  }
+}
+
 TEST_CASE("qwen35 graph: packed rows give the conv and the recurrence the positions") {
-  const testing::Qwen35Case c = testing::tiny_qwen35(4, true);
+  const testing::Qwen35Case c = testing::tiny_qwen35(64, true);
   const Graph g = build_model(c.model, c.shape);
   for (const Op& op : g.ops) {
     INFO(op_kind_name(op.kind));
@@ -231,7 +254,7 @@ TEST_CASE("qwen35 graph: every chunk length has the same backward, write for wri
   };
   const auto whole = backward(0);
   CHECK(whole.size() > 50);
-  for (int chunk : {1, 3, 4, 8}) {
+  for (int chunk : {64, 128}) {
     INFO("chunk " << chunk);
     CHECK(backward(chunk) == whole);
   }

@@ -13,11 +13,13 @@
 
 namespace remat {
 
-TEST_CASE("delta chunk: candidates are one chunk, then powers of two from 8 below T") {
-  CHECK(delta_chunk_candidates(512) == std::vector<int>{0, 256, 128, 64, 32, 16, 8});
-  CHECK(delta_chunk_candidates(100) == std::vector<int>{0, 64, 32, 16, 8});
-  CHECK(delta_chunk_candidates(9) == std::vector<int>{0, 8});
-  CHECK(delta_chunk_candidates(8) == std::vector<int>{0});
+// Every candidate is a multiple of the chunkwise kernels' 64-token block, or T whole.
+TEST_CASE("delta chunk: candidates are one chunk, then powers of two from 64 below T") {
+  CHECK(delta_chunk_candidates(512) == std::vector<int>{0, 256, 128, 64});
+  CHECK(delta_chunk_candidates(100) == std::vector<int>{0, 64});
+  CHECK(delta_chunk_candidates(65) == std::vector<int>{0, 64});
+  CHECK(delta_chunk_candidates(64) == std::vector<int>{0});
+  CHECK(delta_chunk_candidates(9) == std::vector<int>{0});
 }
 
 TEST_CASE("delta chunk: the states and the workspace must each fit one binding") {
@@ -25,16 +27,15 @@ TEST_CASE("delta chunk: the states and the workspace must each fit one binding")
   const ModelConfig m = ModelConfig::preset("qwen3.5-0.8b");
   const TrainShape s{4, 512};
   const uint64_t mib128 = uint64_t(1) << 27;
-  // The workspace's largest part (graph/delta_rule_workspace.h): the recomputed states, 2 sqrt(L)
-  // of them, or the partial sums, L x 2304 floats per head (8 column blocks of 16).
-  CHECK_FALSE(delta_chunk_fits_binding(m, s, 0, mib128));    // 46 states 184 MiB, sums 302 MiB
-  CHECK_FALSE(delta_chunk_fits_binding(m, s, 256, mib128));  // 32 states 128 MiB, sums 151 MiB
-  CHECK(delta_chunk_fits_binding(m, s, 128, mib128));        // 23 states 92 MiB, sums 75.5 MiB
-  CHECK(delta_chunk_fits_binding(m, s, 64, mib128));         // 16 states; 7 starts 28 MiB
-  CHECK(delta_chunk_fits_binding(m, s, 32, mib128));         // 15 starts 60 MiB
-  CHECK(delta_chunk_fits_binding(m, s, 16, mib128));         // 31 starts 124 MiB
-  CHECK_FALSE(delta_chunk_fits_binding(m, s, 8, mib128));    // 63 starts: 252 MiB
+  // The workspaces' largest part (graph/delta_rule_workspace.h): the backward's kept block
+  // values, 69,952 floats per (row, head, block) of 64 tokens, 273.25 KiB.
+  CHECK_FALSE(delta_chunk_fits_binding(m, s, 0, mib128));  // 8 blocks: 136.6 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 256, mib128));      // 68.3 MiB; 1 start 4 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 128, mib128));      // 34.2 MiB; 3 starts 12 MiB
+  CHECK(delta_chunk_fits_binding(m, s, 64, mib128));       // 7 starts 28 MiB
   CHECK(delta_chunk_fits_binding(m, s, 0, 0));
+  // At B 32 the 64-token chunks' starts take 7 x 32 MiB.
+  CHECK_FALSE(delta_chunk_fits_binding(m, TrainShape{32, 512}, 64, mib128));
 }
 
 TEST_CASE("delta chunk: the choice is the best of the candidates planned one by one") {
@@ -69,14 +70,14 @@ TEST_CASE("delta chunk: the choice is the best of the candidates planned one by 
       // this length does not fit the budget: not a candidate
     }
   }
-  // A device that runs at most 5 steps a call: only the chunks of 4 (none of the candidates from
-  // 8) would run, so no length is chosen; 8 steps allow 8 alone.
+  // A device that runs at most 63 steps a call: none of the candidates from 64 would run, so no
+  // length is chosen; 100 steps allow 64 alone (T 128 whole is too long).
   SessionPlanRequest capped = unbudgeted;
-  capped.max_delta_steps = 5;
+  capped.max_delta_steps = 63;
   CHECK_THROWS_WITH(plan_session_choosing_delta_chunk(c.model, c.shape, {}, capped),
-                    Catch::Contains("5 steps at most"));
-  capped.max_delta_steps = 8;
-  CHECK(plan_session_choosing_delta_chunk(c.model, c.shape, {}, capped).shape.delta_chunk == 8);
+                    Catch::Contains("63 steps at most"));
+  capped.max_delta_steps = 100;
+  CHECK(plan_session_choosing_delta_chunk(c.model, c.shape, {}, capped).shape.delta_chunk == 64);
   // A model without the recurrence is planned as given.
   SessionPlanRequest plain = unbudgeted;
   const SessionPlan llama = plan_session_choosing_delta_chunk(ModelConfig::preset("llama-tiny"),
@@ -102,7 +103,11 @@ static std::vector<uint64_t> candidate_minimums(const testing::Qwen35Case& c,
 }
 
 TEST_CASE("delta chunk: a budget no length meets reports the smallest minimum over the lengths") {
-  const testing::Qwen35Case c = testing::tiny_qwen35(0);
+  // Heads of 256 over T 4096: a state is large beside the rest of a tiny layer, so the shortest
+  // chunks' many states outweigh their small workspaces and the shortest is not the least.
+  testing::Qwen35Case c = testing::tiny_qwen35(0);
+  c.model.ctx = c.shape.seq = 4096;
+  c.model.qwen35_layers.linear_key_head_dim = c.model.qwen35_layers.linear_value_head_dim = 256;
   SessionPlanRequest request;
   request.policy = Policy::parse("auto");
   request.max_binding_bytes = 0;
@@ -114,6 +119,7 @@ TEST_CASE("delta chunk: a budget no length meets reports the smallest minimum ov
     else
       r.arena_budget = 1;
     const std::vector<uint64_t> minimums = candidate_minimums(c, r);
+    for (uint64_t m : minimums) UNSCOPED_INFO("minimum " << m);
     const uint64_t least = *std::min_element(minimums.begin(), minimums.end());
     // The last length tried (the shortest) is not the smallest, so reporting it would be wrong.
     REQUIRE(minimums.back() != least);

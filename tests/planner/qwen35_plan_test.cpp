@@ -64,11 +64,11 @@ TEST_CASE("qwen35 planner: auto is sound from its minimum budget to storing ever
 }
 
 TEST_CASE("qwen35 planner: the report gives the chunk states, kept or recomputed") {
-  auto c = testing::tiny_qwen35(4);  // B 2, T 16: 3 chunk-start states per layer
+  auto c = testing::tiny_qwen35(64);  // B 2, T 128: 1 chunk-start state per layer
   const Plan none = plan(c.model, c.shape, Policy::parse("none"));
-  CHECK(none.report.delta_chunk == 4);
+  CHECK(none.report.delta_chunk == 64);
   CHECK(none.report.delta_state_layers == 3);
-  CHECK(none.report.delta_state_bytes == 3u * (3 * 2 * 4 * 8 * 6) * 4);
+  CHECK(none.report.delta_state_bytes == 3u * (1 * 2 * 4 * 8 * 6) * 4);
   CHECK(none.report.delta_states_recomputed == 0);
   const Plan sel = plan(c.model, c.shape, Policy::parse("selective"));
   CHECK(sel.report.delta_states_recomputed == 0);  // kept as attention's outputs are
@@ -76,9 +76,27 @@ TEST_CASE("qwen35 planner: the report gives the chunk states, kept or recomputed
   CHECK(every1.report.delta_states_recomputed == 3);
   c.shape.delta_chunk = 0;
   const Plan whole = plan(c.model, c.shape, Policy::parse("none"));
-  CHECK(whole.report.delta_chunk == 16);
+  CHECK(whole.report.delta_chunk == 128);
   CHECK(whole.report.delta_state_bytes == 0);
   CHECK(whole.report.delta_state_layers == 0);
+}
+
+// The forward ops' chunkwise scratch is a workspace of its op alone: a recomputed block's is a
+// version of its own, so neither lives from the forward until the recompute.
+TEST_CASE("qwen35 planner: every workspace lives during its one step, recomputed or not") {
+  const auto c = testing::tiny_qwen35(64);
+  const Plan p = plan(c.model, c.shape, Policy::parse("every:1"));
+  REQUIRE(p.report.delta_states_recomputed == 3);
+  int recomputed = 0;
+  for (const PlannedTensor& t : p.tensors) {
+    // The optimizer's (block -1: the gradient norm) spans its steps.
+    if (t.tensor.role != Role::workspace || t.placement != Placement::arena || t.tensor.block < 0)
+      continue;
+    INFO(t.tensor.name);
+    CHECK(t.first_step == t.last_step);
+    if (t.tensor.name.find("_ws@recompute") != std::string::npos) ++recomputed;
+  }
+  CHECK(recomputed == 3 * 2);  // each layer's state and rule ops
 }
 
 TEST_CASE("qwen35 planner: a chunk length trades kept states for the backward's workspace") {
@@ -87,7 +105,7 @@ TEST_CASE("qwen35 planner: a chunk length trades kept states for the backward's 
   TrainShape s{1, 256, 0.0f, DType::f32};
   s.loss_chunk = 256;
   const uint64_t state = 16ull * 128 * 128 * 4;
-  for (int chunk : {16, 64, 0}) {
+  for (int chunk : {64, 128, 0}) {
     INFO("chunk " << chunk);
     s.delta_chunk = chunk;
     const Plan p = plan(m, s, Policy::parse("none"));

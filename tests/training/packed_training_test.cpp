@@ -27,17 +27,22 @@ using namespace remat;
 namespace {
 
 constexpr int kSeq = 32;
+// Qwen3.5's rows: five times as long, so that the chunkwise delta rule's 64-token blocks hold
+// several examples and examples cross them.
+constexpr int kQwen35Seq = 5 * kSeq;
 
-// Examples of awkward lengths (1 .. 33 tokens: a one-position example, one cut to T + 1), each
-// with an untrained prompt of a few tokens, as a chat example has.
-std::vector<TokenExample> examples(uint32_t vocab) {
+// Examples of awkward lengths (1 .. 33 tokens: a one-position example, one cut to T + 1, at
+// T = kSeq; `scale` times as long for rows of scale x kSeq), each with an untrained prompt of a
+// few tokens, as a chat example has.
+std::vector<TokenExample> examples(uint32_t vocab, std::size_t scale = 1) {
   const std::size_t lengths[] = {6, 13, 2, 21, 9, 40, 5, 17, 11, 3};
   std::vector<TokenExample> out;
   for (std::size_t i = 0; i < std::size(lengths); ++i) {
     TokenExample e;
-    e.ids = test::random_indices(lengths[i], 300 + i, vocab);
-    e.mask.assign(lengths[i], 1);
-    for (std::size_t t = 0; t < std::min<std::size_t>(3, lengths[i] - 1); ++t) e.mask[t] = 0;
+    const std::size_t n = lengths[i] * scale;
+    e.ids = test::random_indices(n, 300 + i, vocab);
+    e.mask.assign(n, 1);
+    for (std::size_t t = 0; t < std::min<std::size_t>(3, n - 1); ++t) e.mask[t] = 0;
     e.line = i + 1;
     out.push_back(std::move(e));
   }
@@ -59,12 +64,14 @@ struct Run {
 // Two AdamW steps on one batch of every example (the second step's gradients are taken where
 // LoRA's B is no longer zero, so every adapter has a gradient).
 // "auto" plans the smallest arena.
+// Rows are the model's context long (each config sets it).
 Run train(SessionConfig c, bool pack, const std::string& policy = "none") {
-  const ExampleRows rows(examples(uint32_t(c.model.vocab)), kSeq, 0, "examples", std::nullopt,
-                         pack);
+  const int seq = c.model.ctx;
+  const ExampleRows rows(examples(uint32_t(c.model.vocab), std::size_t(seq / kSeq)), seq, 0,
+                         "examples", std::nullopt, pack);
   const int batch = int(pack ? rows.packing().packed_rows : rows.size());
   c.shape.batch = batch;
-  c.shape.seq = kSeq;
+  c.shape.seq = seq;
   c.shape.packed = pack;
   c.policy = Policy::parse(policy);
   if (policy == "auto")
@@ -133,7 +140,8 @@ SessionConfig llama() {
 }
 
 // Qwen3.5: three Gated DeltaNet layers (2 key heads, 4 value heads, dk 8, dv 12) and one gated
-// attention layer; the delta rule in chunks of 8, so examples start inside chunks too.
+// attention layer; rows of 160 tokens, the delta rule in chunks of 64 (the chunkwise kernels'
+// block), so examples start inside chunks and inside blocks too.
 SessionConfig qwen35() {
   SessionConfig c = gpt2();
   ModelConfig& m = c.model;
@@ -142,10 +150,10 @@ SessionConfig qwen35() {
   m.head_size = 16;
   m.ffn = 80;
   m.vocab = 101;
-  m.ctx = kSeq;
+  m.ctx = kQwen35Seq;
   m.tied_head = false;
   m.qwen35_layers = {4, 2, 4, 8, 12, 4, 0.25f, 0, {1, 1, 0}, true};
-  c.shape.delta_chunk = 8;
+  c.shape.delta_chunk = 64;
   return c;
 }
 

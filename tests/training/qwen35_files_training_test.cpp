@@ -22,12 +22,15 @@ using namespace remat;
 
 namespace {
 
+// The files' context: one 64-token block of the chunkwise delta rule, run whole.
+constexpr int kSeq = 64;
+
 SessionConfig config_of(const ModelConfig& m, uint64_t seed) {
   SessionConfig c;
   c.model = m;
   c.shape.batch = 1;
-  c.shape.seq = 9;
-  c.shape.delta_chunk = 4;
+  c.shape.seq = kSeq;
+  c.shape.delta_chunk = 0;
   c.policy = Policy::parse("none");
   c.optimizer.lr = 1e-2;
   c.seed = seed;
@@ -36,8 +39,8 @@ SessionConfig config_of(const ModelConfig& m, uint64_t seed) {
 }
 
 void step(Session& s, const ModelConfig& m) {
-  s.step(test::random_indices(9, 3, uint32_t(m.vocab)),
-         test::random_indices(9, 4, uint32_t(m.vocab)));
+  s.step(test::random_indices(kSeq, 3, uint32_t(m.vocab)),
+         test::random_indices(kSeq, 4, uint32_t(m.vocab)));
 }
 
 // A fresh session of `path`'s model with `path` loaded.

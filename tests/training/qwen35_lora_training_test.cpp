@@ -26,7 +26,8 @@ using namespace remat;
 namespace {
 
 // C 48, 2 query heads of 16 on 1 KV head, MLP 80, vocabulary 101; three Gated DeltaNet layers of
-// 2 key heads shared by 4 value heads (dk 8, dv 12), then one gated attention layer. B 2, T 23.
+// 2 key heads shared by 4 value heads (dk 8, dv 12), then one gated attention layer. B 2, T 150
+// (two whole 64-token blocks of the chunkwise delta rule and a part one).
 SessionConfig odd_qwen35_lora() {
   SessionConfig c;
   ModelConfig& m = c.model;
@@ -37,10 +38,10 @@ SessionConfig odd_qwen35_lora() {
   m.head_size = 16;
   m.ffn = 80;
   m.vocab = 101;
-  m.ctx = 32;
+  m.ctx = 160;
   m.qwen35_layers = {4, 2, 4, 8, 12, 4, 0.25f, 0, {1, 1, 0}, true};
   c.shape.batch = 2;
-  c.shape.seq = 23;
+  c.shape.seq = 150;
   c.optimizer.lr = 2e-2;
   c.optimizer.grad_clip = 1.0f;
   c.seed = 77;
@@ -98,7 +99,7 @@ TEST_CASE("qwen3.5 LoRA: the loss falls on a repeated batch and the base does no
 TEST_CASE("qwen3.5 LoRA: adapters are byte-identical across policies and chunk lengths") {
   const SessionConfig c = odd_qwen35_lora();
   const Run base = train(c, "none", std::nullopt, 0, 3, false);
-  for (int chunk : {0, 8, 5}) {
+  for (int chunk : {0, 64, 128}) {
     TrainShape shape = c.shape;
     shape.delta_chunk = chunk;
     const uint64_t minimum =

@@ -22,7 +22,8 @@ namespace {
 
 // Odd sizes: C 48, 2 query heads of 16 on 1 KV head (a quarter rotated), MLP 80, vocabulary 101;
 // three Gated DeltaNet layers of 2 key heads shared by 4 value heads, dk 8 and dv 12, then one
-// gated attention layer. B 2, T 23.
+// gated attention layer. B 2, T 150: two whole 64-token blocks of the chunkwise delta rule and a
+// part one.
 SessionConfig odd_qwen35(bool tied) {
   SessionConfig c;
   ModelConfig& m = c.model;
@@ -33,11 +34,11 @@ SessionConfig odd_qwen35(bool tied) {
   m.head_size = 16;
   m.ffn = 80;
   m.vocab = 101;
-  m.ctx = 32;
+  m.ctx = 160;
   m.tied_head = tied;
   m.qwen35_layers = {4, 2, 4, 8, 12, 4, 0.25f, 0, {1, 1, 0}, true};
   c.shape.batch = 2;
-  c.shape.seq = 23;
+  c.shape.seq = 150;
   c.optimizer.lr = 1e-2;
   c.optimizer.weight_decay = 0.1;
   c.optimizer.grad_clip = 1.0f;
@@ -104,8 +105,8 @@ TEST_CASE("qwen3.5: losses and weights are byte-identical across policies and ch
     const SessionConfig c = odd_qwen35(tied);
     const Run base = train(c, "none", std::nullopt, 0);
     for (float l : base.losses) REQUIRE(std::isfinite(l));
-    // 8 splits T 23 into 8, 8 and 7; 5 into four of 5 and one of 3.
-    for (int chunk : {0, 8, 5}) {
+    // 64 splits T 150 into 64, 64 and 22; 128 into 128 and 22.
+    for (int chunk : {0, 64, 128}) {
       TrainShape shape = c.shape;
       shape.delta_chunk = chunk;
       const uint64_t minimum =
@@ -135,7 +136,7 @@ TEST_CASE("qwen3.5: losses and weights are byte-identical across policies and ch
 // in_proj_qkv behind q, k and v read in place), and a misplaced or missing gradient part moves
 // that parameter's gradient by far more than the difference's rounding.
 TEST_CASE("qwen3.5: every parameter's gradient matches a central difference of the loss") {
-  for (int chunk : {0, 8}) {
+  for (int chunk : {0, 64}) {
     SessionConfig c = odd_qwen35(false);
     c.optimizer.lr = 0;  // the step computes gradients and leaves the weights
     c.optimizer.weight_decay = 0;
