@@ -72,17 +72,6 @@ bool given(BufferSlice b) {
   return b.buffer != VK_NULL_HANDLE;
 }
 
-// Bindings 0-6, shared by the forward and the backward; an absent input binds q (never read).
-std::vector<Binding> input_bindings(const GatedDeltaRuleInputs& in, BufferSlice s_in) {
-  return {{in.q, false},
-          {in.k, false},
-          {in.v, false},
-          {in.g, false},
-          {in.beta, false},
-          {given(in.positions) ? in.positions : in.q, false},
-          {given(s_in) ? s_in : in.q, false}};
-}
-
 // The backward's workgroup memory holds ceil(2 dk / 4) vec4s per column in 1024 (16 KiB, within
 // every device profile's limit), up to 64 columns (graph/delta_rule_workspace.h).
 uint32_t backward_columns(const GatedDeltaRuleShape& s) {
@@ -172,7 +161,7 @@ Dispatch gated_delta_rule_forward(const DeviceQuirks& quirks, const GatedDeltaRu
   const uint32_t group = std::min(kForwardGroup, s.dv);
   Dispatch d;
   select_kernel(d, quirks, s, group, false);
-  d.bindings = input_bindings(in, s_in);
+  d.bindings = gated_delta_rule_input_bindings(in, s_in);
   if (!given(o) && !given(s_out))
     throw std::invalid_argument("gated delta rule forward: neither o nor s_out to write");
   // Without o its binding repeats s_out, never written through it; without s_out, o.
@@ -194,7 +183,7 @@ std::vector<Dispatch> gated_delta_rule_backward(
 
   Dispatch d;
   select_kernel(d, quirks, s, columns, true);
-  d.bindings = input_bindings(in, s_in);
+  d.bindings = gated_delta_rule_input_bindings(in, s_in);
   d.bindings.push_back({d_o, false});
   d.bindings.push_back({given(ds_out) ? ds_out : in.q, false});
   d.bindings.push_back({grads.dv, true});
@@ -222,6 +211,17 @@ std::vector<Dispatch> gated_delta_rule_backward(
   r.groups = {grid_stride_groups(items, kReduceGroup), 1, 1};
   r.label = "gated_delta_rule_reduce";
   return {d, r};
+}
+
+std::vector<Binding> gated_delta_rule_input_bindings(const GatedDeltaRuleInputs& in,
+                                                     BufferSlice s_in) {
+  return {{in.q, false},
+          {in.k, false},
+          {in.v, false},
+          {in.g, false},
+          {in.beta, false},
+          {given(in.positions) ? in.positions : in.q, false},
+          {given(s_in) ? s_in : in.q, false}};
 }
 
 }  // namespace remat::kernels

@@ -73,6 +73,11 @@ uint32_t gated_delta_rule_max_backward_steps(const DeviceQuirks& quirks);
 uint32_t gated_delta_rule_head_unroll(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s,
                                       bool backward);
 
+// Bindings 0-6 of every gated delta rule kernel, sequential and chunkwise (q, k, v, g, beta,
+// positions, s_in); an absent input binds q, which the kernel then never reads.
+std::vector<Binding> gated_delta_rule_input_bindings(const GatedDeltaRuleInputs& in,
+                                                     BufferSlice s_in);
+
 // o over [t0, t1) (empty: not written, the recurrence run for s_out alone) and s_out (empty: not
 // written, for o alone) from s_in (empty: zero). s_in and s_out may be the same slice.
 Dispatch gated_delta_rule_forward(const DeviceQuirks& quirks, const GatedDeltaRuleShape& s,

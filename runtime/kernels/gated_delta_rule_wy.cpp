@@ -106,16 +106,6 @@ bool given(BufferSlice b) {
   return b.buffer != VK_NULL_HANDLE;
 }
 
-std::vector<Binding> input_bindings(const GatedDeltaRuleInputs& in, BufferSlice s_in) {
-  return {{in.q, false},
-          {in.k, false},
-          {in.v, false},
-          {in.g, false},
-          {in.beta, false},
-          {given(in.positions) ? in.positions : in.q, false},
-          {given(s_in) ? s_in : in.q, false}};
-}
-
 // Loop iterations of one invocation of the serial state gradient per block, as above: dSo and
 // <S0, dSo>, dO, the row groups of dU with their M and Kd loops, dS's head loop (vec4s) with its
 // block loop, and the back substitution (its rows and their vec4s of the rows before).
@@ -185,7 +175,7 @@ std::vector<Dispatch> gated_delta_rule_wy_forward(const DeviceQuirks& quirks,
   Dispatch stage;
   stage.kernel = KernelId::gated_delta_rule_wy_stage;
   stage.spec = {kBlock, 1, 1, s.dk, kBlock, unroll};
-  stage.bindings = input_bindings(in, s_in);
+  stage.bindings = gated_delta_rule_input_bindings(in, s_in);
   stage.bindings.push_back({workspace, true});
   stage.push = p;
   stage.groups = {blocks, s.Hv, s.rows};
@@ -212,7 +202,7 @@ std::vector<Dispatch> gated_delta_rule_wy_forward(const DeviceQuirks& quirks,
   // Four columns per invocation.
   const uint32_t group = std::min(kGroup, div_up(s.dv, 4));
   serial.spec = {group, 1, 1, s.dk, kBlock, unroll};
-  serial.bindings = input_bindings(in, s_in);
+  serial.bindings = gated_delta_rule_input_bindings(in, s_in);
   serial.bindings.push_back({workspace, false});
   // Without o its binding repeats s_out, never written through it; without s_out, o.
   serial.bindings.push_back({given(o) ? o : s_out, true});
@@ -247,7 +237,7 @@ std::vector<Dispatch> gated_delta_rule_wy_backward(
   st.kernel = texels(quirks, {work}) ? KernelId::gated_delta_rule_wy_state_backward_texels
                                      : KernelId::gated_delta_rule_wy_state_backward;
   st.spec = {group, 1, 1, s.dk, kBlock, unroll};
-  st.bindings = input_bindings(in, s_in);
+  st.bindings = gated_delta_rule_input_bindings(in, s_in);
   st.bindings.push_back({work, false});
   st.bindings.push_back({keep, true});
   st.bindings.push_back({d_o, false});
@@ -263,7 +253,7 @@ std::vector<Dispatch> gated_delta_rule_wy_backward(
   dots.kernel = texels(quirks, {work, keep}) ? KernelId::gated_delta_rule_wy_dots_texels
                                              : KernelId::gated_delta_rule_wy_dots;
   dots.spec = {kBlock, 1, 1, s.dk, kBlock, unroll};
-  dots.bindings = input_bindings(in, s_in);
+  dots.bindings = gated_delta_rule_input_bindings(in, s_in);
   dots.bindings.push_back({keep, false});  // read here, written through binding 10
   dots.bindings.push_back({d_o, false});
   dots.bindings.push_back({work, false});
@@ -285,7 +275,7 @@ std::vector<Dispatch> gated_delta_rule_wy_backward(
   Dispatch fin;
   fin.kernel = KernelId::gated_delta_rule_wy_finish;
   fin.spec = {kGroup, 1, 1, s.dk, kBlock, unroll};
-  fin.bindings = input_bindings(in, s_in);
+  fin.bindings = gated_delta_rule_input_bindings(in, s_in);
   fin.bindings.push_back({keep, false});
   fin.bindings.push_back({partials, false});
   fin.bindings.push_back({grads.dq, true});
